@@ -1,0 +1,244 @@
+//! Ties the wire types to the official schemas: every official example of
+//! revision 2026-07-28 is read into our type of the same name, written back,
+//! compared with the original as JSON, and validated against the schema's
+//! definition of that name. The legacy (2025-11-25) types get the same check
+//! against hand-written fixtures in `tests/fixtures/2025-11-25/`.
+//!
+//! An example folder without a type in the table is a failure, not a skip.
+
+use std::path::{Path, PathBuf};
+
+use mcp_protocol::method::envelopes::*;
+use mcp_protocol::types::*;
+use mcp_protocol::{ErrorObject, JsonRpcErrorResponse, legacy, method};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// Reads `value` as a `T` and writes it back.
+type RoundTrip = fn(&Value) -> Result<Value, String>;
+
+fn round_trip<T: Serialize + DeserializeOwned>(value: &Value) -> Result<Value, String> {
+    let typed: T = serde_json::from_value(value.clone()).map_err(|e| format!("read: {e}"))?;
+    serde_json::to_value(&typed).map_err(|e| format!("write: {e}"))
+}
+
+/// Our type for each schema type name that has official examples.
+fn modern_type(name: &str) -> Option<RoundTrip> {
+    Some(match name {
+        "AudioContent" => round_trip::<AudioContent>,
+        "BlobResourceContents" => round_trip::<BlobResourceContents>,
+        "BooleanSchema" => round_trip::<BooleanSchema>,
+        "CallToolRequest" => round_trip::<CallToolRequest>,
+        "CallToolRequestParams" => round_trip::<CallToolRequestParams>,
+        "CallToolResult" => round_trip::<CallToolResult>,
+        "CallToolResultResponse" => round_trip::<CallToolResultResponse>,
+        "CancelledNotification" => round_trip::<CancelledNotification>,
+        "CancelledNotificationParams" => round_trip::<CancelledNotificationParams>,
+        "ClientCapabilities" => round_trip::<ClientCapabilities>,
+        "CompleteRequest" => round_trip::<CompleteRequest>,
+        "CompleteRequestParams" => round_trip::<CompleteRequestParams>,
+        "CompleteResult" => round_trip::<CompleteResult>,
+        "CompleteResultResponse" => round_trip::<CompleteResultResponse>,
+        "CreateMessageRequest" => round_trip::<CreateMessageRequest>,
+        "CreateMessageRequestParams" => round_trip::<CreateMessageRequestParams>,
+        "CreateMessageResult" => round_trip::<CreateMessageResult>,
+        "DiscoverRequest" => round_trip::<DiscoverRequest>,
+        "DiscoverResult" => round_trip::<DiscoverResult>,
+        "DiscoverResultResponse" => round_trip::<DiscoverResultResponse>,
+        "ElicitRequest" => round_trip::<ElicitRequest>,
+        "ElicitRequestFormParams" => round_trip::<ElicitRequestFormParams>,
+        "ElicitRequestURLParams" => round_trip::<ElicitRequestUrlParams>,
+        "ElicitResult" => round_trip::<ElicitResult>,
+        "EmbeddedResource" => round_trip::<EmbeddedResource>,
+        "GetPromptRequest" => round_trip::<GetPromptRequest>,
+        "GetPromptRequestParams" => round_trip::<GetPromptRequestParams>,
+        "GetPromptResult" => round_trip::<GetPromptResult>,
+        "GetPromptResultResponse" => round_trip::<GetPromptResultResponse>,
+        "HeaderMismatchError" => round_trip::<JsonRpcErrorResponse>,
+        "ImageContent" => round_trip::<ImageContent>,
+        "InputRequests" => round_trip::<InputRequests>,
+        "InputRequiredResult" => round_trip::<InputRequiredResult>,
+        "InputResponses" => round_trip::<InputResponses>,
+        "InternalError" => round_trip::<ErrorObject>,
+        "InvalidParamsError" => round_trip::<ErrorObject>,
+        "ListPromptsRequest" => round_trip::<ListPromptsRequest>,
+        "ListPromptsResult" => round_trip::<ListPromptsResult>,
+        "ListPromptsResultResponse" => round_trip::<ListPromptsResultResponse>,
+        "ListResourceTemplatesRequest" => round_trip::<ListResourceTemplatesRequest>,
+        "ListResourceTemplatesResult" => round_trip::<ListResourceTemplatesResult>,
+        "ListResourceTemplatesResultResponse" => round_trip::<ListResourceTemplatesResultResponse>,
+        "ListResourcesRequest" => round_trip::<ListResourcesRequest>,
+        "ListResourcesResult" => round_trip::<ListResourcesResult>,
+        "ListResourcesResultResponse" => round_trip::<ListResourcesResultResponse>,
+        "ListRootsRequest" => round_trip::<ListRootsRequest>,
+        "ListRootsResult" => round_trip::<ListRootsResult>,
+        "ListToolsRequest" => round_trip::<ListToolsRequest>,
+        "ListToolsResult" => round_trip::<ListToolsResult>,
+        "ListToolsResultResponse" => round_trip::<ListToolsResultResponse>,
+        "LoggingMessageNotification" => round_trip::<LoggingMessageNotification>,
+        "LoggingMessageNotificationParams" => round_trip::<LoggingMessageNotificationParams>,
+        "MethodNotFoundError" => round_trip::<ErrorObject>,
+        "MissingRequiredClientCapabilityError" => round_trip::<JsonRpcErrorResponse>,
+        "ModelPreferences" => round_trip::<ModelPreferences>,
+        "NumberSchema" => round_trip::<NumberSchema>,
+        "PaginatedRequestParams" => round_trip::<PaginatedRequestParams>,
+        "ParseError" => round_trip::<ErrorObject>,
+        "ProgressNotification" => round_trip::<ProgressNotification>,
+        "ProgressNotificationParams" => round_trip::<ProgressNotificationParams>,
+        "PromptListChangedNotification" => round_trip::<PromptListChangedNotification>,
+        "ReadResourceRequest" => round_trip::<ReadResourceRequest>,
+        "ReadResourceResult" => round_trip::<ReadResourceResult>,
+        "ReadResourceResultResponse" => round_trip::<ReadResourceResultResponse>,
+        "Resource" => round_trip::<Resource>,
+        "ResourceLink" => round_trip::<ResourceLink>,
+        "ResourceListChangedNotification" => round_trip::<ResourceListChangedNotification>,
+        "ResourceUpdatedNotification" => round_trip::<ResourceUpdatedNotification>,
+        "ResourceUpdatedNotificationParams" => round_trip::<ResourceUpdatedNotificationParams>,
+        "Root" => round_trip::<Root>,
+        "SamplingMessage" => round_trip::<SamplingMessage>,
+        "ServerCapabilities" => round_trip::<ServerCapabilities>,
+        "StringSchema" => round_trip::<StringSchema>,
+        "SubscriptionsAcknowledgedNotification" => round_trip::<SubscriptionsAcknowledgedNotification>,
+        "SubscriptionsListenRequest" => round_trip::<SubscriptionsListenRequest>,
+        "SubscriptionsListenResult" => round_trip::<SubscriptionsListenResult>,
+        "SubscriptionsListenResultResponse" => round_trip::<SubscriptionsListenResultResponse>,
+        "TextContent" => round_trip::<TextContent>,
+        "TextResourceContents" => round_trip::<TextResourceContents>,
+        "TitledMultiSelectEnumSchema" => round_trip::<TitledMultiSelectEnumSchema>,
+        "TitledSingleSelectEnumSchema" => round_trip::<TitledSingleSelectEnumSchema>,
+        "Tool" => round_trip::<Tool>,
+        "ToolListChangedNotification" => round_trip::<ToolListChangedNotification>,
+        "ToolResultContent" => round_trip::<ToolResultContent>,
+        "ToolUseContent" => round_trip::<ToolUseContent>,
+        "UnsupportedProtocolVersionError" => round_trip::<JsonRpcErrorResponse>,
+        "UntitledMultiSelectEnumSchema" => round_trip::<UntitledMultiSelectEnumSchema>,
+        "UntitledSingleSelectEnumSchema" => round_trip::<UntitledSingleSelectEnumSchema>,
+        _ => return None,
+    })
+}
+
+/// Our legacy type for each 2025-11-25 schema type with a fixture.
+fn legacy_type(name: &str) -> Option<RoundTrip> {
+    Some(match name {
+        "InitializeRequest" => round_trip::<legacy::InitializeRequest>,
+        "InitializeResult" => round_trip::<legacy::InitializeResult>,
+        "InitializedNotification" => round_trip::<legacy::InitializedNotification>,
+        "PingRequest" => round_trip::<legacy::PingRequest>,
+        "SetLevelRequest" => round_trip::<legacy::SetLevelRequest>,
+        "SubscribeRequest" => round_trip::<legacy::SubscribeRequest>,
+        "UnsubscribeRequest" => round_trip::<legacy::UnsubscribeRequest>,
+        "ElicitRequest" => round_trip::<legacy::ElicitRequest>,
+        "ElicitResult" => round_trip::<ElicitResult>,
+        "CreateMessageRequest" => round_trip::<legacy::CreateMessageRequest>,
+        "CreateMessageResult" => round_trip::<CreateMessageResult>,
+        "ListRootsRequest" => round_trip::<legacy::ListRootsRequest>,
+        "ListRootsResult" => round_trip::<ListRootsResult>,
+        "EmptyResult" => round_trip::<MetaParams>,
+        "ToolListChangedNotification" => round_trip::<ToolListChangedNotification>,
+        "PromptListChangedNotification" => round_trip::<PromptListChangedNotification>,
+        "ResourceListChangedNotification" => round_trip::<ResourceListChangedNotification>,
+        "ResourceUpdatedNotification" => round_trip::<ResourceUpdatedNotification>,
+        "LoggingMessageNotification" => round_trip::<LoggingMessageNotification>,
+        "ProgressNotification" => round_trip::<ProgressNotification>,
+        "CancelledNotification" => round_trip::<CancelledNotification>,
+        "RootsListChangedNotification" => round_trip::<method::Notification<method::RootsListChanged>>,
+        "URLElicitationRequiredError" => round_trip::<JsonRpcErrorResponse>,
+        "JSONRPCErrorResponse" => round_trip::<JsonRpcErrorResponse>,
+        _ => return None,
+    })
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn shared_spec(revision: &str) -> PathBuf {
+    let local = repo_root().join("spec").join(revision);
+    if local.exists() { local } else { repo_root().join("../shared/spec").join(revision) }
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A validator for one definition of a schema file.
+fn validator(schema: &Value, type_name: &str) -> jsonschema::Validator {
+    let mut root = schema.clone();
+    root["$ref"] = Value::String(format!("#/$defs/{type_name}"));
+    jsonschema::validator_for(&root).unwrap_or_else(|e| panic!("schema for {type_name}: {e}"))
+}
+
+/// Runs the check over `<dir>/<Type>/*.json`; returns (types, files) checked.
+fn check_folder(dir: &Path, schema: &Value, type_of: fn(&str) -> Option<RoundTrip>) -> (usize, usize) {
+    let mut failures = Vec::new();
+    let mut types = 0;
+    let mut files = 0;
+    let mut folders: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    folders.sort();
+    for folder in folders {
+        let name = folder.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(round_trip) = type_of(&name) else {
+            failures.push(format!("{name}: no type in the table"));
+            continue;
+        };
+        assert!(schema["$defs"].get(&name).is_some(), "{name} is not a schema definition");
+        let validator = validator(schema, &name);
+        types += 1;
+        let mut examples: Vec<_> = std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().path()).collect();
+        examples.sort();
+        for path in examples.into_iter().filter(|p| p.extension().is_some_and(|e| e == "json")) {
+            files += 1;
+            let file = format!("{name}/{}", path.file_name().unwrap().to_string_lossy());
+            let original = read_json(&path);
+            match round_trip(&original) {
+                Err(e) => failures.push(format!("{file}: {e}")),
+                Ok(written) => {
+                    if written != original {
+                        failures.push(format!("{file}: written back differs\n  in:  {original}\n  out: {written}"));
+                    }
+                    let errors: Vec<String> = validator.iter_errors(&written).map(|e| e.to_string()).collect();
+                    if !errors.is_empty() {
+                        failures.push(format!("{file}: output invalid: {}", errors.join("; ")));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+    (types, files)
+}
+
+#[test]
+fn every_official_2026_example_round_trips_and_validates() {
+    let spec = shared_spec("2026-07-28");
+    let schema = read_json(&spec.join("schema.json"));
+    let (types, files) = check_folder(&spec.join("examples"), &schema, modern_type);
+    eprintln!("2026-07-28: {types} example types, {files} examples");
+    assert!(types >= 88, "only {types} example types found");
+}
+
+#[test]
+fn legacy_fixtures_round_trip_and_validate() {
+    let schema = read_json(&shared_spec("2025-11-25").join("schema.json"));
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/2025-11-25");
+    let (types, files) = check_folder(&fixtures, &schema, legacy_type);
+    eprintln!("2025-11-25: {types} fixture types, {files} fixtures");
+    assert!(types >= 20, "only {types} legacy fixture types found");
+}
+
+/// A fixture that breaks its schema must also fail the validator, or the
+/// validation above proves nothing.
+#[test]
+fn validator_rejects_a_broken_example() {
+    let schema = read_json(&shared_spec("2026-07-28").join("schema.json"));
+    let v = validator(&schema, "CallToolResult");
+    assert!(v.is_valid(&serde_json::json!({"resultType":"complete","content":[]})));
+    assert!(!v.is_valid(&serde_json::json!({"resultType":"complete"})));
+    assert!(!v.is_valid(&serde_json::json!({"resultType":"complete","content":[{"type":"text"}]})));
+}
