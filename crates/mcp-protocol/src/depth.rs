@@ -34,21 +34,28 @@ pub struct DepthExceeded {
 /// is not read.
 pub fn check_depth(bytes: &[u8], limit: usize) -> Result<(), DepthExceeded> {
     let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for &b in bytes {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
+    let mut at = 0usize;
+    while let Some(&b) = bytes.get(at) {
         match b {
-            b'"' => in_string = true,
+            b'"' => {
+                // Skip the string: jump from quote or backslash to the next,
+                // so long strings (most of a large result) cost a memchr.
+                at += 1;
+                loop {
+                    match memchr::memchr2(b'"', b'\\', &bytes[at..]) {
+                        None => return Ok(()),
+                        Some(i) if bytes[at + i] == b'\\' => at += i + 2,
+                        Some(i) => {
+                            at += i + 1;
+                            break;
+                        }
+                    }
+                    if at >= bytes.len() {
+                        return Ok(());
+                    }
+                }
+                continue;
+            }
             b'[' | b'{' => {
                 depth += 1;
                 if depth > limit {
@@ -58,6 +65,7 @@ pub fn check_depth(bytes: &[u8], limit: usize) -> Result<(), DepthExceeded> {
             b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
+        at += 1;
     }
     Ok(())
 }

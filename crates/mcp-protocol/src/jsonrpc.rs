@@ -274,6 +274,16 @@ impl DecodeError {
         }
     }
 
+    /// The id to answer this error with: the id of a message whose shape
+    /// was wrong, or the id found in the edges of `line` when it could not
+    /// be parsed at all.
+    pub fn reply_id(&self, line: &[u8]) -> Option<RequestId> {
+        match self {
+            DecodeError::InvalidShape { id, .. } => id.clone(),
+            _ => crate::recover::recover_id(line),
+        }
+    }
+
     /// The error object that answers this error: code, a fixed message, and
     /// `data` with the cause and the detail. Nothing of the input is quoted.
     pub fn to_error_object(&self) -> ErrorObject {
@@ -461,6 +471,16 @@ mod tests {
         let text = serde_json::to_string(&err.to_error_object()).unwrap();
         assert!(!text.contains("secret-token-abc"), "{text}");
         assert!(decode_message(b"{} {}", 64).is_err(), "trailing data");
+    }
+
+    #[test]
+    fn reply_id_comes_from_the_shape_or_the_line_edges() {
+        let line = br#"{"jsonrpc":"2.0","id":17,"method":"x","params":{"a":[}}"#;
+        let err = decode_message(line, 64).unwrap_err();
+        assert!(matches!(err, DecodeError::InvalidJson { .. }));
+        assert_eq!(err.reply_id(line), Some(17.into()));
+        let line = br#"{"jsonrpc":"2.0","id":"s","method":7}"#;
+        assert_eq!(decode_message(line, 64).unwrap_err().reply_id(line), Some("s".into()));
     }
 
     #[test]

@@ -30,6 +30,8 @@
 //! assert!(framer.next_frame().is_none(), "the second line is not complete yet");
 //! ```
 
+#![cfg_attr(not(test), warn(clippy::print_stdout, clippy::unwrap_used))]
+
 pub mod depth;
 pub mod error_code;
 pub mod framing;

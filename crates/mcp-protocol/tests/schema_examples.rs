@@ -153,9 +153,19 @@ fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The official schemas and examples: `$MCP_SPEC_DIR`, else the team's
+/// `shared/spec` beside the repository or beside one of its parents.
 fn shared_spec(revision: &str) -> PathBuf {
-    let local = repo_root().join("spec").join(revision);
-    if local.exists() { local } else { repo_root().join("../shared/spec").join(revision) }
+    if let Some(dir) = std::env::var_os("MCP_SPEC_DIR") {
+        return PathBuf::from(dir).join(revision);
+    }
+    let root = repo_root().canonicalize().expect("repository root");
+    root.ancestors()
+        .map(|dir| dir.join("shared/spec").join(revision))
+        .find(|dir| dir.join("schema.json").is_file())
+        .unwrap_or_else(|| {
+            panic!("official MCP schemas not found: set MCP_SPEC_DIR or place shared/spec beside the repository")
+        })
 }
 
 fn read_json(path: &Path) -> Value {
