@@ -1,0 +1,486 @@
+//! The client: stamps `_meta` on every request, routes responses and
+//! notifications, runs multi round-trip requests through the input hooks,
+//! and gives owned, typed results.
+
+mod input;
+mod options;
+mod router;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_protocol::meta::{
+    CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROGRESS_TOKEN_KEY, PROTOCOL_VERSION_KEY,
+    is_sdk_owned_request_key, validate_key,
+};
+use mcp_protocol::types::{
+    CallToolResult, CompleteResult, CompletionArgument, CompletionContext, CompletionReference, DiscoverResult,
+    GetPromptResult, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, SubscriptionFilter,
+    SubscriptionsListenResult, Tool,
+};
+use mcp_protocol::{JsonRpcRequest, Message, RequestId, error_code};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use options::Callbacks;
+pub use options::{
+    ClientOptions, Diagnostics, Hook, InputHooks, LogCallback, NotificationCallback, ProgressCallback, RequestOptions,
+};
+use router::{Pending, Route, Router, cancelled_notification, event_queue};
+
+use crate::error::{Error, Result};
+use crate::limits::{MAX_AUTO_PAGES, MAX_INPUT_ROUNDS, MAX_TOTAL_TIMEOUT};
+use crate::transport::Transport;
+use crate::transport::stdio::ChildProcess;
+
+/// An MCP client of revision 2026-07-28 on one transport. Cheap to clone:
+/// clones share the connection.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<ClientInner>,
+}
+
+struct ClientInner {
+    options: ClientOptions,
+    router: Arc<Router>,
+    out: mpsc::Sender<Message>,
+    next_id: AtomicI64,
+    process: Option<ChildProcess>,
+    /// Time limits do not apply on the in-memory link.
+    timed: bool,
+    /// Output schemas from `tools/list`, to check `structuredContent`.
+    output_schemas: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client").field("info", &self.inner.options.info).finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// A client on `transport`. Must be called inside a tokio runtime: the
+    /// client's reader runs on its own task.
+    pub fn new(options: ClientOptions, transport: Transport) -> Self {
+        let router = Arc::new(Router::default());
+        let timed = transport.process.is_some();
+        tokio::spawn(router.clone().run(
+            transport.incoming,
+            transport.outgoing.clone(),
+            options.on_notification.clone(),
+        ));
+        Client {
+            inner: Arc::new(ClientInner {
+                options,
+                router,
+                out: transport.outgoing,
+                next_id: AtomicI64::new(1),
+                process: transport.process,
+                timed,
+                output_schemas: Mutex::default(),
+            }),
+        }
+    }
+
+    /// The server process, when the transport is a child process.
+    pub fn process(&self) -> Option<&ChildProcess> {
+        self.inner.process.as_ref()
+    }
+
+    /// Closes the connection; a child process is stopped as
+    /// [`ChildProcess::close`] describes. Requests still waiting fail with
+    /// [`Error::Closed`].
+    pub async fn close(&self) {
+        if let Some(process) = &self.inner.process {
+            process.close().await;
+        }
+    }
+
+    /// `server/discover`: versions, capabilities and identity of the server.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn discover(&self, options: &RequestOptions) -> Result<DiscoverResult> {
+        self.typed("server/discover", Map::new(), options).await
+    }
+
+    /// One page of `tools/list`. Output schemas are remembered to check the
+    /// `structuredContent` of later calls.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn list_tools(&self, cursor: Option<&str>, options: &RequestOptions) -> Result<ListToolsResult> {
+        let result: ListToolsResult = self.typed("tools/list", cursor_params(cursor), options).await?;
+        self.remember_output_schemas(&result.tools);
+        Ok(result)
+    }
+
+    /// Every tool, following `nextCursor` for at most 64 pages.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn list_all_tools(&self, options: &RequestOptions) -> Result<Vec<Tool>> {
+        let tools = self.all_pages("tools/list", options, |r: ListToolsResult| (r.tools, r.next_cursor)).await?;
+        self.remember_output_schemas(&tools);
+        Ok(tools)
+    }
+
+    /// One page of `prompts/list`.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn list_prompts(&self, cursor: Option<&str>, options: &RequestOptions) -> Result<ListPromptsResult> {
+        self.typed("prompts/list", cursor_params(cursor), options).await
+    }
+
+    /// Every prompt, following `nextCursor` for at most 64 pages.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn list_all_prompts(&self, options: &RequestOptions) -> Result<Vec<Prompt>> {
+        self.all_pages("prompts/list", options, |r: ListPromptsResult| (r.prompts, r.next_cursor)).await
+    }
+
+    /// One page of `resources/list`.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn list_resources(&self, cursor: Option<&str>, options: &RequestOptions) -> Result<ListResourcesResult> {
+        self.typed("resources/list", cursor_params(cursor), options).await
+    }
+
+    /// Every resource, following `nextCursor` for at most 64 pages.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn list_all_resources(&self, options: &RequestOptions) -> Result<Vec<Resource>> {
+        self.all_pages("resources/list", options, |r: ListResourcesResult| (r.resources, r.next_cursor)).await
+    }
+
+    /// One page of `resources/templates/list`.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn list_resource_templates(
+        &self,
+        cursor: Option<&str>,
+        options: &RequestOptions,
+    ) -> Result<ListResourceTemplatesResult> {
+        self.typed("resources/templates/list", cursor_params(cursor), options).await
+    }
+
+    /// Every resource template, following `nextCursor` for at most 64 pages.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn list_all_resource_templates(&self, options: &RequestOptions) -> Result<Vec<ResourceTemplate>> {
+        self.all_pages("resources/templates/list", options, |r: ListResourceTemplatesResult| {
+            (r.resource_templates, r.next_cursor)
+        })
+        .await
+    }
+
+    /// `tools/call`, with input rounds answered by the hooks. A result whose
+    /// `structuredContent` breaks the tool's output schema is still returned,
+    /// with a warning and `structured_content_invalid` in the diagnostics.
+    ///
+    /// # Errors
+    /// See [`Error`]. With `allow_input_required`, an input request comes
+    /// back as [`Error::InvalidResponse`]; use [`Client::request`] to see it.
+    pub async fn call_tool(&self, name: &str, arguments: Value, options: &RequestOptions) -> Result<CallToolResult> {
+        let mut params = Map::new();
+        params.insert("name".into(), json!(name));
+        if !arguments.is_null() {
+            params.insert("arguments".into(), arguments);
+        }
+        let result: CallToolResult = self.typed("tools/call", params, options).await?;
+        self.check_structured_content(name, &result, options);
+        Ok(result)
+    }
+
+    /// `prompts/get`, with input rounds answered by the hooks.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<GetPromptResult> {
+        let mut params = Map::new();
+        params.insert("name".into(), json!(name));
+        params.insert("arguments".into(), Value::Object(arguments));
+        self.typed("prompts/get", params, options).await
+    }
+
+    /// `resources/read`, with input rounds answered by the hooks.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn read_resource(&self, uri: &str, options: &RequestOptions) -> Result<ReadResourceResult> {
+        let mut params = Map::new();
+        params.insert("uri".into(), json!(uri));
+        self.typed("resources/read", params, options).await
+    }
+
+    /// `completion/complete`.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn complete(
+        &self,
+        reference: CompletionReference,
+        argument: CompletionArgument,
+        context: Option<CompletionContext>,
+        options: &RequestOptions,
+    ) -> Result<CompleteResult> {
+        let mut params = Map::new();
+        params.insert("ref".into(), to_json(&reference)?);
+        params.insert("argument".into(), to_json(&argument)?);
+        if let Some(context) = context {
+            params.insert("context".into(), to_json(&context)?);
+        }
+        self.typed("completion/complete", params, options).await
+    }
+
+    /// Opens a `subscriptions/listen` stream. The acknowledgment and every
+    /// event go to `options.on_notification`; the call returns when the
+    /// server ends the stream gracefully, and fails with
+    /// [`Error::Cancelled`] when `options.cancel` fires. No time limit
+    /// applies unless `options.timeout` sets one.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn listen(
+        &self,
+        filter: SubscriptionFilter,
+        options: &RequestOptions,
+    ) -> Result<SubscriptionsListenResult> {
+        let mut params = Map::new();
+        params.insert("notifications".into(), to_json(&filter)?);
+        let timeout = options.timeout.map(|t| t.min(MAX_TOTAL_TIMEOUT));
+        let value = self.send_once("subscriptions/listen", params, options, timeout).await?;
+        parse_result("subscriptions/listen", value)
+    }
+
+    /// Sends any request and returns its raw result, after the input rounds
+    /// (or the `InputRequiredResult` itself with `allow_input_required`).
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn request(&self, method: &str, params: Map<String, Value>, options: &RequestOptions) -> Result<Value> {
+        let timeout = options.timeout.unwrap_or(self.inner.options.request_timeout).min(MAX_TOTAL_TIMEOUT);
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut params = params;
+        for round in 0..=MAX_INPUT_ROUNDS {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let value = self.send_once(method, params.clone(), options, Some(left)).await?;
+            if value.get("resultType").and_then(Value::as_str) != Some("input_required") || options.allow_input_required
+            {
+                options.diagnose(|d| d.rounds = round);
+                return Ok(value);
+            }
+            if round == MAX_INPUT_ROUNDS {
+                break;
+            }
+            let needed: InputRequiredResult = parse_result(method, value)?;
+            let requests = needed.input_requests.unwrap_or_default();
+            let answers =
+                input::answer_round(requests, &self.inner.options.capabilities, &self.inner.options.hooks).await?;
+            params.remove("inputResponses");
+            params.remove("requestState");
+            if !answers.is_empty() {
+                params.insert("inputResponses".into(), to_json(&answers)?);
+            }
+            if let Some(state) = needed.request_state {
+                params.insert("requestState".into(), json!(state));
+            }
+        }
+        Err(Error::TooManyRounds { method: method.to_owned(), limit: MAX_INPUT_ROUNDS })
+    }
+
+    async fn typed<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<T> {
+        let value = self.request(method, params, options).await?;
+        parse_result(method, value)
+    }
+
+    /// Reads every page of a list, following `nextCursor` for at most
+    /// [`MAX_AUTO_PAGES`] pages.
+    async fn all_pages<R: DeserializeOwned, T>(
+        &self,
+        method: &str,
+        options: &RequestOptions,
+        split: impl Fn(R) -> (Vec<T>, Option<String>),
+    ) -> Result<Vec<T>> {
+        let mut items = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_AUTO_PAGES {
+            let (mut batch, next) = split(self.typed(method, cursor_params(cursor.as_deref()), options).await?);
+            items.append(&mut batch);
+            match next {
+                Some(next) => cursor = Some(next),
+                None => return Ok(items),
+            }
+        }
+        tracing::warn!(method, "stopped after {MAX_AUTO_PAGES} pages");
+        Ok(items)
+    }
+
+    /// The `_meta` of a request: the caller's entries (checked), then the
+    /// SDK's own, which always win.
+    fn build_meta(&self, id: &RequestId, options: &RequestOptions) -> Result<Map<String, Value>> {
+        let mut meta = Map::new();
+        for (key, value) in &options.meta {
+            if let Err(rule) = validate_key(key) {
+                return Err(Error::InvalidMeta { key: key.clone(), reason: rule.to_string() });
+            }
+            if is_sdk_owned_request_key(key) {
+                return Err(Error::InvalidMeta { key: key.clone(), reason: "the SDK sets this key itself".into() });
+            }
+            meta.insert(key.clone(), value.clone());
+        }
+        let opts = &self.inner.options;
+        meta.insert(PROTOCOL_VERSION_KEY.into(), json!(opts.protocol_version));
+        meta.insert(CLIENT_INFO_KEY.into(), to_json(&opts.info)?);
+        meta.insert(CLIENT_CAPABILITIES_KEY.into(), to_json(&opts.capabilities)?);
+        if let Some(level) = options.log_level.or(opts.log_level) {
+            meta.insert(LOG_LEVEL_KEY.into(), to_json(&level)?);
+        }
+        meta.insert(PROGRESS_TOKEN_KEY.into(), id.to_value());
+        Ok(meta)
+    }
+
+    /// One request and its response, retried once after -32022 when the
+    /// server lists our version as supported.
+    async fn send_once(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &RequestOptions,
+        timeout: Option<Duration>,
+    ) -> Result<Value> {
+        match self.exchange(method, params.clone(), options, timeout).await {
+            Err(Error::Rpc { error }) if error.code == error_code::UNSUPPORTED_PROTOCOL_VERSION => {
+                let ours = &self.inner.options.protocol_version;
+                let listed = error.data.as_ref().and_then(|d| d.get("supported")).and_then(Value::as_array);
+                if listed.is_some_and(|l| l.iter().any(|v| v == ours)) {
+                    self.exchange(method, params, options, timeout).await
+                } else {
+                    options.diagnose(|d| d.rpc_error = Some(error.clone()));
+                    Err(Error::Rpc { error })
+                }
+            }
+            Err(Error::Rpc { error }) => {
+                options.diagnose(|d| d.rpc_error = Some(error.clone()));
+                Err(Error::Rpc { error })
+            }
+            other => other,
+        }
+    }
+
+    async fn exchange(
+        &self,
+        method: &str,
+        mut params: Map<String, Value>,
+        options: &RequestOptions,
+        timeout: Option<Duration>,
+    ) -> Result<Value> {
+        let inner = &self.inner;
+        let id = RequestId::Number(inner.next_id.fetch_add(1, Ordering::Relaxed));
+        params.insert("_meta".into(), Value::Object(self.build_meta(&id, options)?));
+        let (reply_tx, mut reply_rx) = oneshot::channel();
+        let callbacks = Arc::new(Callbacks::new(options));
+        let (route, mut events) = if options.inline_notifications {
+            (Route::Inline(callbacks.clone()), None)
+        } else {
+            let (tx, rx) = event_queue();
+            (Route::Queued(tx), Some(rx))
+        };
+        inner.router.register(id.clone(), Pending { reply: reply_tx, route, method: method.to_owned() })?;
+        let request = JsonRpcRequest::new(id.clone(), method, Some(Value::Object(params)));
+        if inner.out.send(Message::Request(request)).await.is_err() {
+            inner.router.forget(&id);
+            return Err(Error::Closed);
+        }
+        let cancel = options.cancel.clone().unwrap_or_default();
+        let sleep = tokio::time::sleep(timeout.filter(|_| inner.timed).unwrap_or(Duration::MAX / 4));
+        tokio::pin!(sleep);
+        let outcome = loop {
+            tokio::select! {
+                biased;
+                Some(n) = async { match events.as_mut() { Some(rx) => rx.recv().await, None => None } } => {
+                    callbacks.deliver(&n);
+                }
+                reply = &mut reply_rx => break reply.unwrap_or(Err(Error::Closed)),
+                _ = cancel.cancelled() => break Err(Error::Cancelled { method: method.to_owned() }),
+                _ = &mut sleep => break Err(Error::Timeout {
+                    method: method.to_owned(),
+                    timeout_ms: timeout.map(|t| t.as_millis()).unwrap_or(0),
+                }),
+            }
+        };
+        // Notifications that came before the response still reach the caller.
+        if let Some(rx) = events.as_mut() {
+            while let Ok(n) = rx.try_recv() {
+                callbacks.deliver(&n);
+            }
+        }
+        if matches!(outcome, Err(Error::Cancelled { .. } | Error::Timeout { .. })) && inner.router.forget(&id) {
+            let reason = if cancel.is_cancelled() { "cancelled by the client" } else { "timed out" };
+            let _ = inner.out.send(Message::Notification(cancelled_notification(&id, reason))).await;
+        }
+        outcome
+    }
+
+    fn remember_output_schemas(&self, tools: &[Tool]) {
+        let mut schemas = self.inner.output_schemas.lock().unwrap_or_else(|e| e.into_inner());
+        for tool in tools {
+            match tool.output_schema.as_ref().map(|s| jsonschema::validator_for(&Value::Object(s.clone()))) {
+                Some(Ok(v)) => {
+                    schemas.insert(tool.name.clone(), Arc::new(v));
+                }
+                Some(Err(e)) => tracing::warn!(tool = %tool.name, "output schema does not compile: {e}"),
+                None => {
+                    schemas.remove(&tool.name);
+                }
+            }
+        }
+    }
+
+    fn check_structured_content(&self, name: &str, result: &CallToolResult, options: &RequestOptions) {
+        let validator = self.inner.output_schemas.lock().unwrap_or_else(|e| e.into_inner()).get(name).cloned();
+        let (Some(validator), false) = (validator, result.is_error == Some(true)) else { return };
+        let content = result.structured_content.clone().unwrap_or(Value::Null);
+        if let Some(error) = validator.iter_errors(&content).next() {
+            tracing::warn!(tool = name, "structuredContent does not match the output schema: {error}");
+            options.diagnose(|d| d.structured_content_invalid = true);
+        }
+    }
+}
+
+fn cursor_params(cursor: Option<&str>) -> Map<String, Value> {
+    let mut params = Map::new();
+    if let Some(cursor) = cursor {
+        params.insert("cursor".into(), json!(cursor));
+    }
+    params
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<Value> {
+    serde_json::to_value(value).map_err(|e| Error::InvalidRequest { reason: e.to_string() })
+}
+
+fn parse_result<T: DeserializeOwned>(method: &str, value: Value) -> Result<T> {
+    serde_json::from_value(value)
+        .map_err(|e| Error::InvalidResponse { method: method.to_owned(), reason: e.to_string() })
+}

@@ -1,0 +1,149 @@
+//! The client's reader: routes each response to the request it answers (by
+//! id) and each notification to its request (by progress token or
+//! subscription id); both are the request's id, as this client sets them.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use mcp_protocol::meta::SUBSCRIPTION_ID_KEY;
+use mcp_protocol::{JsonRpcNotification, Message, RequestId};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use super::options::{Callbacks, NotificationCallback};
+use crate::error::Error;
+use crate::limits::REQUEST_EVENT_QUEUE;
+use crate::transport::Incoming;
+
+/// Where a request's notifications go.
+pub(crate) enum Route {
+    /// Queued for the request's own task.
+    Queued(mpsc::Sender<JsonRpcNotification>),
+    /// Delivered on the reader, in order of arrival.
+    Inline(Arc<Callbacks>),
+}
+
+pub(crate) struct Pending {
+    pub(crate) reply: oneshot::Sender<Result<Value, Error>>,
+    pub(crate) route: Route,
+    pub(crate) method: String,
+}
+
+/// The table of requests waiting for their response.
+#[derive(Default)]
+pub(crate) struct Router {
+    pending: Mutex<HashMap<RequestId, Pending>>,
+    closed: Mutex<bool>,
+}
+
+impl Router {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Pending>> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds a request; fails when the connection is already closed.
+    pub(crate) fn register(&self, id: RequestId, pending: Pending) -> Result<(), Error> {
+        let closed = self.closed.lock().unwrap_or_else(|e| e.into_inner());
+        if *closed {
+            return Err(Error::Closed);
+        }
+        self.lock().insert(id, pending);
+        Ok(())
+    }
+
+    /// Removes a request that stopped waiting (cancelled, timed out).
+    pub(crate) fn forget(&self, id: &RequestId) -> bool {
+        self.lock().remove(id).is_some()
+    }
+
+    /// Runs the reader until the transport closes; then every waiting
+    /// request fails with [`Error::Closed`].
+    pub(crate) async fn run(
+        self: Arc<Self>,
+        mut incoming: mpsc::Receiver<Incoming>,
+        out: mpsc::Sender<Message>,
+        on_unrouted: Option<NotificationCallback>,
+    ) {
+        while let Some(item) = incoming.recv().await {
+            match item {
+                Incoming::Message(Message::Result(r)) => self.resolve(&r.id, Ok(r.result)),
+                Incoming::Message(Message::Error(e)) => match e.id {
+                    Some(id) => self.resolve(&id, Err(Error::Rpc { error: e.error })),
+                    None => {
+                        tracing::warn!(target: "mcp_router", code = e.error.code, "error response without id dropped")
+                    }
+                },
+                Incoming::Message(Message::Notification(n)) => self.route(n, on_unrouted.as_ref()),
+                Incoming::Message(Message::Request(r)) => {
+                    tracing::warn!(target: "mcp_router", method = %r.method, "a 2026-07-28 server sends no requests; dropped");
+                }
+                Incoming::Undecodable { id, reason } => {
+                    let failed = id.as_ref().and_then(|id| self.lock().remove(id).map(|p| (id.clone(), p)));
+                    match failed {
+                        Some((id, pending)) => {
+                            tracing::warn!(target: "mcp_router", %id, "unreadable response: {reason}");
+                            let _ = pending
+                                .reply
+                                .send(Err(Error::InvalidResponse { method: pending.method, reason: reason.clone() }));
+                            // The server may still be working on it.
+                            let _ = out
+                                .send(Message::Notification(cancelled_notification(&id, "unreadable response")))
+                                .await;
+                        }
+                        None => tracing::warn!(target: "mcp_router", "unreadable frame dropped: {reason}"),
+                    }
+                }
+            }
+        }
+        *self.closed.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        for (_, pending) in self.lock().drain() {
+            let _ = pending.reply.send(Err(Error::Closed));
+        }
+    }
+
+    fn resolve(&self, id: &RequestId, reply: Result<Value, Error>) {
+        match self.lock().remove(id) {
+            Some(pending) => {
+                let _ = pending.reply.send(reply);
+            }
+            None => tracing::warn!(target: "mcp_router", %id, "response for an unknown id dropped"),
+        }
+    }
+
+    fn route(&self, n: JsonRpcNotification, on_unrouted: Option<&NotificationCallback>) {
+        let key = n
+            .params
+            .as_ref()
+            .and_then(|p| p.get("_meta").and_then(|m| m.get(SUBSCRIPTION_ID_KEY)).or_else(|| p.get("progressToken")));
+        let Some(key) = key.and_then(|k| RequestId::try_from_value(k).ok()) else {
+            if let Some(cb) = on_unrouted {
+                cb(&n);
+            }
+            return;
+        };
+        let pending = self.lock();
+        match pending.get(&key).map(|p| &p.route) {
+            Some(Route::Inline(callbacks)) => {
+                let callbacks = callbacks.clone();
+                drop(pending);
+                callbacks.deliver(&n);
+            }
+            Some(Route::Queued(tx)) => {
+                if tx.try_send(n).is_err() {
+                    tracing::warn!(target: "mcp_router", %key, "notification queue of a request is full; dropped");
+                }
+            }
+            None => tracing::debug!(target: "mcp_router", %key, "notification for no request in flight dropped"),
+        }
+    }
+}
+
+/// `notifications/cancelled` for a request.
+pub(crate) fn cancelled_notification(id: &RequestId, reason: &str) -> JsonRpcNotification {
+    JsonRpcNotification::new("notifications/cancelled", Some(serde_json::json!({ "requestId": id, "reason": reason })))
+}
+
+/// A queue for a request's notifications.
+pub(crate) fn event_queue() -> (mpsc::Sender<JsonRpcNotification>, mpsc::Receiver<JsonRpcNotification>) {
+    mpsc::channel(REQUEST_EVENT_QUEUE)
+}

@@ -1,0 +1,52 @@
+//! The Rust MCP SDK for revision 2026-07-28: a [`Client`], a [`Server`], and
+//! the transports between them.
+//!
+//! # Layout
+//!
+//! - [`server`]: registrations, dispatch, `_meta` checks, sealed
+//!   `requestState`, `subscriptions/listen`, serving a byte stream.
+//! - [`client`]: `_meta` stamping, routing, time limits, cancellation, input
+//!   hooks of multi round-trip requests, typed methods.
+//! - [`transport`]: the in-memory link and child processes over stdio.
+//! - [`limits`]: every limit and time limit, with its reason.
+//! - [`error`]: the SDK's error type and the server's error mapping.
+//!
+//! # Example
+//!
+//! ```
+//! use mcp_sdk::server::{Reply, Server};
+//! use mcp_sdk::{Client, ClientOptions, RequestOptions, transport};
+//! use mcp_protocol::types::{CallToolResult, ContentBlock, Implementation, Tool};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), mcp_sdk::Error> {
+//! let echo: Tool = serde_json::from_value(serde_json::json!({
+//!     "name": "echo", "inputSchema": {"type": "object"}
+//! })).unwrap();
+//! let server = Server::builder(Implementation::new("demo", "1.0"))
+//!     .tool(echo, |call, _ctx| async move {
+//!         let text = call.arguments.get("text").and_then(|t| t.as_str()).unwrap_or("").to_owned();
+//!         Ok(Reply::Complete(CallToolResult {
+//!             content: vec![ContentBlock::text(text)],
+//!             ..serde_json::from_value(serde_json::json!({"content": []})).unwrap()
+//!         }))
+//!     })
+//!     .build();
+//! let client = Client::new(ClientOptions::new("demo-client", "1.0"), transport::memory::connect(&server));
+//! let result = client.call_tool("echo", serde_json::json!({"text": "hi"}), &RequestOptions::default()).await?;
+//! assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "hi"));
+//! # Ok(())
+//! # }
+//! ```
+
+#![cfg_attr(not(test), warn(clippy::print_stdout, clippy::unwrap_used))]
+
+pub mod client;
+pub mod error;
+pub mod limits;
+pub mod server;
+pub mod transport;
+
+pub use client::{Client, ClientOptions, RequestOptions};
+pub use error::{Error, HandlerError, Result};
+pub use server::{Reply, RequestContext, Server};

@@ -1,0 +1,447 @@
+//! The server: registered tools, prompts, resources and completion, served
+//! on any number of connections (stdio, the in-memory link).
+//!
+//! ```text
+//!  connection ──request──▶ Connection::admit ──task──▶ Server::dispatch
+//!       ▲                   (in-flight bound,            │ _meta checks, params,
+//!       │                    cancellation)               │ handler, requestState
+//!       └──────── one writer per connection ◀────────────┘
+//! ```
+//!
+//! The server answers `server/discover` itself, checks every request's
+//! protocol version and `_meta`, serves only the capabilities it declares,
+//! seals the `requestState` of multi round-trip handlers, and runs the
+//! `subscriptions/listen` streams.
+
+mod connection;
+mod context;
+mod dispatch;
+mod request_state;
+mod stdio;
+mod subscriptions;
+mod uri_template;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use mcp_protocol::types::{
+    CacheScope, CallToolResult, CompleteRequestParams, Completion, GetPromptResult, Implementation, InputRequests,
+    InputResponses, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
+};
+use serde_json::{Map, Value};
+
+pub(crate) use connection::Connection;
+pub use context::RequestContext;
+pub use request_state::DEFAULT_STATE_TTL;
+pub use subscriptions::ChangeEvent;
+
+use crate::error::HandlerError;
+use crate::limits::ServerLimits;
+
+/// A boxed future, the return type of every handler.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// What a handler of a method that may ask for input returns.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply<R> {
+    /// The final result.
+    Complete(R),
+    /// The handler needs input first. The server checks that the client
+    /// declared each kind, seals `state` into `requestState`, and gives it
+    /// back to the handler, verified, when the client retries.
+    InputRequired {
+        /// What to ask the client for, by key.
+        requests: InputRequests,
+        /// What the handler wants back on the retry.
+        state: Option<Value>,
+    },
+}
+
+/// A `tools/call` as its handler sees it.
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    /// The tool's name.
+    pub name: String,
+    /// The arguments, already checked against the tool's input schema.
+    pub arguments: Map<String, Value>,
+    /// Answers to the previous round's input requests, by key.
+    pub input_responses: InputResponses,
+    /// The state the handler returned with its input requests, verified.
+    pub state: Option<Value>,
+}
+
+/// A `prompts/get` as its handler sees it.
+#[derive(Debug, Clone)]
+pub struct PromptRequest {
+    /// The prompt's name.
+    pub name: String,
+    /// The argument values.
+    pub arguments: Map<String, Value>,
+    /// Answers to the previous round's input requests, by key.
+    pub input_responses: InputResponses,
+    /// The state the handler returned with its input requests, verified.
+    pub state: Option<Value>,
+}
+
+/// A `resources/read` as its handler sees it.
+#[derive(Debug, Clone)]
+pub struct ResourceRequest {
+    /// The URI read.
+    pub uri: String,
+    /// The variables of the matching resource template (empty for a
+    /// plain resource).
+    pub variables: BTreeMap<String, String>,
+    /// Answers to the previous round's input requests, by key.
+    pub input_responses: InputResponses,
+    /// The state the handler returned with its input requests, verified.
+    pub state: Option<Value>,
+}
+
+type Handler<In, Out> = Arc<dyn Fn(In, RequestContext) -> BoxFuture<Result<Out, HandlerError>> + Send + Sync>;
+
+fn boxed<In, Out, F, Fut>(f: F) -> Handler<In, Out>
+where
+    F: Fn(In, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Out, HandlerError>> + Send + 'static,
+{
+    Arc::new(move |input, ctx| Box::pin(f(input, ctx)))
+}
+
+pub(crate) struct ToolEntry {
+    tool: Tool,
+    /// The compiled input schema; `None` when it does not compile (then
+    /// arguments are not checked, and a warning was logged).
+    input_validator: Option<Arc<jsonschema::Validator>>,
+    handler: Handler<ToolCall, Reply<CallToolResult>>,
+}
+
+pub(crate) struct PromptEntry {
+    prompt: Prompt,
+    handler: Handler<PromptRequest, Reply<GetPromptResult>>,
+}
+
+pub(crate) struct ResourceEntry {
+    resource: Resource,
+    handler: Handler<ResourceRequest, Reply<Vec<ResourceContents>>>,
+}
+
+pub(crate) struct TemplateEntry {
+    template: ResourceTemplate,
+    handler: Handler<ResourceRequest, Reply<Vec<ResourceContents>>>,
+}
+
+/// Cache hints the server puts on cacheable results (2026-07-28, Caching).
+#[derive(Debug, Clone, Copy)]
+pub struct CacheHints {
+    /// `ttlMs` of discovery, list and read results.
+    pub ttl_ms: u64,
+    /// `cacheScope` of the same results.
+    pub scope: CacheScope,
+}
+
+impl Default for CacheHints {
+    /// Immediately stale and public: safe for a server whose lists change
+    /// at run time; a server with stable lists can raise the TTL.
+    fn default() -> Self {
+        CacheHints { ttl_ms: 0, scope: CacheScope::Public }
+    }
+}
+
+/// What a server offers, and how it behaves.
+pub(crate) struct ServerInner {
+    info: Implementation,
+    instructions: Option<String>,
+    tools: RwLock<Vec<ToolEntry>>,
+    prompts: RwLock<Vec<PromptEntry>>,
+    resources: RwLock<Vec<ResourceEntry>>,
+    templates: RwLock<Vec<TemplateEntry>>,
+    completion: Option<Handler<CompleteRequestParams, Completion>>,
+    /// Which lists the server declares; fixed at build time so the
+    /// capabilities never change under a client.
+    offers: Offers,
+    hub: subscriptions::Hub,
+    sealer: request_state::StateSealer,
+    cache: CacheHints,
+    page_size: usize,
+    limits: ServerLimits,
+    next_connection: AtomicU64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Offers {
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+    completions: bool,
+}
+
+/// An MCP server of revision 2026-07-28. Cheap to clone: clones share the
+/// registrations, the open streams and the state key.
+#[derive(Clone)]
+pub struct Server {
+    inner: Arc<ServerInner>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("name", &self.inner.info.name).finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Server`].
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    tools: Vec<ToolEntry>,
+    prompts: Vec<PromptEntry>,
+    resources: Vec<ResourceEntry>,
+    templates: Vec<TemplateEntry>,
+    completion: Option<Handler<CompleteRequestParams, Completion>>,
+    offers: Offers,
+    state_key: Option<[u8; 32]>,
+    state_ttl: Duration,
+    cache: CacheHints,
+    page_size: usize,
+    limits: ServerLimits,
+}
+
+impl std::fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerBuilder").field("name", &self.info.name).finish_non_exhaustive()
+    }
+}
+
+fn compile_schema(tool: &Tool) -> Option<Arc<jsonschema::Validator>> {
+    match jsonschema::validator_for(&Value::Object(tool.input_schema.clone())) {
+        Ok(v) => Some(Arc::new(v)),
+        Err(e) => {
+            tracing::warn!(tool = %tool.name, "input schema does not compile, arguments will not be checked: {e}");
+            None
+        }
+    }
+}
+
+impl ServerBuilder {
+    /// Instructions for the model, sent with the discovery result.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// Registers a tool. Its arguments are checked against `tool.input_schema`
+    /// before the handler runs.
+    pub fn tool<F, Fut>(mut self, tool: Tool, handler: F) -> Self
+    where
+        F: Fn(ToolCall, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Reply<CallToolResult>, HandlerError>> + Send + 'static,
+    {
+        self.offers.tools = true;
+        self.tools.push(ToolEntry { input_validator: compile_schema(&tool), tool, handler: boxed(handler) });
+        self
+    }
+
+    /// Declares tools even when none is registered yet (they can be added
+    /// at run time with [`Server::add_tool`]).
+    pub fn offer_tools(mut self) -> Self {
+        self.offers.tools = true;
+        self
+    }
+
+    /// Registers a prompt.
+    pub fn prompt<F, Fut>(mut self, prompt: Prompt, handler: F) -> Self
+    where
+        F: Fn(PromptRequest, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Reply<GetPromptResult>, HandlerError>> + Send + 'static,
+    {
+        self.offers.prompts = true;
+        self.prompts.push(PromptEntry { prompt, handler: boxed(handler) });
+        self
+    }
+
+    /// Registers a resource.
+    pub fn resource<F, Fut>(mut self, resource: Resource, handler: F) -> Self
+    where
+        F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Reply<Vec<ResourceContents>>, HandlerError>> + Send + 'static,
+    {
+        self.offers.resources = true;
+        self.resources.push(ResourceEntry { resource, handler: boxed(handler) });
+        self
+    }
+
+    /// Registers a resource template; reads of matching URIs go to `handler`.
+    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
+    where
+        F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Reply<Vec<ResourceContents>>, HandlerError>> + Send + 'static,
+    {
+        self.offers.resources = true;
+        self.templates.push(TemplateEntry { template, handler: boxed(handler) });
+        self
+    }
+
+    /// Registers the handler of `completion/complete`.
+    pub fn completion<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(CompleteRequestParams, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Completion, HandlerError>> + Send + 'static,
+    {
+        self.offers.completions = true;
+        self.completion = Some(boxed(handler));
+        self
+    }
+
+    /// The key that seals `requestState`. Give every instance of a server
+    /// behind a load balancer the same key; by default each process makes a
+    /// random one.
+    pub fn state_key(mut self, key: [u8; 32]) -> Self {
+        self.state_key = Some(key);
+        self
+    }
+
+    /// How long a sealed `requestState` stays valid.
+    pub fn state_ttl(mut self, ttl: Duration) -> Self {
+        self.state_ttl = ttl;
+        self
+    }
+
+    /// The cache hints of cacheable results.
+    pub fn cache_hints(mut self, hints: CacheHints) -> Self {
+        self.cache = hints;
+        self
+    }
+
+    /// Items per page of the list results.
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.page_size = size.max(1);
+        self
+    }
+
+    /// Limits of every connection.
+    pub fn limits(mut self, limits: ServerLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The server.
+    pub fn build(self) -> Server {
+        let sealer = match self.state_key {
+            Some(key) => request_state::StateSealer::new(key, self.state_ttl),
+            None => request_state::StateSealer::random(self.state_ttl),
+        };
+        Server {
+            inner: Arc::new(ServerInner {
+                info: self.info,
+                instructions: self.instructions,
+                tools: RwLock::new(self.tools),
+                prompts: RwLock::new(self.prompts),
+                resources: RwLock::new(self.resources),
+                templates: RwLock::new(self.templates),
+                completion: self.completion,
+                offers: self.offers,
+                hub: subscriptions::Hub::default(),
+                sealer,
+                cache: self.cache,
+                page_size: self.page_size,
+                limits: self.limits,
+                next_connection: AtomicU64::new(1),
+            }),
+        }
+    }
+}
+
+fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Server {
+    /// Starts a server with its name and version.
+    pub fn builder(info: Implementation) -> ServerBuilder {
+        ServerBuilder {
+            info,
+            instructions: None,
+            tools: Vec::new(),
+            prompts: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+            completion: None,
+            offers: Offers::default(),
+            state_key: None,
+            state_ttl: DEFAULT_STATE_TTL,
+            cache: CacheHints::default(),
+            page_size: 100,
+            limits: ServerLimits::default(),
+        }
+    }
+
+    /// The server's name and version.
+    pub fn info(&self) -> &Implementation {
+        &self.inner.info
+    }
+
+    /// The limits of its connections.
+    pub fn limits(&self) -> &ServerLimits {
+        &self.inner.limits
+    }
+
+    /// Adds a tool (or replaces the one with the same name) and tells every
+    /// stream that listens for tool list changes.
+    pub async fn add_tool<F, Fut>(&self, tool: Tool, handler: F)
+    where
+        F: Fn(ToolCall, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Reply<CallToolResult>, HandlerError>> + Send + 'static,
+    {
+        let entry = ToolEntry { input_validator: compile_schema(&tool), tool, handler: boxed(handler) };
+        {
+            let mut tools = write(&self.inner.tools);
+            tools.retain(|t| t.tool.name != entry.tool.name);
+            tools.push(entry);
+        }
+        self.publish(ChangeEvent::ToolsListChanged).await;
+    }
+
+    /// Removes a tool; tells the listening streams when there was one.
+    pub async fn remove_tool(&self, name: &str) -> bool {
+        let removed = {
+            let mut tools = write(&self.inner.tools);
+            let before = tools.len();
+            tools.retain(|t| t.tool.name != name);
+            tools.len() != before
+        };
+        if removed {
+            self.publish(ChangeEvent::ToolsListChanged).await;
+        }
+        removed
+    }
+
+    /// The names of the registered tools, in order.
+    pub fn tool_names(&self) -> Vec<String> {
+        read(&self.inner.tools).iter().map(|t| t.tool.name.clone()).collect()
+    }
+
+    /// Sends a change to every stream that asked for it. Returns once the
+    /// events are queued on their connections, so an event published by a
+    /// handler reaches its client before that handler's result.
+    pub async fn publish(&self, event: ChangeEvent) {
+        self.inner.hub.publish(&event).await;
+    }
+
+    /// Ends every open `subscriptions/listen` stream with a completion
+    /// result, as at shutdown.
+    pub fn shutdown_subscriptions(&self) {
+        self.inner.hub.end_all(None);
+    }
+
+    /// The number of open listen streams, across connections.
+    pub fn open_subscriptions(&self) -> usize {
+        self.inner.hub.count()
+    }
+}

@@ -1,0 +1,78 @@
+//! What a handler knows about the request it serves, and how it talks back
+//! while it works: progress, log messages, cancellation.
+
+use mcp_protocol::types::{ClientCapabilities, Implementation, LoggingLevel};
+use mcp_protocol::{JsonRpcNotification, Message, ProgressToken};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::Server;
+
+/// The context of one request, given to its handler.
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    /// The client's capabilities, as declared in this request's `_meta`.
+    pub client_capabilities: ClientCapabilities,
+    /// The client's name and version, when it sent them.
+    pub client_info: Option<Implementation>,
+    /// The log level the request asked for; `None` means no log messages.
+    pub log_level: Option<LoggingLevel>,
+    pub(crate) progress_token: Option<ProgressToken>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) out: mpsc::Sender<Message>,
+    pub(crate) server: Server,
+}
+
+impl RequestContext {
+    /// Reports progress, when the request asked for it with a progress token.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(token) = &self.progress_token else { return };
+        let mut params = json!({ "progressToken": token, "progress": progress });
+        if let Some(total) = total {
+            params["total"] = json!(total);
+        }
+        if let Some(message) = message {
+            params["message"] = json!(message);
+        }
+        self.send(JsonRpcNotification::new("notifications/progress", Some(params))).await;
+    }
+
+    /// Sends a log message, when the request asked for this level or a
+    /// lower one (2026-07-28, Logging: no level means no messages).
+    pub async fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
+        if self.log_level.is_none_or(|wanted| level < wanted) {
+            return;
+        }
+        let mut params = json!({ "level": level, "data": data });
+        if let Some(logger) = logger {
+            params["logger"] = json!(logger);
+        }
+        self.send(JsonRpcNotification::new("notifications/message", Some(params))).await;
+    }
+
+    /// Whether the client cancelled the request (or the connection ended).
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Completes when the request is cancelled.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn cancelled(&self) {
+        self.cancel.cancelled().await
+    }
+
+    /// The server, to publish changes or change its lists.
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+
+    async fn send(&self, notification: JsonRpcNotification) {
+        if !self.cancel.is_cancelled() {
+            // A closed connection cannot hear it; nothing else to do.
+            let _ = self.out.send(Message::Notification(notification)).await;
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! Serving one connection over a byte stream (stdio, a socket): framing,
+//! decoding with the connection's limits, answers to bad lines, and the end
+//! of the input.
+
+use mcp_protocol::{ErrorObject, Frame, decode_message, error_code};
+use serde_json::json;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{Connection, Server};
+use crate::limits::OUTGOING_QUEUE;
+use crate::transport::lines::{FrameReader, write_lines};
+
+impl Server {
+    /// Serves one client over a byte stream until the input ends: reads
+    /// newline-delimited JSON-RPC from `input`, writes responses and events
+    /// to `output`. A bad line is answered and the connection goes on.
+    ///
+    /// # Errors
+    /// An I/O error of the input or the output.
+    pub async fn serve_stream<R, W>(&self, input: R, output: W) -> std::io::Result<()>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let limits = self.limits().clone();
+        let (out, rx) = mpsc::channel(OUTGOING_QUEUE);
+        let stop_writer = CancellationToken::new();
+        let mut writer = tokio::spawn(write_lines(output, rx, stop_writer.clone()));
+        let connection = Connection::new(self.clone(), out);
+        let mut reader = FrameReader::new(input, limits.max_line_bytes);
+        let read_result = loop {
+            let frame = match reader.next().await {
+                Ok(Some(frame)) => frame,
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            };
+            match frame {
+                Frame::TooLong(line) => {
+                    let error = ErrorObject::new(error_code::INVALID_REQUEST, "Invalid request: line too long")
+                        .with_data(json!({ "cause": "line_too_long", "detail": limits.max_line_bytes }));
+                    connection.reject(line.recover_id(), error).await;
+                }
+                Frame::Line(line) => match decode_message(&line, limits.max_depth) {
+                    Ok(message) => connection.handle(message).await,
+                    Err(e) => connection.reject(e.reply_id(&line), e.to_error_object()).await,
+                },
+            }
+        };
+        connection.finish().await;
+        // The writer ends when the last sender is gone; a handler that kept
+        // its context in a detached task must not keep the process alive.
+        let joined = match tokio::time::timeout(limits.shutdown_grace, &mut writer).await {
+            Ok(joined) => joined,
+            Err(_) => {
+                stop_writer.cancel();
+                writer.await
+            }
+        };
+        let write_result = joined.unwrap_or_else(|e| Err(std::io::Error::other(e)));
+        read_result.and(write_result)
+    }
+
+    /// Serves the process's own stdin and stdout until stdin ends.
+    ///
+    /// # Errors
+    /// An I/O error of stdin or stdout.
+    pub async fn serve_stdio(&self) -> std::io::Result<()> {
+        self.serve_stream(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+}

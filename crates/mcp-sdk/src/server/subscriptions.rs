@@ -1,0 +1,138 @@
+//! The server's `subscriptions/listen` streams: which connection wants which
+//! events, and the delivery of a published change to every stream that asked
+//! for it (2026-07-28, Subscriptions).
+
+use std::sync::Mutex;
+
+use mcp_protocol::types::SubscriptionFilter;
+use mcp_protocol::{JsonRpcNotification, Message, RequestId};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// A change a server publishes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChangeEvent {
+    /// The tool list changed.
+    ToolsListChanged,
+    /// The prompt list changed.
+    PromptsListChanged,
+    /// The resource list changed.
+    ResourcesListChanged,
+    /// One resource changed.
+    ResourceUpdated {
+        /// Its URI.
+        uri: String,
+    },
+}
+
+impl ChangeEvent {
+    fn wanted_by(&self, filter: &SubscriptionFilter) -> bool {
+        match self {
+            ChangeEvent::ToolsListChanged => filter.tools_list_changed == Some(true),
+            ChangeEvent::PromptsListChanged => filter.prompts_list_changed == Some(true),
+            ChangeEvent::ResourcesListChanged => filter.resources_list_changed == Some(true),
+            ChangeEvent::ResourceUpdated { uri } => {
+                filter.resource_subscriptions.as_ref().is_some_and(|uris| uris.iter().any(|u| u == uri))
+            }
+        }
+    }
+
+    fn to_notification(&self, subscription: &RequestId) -> JsonRpcNotification {
+        let meta = json!({ mcp_protocol::meta::SUBSCRIPTION_ID_KEY: subscription });
+        let (method, params) = match self {
+            ChangeEvent::ToolsListChanged => ("notifications/tools/list_changed", json!({ "_meta": meta })),
+            ChangeEvent::PromptsListChanged => ("notifications/prompts/list_changed", json!({ "_meta": meta })),
+            ChangeEvent::ResourcesListChanged => ("notifications/resources/list_changed", json!({ "_meta": meta })),
+            ChangeEvent::ResourceUpdated { uri } => {
+                ("notifications/resources/updated", json!({ "_meta": meta, "uri": uri }))
+            }
+        };
+        JsonRpcNotification::new(method, Some(params))
+    }
+}
+
+/// One open stream.
+#[derive(Debug, Clone)]
+struct Stream {
+    /// The connection the stream belongs to.
+    connection: u64,
+    /// The id of its `subscriptions/listen` request.
+    id: RequestId,
+    /// The events it agreed to carry.
+    filter: SubscriptionFilter,
+    /// The connection's writer.
+    out: mpsc::Sender<Message>,
+    /// Fired to end the stream gracefully (with a result).
+    end: CancellationToken,
+}
+
+/// Every open stream of a server, across its connections.
+#[derive(Debug, Default)]
+pub(crate) struct Hub {
+    streams: Mutex<Vec<Stream>>,
+}
+
+impl Hub {
+    /// Adds a stream and returns the token that ends it gracefully.
+    pub(crate) fn open(
+        &self,
+        connection: u64,
+        id: RequestId,
+        filter: SubscriptionFilter,
+        out: mpsc::Sender<Message>,
+    ) -> CancellationToken {
+        let end = CancellationToken::new();
+        let stream = Stream { connection, id, filter, out, end: end.clone() };
+        self.lock().push(stream);
+        end
+    }
+
+    pub(crate) fn close(&self, connection: u64, id: &RequestId) {
+        self.lock().retain(|s| !(s.connection == connection && &s.id == id));
+    }
+
+    /// Sends the event to every stream that asked for it. Each notification
+    /// is queued on its connection's writer before this returns, so an event
+    /// published by a handler reaches the client before that handler's result.
+    pub(crate) async fn publish(&self, event: &ChangeEvent) {
+        let targets: Vec<(RequestId, mpsc::Sender<Message>)> =
+            self.lock().iter().filter(|s| event.wanted_by(&s.filter)).map(|s| (s.id.clone(), s.out.clone())).collect();
+        for (id, out) in targets {
+            // A closed connection has no stream left to feed.
+            let _ = out.send(Message::Notification(event.to_notification(&id))).await;
+        }
+    }
+
+    /// Ends every stream (of one connection, or all) with a completion result.
+    pub(crate) fn end_all(&self, connection: Option<u64>) {
+        for s in self.lock().iter().filter(|s| connection.is_none_or(|c| c == s.connection)) {
+            s.end.cancel();
+        }
+    }
+
+    pub(crate) fn count(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Stream>> {
+        self.streams.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The acknowledgment of a stream: the filter narrowed to what the server
+/// can send, tagged with the subscription id.
+pub(crate) fn acknowledgment(id: &RequestId, agreed: &SubscriptionFilter) -> JsonRpcNotification {
+    JsonRpcNotification::new(
+        "notifications/subscriptions/acknowledged",
+        Some(json!({
+            "_meta": { mcp_protocol::meta::SUBSCRIPTION_ID_KEY: id },
+            "notifications": agreed,
+        })),
+    )
+}
+
+/// The result that ends a stream gracefully.
+pub(crate) fn completion(id: &RequestId) -> Value {
+    json!({ "resultType": "complete", "_meta": { mcp_protocol::meta::SUBSCRIPTION_ID_KEY: id } })
+}

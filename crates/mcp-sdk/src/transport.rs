@@ -1,0 +1,34 @@
+//! Transports of the client: how messages reach a server and come back.
+//!
+//! Every transport here is a pair of message channels plus whatever owns
+//! the other end (a server task, a child process):
+//!
+//! ```text
+//!  Client ──Message──▶ outgoing ──▶ [memory: server connection | stdio: child stdin]
+//!  Client ◀─Incoming── incoming ◀── [memory: server connection | stdio: child stdout]
+//! ```
+
+pub(crate) mod lines;
+pub mod memory;
+pub mod stdio;
+
+use mcp_protocol::{Message, RequestId};
+use tokio::sync::mpsc;
+
+/// What the client's reader receives.
+#[derive(Debug)]
+pub(crate) enum Incoming {
+    /// A decoded message.
+    Message(Message),
+    /// A frame that could not be decoded; `id` when one could be recovered,
+    /// so the request it answers can fail at once.
+    Undecodable { id: Option<RequestId>, reason: String },
+}
+
+/// A connection to a server, ready for [`crate::Client::new`].
+#[derive(Debug)]
+pub struct Transport {
+    pub(crate) outgoing: mpsc::Sender<Message>,
+    pub(crate) incoming: mpsc::Receiver<Incoming>,
+    pub(crate) process: Option<stdio::ChildProcess>,
+}

@@ -1,0 +1,66 @@
+//! Newline-delimited JSON-RPC over a byte stream: the reader and the writer
+//! shared by the stdio server and the child-process client.
+
+use mcp_protocol::{Frame, LineFramer, Message, encode_line};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Size of one read from the stream.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// Reads frames from a byte stream through a [`LineFramer`].
+pub(crate) struct FrameReader<R> {
+    reader: R,
+    framer: LineFramer,
+    buf: Box<[u8]>,
+    eof: bool,
+}
+
+impl<R: AsyncRead + Unpin> FrameReader<R> {
+    pub(crate) fn new(reader: R, max_line_bytes: usize) -> Self {
+        FrameReader { reader, framer: LineFramer::new(max_line_bytes), buf: vec![0; READ_CHUNK].into(), eof: false }
+    }
+
+    /// The next frame, or `None` at the end of the stream.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: bytes read are kept in the framer.
+    pub(crate) async fn next(&mut self) -> std::io::Result<Option<Frame>> {
+        loop {
+            if let Some(frame) = self.framer.next_frame() {
+                return Ok(Some(frame));
+            }
+            if self.eof {
+                return Ok(None);
+            }
+            let n = self.reader.read(&mut self.buf).await?;
+            if n == 0 {
+                self.eof = true;
+                self.framer.finish();
+            } else {
+                self.framer.push(&self.buf[..n]);
+            }
+        }
+    }
+}
+
+/// Owns a byte stream's writing side: writes each message as one line and
+/// flushes, until the channel closes or `stop` fires (checked only between
+/// lines, so a line is never cut). Returns when the stream is shut down.
+pub(crate) async fn write_lines<W: AsyncWrite + Unpin>(
+    mut writer: W,
+    mut messages: mpsc::Receiver<Message>,
+    stop: CancellationToken,
+) -> std::io::Result<()> {
+    loop {
+        let message = tokio::select! {
+            biased;
+            m = messages.recv() => match m { Some(m) => m, None => break },
+            _ = stop.cancelled() => break,
+        };
+        writer.write_all(&encode_line(&message)).await?;
+        writer.flush().await?;
+    }
+    writer.shutdown().await
+}
