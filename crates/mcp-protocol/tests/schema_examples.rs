@@ -6,7 +6,7 @@
 //!
 //! An example folder without a type in the table is a failure, not a skip.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use mcp_protocol::method::envelopes::*;
 use mcp_protocol::types::*;
@@ -14,6 +14,7 @@ use mcp_protocol::{ErrorObject, JsonRpcErrorResponse, legacy, method};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use test_support::{Schema, read_json, spec_dir};
 
 /// Reads `value` as a `T` and writes it back.
 type RoundTrip = fn(&Value) -> Result<Value, String>;
@@ -149,39 +150,8 @@ fn legacy_type(name: &str) -> Option<RoundTrip> {
     })
 }
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The official schemas and examples: `$MCP_SPEC_DIR`, else the team's
-/// `shared/spec` beside the repository or beside one of its parents.
-fn shared_spec(revision: &str) -> PathBuf {
-    if let Some(dir) = std::env::var_os("MCP_SPEC_DIR") {
-        return PathBuf::from(dir).join(revision);
-    }
-    let root = repo_root().canonicalize().expect("repository root");
-    root.ancestors()
-        .map(|dir| dir.join("shared/spec").join(revision))
-        .find(|dir| dir.join("schema.json").is_file())
-        .unwrap_or_else(|| {
-            panic!("official MCP schemas not found: set MCP_SPEC_DIR or place shared/spec beside the repository")
-        })
-}
-
-fn read_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// A validator for one definition of a schema file.
-fn validator(schema: &Value, type_name: &str) -> jsonschema::Validator {
-    let mut root = schema.clone();
-    root["$ref"] = Value::String(format!("#/$defs/{type_name}"));
-    jsonschema::validator_for(&root).unwrap_or_else(|e| panic!("schema for {type_name}: {e}"))
-}
-
 /// Runs the check over `<dir>/<Type>/*.json`; returns (types, files) checked.
-fn check_folder(dir: &Path, schema: &Value, type_of: fn(&str) -> Option<RoundTrip>) -> (usize, usize) {
+fn check_folder(dir: &Path, schema: &Schema, type_of: fn(&str) -> Option<RoundTrip>) -> (usize, usize) {
     let mut failures = Vec::new();
     let mut types = 0;
     let mut files = 0;
@@ -197,8 +167,7 @@ fn check_folder(dir: &Path, schema: &Value, type_of: fn(&str) -> Option<RoundTri
             failures.push(format!("{name}: no type in the table"));
             continue;
         };
-        assert!(schema["$defs"].get(&name).is_some(), "{name} is not a schema definition");
-        let validator = validator(schema, &name);
+        let validator = schema.validator(&name);
         types += 1;
         let mut examples: Vec<_> = std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().path()).collect();
         examples.sort();
@@ -226,16 +195,15 @@ fn check_folder(dir: &Path, schema: &Value, type_of: fn(&str) -> Option<RoundTri
 
 #[test]
 fn every_official_2026_example_round_trips_and_validates() {
-    let spec = shared_spec("2026-07-28");
-    let schema = read_json(&spec.join("schema.json"));
-    let (types, files) = check_folder(&spec.join("examples"), &schema, modern_type);
+    let schema = Schema::load("2026-07-28");
+    let (types, files) = check_folder(&spec_dir("2026-07-28").join("examples"), &schema, modern_type);
     eprintln!("2026-07-28: {types} example types, {files} examples");
     assert!(types >= 88, "only {types} example types found");
 }
 
 #[test]
 fn legacy_fixtures_round_trip_and_validate() {
-    let schema = read_json(&shared_spec("2025-11-25").join("schema.json"));
+    let schema = Schema::load("2025-11-25");
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/2025-11-25");
     let (types, files) = check_folder(&fixtures, &schema, legacy_type);
     eprintln!("2025-11-25: {types} fixture types, {files} fixtures");
@@ -246,8 +214,7 @@ fn legacy_fixtures_round_trip_and_validate() {
 /// validation above proves nothing.
 #[test]
 fn validator_rejects_a_broken_example() {
-    let schema = read_json(&shared_spec("2026-07-28").join("schema.json"));
-    let v = validator(&schema, "CallToolResult");
+    let v = Schema::load("2026-07-28").validator("CallToolResult");
     assert!(v.is_valid(&serde_json::json!({"resultType":"complete","content":[]})));
     assert!(!v.is_valid(&serde_json::json!({"resultType":"complete"})));
     assert!(!v.is_valid(&serde_json::json!({"resultType":"complete","content":[{"type":"text"}]})));

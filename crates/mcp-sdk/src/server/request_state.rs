@@ -109,13 +109,15 @@ fn millis(t: SystemTime) -> u128 {
 
 /// The hex SHA-256 of the params that identify a request, without the parts
 /// that change between rounds (`_meta`, `inputResponses`, `requestState`).
-/// Keys are sorted at every level, so the digest does not depend on the
-/// order a client writes them in.
+/// Keys are sorted at every level, and a top-level `null` or `{}` counts as
+/// absent (`"arguments": {}` and no arguments are the same call), so the
+/// digest does not depend on how a client spells the same request.
 pub(crate) fn params_digest(params: &Map<String, Value>) -> String {
     let mut salient = params.clone();
     for key in ["_meta", "inputResponses", "requestState"] {
         salient.remove(key);
     }
+    salient.retain(|_, v| !(v.is_null() || v.as_object().is_some_and(Map::is_empty)));
     let mut hasher = Sha256::new();
     write_canonical(&Value::Object(salient), &mut hasher);
     hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
@@ -202,5 +204,8 @@ mod tests {
         assert_eq!(params_digest(&a), params_digest(&b));
         let c: Map<String, Value> = serde_json::from_value(json!({"name":"t","arguments":{"x":2}})).unwrap();
         assert_ne!(params_digest(&a), params_digest(&c));
+        let bare: Map<String, Value> = serde_json::from_value(json!({"name":"t"})).unwrap();
+        let empty: Map<String, Value> = serde_json::from_value(json!({"name":"t","arguments":{}})).unwrap();
+        assert_eq!(params_digest(&bare), params_digest(&empty));
     }
 }

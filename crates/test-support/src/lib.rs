@@ -1,0 +1,170 @@
+//! Helpers shared by the tests of the workspace: where the official MCP
+//! schemas are, validators for their definitions, a raw line-level peer for
+//! stdio programs, and the installed Python peer.
+
+#![allow(clippy::unwrap_used, clippy::missing_panics_doc)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// The root of the workspace.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// The folder of the official schemas of `revision`: `$MCP_SPEC_DIR`, else
+/// the team's `shared/spec` beside the workspace or one of its parents.
+pub fn spec_dir(revision: &str) -> PathBuf {
+    if let Some(dir) = std::env::var_os("MCP_SPEC_DIR") {
+        return PathBuf::from(dir).join(revision);
+    }
+    workspace_root()
+        .ancestors()
+        .map(|dir| dir.join("shared/spec").join(revision))
+        .find(|dir| dir.join("schema.json").is_file())
+        .unwrap_or_else(|| {
+            panic!("official MCP schemas not found: set MCP_SPEC_DIR or place shared/spec beside the repository")
+        })
+}
+
+/// Reads a JSON file, naming it in the panic when it cannot.
+pub fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Validators for the definitions of one schema file, compiled on demand.
+pub struct Schema {
+    root: Value,
+    compiled: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
+}
+
+impl Schema {
+    /// The schema of `revision` (`2026-07-28` or `2025-11-25`).
+    pub fn load(revision: &str) -> Schema {
+        Schema { root: read_json(&spec_dir(revision).join("schema.json")), compiled: Mutex::default() }
+    }
+
+    /// The raw schema.
+    pub fn root(&self) -> &Value {
+        &self.root
+    }
+
+    /// The validator of one definition.
+    pub fn validator(&self, definition: &str) -> Arc<jsonschema::Validator> {
+        let mut compiled = self.compiled.lock().unwrap();
+        compiled
+            .entry(definition.to_owned())
+            .or_insert_with(|| {
+                assert!(self.root["$defs"].get(definition).is_some(), "{definition} is not a schema definition");
+                let mut root = self.root.clone();
+                root["$ref"] = Value::String(format!("#/$defs/{definition}"));
+                Arc::new(jsonschema::validator_for(&root).unwrap())
+            })
+            .clone()
+    }
+
+    /// The errors of `instance` against `definition`, as text.
+    pub fn errors(&self, definition: &str, instance: &Value) -> Vec<String> {
+        self.validator(definition).iter_errors(instance).map(|e| format!("{e} at {}", e.instance_path())).collect()
+    }
+}
+
+/// The schema definition of the response to a 2026-07-28 method.
+pub fn result_response_definition(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "server/discover" => "DiscoverResultResponse",
+        "tools/list" => "ListToolsResultResponse",
+        "tools/call" => "CallToolResultResponse",
+        "prompts/list" => "ListPromptsResultResponse",
+        "prompts/get" => "GetPromptResultResponse",
+        "resources/list" => "ListResourcesResultResponse",
+        "resources/templates/list" => "ListResourceTemplatesResultResponse",
+        "resources/read" => "ReadResourceResultResponse",
+        "completion/complete" => "CompleteResultResponse",
+        "subscriptions/listen" => "SubscriptionsListenResultResponse",
+        _ => return None,
+    })
+}
+
+/// A program on stdio driven line by line, with a deadline on every read.
+pub struct RawPeer {
+    /// The process.
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Lines<BufReader<ChildStdout>>,
+}
+
+/// How long a test waits for one line.
+pub const LINE_DEADLINE: Duration = Duration::from_secs(10);
+
+impl RawPeer {
+    /// Starts `program` with `args`, stderr passed through.
+    pub fn spawn(program: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> RawPeer {
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        RawPeer { child, stdin, lines }
+    }
+
+    /// Writes raw bytes.
+    pub async fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    /// Writes one line.
+    pub async fn send(&mut self, line: &str) {
+        self.send_bytes(format!("{line}\n").as_bytes()).await;
+    }
+
+    /// Reads one line as JSON, or panics after [`LINE_DEADLINE`].
+    pub async fn recv(&mut self) -> Value {
+        let line = tokio::time::timeout(LINE_DEADLINE, self.lines.next_line())
+            .await
+            .expect("no line within the deadline")
+            .unwrap()
+            .expect("the program closed its stdout");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    /// Closes stdin and waits for the exit code, or panics after 10 s.
+    pub async fn finish(mut self) -> Option<i32> {
+        drop(self.stdin.take());
+        let status = tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await.expect("no exit").unwrap();
+        status.code()
+    }
+}
+
+/// The `_meta` of a 2026-07-28 request with these client capabilities.
+pub fn request_meta(capabilities: Value) -> Value {
+    serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "0"}
+    })
+}
+
+/// The Python interpreter of the venv `scripts/test` installs, with the
+/// `mcp` SDK. Panics with the way to install it when it is missing: a test
+/// that needs the peer never passes without it.
+pub fn python_peer() -> PathBuf {
+    let python = workspace_root().join(".peers/py/bin/python");
+    assert!(python.is_file(), "the Python peer is not installed at {}: run scripts/test", python.display());
+    python
+}
