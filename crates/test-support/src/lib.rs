@@ -2,7 +2,7 @@
 //! schemas are, validators for their definitions, a raw line-level peer for
 //! stdio programs, and the installed Python peer.
 
-#![allow(clippy::unwrap_used, clippy::missing_panics_doc)]
+#![allow(clippy::unwrap_used, clippy::missing_panics_doc, missing_debug_implementations)]
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -94,7 +94,10 @@ impl Connection {
         let in_flight = self.in_flight.clone();
         self.tasks.spawn(async move {
             let id = request.id.clone();
+            // The handler is polled first, so one that watches its token
+            // sees the cancellation; one that ignores it is dropped.
             let outcome = tokio::select! {
+                biased;
                 outcome = server.dispatch(request, &handle, token.clone()) => outcome,
                 _ = token.cancelled() => None,
             };

@@ -429,12 +429,12 @@ impl Server {
             return None;
         }
         let end = self.inner.hub.open(conn.id, id.clone(), agreed, conn.out.clone());
-        let outcome = tokio::select! {
+        // Closes the stream however this future ends, dropped included.
+        let _registered = subscriptions::Registration { hub: &self.inner.hub, connection: conn.id, id: &id };
+        tokio::select! {
             _ = cancel.cancelled() => None,
             _ = end.cancelled() => Some(Ok(subscriptions::completion(&id))),
-        };
-        self.inner.hub.close(conn.id, &id);
-        outcome
+        }
     }
 }
 

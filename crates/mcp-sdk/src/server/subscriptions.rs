@@ -120,6 +120,19 @@ impl Hub {
     }
 }
 
+/// Removes a stream from the hub when dropped.
+pub(crate) struct Registration<'a> {
+    pub(crate) hub: &'a Hub,
+    pub(crate) connection: u64,
+    pub(crate) id: &'a RequestId,
+}
+
+impl Drop for Registration<'_> {
+    fn drop(&mut self) {
+        self.hub.close(self.connection, self.id);
+    }
+}
+
 /// The acknowledgment of a stream: the filter narrowed to what the server
 /// can send, tagged with the subscription id.
 pub(crate) fn acknowledgment(id: &RequestId, agreed: &SubscriptionFilter) -> JsonRpcNotification {
