@@ -247,7 +247,7 @@ async fn event_published_by_a_handler_arrives_before_its_result() {
     order.lock().unwrap().push("result".into());
     cancel.cancel();
     assert!(matches!(stream.await.unwrap(), Err(Error::Cancelled { .. })));
-    let order = order.lock().unwrap();
+    let order = order.lock().unwrap().clone();
     assert_eq!(&order[1..], ["notifications/tools/list_changed", "result"]);
     wait_for("the stream to close", || server.open_subscriptions() == 0).await;
 }
