@@ -36,21 +36,18 @@ fn builder() -> ServerBuilder {
 }
 
 /// A tool that asks for a name with a form elicitation, then greets.
-fn ask_name(call: ToolCall, _ctx: RequestContext) -> impl Future<Output = Result<Reply<CallToolResult>, HandlerError>> {
-    async move {
-        if let Some(InputResponse::Elicit(answer)) = call.input_responses.get("name") {
-            assert_eq!(call.state, Some(json!({"round": 1})), "the state comes back verified");
-            let name = answer.content.as_ref().and_then(|c| c.get("name")).and_then(Value::as_str).unwrap_or("?");
-            return Ok(text(format!("Hello, {name}!")));
-        }
-        let requests: InputRequests =
-            serde_json::from_value(json!({"name": {"method": "elicitation/create", "params": {
-                "message": "Name?",
-                "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
-            }}}))
-            .unwrap();
-        Ok(Reply::InputRequired { requests, state: Some(json!({"round": 1})) })
+async fn ask_name(call: ToolCall, _ctx: RequestContext) -> Result<Reply<CallToolResult>, HandlerError> {
+    if let Some(InputResponse::Elicit(answer)) = call.input_responses.get("name") {
+        assert_eq!(call.state, Some(json!({"round": 1})), "the state comes back verified");
+        let name = answer.content.as_ref().and_then(|c| c.get("name")).and_then(Value::as_str).unwrap_or("?");
+        return Ok(text(format!("Hello, {name}!")));
     }
+    let requests: InputRequests = serde_json::from_value(json!({"name": {"method": "elicitation/create", "params": {
+        "message": "Name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    }}}))
+    .unwrap();
+    Ok(Reply::InputRequired { requests, state: Some(json!({"round": 1})) })
 }
 
 fn elicit_client(server: &Server, answer: Value) -> Client {
