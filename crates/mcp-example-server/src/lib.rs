@@ -25,6 +25,7 @@ use mcp_protocol::types::{
     CallToolResult, Completion, CompletionReference, ContentBlock, GetPromptResult, InputRequest, InputRequests,
     InputResponse, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
 };
+use mcp_sdk::limits::ServerLimits;
 use mcp_sdk::server::{ChangeEvent, PromptRequest, ResourceRequest, ToolCall};
 use mcp_sdk::{HandlerError, Reply, RequestContext, Server};
 use serde_json::{Value, json};
@@ -69,8 +70,13 @@ fn lock(notes: &Notes) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
     notes.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The example server.
+/// The example server with the default limits.
 pub fn build_server() -> Server {
+    build_server_with(ServerLimits::default())
+}
+
+/// The example server with these connection limits.
+pub fn build_server_with(limits: ServerLimits) -> Server {
     let notes: Notes = Arc::new(Mutex::new(BTreeMap::from([
         ("welcome".to_owned(), "Notes live at note://<name>; set_note changes them.".to_owned()),
         ("shopping".to_owned(), "milk, bread".to_owned()),
@@ -81,6 +87,7 @@ pub fn build_server() -> Server {
 
     Server::builder(mcp_protocol::types::Implementation::new("mcp-example-server", env!("CARGO_PKG_VERSION")))
         .instructions("A demo server: try echo, add, ask_name, and the note://{name} resources.")
+        .limits(limits)
         .tool(
             tool(json!({
                 "name": "echo", "title": "Echo", "description": "Returns the text it is given.",
@@ -100,6 +107,8 @@ pub fn build_server() -> Server {
             |call: ToolCall, _ctx| async move {
                 let number = |k: &str| call.arguments.get(k).and_then(Value::as_f64).unwrap_or(0.0);
                 let sum = number("a") + number("b");
+                // Whole sums are written as integers: 5, not 5.0.
+                let sum = if sum.fract() == 0.0 && sum.abs() < 9.0e15 { json!(sum as i64) } else { json!(sum) };
                 Ok(Reply::Complete(CallToolResult {
                     content: vec![ContentBlock::text(sum.to_string())],
                     structured_content: Some(json!({ "sum": sum })),

@@ -2,25 +2,55 @@
 //! clients and bridges against something real. Logs go to stderr
 //! (`RUST_LOG=debug` for more).
 
-use mcp_example_server::build_server;
+use std::process::ExitCode;
 
-fn main() -> std::process::ExitCode {
-    let arg = std::env::args().nth(1);
-    match arg.as_deref() {
-        Some("--version" | "-V") => {
-            println!("mcp-example-server {}", env!("CARGO_PKG_VERSION"));
-            return std::process::ExitCode::SUCCESS;
+use mcp_example_server::build_server_with;
+use mcp_sdk::limits::ServerLimits;
+
+const USAGE: &str = "mcp-example-server: an MCP 2026-07-28 server on stdin/stdout
+
+Usage: mcp-example-server [--max-line-bytes N] [--max-in-flight N]
+
+Options:
+  --max-line-bytes N   longest accepted request line (default 67108864)
+  --max-in-flight N    requests handled at once (default 256)
+  -h, --help           this text
+  -V, --version        the version";
+
+/// Reads the command line into the server's limits, or says what is wrong.
+fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<ServerLimits>, String> {
+    let mut limits = ServerLimits::default();
+    while let Some(arg) = args.next() {
+        let mut number = |name: &str| -> Result<usize, String> {
+            let value = args.next().ok_or_else(|| format!("{name} needs a value"))?;
+            value.parse().map_err(|_| format!("{name} needs a positive number, not {value:?}"))
+        };
+        match arg.as_str() {
+            "--max-line-bytes" => limits.max_line_bytes = number("--max-line-bytes")?,
+            "--max-in-flight" => limits.max_in_flight = number("--max-in-flight")?,
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                return Ok(None);
+            }
+            "--version" | "-V" => {
+                println!("mcp-example-server {}", env!("CARGO_PKG_VERSION"));
+                return Ok(None);
+            }
+            other => return Err(format!("unknown argument {other:?} (try --help)")),
         }
-        Some("--help" | "-h") => {
-            println!("mcp-example-server: an MCP 2026-07-28 server on stdin/stdout\n\nUsage: mcp-example-server");
-            return std::process::ExitCode::SUCCESS;
-        }
-        Some(other) => {
-            eprintln!("mcp-example-server: unknown argument {other:?} (try --help)");
-            return std::process::ExitCode::from(2);
-        }
-        None => {}
     }
+    Ok(Some(limits))
+}
+
+fn main() -> ExitCode {
+    let limits = match parse_args(std::env::args().skip(1)) {
+        Ok(Some(limits)) => limits,
+        Ok(None) => return ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("mcp-example-server: {message}");
+            return ExitCode::from(2);
+        }
+    };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
@@ -29,14 +59,14 @@ fn main() -> std::process::ExitCode {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("mcp-example-server: cannot start the runtime: {e}");
-            return std::process::ExitCode::FAILURE;
+            return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(build_server().serve_stdio()) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+    match runtime.block_on(build_server_with(limits).serve_stdio()) {
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("mcp-example-server: {e}");
-            std::process::ExitCode::FAILURE
+            ExitCode::FAILURE
         }
     }
 }

@@ -92,11 +92,12 @@ impl Client {
     }
 
     /// Closes the connection; a child process is stopped as
-    /// [`ChildProcess::close`] describes. Requests still waiting fail with
-    /// [`Error::Closed`].
-    pub async fn close(&self) {
-        if let Some(process) = &self.inner.process {
-            process.close().await;
+    /// [`ChildProcess::close`] describes, and its exit status returned.
+    /// Requests still waiting fail with [`Error::Closed`].
+    pub async fn close(&self) -> Option<std::process::ExitStatus> {
+        match &self.inner.process {
+            Some(process) => process.close().await,
+            None => None,
         }
     }
 

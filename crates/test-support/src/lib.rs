@@ -143,6 +143,11 @@ impl RawPeer {
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
     }
 
+    /// Closes the program's stdin (the end of its input).
+    pub fn close_stdin(&mut self) {
+        drop(self.stdin.take());
+    }
+
     /// Closes stdin and waits for the exit code, or panics after 10 s.
     pub async fn finish(mut self) -> Option<i32> {
         drop(self.stdin.take());

@@ -1,0 +1,347 @@
+//! The example server over real stdio pipes: the server loop's answers to
+//! bad input, and the SDK's child-process client against it and against
+//! small misbehaving servers.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mcp_protocol::types::{
+    CompletionArgument, CompletionReference, ContentBlock, ElicitResult, ResourceContents, SubscriptionFilter,
+};
+use mcp_sdk::client::InputHooks;
+use mcp_sdk::transport::stdio::{StdioCommand, spawn};
+use mcp_sdk::{Client, ClientOptions, Error, RequestOptions};
+use serde_json::{Map, Value, json};
+use test_support::{RawPeer, request_meta};
+
+const SERVER: &str = env!("CARGO_BIN_EXE_mcp-example-server");
+
+fn request(id: i64, method: &str, params: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+fn meta_params(extra: Value) -> Value {
+    let mut params = extra;
+    params["_meta"] = request_meta(json!({}));
+    params
+}
+
+#[tokio::test]
+async fn bad_lines_are_answered_and_the_connection_goes_on() {
+    let mut peer = RawPeer::spawn(SERVER, &[]);
+    peer.send("this is not json").await;
+    let reply = peer.recv().await;
+    assert_eq!(reply["error"]["code"], -32700);
+    assert!(reply.get("id").is_none());
+
+    peer.send_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"\xff\"}\n").await;
+    assert_eq!(peer.recv().await["error"]["code"], -32700);
+
+    peer.send(&request(3, "no/such/method", meta_params(json!({})))).await;
+    let reply = peer.recv().await;
+    assert_eq!((reply["id"].clone(), reply["error"]["code"].clone()), (json!(3), json!(-32601)));
+
+    peer.send(&request(4, "tools/list", json!({}))).await;
+    let reply = peer.recv().await;
+    assert_eq!(reply["error"]["code"], -32602);
+    assert!(reply["error"]["message"].as_str().unwrap().contains("protocolVersion"));
+
+    let mut old = meta_params(json!({}));
+    old["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2025-11-25");
+    peer.send(&request(5, "tools/list", old)).await;
+    let reply = peer.recv().await;
+    assert_eq!(reply["error"]["code"], -32022);
+    assert_eq!(reply["error"]["data"], json!({"supported": ["2026-07-28"], "requested": "2025-11-25"}));
+
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{{"x":{}{}}}}}"#,
+        "[".repeat(80),
+        "]".repeat(80)
+    );
+    peer.send(&deep).await;
+    let reply = peer.recv().await;
+    assert_eq!((reply["id"].clone(), reply["error"]["code"].clone()), (json!(6), json!(-32600)));
+    assert_eq!(reply["error"]["data"]["cause"], "too_deep");
+
+    peer.send(r#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#).await;
+    assert_eq!(peer.recv().await["error"]["code"], -32600);
+
+    peer.send(&request(7, "tools/list", meta_params(json!({})))).await;
+    let reply = peer.recv().await;
+    assert_eq!(reply["id"], 7);
+    assert!(reply["result"]["tools"].as_array().unwrap().len() >= 9);
+    assert_eq!(peer.finish().await, Some(0));
+}
+
+#[tokio::test]
+async fn oversized_line_is_answered_with_its_trailing_id() {
+    let mut peer = RawPeer::spawn(SERVER, &["--max-line-bytes", "1024"]);
+    let mut params = meta_params(json!({"name": "echo", "arguments": {"text": "x".repeat(5000)}}));
+    params["_meta"]["io.modelcontextprotocol/clientInfo"]["name"] = json!("typescript-style");
+    // The TypeScript SDK writes the id as the last member.
+    let line = format!(r#"{{"method":"tools/call","params":{params},"jsonrpc":"2.0","id":"big-1"}}"#);
+    peer.send(&line).await;
+    let reply = peer.recv().await;
+    assert_eq!(reply["id"], "big-1");
+    assert_eq!(reply["error"]["code"], -32600);
+    assert_eq!(reply["error"]["data"], json!({"cause": "line_too_long", "detail": 1024}));
+    peer.send(&request(2, "tools/call", meta_params(json!({"name": "echo", "arguments": {"text": "ok"}})))).await;
+    assert_eq!(peer.recv().await["result"]["content"][0]["text"], "ok");
+    assert_eq!(peer.finish().await, Some(0));
+}
+
+#[tokio::test]
+async fn end_of_input_completes_open_streams_and_exits_zero() {
+    let mut peer = RawPeer::spawn(SERVER, &[]);
+    peer.send(&request(1, "subscriptions/listen", meta_params(json!({"notifications": {"toolsListChanged": true}}))))
+        .await;
+    assert_eq!(peer.recv().await["method"], "notifications/subscriptions/acknowledged");
+    let started = Instant::now();
+    peer.close_stdin();
+    let done = peer.recv().await;
+    assert_eq!(done["id"], 1);
+    assert_eq!(done["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 1);
+    assert_eq!(peer.finish().await, Some(0));
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn a_request_over_the_in_flight_limit_is_refused_without_blocking_the_reader() {
+    let mut peer = RawPeer::spawn(SERVER, &["--max-in-flight", "1"]);
+    peer.send(&request(
+        1,
+        "tools/call",
+        meta_params(json!({"name": "slow", "arguments": {"steps": 2, "step_ms": 300}})),
+    ))
+    .await;
+    peer.send(&request(2, "tools/call", meta_params(json!({"name": "echo", "arguments": {"text": "x"}})))).await;
+    let first = peer.recv().await;
+    assert_eq!((first["id"].clone(), first["error"]["code"].clone()), (json!(2), json!(-32603)));
+    // Cancelling the slow request: it gets no response at all.
+    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#).await;
+    peer.send(&request(3, "tools/call", meta_params(json!({"name": "echo", "arguments": {"text": "after"}})))).await;
+    let next = peer.recv().await;
+    assert_eq!(next["id"], 3, "request 1 was cancelled and gets no response: {next}");
+    assert_eq!(peer.finish().await, Some(0));
+}
+
+fn client_options() -> ClientOptions {
+    let mut options = ClientOptions::new("stdio-test", "1");
+    options.capabilities = serde_json::from_value(json!({"elicitation": {"form": {}}, "roots": {}})).unwrap();
+    options.hooks = InputHooks {
+        elicit_form: Some(Arc::new(|_p| {
+            Box::pin(async {
+                Ok(serde_json::from_value::<ElicitResult>(json!({"action": "accept", "content": {"name": "Grace"}}))
+                    .unwrap())
+            })
+        })),
+        list_roots: Some(Arc::new(|()| {
+            Box::pin(async {
+                Ok(vec![serde_json::from_value(json!({"uri": "file:///work", "name": "work"})).unwrap()])
+            })
+        })),
+        ..InputHooks::default()
+    };
+    options
+}
+
+fn text_of(content: &[ContentBlock]) -> String {
+    match content.first() {
+        Some(ContentBlock::Text(t)) => t.text.clone(),
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn client_runs_a_full_session_against_the_example_server() {
+    let client = Client::new(client_options(), spawn(StdioCommand::new(SERVER)).unwrap());
+    let o = RequestOptions::default();
+    let discover = client.discover(&o).await.unwrap();
+    assert_eq!(discover.meta.unwrap().server_info.unwrap().name, "mcp-example-server");
+    let tools = client.list_all_tools(&o).await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "add"));
+    let sum = client.call_tool("add", json!({"a": 2, "b": 3}), &o).await.unwrap();
+    assert_eq!(sum.structured_content, Some(json!({"sum": 5})));
+    let hello = client.call_tool("ask_name", json!({}), &o).await.unwrap();
+    assert_eq!(text_of(&hello.content), "Hello, Grace!");
+    let roots = client.call_tool("list_roots", json!({}), &o).await.unwrap();
+    assert_eq!(text_of(&roots.content), "roots: file:///work");
+    let mut args = Map::new();
+    args.insert("name".into(), json!("Ada"));
+    let prompt = client.get_prompt("greet", args, &o).await.unwrap();
+    assert_eq!(prompt.messages.len(), 1);
+    let readme = client.read_resource("example://readme", &o).await.unwrap();
+    assert!(matches!(&readme.contents[0], ResourceContents::Text(t) if t.text.contains("mcp-example-server")));
+    let logo = client.read_resource("example://logo.png", &o).await.unwrap();
+    assert!(matches!(&logo.contents[0], ResourceContents::Blob(b) if b.mime_type.as_deref() == Some("image/png")));
+    let note = client.read_resource("note://welcome", &o).await.unwrap();
+    assert!(matches!(&note.contents[0], ResourceContents::Text(_)));
+    let reference: CompletionReference =
+        serde_json::from_value(json!({"type": "ref/prompt", "name": "greet"})).unwrap();
+    let argument: CompletionArgument = serde_json::from_value(json!({"name": "style", "value": "fo"})).unwrap();
+    let completion = client.complete(reference, argument, None, &o).await.unwrap();
+    assert_eq!(completion.completion.values, vec!["formal"]);
+    let status = client.close().await.unwrap();
+    assert_eq!(status.code(), Some(0), "the server exits cleanly when its stdin closes");
+    assert!(client.process().unwrap().has_exited());
+}
+
+#[tokio::test]
+async fn listen_over_stdio_gets_tagged_events_from_another_request() {
+    let client = Client::new(client_options(), spawn(StdioCommand::new(SERVER)).unwrap());
+    let seen = Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
+    let sink = seen.clone();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let options = RequestOptions {
+        on_notification: Some(Arc::new(move |n: &mcp_protocol::JsonRpcNotification| {
+            sink.lock().unwrap().push(json!({"method": n.method, "params": n.params}))
+        })),
+        inline_notifications: true,
+        cancel: Some(cancel.clone()),
+        ..Default::default()
+    };
+    let filter: SubscriptionFilter =
+        serde_json::from_value(json!({"resourceSubscriptions": ["note://shopping"], "toolsListChanged": true}))
+            .unwrap();
+    let listener = tokio::spawn({
+        let client = client.clone();
+        async move { client.listen(filter, &options).await }
+    });
+    for _ in 0..200 {
+        if !seen.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    client
+        .call_tool("set_note", json!({"name": "shopping", "text": "eggs"}), &RequestOptions::default())
+        .await
+        .unwrap();
+    let events = seen.lock().unwrap().clone();
+    assert_eq!(events[0]["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(events[1]["method"], "notifications/resources/updated", "the event came before the result");
+    assert_eq!(events[1]["params"]["uri"], "note://shopping");
+    cancel.cancel();
+    assert!(matches!(listener.await.unwrap(), Err(Error::Cancelled { .. })));
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_request_past_its_timeout_fails_and_is_cancelled() {
+    let client = Client::new(client_options(), spawn(StdioCommand::new(SERVER)).unwrap());
+    let options = RequestOptions { timeout: Some(Duration::from_millis(300)), ..Default::default() };
+    let started = Instant::now();
+    let err = client.call_tool("slow", json!({"steps": 3, "step_ms": 1000}), &options).await.unwrap_err();
+    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    // The connection is still good.
+    let ok = client.call_tool("echo", json!({"text": "still here"}), &RequestOptions::default()).await.unwrap();
+    assert_eq!(text_of(&ok.content), "still here");
+    client.close().await;
+}
+
+/// A fake server in Python: reads one request per line and answers with the
+/// lines the script prints for it.
+fn fake_server(script: &str) -> Client {
+    let command = StdioCommand::new("python3").args(["-u", "-c", script]);
+    Client::new(client_options(), spawn(command).unwrap())
+}
+
+const READ_ID: &str = "import sys, json\nline = sys.stdin.readline()\nrid = json.loads(line)['id']\n";
+
+#[tokio::test]
+async fn a_response_for_an_unknown_id_is_dropped() {
+    let client = fake_server(&format!(
+        "{READ_ID}print(json.dumps({{'jsonrpc':'2.0','id':999,'result':{{}}}}))\nprint(json.dumps({{'jsonrpc':'2.0','id':rid,'result':{{'resultType':'complete','content':[{{'type':'text','text':'mine'}}]}}}}))\nsys.stdin.read()"
+    ));
+    let result = client.call_tool("any", json!({}), &RequestOptions::default()).await.unwrap();
+    assert_eq!(text_of(&result.content), "mine");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn an_unreadable_response_fails_its_request_at_once() {
+    let client = fake_server(&format!(
+        "{READ_ID}print('{{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{{' % rid)\nsys.stdin.read()"
+    ));
+    let started = Instant::now();
+    let err = client.call_tool("any", json!({}), &RequestOptions::default()).await.unwrap_err();
+    assert!(matches!(err, Error::InvalidResponse { .. }), "{err:?}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_server_that_exits_mid_request_fails_it_with_closed() {
+    let client = fake_server(&format!("{READ_ID}sys.exit(3)"));
+    let err = client.call_tool("any", json!({}), &RequestOptions::default()).await.unwrap_err();
+    assert!(matches!(err, Error::Closed), "{err:?}");
+    let status = client.process().unwrap().wait().await.unwrap();
+    assert_eq!(status.code(), Some(3));
+    assert!(matches!(client.call_tool("any", json!({}), &RequestOptions::default()).await, Err(Error::Closed)));
+}
+
+#[tokio::test]
+async fn an_input_request_of_an_undeclared_kind_is_refused_by_the_client() {
+    let client = fake_server(&format!(
+        "{READ_ID}print(json.dumps({{'jsonrpc':'2.0','id':rid,'result':{{'resultType':'input_required','inputRequests':{{'s':{{'method':'sampling/createMessage','params':{{'messages':[],'maxTokens':5}}}}}}}}}}))\nsys.stdin.read()"
+    ));
+    let err = client.call_tool("any", json!({}), &RequestOptions::default()).await.unwrap_err();
+    assert!(matches!(&err, Error::UndeclaredInputRequest { key, capability: "sampling" } if key == "s"), "{err:?}");
+    client.close().await;
+}
+
+fn process_is_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        // A zombie is dead; only its parent has not read its status yet.
+        Ok(stat) => stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+async fn grandchild_of(script_dir: &std::path::Path) -> i32 {
+    let file = script_dir.join("grandchild.pid");
+    for _ in 0..200 {
+        if let Ok(text) = std::fs::read_to_string(&file)
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the fake server did not start its grandchild");
+}
+
+#[tokio::test]
+async fn no_child_or_grandchild_outlives_its_client() {
+    for close_first in [true, false] {
+        let dir = std::env::temp_dir().join(format!("mcp-stdio-test-{}-{close_first}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = format!("sleep 300 & echo $! > {}/grandchild.pid; exec cat > /dev/null", dir.display());
+        let client =
+            Client::new(client_options(), spawn(StdioCommand::new("sh").args(["-c", script.as_str()])).unwrap());
+        let child = i32::try_from(client.process().unwrap().id()).unwrap();
+        let grandchild = grandchild_of(&dir).await;
+        assert!(!process_is_gone(grandchild));
+        if close_first {
+            client.close().await;
+        } else {
+            drop(client);
+        }
+        for _ in 0..300 {
+            if process_is_gone(child) && process_is_gone(grandchild) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(process_is_gone(child), "child {child} survived (close_first = {close_first})");
+        assert!(process_is_gone(grandchild), "grandchild {grandchild} survived (close_first = {close_first})");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[tokio::test]
+async fn a_program_that_cannot_start_is_a_spawn_error() {
+    let err = spawn(StdioCommand::new("/nonexistent/mcp-server")).unwrap_err();
+    assert!(matches!(err, Error::Spawn { .. }));
+}
