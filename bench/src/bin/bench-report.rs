@@ -8,27 +8,43 @@
 use std::path::Path;
 
 /// Each benchmark and the baseline it is compared with, in the same group.
-const PAIRS: [(&str, &str, &str); 2] =
-    [("framing", "line_framer", "memchr_split"), ("decode", "decode_message", "serde_json_value")];
+const PAIRS: [(&str, &str, &str); 4] = [
+    ("framing", "line_framer", "memchr_split"),
+    ("decode", "decode_message", "serde_json_value"),
+    ("memory", "tools_call", "channel_echo"),
+    ("stdio", "tools_call", "cat_echo"),
+];
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/criterion");
     println!("| group | benchmark | median | throughput | baseline | baseline median | ratio (time) |");
     println!("|---|---|---|---|---|---|---|");
+    let mut missing = Vec::new();
     for (group, bench, baseline) in PAIRS {
         let (Some(b), Some(base)) = (median_ns(&root, group, bench), median_ns(&root, group, baseline)) else {
-            eprintln!("bench-report: no results for {group}; run `cargo bench -p mcp-bench` first");
-            std::process::exit(1);
+            missing.push(group);
+            continue;
         };
-        let bytes = throughput_bytes(&root, group, bench).unwrap_or(0.0);
+        let throughput = match throughput_bytes(&root, group, bench) {
+            Some(bytes) => format!("{:.0} MiB/s", bytes / (b / 1e9) / (1024.0 * 1024.0)),
+            None => "-".to_owned(),
+        };
         println!(
-            "| {group} | {bench} | {:.2} ms | {:.0} MiB/s | {baseline} | {:.2} ms | {:.2}x |",
-            b / 1e6,
-            bytes / (b / 1e9) / (1024.0 * 1024.0),
-            base / 1e6,
+            "| {group} | {bench} | {} | {throughput} | {baseline} | {} | {:.2}x |",
+            duration(b),
+            duration(base),
             b / base
         );
     }
+    if !missing.is_empty() {
+        eprintln!("bench-report: no results for {missing:?}; run `cargo bench -p mcp-bench` first");
+        std::process::exit(1);
+    }
+}
+
+/// A duration in ns, in the unit that reads best.
+fn duration(ns: f64) -> String {
+    if ns >= 1e6 { format!("{:.2} ms", ns / 1e6) } else { format!("{:.1} µs", ns / 1e3) }
 }
 
 fn read_json(path: &Path) -> Option<serde_json::Value> {

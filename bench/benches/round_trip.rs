@@ -1,0 +1,104 @@
+//! Round-trip latency of one small `tools/call` (echo), each beside the bare
+//! cost of its medium in the same run:
+//!
+//! - `memory/tools_call` vs `memory/channel_echo`: the SDK client and server
+//!   over the in-memory link, against a message bounced through two tokio
+//!   channels and a task (the link's own mechanics without the SDK).
+//! - `stdio/tools_call` vs `stdio/cat_echo`: the SDK client and the release
+//!   `mcp-example-server` over pipes, against the same request line echoed
+//!   by `cat` (two pipe hops and a process wake-up, without the SDK).
+//!
+//! Needs `cargo build --release -p mcp-example-server` first.
+
+use std::path::PathBuf;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use mcp_sdk::transport::stdio::{StdioCommand, spawn};
+use mcp_sdk::{Client, ClientOptions, RequestOptions, transport};
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+fn example_server() -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/release/mcp-example-server");
+    assert!(path.is_file(), "build it first: cargo build --release -p mcp-example-server");
+    path
+}
+
+fn memory(c: &mut Criterion) {
+    let rt = runtime();
+    let mut group = c.benchmark_group("memory");
+    group.bench_function("channel_echo", |b| {
+        let (to_task, mut task_rx) = mpsc::channel::<serde_json::Value>(16);
+        let (to_caller, caller_rx) = mpsc::channel::<serde_json::Value>(16);
+        rt.spawn(async move {
+            while let Some(v) = task_rx.recv().await {
+                if to_caller.send(v).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let caller_rx = std::sync::Arc::new(tokio::sync::Mutex::new(caller_rx));
+        b.to_async(&rt).iter(|| {
+            let to_task = to_task.clone();
+            let caller_rx = caller_rx.clone();
+            async move {
+                to_task.send(json!({"text": "hello"})).await.unwrap();
+                caller_rx.lock().await.recv().await.unwrap()
+            }
+        })
+    });
+    let server = mcp_example_server::build_server();
+    let client =
+        rt.block_on(async { Client::new(ClientOptions::new("bench", "1"), transport::memory::connect(&server)) });
+    let options = RequestOptions::default();
+    group.bench_function("tools_call", |b| {
+        b.to_async(&rt).iter(|| async { client.call_tool("echo", json!({"text": "hello"}), &options).await.unwrap() })
+    });
+    group.finish();
+}
+
+fn stdio(c: &mut Criterion) {
+    let rt = runtime();
+    let mut group = c.benchmark_group("stdio");
+    let line =
+        br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}"#;
+    group.bench_function("cat_echo", |b| {
+        let (mut stdin, stdout, _child) = rt.block_on(async {
+            let mut child = tokio::process::Command::new("cat")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .kill_on_drop(true)
+                .spawn()
+                .unwrap();
+            (child.stdin.take().unwrap(), BufReader::new(child.stdout.take().unwrap()), child)
+        });
+        let stdout = std::sync::Arc::new(tokio::sync::Mutex::new(stdout));
+        b.iter(|| {
+            rt.block_on(async {
+                stdin.write_all(line).await.unwrap();
+                stdin.write_all(b"\n").await.unwrap();
+                stdin.flush().await.unwrap();
+                let mut back = String::new();
+                stdout.lock().await.read_line(&mut back).await.unwrap();
+                back
+            })
+        })
+    });
+    let client = rt.block_on(async {
+        Client::new(ClientOptions::new("bench", "1"), spawn(StdioCommand::new(example_server())).unwrap())
+    });
+    let options = RequestOptions::default();
+    group.bench_function("tools_call", |b| {
+        b.to_async(&rt).iter(|| async { client.call_tool("echo", json!({"text": "hello"}), &options).await.unwrap() })
+    });
+    rt.block_on(client.close());
+    group.finish();
+}
+
+criterion_group!(benches, memory, stdio);
+criterion_main!(benches);
