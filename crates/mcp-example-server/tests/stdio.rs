@@ -345,3 +345,78 @@ async fn a_program_that_cannot_start_is_a_spawn_error() {
     let err = spawn(StdioCommand::new("/nonexistent/mcp-server")).unwrap_err();
     assert!(matches!(err, Error::Spawn { .. }));
 }
+
+/// A server that dies on the first request of its first life (marked by a
+/// file), then answers `tools/list` and `tools/call` in later lives.
+fn flapping_server(marker: &std::path::Path, max_restarts: u32) -> Client {
+    let script = format!(
+        r#"
+import json, os, sys
+marker = {marker:?}
+first_life = not os.path.exists(marker)
+for line in sys.stdin:
+    msg = json.loads(line)
+    if first_life:
+        open(marker, "w").close()
+        sys.exit(7)
+    if msg["method"] == "tools/list":
+        result = {{"resultType": "complete", "tools": []}}
+    else:
+        result = {{"resultType": "complete", "content": [{{"type": "text", "text": "pid %d" % os.getpid()}}]}}
+    print(json.dumps({{"jsonrpc": "2.0", "id": msg["id"], "result": result}}), flush=True)
+"#,
+        marker = marker.display().to_string()
+    );
+    let command = StdioCommand::new("python3").args(["-u", "-c", script.as_str()]).max_restarts(max_restarts);
+    Client::new(client_options(), spawn(command).unwrap())
+}
+
+fn marker(name: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("mcp-flap-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+#[tokio::test]
+async fn a_forced_retry_reaches_the_restarted_child() {
+    let marker = marker("force");
+    let client = flapping_server(&marker, 1);
+    let options = RequestOptions { retry: mcp_sdk::client::RetryPolicy::Force, ..Default::default() };
+    let result = client.call_tool("any", json!({}), &options).await.unwrap();
+    assert!(text_of(&result.content).starts_with("pid "));
+    let process = client.process().unwrap();
+    assert_eq!(process.restarts(), 1);
+    client.close().await;
+    let _ = std::fs::remove_file(&marker);
+}
+
+#[tokio::test]
+async fn the_default_retry_resends_reads_but_not_tool_calls() {
+    let marker = marker("auto");
+    let client = flapping_server(&marker, 1);
+    let err = client.call_tool("any", json!({}), &RequestOptions::default()).await.unwrap_err();
+    assert!(matches!(err, Error::Closed), "a tool call is not sent twice by default: {err:?}");
+    let process = client.process().unwrap();
+    for _ in 0..500 {
+        if process.exit_status().is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(process.exit_status().and_then(|s| s.code()), Some(7));
+    // The child was started again; a list is idempotent and goes through.
+    assert!(client.list_tools(None, &RequestOptions::default()).await.unwrap().tools.is_empty());
+    assert_eq!(process.restarts(), 1);
+    client.close().await;
+    let _ = std::fs::remove_file(&marker);
+}
+
+#[tokio::test]
+async fn without_restarts_a_forced_retry_still_fails_with_closed() {
+    let marker = marker("none");
+    let client = flapping_server(&marker, 0);
+    let options = RequestOptions { retry: mcp_sdk::client::RetryPolicy::Force, ..Default::default() };
+    assert!(matches!(client.call_tool("any", json!({}), &options).await, Err(Error::Closed)));
+    assert_eq!(client.process().unwrap().restarts(), 0);
+    let _ = std::fs::remove_file(&marker);
+}

@@ -29,11 +29,12 @@ use tokio::sync::{mpsc, oneshot};
 use options::Callbacks;
 pub use options::{
     ClientOptions, Diagnostics, Hook, InputHooks, LogCallback, NotificationCallback, ProgressCallback, RequestOptions,
+    RetryPolicy,
 };
 use router::{Pending, Route, Router, cancelled_notification, event_queue};
 
 use crate::error::{Error, Result};
-use crate::limits::{MAX_AUTO_PAGES, MAX_INPUT_ROUNDS, MAX_TOTAL_TIMEOUT};
+use crate::limits::{MAX_AUTO_PAGES, MAX_INPUT_ROUNDS, MAX_LOST_STREAM_RETRIES, MAX_TOTAL_TIMEOUT};
 use crate::transport::Transport;
 use crate::transport::stdio::ChildProcess;
 
@@ -361,9 +362,29 @@ impl Client {
         Ok(meta)
     }
 
-    /// One request and its response, retried once after -32022 when the
-    /// server lists our version as supported.
+    /// One request and its response: sent again (new id) after a lost
+    /// connection when the retry policy allows, and once after -32022 when
+    /// the server lists our version as supported.
     async fn send_once(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &RequestOptions,
+        timeout: Option<Duration>,
+    ) -> Result<Value> {
+        let mut lost = 0;
+        loop {
+            match self.send_checked(method, params.clone(), options, timeout).await {
+                Err(Error::Closed) if lost < MAX_LOST_STREAM_RETRIES && options.retry.allows(method) => {
+                    lost += 1;
+                    tracing::debug!(method, attempt = lost, "connection lost before the response; sending again");
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn send_checked(
         &self,
         method: &str,
         params: Map<String, Value>,

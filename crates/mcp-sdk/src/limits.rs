@@ -14,6 +14,10 @@ pub const MAX_TOTAL_TIMEOUT: Duration = Duration::from_secs(600);
 /// Input rounds of one multi round-trip request before the client gives up.
 pub const MAX_INPUT_ROUNDS: usize = 10;
 
+/// Times one request is sent again after its connection was lost (a
+/// restarted child process); enough for a flapping server, not a loop.
+pub const MAX_LOST_STREAM_RETRIES: usize = 3;
+
 /// Pages the automatic pagination helpers read before they stop.
 pub const MAX_AUTO_PAGES: usize = 64;
 

@@ -23,6 +23,9 @@ pub(crate) enum Incoming {
     /// A frame that could not be decoded; `id` when one could be recovered,
     /// so the request it answers can fail at once.
     Undecodable { id: Option<RequestId>, reason: String },
+    /// The server went away (a child process ended); the requests waiting
+    /// on it fail, and the transport may come back (a restarted child).
+    Disconnected,
 }
 
 /// A connection to a server, ready for [`crate::Client::new`].

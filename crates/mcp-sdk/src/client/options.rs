@@ -111,6 +111,40 @@ pub struct Diagnostics {
     pub rounds: usize,
 }
 
+/// What to do when the connection is lost before a response arrived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RetryPolicy {
+    /// Send idempotent methods (discovery, lists, reads, prompts,
+    /// completion) again with a new id; fail the others.
+    #[default]
+    Auto,
+    /// Never send again.
+    Never,
+    /// Send every method again, `tools/call` and `subscriptions/listen`
+    /// included.
+    Force,
+}
+
+impl RetryPolicy {
+    pub(crate) fn allows(self, method: &str) -> bool {
+        match self {
+            RetryPolicy::Never => false,
+            RetryPolicy::Force => true,
+            RetryPolicy::Auto => matches!(
+                method,
+                "server/discover"
+                    | "tools/list"
+                    | "prompts/list"
+                    | "prompts/get"
+                    | "resources/list"
+                    | "resources/templates/list"
+                    | "resources/read"
+                    | "completion/complete"
+            ),
+        }
+    }
+}
+
 /// Options of one request.
 #[derive(Clone, Default)]
 pub struct RequestOptions {
@@ -135,6 +169,9 @@ pub struct RequestOptions {
     pub meta: Map<String, Value>,
     /// Return an `InputRequiredResult` as it is instead of running the hooks.
     pub allow_input_required: bool,
+    /// What to do when the connection is lost before the response, at most
+    /// [`crate::limits::MAX_LOST_STREAM_RETRIES`] times.
+    pub retry: RetryPolicy,
     /// Filled in with what the client found out.
     pub diagnostics: Option<Arc<Mutex<Diagnostics>>>,
 }

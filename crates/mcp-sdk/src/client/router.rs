@@ -77,6 +77,7 @@ impl Router {
                 Incoming::Message(Message::Request(r)) => {
                     tracing::warn!(target: "mcp_router", method = %r.method, "a 2026-07-28 server sends no requests; dropped");
                 }
+                Incoming::Disconnected => self.fail_all(),
                 Incoming::Undecodable { id, reason } => {
                     let failed = id.as_ref().and_then(|id| self.lock().remove(id).map(|p| (id.clone(), p)));
                     match failed {
@@ -96,6 +97,11 @@ impl Router {
             }
         }
         *self.closed.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.fail_all();
+    }
+
+    /// Fails every waiting request with [`Error::Closed`].
+    fn fail_all(&self) {
         for (_, pending) in self.lock().drain() {
             let _ = pending.reply.send(Err(Error::Closed));
         }

@@ -25,9 +25,10 @@ impl Server {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let limits = self.limits().clone();
-        let (out, rx) = mpsc::channel(OUTGOING_QUEUE);
+        let (out, mut rx) = mpsc::channel(OUTGOING_QUEUE);
         let stop_writer = CancellationToken::new();
-        let mut writer = tokio::spawn(write_lines(output, rx, stop_writer.clone()));
+        let stop = stop_writer.clone();
+        let mut writer = tokio::spawn(async move { write_lines(output, &mut rx, stop).await });
         let connection = Connection::new(self.clone(), out);
         let mut reader = FrameReader::new(input, limits.max_line_bytes);
         let read_result = loop {

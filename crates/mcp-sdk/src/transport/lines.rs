@@ -47,10 +47,11 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
 
 /// Owns a byte stream's writing side: writes each message as one line and
 /// flushes, until the channel closes or `stop` fires (checked only between
-/// lines, so a line is never cut). Returns when the stream is shut down.
+/// lines, so a line is never cut). Returns when the stream is shut down;
+/// the channel stays usable for the next stream (a restarted child).
 pub(crate) async fn write_lines<W: AsyncWrite + Unpin>(
     mut writer: W,
-    mut messages: mpsc::Receiver<Message>,
+    messages: &mut mpsc::Receiver<Message>,
     stop: CancellationToken,
 ) -> std::io::Result<()> {
     loop {

@@ -1,18 +1,25 @@
 //! A server in a child process, spoken to over its stdin and stdout
 //! (2026-07-28, Transports: stdio).
 //!
-//! The child runs in its own process group, so that closing it reaches its
+//! The child runs in its own process group, so that stopping it reaches its
 //! own children too. Closing escalates: close stdin, wait `shutdown_grace`,
 //! SIGTERM to the group, wait again, SIGKILL to the group. Dropping the
 //! handle without closing kills the group at once; no child outlives it.
+//!
+//! A supervisor task owns the child. When the child ends (or closes its
+//! stdout), the requests waiting on it fail with `Closed`; with
+//! `max_restarts` the supervisor then starts a new child at once, and the
+//! client's retry policy can send those requests again.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_protocol::{Frame, Message, decode_message};
+use tokio::process::{Child, ChildStdout};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -50,10 +57,12 @@ pub struct StdioCommand {
     pub max_depth: usize,
     /// Each wait of the shutdown escalation.
     pub shutdown_grace: Duration,
+    /// How many times a child that ended on its own is started again.
+    pub max_restarts: u32,
 }
 
 impl StdioCommand {
-    /// A command with the default limits.
+    /// A command with the default limits and no restarts.
     pub fn new(program: impl Into<OsString>) -> Self {
         StdioCommand {
             program: program.into(),
@@ -64,6 +73,7 @@ impl StdioCommand {
             max_line_bytes: mcp_protocol::DEFAULT_MAX_LINE_BYTES,
             max_depth: mcp_protocol::UPSTREAM_MAX_DEPTH,
             shutdown_grace: Duration::from_secs(2),
+            max_restarts: 0,
         }
     }
 
@@ -88,22 +98,38 @@ impl StdioCommand {
         self.stderr = mode;
         self
     }
+
+    /// Sets how many times the child is started again after it ends.
+    pub fn max_restarts(mut self, restarts: u32) -> Self {
+        self.max_restarts = restarts;
+        self
+    }
+
+    fn start(&self) -> Result<Child, Error> {
+        let mut cmd = tokio::process::Command::new(&self.program);
+        cmd.args(&self.args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(match self.stderr {
+                StderrMode::Inherit => Stdio::inherit(),
+                StderrMode::Discard => Stdio::null(),
+            })
+            .process_group(0)
+            .kill_on_drop(false);
+        if let Some(dir) = &self.current_dir {
+            cmd.current_dir(dir);
+        }
+        cmd.spawn().map_err(|source| Error::Spawn { source })
+    }
 }
 
-/// The running child: its process group, its exit status, and the shutdown.
-#[derive(Debug)]
-pub struct ChildProcess {
-    pid: u32,
-    grace: Duration,
-    stop_stdin: CancellationToken,
-    exited: CancellationToken,
-    status: Arc<Mutex<Option<ExitStatus>>>,
-}
-
-/// Sends `signal` to the child's process group. A group that no longer
-/// exists is not an error.
+/// Sends `signal` to a process group. A group that no longer exists is not
+/// an error.
 fn signal_group(pid: u32, signal: libc::c_int) {
-    if let Ok(pgid) = libc::pid_t::try_from(pid) {
+    if let Ok(pgid) = libc::pid_t::try_from(pid)
+        && pgid > 0
+    {
         // SAFETY: kill(2) with a negative pid signals a process group; it
         // touches no memory of this process.
         unsafe {
@@ -112,53 +138,93 @@ fn signal_group(pid: u32, signal: libc::c_int) {
     }
 }
 
+/// The state the supervisor and the handle share.
+#[derive(Debug)]
+struct Shared {
+    /// The current (or last) child's pid, which is also its group id.
+    pid: AtomicU32,
+    /// Fired when the current child has ended; replaced at each restart.
+    exited: Mutex<CancellationToken>,
+    /// The exit status of the last child that ended.
+    status: Mutex<Option<ExitStatus>>,
+    /// Children started after the first.
+    restarts: AtomicU32,
+    /// Set by `close` and drop: no more restarts, stdin closes.
+    closing: CancellationToken,
+    /// Fired when the supervisor is done: no child will run again.
+    ended: CancellationToken,
+    grace: Duration,
+}
+
+impl Shared {
+    fn exited(&self) -> CancellationToken {
+        self.exited.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// The running child: its process group, its exit status, and the shutdown.
+#[derive(Debug)]
+pub struct ChildProcess {
+    shared: Arc<Shared>,
+}
+
 impl ChildProcess {
-    /// The child's process id (also its process group id).
+    /// The current child's process id (also its process group id).
     pub fn id(&self) -> u32 {
-        self.pid
+        self.shared.pid.load(Ordering::SeqCst)
     }
 
-    /// How the child ended, once it has.
+    /// How the last child that ended ended.
     pub fn exit_status(&self) -> Option<ExitStatus> {
-        *self.status.lock().unwrap_or_else(|e| e.into_inner())
+        *self.shared.status.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Whether the child has ended.
+    /// Whether the current child has ended.
     pub fn has_exited(&self) -> bool {
-        self.exited.is_cancelled()
+        self.shared.exited().is_cancelled()
     }
 
-    /// Completes when the child has ended.
+    /// How many times the child was started again.
+    pub fn restarts(&self) -> u32 {
+        self.shared.restarts.load(Ordering::SeqCst)
+    }
+
+    /// Completes when the current child has ended, with its status.
     ///
     /// # Cancel safety
     /// Cancel safe.
     pub async fn wait(&self) -> Option<ExitStatus> {
-        self.exited.cancelled().await;
+        self.shared.exited().cancelled().await;
         self.exit_status()
     }
 
-    /// Stops the child: closes its stdin, waits, then SIGTERM and SIGKILL to
-    /// its process group, each after the grace period. Whatever is left of
-    /// the group after the child ended is killed too.
+    /// Stops the child for good: closes its stdin, waits, then SIGTERM and
+    /// SIGKILL to its process group, each after the grace period. Whatever
+    /// is left of the group after the child ended is killed too.
     pub async fn close(&self) -> Option<ExitStatus> {
-        self.stop_stdin.cancel();
-        if tokio::time::timeout(self.grace, self.exited.cancelled()).await.is_err() {
-            tracing::debug!(pid = self.pid, "server did not exit after stdin closed; sending SIGTERM");
-            signal_group(self.pid, libc::SIGTERM);
-            if tokio::time::timeout(self.grace, self.exited.cancelled()).await.is_err() {
-                tracing::debug!(pid = self.pid, "server did not exit after SIGTERM; sending SIGKILL");
-                signal_group(self.pid, libc::SIGKILL);
-                self.exited.cancelled().await;
+        let shared = &self.shared;
+        shared.closing.cancel();
+        let exited = shared.exited();
+        let pid = self.id();
+        if tokio::time::timeout(shared.grace, exited.cancelled()).await.is_err() {
+            tracing::debug!(pid, "server did not exit after stdin closed; sending SIGTERM");
+            signal_group(pid, libc::SIGTERM);
+            if tokio::time::timeout(shared.grace, exited.cancelled()).await.is_err() {
+                tracing::debug!(pid, "server did not exit after SIGTERM; sending SIGKILL");
+                signal_group(pid, libc::SIGKILL);
+                exited.cancelled().await;
             }
         }
-        signal_group(self.pid, libc::SIGKILL);
+        signal_group(pid, libc::SIGKILL);
+        let _ = tokio::time::timeout(shared.grace, shared.ended.cancelled()).await;
         self.exit_status()
     }
 }
 
 impl Drop for ChildProcess {
     fn drop(&mut self) {
-        signal_group(self.pid, libc::SIGKILL);
+        self.shared.closing.cancel();
+        signal_group(self.id(), libc::SIGKILL);
     }
 }
 
@@ -167,75 +233,130 @@ impl Drop for ChildProcess {
 /// # Errors
 /// [`Error::Spawn`] when the program cannot be started.
 pub fn spawn(command: StdioCommand) -> Result<Transport, Error> {
-    let mut cmd = tokio::process::Command::new(&command.program);
-    cmd.args(&command.args)
-        .envs(command.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(match command.stderr {
-            StderrMode::Inherit => Stdio::inherit(),
-            StderrMode::Discard => Stdio::null(),
-        })
-        .process_group(0)
-        .kill_on_drop(false);
-    if let Some(dir) = &command.current_dir {
-        cmd.current_dir(dir);
-    }
-    let mut child = cmd.spawn().map_err(|source| Error::Spawn { source })?;
-    let pid = child.id().ok_or_else(|| Error::Spawn { source: std::io::Error::other("child exited at once") })?;
-    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(Error::Spawn { source: std::io::Error::other("child has no stdio pipes") });
-    };
-
-    let process = ChildProcess {
-        pid,
+    let child = command.start()?;
+    let shared = Arc::new(Shared {
+        pid: AtomicU32::new(0),
+        exited: Mutex::new(CancellationToken::new()),
+        status: Mutex::default(),
+        restarts: AtomicU32::new(0),
+        closing: CancellationToken::new(),
+        ended: CancellationToken::new(),
         grace: command.shutdown_grace,
-        stop_stdin: CancellationToken::new(),
-        exited: CancellationToken::new(),
-        status: Arc::default(),
-    };
-    let (status, exited) = (process.status.clone(), process.exited.clone());
-    tokio::spawn(async move {
-        let result = child.wait().await;
-        if let Ok(s) = result {
-            *status.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
-        }
-        exited.cancel();
     });
-
-    let (outgoing, rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
-    let stop = process.stop_stdin.clone();
-    tokio::spawn(async move {
-        if let Err(e) = write_lines(stdin, rx, stop).await {
-            tracing::debug!("server stdin closed: {e}");
-        }
-    });
-
+    let (outgoing, out_rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
     let (to_client, incoming) = mpsc::channel::<Incoming>(OUTGOING_QUEUE);
-    let (max_line, max_depth) = (command.max_line_bytes, command.max_depth);
-    tokio::spawn(async move {
-        let mut reader = FrameReader::new(stdout, max_line);
-        loop {
-            let item = match reader.next().await {
-                Ok(Some(Frame::Line(line))) => match decode_message(&line, max_depth) {
-                    Ok(message) => Incoming::Message(message),
-                    Err(e) => Incoming::Undecodable { id: e.reply_id(&line), reason: e.to_string() },
-                },
-                Ok(Some(Frame::TooLong(line))) => Incoming::Undecodable {
-                    id: line.recover_id(),
-                    reason: format!("a line of {} bytes is over the limit of {max_line}", line.len),
-                },
-                Ok(None) => break,
-                Err(e) => {
-                    tracing::debug!("server stdout failed: {e}");
-                    break;
-                }
-            };
-            if to_client.send(item).await.is_err() {
+    shared.pid.store(child.id().unwrap_or(0), Ordering::SeqCst);
+    tokio::spawn(supervise(command, child, shared.clone(), out_rx, to_client));
+    Ok(Transport { outgoing, incoming, process: Some(ChildProcess { shared }) })
+}
+
+/// Runs children one after the other until the last one ends.
+async fn supervise(
+    command: StdioCommand,
+    mut child: Child,
+    shared: Arc<Shared>,
+    mut out_rx: mpsc::Receiver<Message>,
+    to_client: mpsc::Sender<Incoming>,
+) {
+    loop {
+        run_child(&command, child, &shared, &mut out_rx, &to_client).await;
+        let restarts = shared.restarts.load(Ordering::SeqCst);
+        if shared.closing.is_cancelled() || restarts >= command.max_restarts {
+            break;
+        }
+        match command.start() {
+            Ok(next) => {
+                shared.restarts.store(restarts + 1, Ordering::SeqCst);
+                tracing::info!(restart = restarts + 1, "server process started again");
+                child = next;
+            }
+            Err(e) => {
+                tracing::warn!("cannot start the server process again: {e}");
                 break;
             }
         }
+    }
+    shared.ended.cancel();
+}
+
+/// Connects one child to the channels until it is gone: stdout closed or
+/// the process ended. Then the client learns that the connection dropped.
+async fn run_child(
+    command: &StdioCommand,
+    mut child: Child,
+    shared: &Arc<Shared>,
+    out_rx: &mut mpsc::Receiver<Message>,
+    to_client: &mpsc::Sender<Incoming>,
+) {
+    let pid = child.id().unwrap_or(0);
+    shared.pid.store(pid, Ordering::SeqCst);
+    let exited = CancellationToken::new();
+    *shared.exited.lock().unwrap_or_else(|e| e.into_inner()) = exited.clone();
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        signal_group(pid, libc::SIGKILL);
+        exited.cancel();
+        return;
+    };
+
+    let status_shared = shared.clone();
+    let exited_by_waiter = exited.clone();
+    tokio::spawn(async move {
+        if let Ok(status) = child.wait().await {
+            *status_shared.status.lock().unwrap_or_else(|e| e.into_inner()) = Some(status);
+        }
+        exited_by_waiter.cancel();
     });
 
-    Ok(Transport { outgoing, incoming, process: Some(process) })
+    let gone = shared.closing.child_token();
+    let reader = tokio::spawn(read_child(stdout, to_client.clone(), command.max_line_bytes, command.max_depth));
+    let reader_done = gone.clone();
+    let watch = async {
+        tokio::select! {
+            _ = async { let _ = reader.await; } => {}
+            _ = exited.cancelled() => {}
+        }
+        reader_done.cancel();
+    };
+    let (_, written) = tokio::join!(watch, write_lines(stdin, out_rx, gone.clone()));
+    if let Err(e) = written {
+        tracing::debug!(pid, "server stdin closed: {e}");
+    }
+    // The child is gone for this client; whatever it left running in its
+    // group is stopped before another child starts.
+    if !shared.closing.is_cancelled() {
+        if tokio::time::timeout(shared.grace, exited.cancelled()).await.is_err() {
+            signal_group(pid, libc::SIGTERM);
+            if tokio::time::timeout(shared.grace, exited.cancelled()).await.is_err() {
+                signal_group(pid, libc::SIGKILL);
+                exited.cancelled().await;
+            }
+        }
+        signal_group(pid, libc::SIGKILL);
+    }
+    let _ = to_client.send(Incoming::Disconnected).await;
+}
+
+/// Reads the child's stdout into the client's channel until it closes.
+async fn read_child(stdout: ChildStdout, to_client: mpsc::Sender<Incoming>, max_line: usize, max_depth: usize) {
+    let mut reader = FrameReader::new(stdout, max_line);
+    loop {
+        let item = match reader.next().await {
+            Ok(Some(Frame::Line(line))) => match decode_message(&line, max_depth) {
+                Ok(message) => Incoming::Message(message),
+                Err(e) => Incoming::Undecodable { id: e.reply_id(&line), reason: e.to_string() },
+            },
+            Ok(Some(Frame::TooLong(line))) => Incoming::Undecodable {
+                id: line.recover_id(),
+                reason: format!("a line of {} bytes is over the limit of {max_line}", line.len),
+            },
+            Ok(None) => return,
+            Err(e) => {
+                tracing::debug!("server stdout failed: {e}");
+                return;
+            }
+        };
+        if to_client.send(item).await.is_err() {
+            return;
+        }
+    }
 }
