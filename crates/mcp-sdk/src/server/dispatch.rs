@@ -283,11 +283,7 @@ impl Server {
     }
 
     async fn call_tool(&self, params: Map<String, Value>, ctx: RequestContext) -> Outcome {
-        let name = params
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or(ServerFault::InvalidParams { reason: "name is required".into() })?
-            .to_owned();
+        let name = required_str(&params, "name")?;
         let arguments = match params.get("arguments") {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(a)) => a.clone(),
@@ -318,11 +314,7 @@ impl Server {
     }
 
     async fn get_prompt(&self, params: Map<String, Value>, ctx: RequestContext) -> Outcome {
-        let name = params
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or(ServerFault::InvalidParams { reason: "name is required".into() })?
-            .to_owned();
+        let name = required_str(&params, "name")?;
         let arguments = params.get("arguments").and_then(Value::as_object).cloned().unwrap_or_default();
         let handler = {
             let prompts = read(&self.inner.prompts);
@@ -348,11 +340,7 @@ impl Server {
     }
 
     async fn read_resource(&self, params: Map<String, Value>, ctx: RequestContext) -> Outcome {
-        let uri = params
-            .get("uri")
-            .and_then(Value::as_str)
-            .ok_or(ServerFault::InvalidParams { reason: "uri is required".into() })?
-            .to_owned();
+        let uri = required_str(&params, "uri")?;
         let found = {
             let resources = read(&self.inner.resources);
             match resources.iter().find(|r| r.resource.uri == uri) {
@@ -436,6 +424,15 @@ impl Server {
             _ = end.cancelled() => Some(Ok(subscriptions::completion(&id))),
         }
     }
+}
+
+/// A string member the params must have.
+fn required_str(params: &Map<String, Value>, key: &str) -> Result<String, ServerFault> {
+    params
+        .get(key)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| ServerFault::InvalidParams { reason: format!("{key} is required") })
 }
 
 /// Puts `resultType: complete` on a final result whose handler left it out.
