@@ -265,7 +265,7 @@ impl Client {
     ) -> Result<SubscriptionsListenResult> {
         let mut params = Map::new();
         params.insert("notifications".into(), to_json(&filter)?);
-        let timeout = options.timeout.map(|t| t.min(MAX_TOTAL_TIMEOUT));
+        let timeout = options.timeout.map(|t| t.min(options.max_total_timeout.unwrap_or(MAX_TOTAL_TIMEOUT)));
         let value = self.send_once("subscriptions/listen", params, options, timeout).await?;
         parse_result("subscriptions/listen", value)
     }
@@ -276,7 +276,10 @@ impl Client {
     /// # Errors
     /// See [`Error`].
     pub async fn request(&self, method: &str, params: Map<String, Value>, options: &RequestOptions) -> Result<Value> {
-        let timeout = options.timeout.unwrap_or(self.inner.options.request_timeout).min(MAX_TOTAL_TIMEOUT);
+        let timeout = options
+            .timeout
+            .unwrap_or(self.inner.options.request_timeout)
+            .min(options.max_total_timeout.unwrap_or(MAX_TOTAL_TIMEOUT));
         let deadline = tokio::time::Instant::now() + timeout;
         let mut params = params;
         for round in 0..=MAX_INPUT_ROUNDS {

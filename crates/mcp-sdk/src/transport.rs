@@ -8,7 +8,7 @@
 //!  Client ◀─Incoming── incoming ◀── [memory: server connection | stdio: child stdout]
 //! ```
 
-pub(crate) mod lines;
+pub mod lines;
 pub mod memory;
 pub mod stdio;
 

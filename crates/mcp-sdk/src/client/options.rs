@@ -149,8 +149,11 @@ impl RetryPolicy {
 #[derive(Clone, Default)]
 pub struct RequestOptions {
     /// Time for the whole request, all input rounds included; the client's
-    /// default when `None`, never more than [`crate::limits::MAX_TOTAL_TIMEOUT`].
+    /// default when `None`, never more than `max_total_timeout`.
     pub timeout: Option<Duration>,
+    /// Upper bound of `timeout`; [`crate::limits::MAX_TOTAL_TIMEOUT`] when
+    /// `None`. A bridge raises it for tool calls that run for an hour.
+    pub max_total_timeout: Option<Duration>,
     /// Cancels the request (the server is told).
     pub cancel: Option<CancellationToken>,
     /// Progress of the request, at most 50 a second.

@@ -9,8 +9,10 @@ use tokio_util::sync::CancellationToken;
 /// Size of one read from the stream.
 const READ_CHUNK: usize = 64 * 1024;
 
-/// Reads frames from a byte stream through a [`LineFramer`].
-pub(crate) struct FrameReader<R> {
+/// Reads frames from a byte stream through a [`LineFramer`]; the reading half
+/// of every line-framed transport.
+#[derive(Debug)]
+pub struct FrameReader<R> {
     reader: R,
     framer: LineFramer,
     buf: Box<[u8]>,
@@ -18,7 +20,8 @@ pub(crate) struct FrameReader<R> {
 }
 
 impl<R: AsyncRead + Unpin> FrameReader<R> {
-    pub(crate) fn new(reader: R, max_line_bytes: usize) -> Self {
+    /// A reader of lines of at most `max_line_bytes`.
+    pub fn new(reader: R, max_line_bytes: usize) -> Self {
         FrameReader { reader, framer: LineFramer::new(max_line_bytes), buf: vec![0; READ_CHUNK].into(), eof: false }
     }
 
@@ -26,7 +29,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     ///
     /// # Cancel safety
     /// Cancel safe: bytes read are kept in the framer.
-    pub(crate) async fn next(&mut self) -> std::io::Result<Option<Frame>> {
+    pub async fn next(&mut self) -> std::io::Result<Option<Frame>> {
         loop {
             if let Some(frame) = self.framer.next_frame() {
                 return Ok(Some(frame));
@@ -49,7 +52,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
 /// flushes, until the channel closes or `stop` fires (checked only between
 /// lines, so a line is never cut). Returns when the stream is shut down;
 /// the channel stays usable for the next stream (a restarted child).
-pub(crate) async fn write_lines<W: AsyncWrite + Unpin>(
+pub async fn write_lines<W: AsyncWrite + Unpin>(
     mut writer: W,
     messages: &mut mpsc::Receiver<Message>,
     stop: CancellationToken,

@@ -1,0 +1,94 @@
+//! `mcp-bridge`: a 2025-11-25 stdio server for legacy MCP clients in front
+//! of a 2026-07-28 server started as a child process.
+//!
+//! | exit code | when |
+//! |---|---|
+//! | 0 | the client closed stdin (also after the watchdog) |
+//! | 1 | the server stopped, or an internal error |
+//! | 2 | invalid arguments |
+
+mod args;
+mod config;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use clap::Parser;
+use mcp_bridge::{Hooks, RunOutcome};
+
+/// The time after the end of stdin before the bridge stops whatever is left
+/// and exits: VS Code sends SIGTERM after 10 s, so 8 s stays ahead of it.
+const WATCHDOG: Duration = Duration::from_secs(8);
+
+fn main() -> ExitCode {
+    let args = match args::Args::try_parse() {
+        Ok(args) => args,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let config = match config::Config::from_args(args) {
+        Ok(config) => config,
+        Err(message) => {
+            eprintln!("mcp-bridge: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    mcp_bridge::log::init("mcp-bridge", &config.log_level);
+    match run(config) {
+        Ok(code) => code,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Starts the watchdog: a plain thread, so it fires even when every task is
+/// stuck. It stops the server's process group and exits 0.
+fn start_watchdog(upstream_group: Arc<AtomicU32>) {
+    std::thread::spawn(move || {
+        std::thread::sleep(WATCHDOG);
+        let pid = upstream_group.load(Ordering::SeqCst);
+        if let Ok(pgid) = libc::pid_t::try_from(pid)
+            && pgid > 0
+        {
+            // SAFETY: kill(2) on a process group; touches no memory.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+        tracing::warn!("shutdown took longer than {} s; exiting", WATCHDOG.as_secs());
+        std::process::exit(0);
+    });
+}
+
+fn run(config: config::Config) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let upstream_group = Arc::new(AtomicU32::new(0));
+    let watched = upstream_group.clone();
+    let recorded = upstream_group.clone();
+    let hooks = Hooks {
+        on_eof: Some(Box::new(move || start_watchdog(watched))),
+        on_upstream_started: Some(Arc::new(move |pid| recorded.store(pid, Ordering::SeqCst))),
+    };
+    let outcome = runtime.block_on(mcp_bridge::run(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        config.upstream,
+        config.frontend,
+        hooks,
+    ));
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    match outcome {
+        Ok(RunOutcome::Eof) => Ok(ExitCode::SUCCESS),
+        Ok(RunOutcome::UpstreamExited) => Ok(ExitCode::from(1)),
+        // The client went away mid-write: a clean end, as for end of input.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(e.into()),
+    }
+}

@@ -1,0 +1,583 @@
+//! The legacy stdio server for one client connection: the lifecycle, the
+//! reader, one task (slot) per admitted request, the single writer of
+//! stdout, the watcher of the upstream, and the two ways to end (end of
+//! input, loss of the upstream).
+//!
+//! ```text
+//!  stdin ─▶ reader (never waits for a slot) ─┬─ answers itself: ping, setLevel,
+//!                                            │  server/discover, bad lines, lifecycle
+//!                                            └─▶ slot task ─▶ Upstream ─▶ child
+//!  stdout ◀── writer task ◀── every frame (one line each, never interleaved)
+//! ```
+//!
+//! Lifecycle: `awaiting_initialize` → (first initialize) `initializing` →
+//! (discover result) `ready`; a failed initialize goes back to
+//! `awaiting_initialize`; the end of input or the loss of the upstream goes
+//! to `closing`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_protocol::types::{ClientCapabilities, LoggingLevel, ProgressNotificationParams};
+use mcp_protocol::{
+    ErrorObject, Frame, JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest, JsonRpcResultResponse, Message,
+    RequestId, ShapeRule, decode_message,
+};
+use mcp_sdk::RequestOptions;
+use mcp_sdk::transport::lines::{FrameReader, write_lines};
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::legacy::{self, NotificationClass, RequestClass};
+use crate::profile::Profile;
+use crate::translate::{self, Cause, ReplyMask, error_for};
+use crate::upstream::{Upstream, UpstreamConfig, describe_exit};
+
+/// Frames queued for the writer before senders wait.
+const OUTPUT_QUEUE: usize = 1024;
+
+/// Time limits of forwarded requests, by method.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    /// The list requests and `completion/complete`.
+    pub list: Duration,
+    /// `prompts/get` and `resources/read`.
+    pub read: Duration,
+    /// `tools/call`: long, because tools can be; the client's cancel is the
+    /// outer limit.
+    pub call: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts { list: Duration::from_secs(120), read: Duration::from_secs(120), call: Duration::from_secs(3600) }
+    }
+}
+
+impl Timeouts {
+    fn for_method(&self, method: &str) -> Duration {
+        match method {
+            "tools/call" => self.call,
+            "prompts/get" | "resources/read" => self.read,
+            _ => self.list,
+        }
+    }
+}
+
+/// How a front end behaves.
+#[derive(Debug, Clone)]
+pub struct FrontendOptions {
+    /// The client family.
+    pub profile: &'static Profile,
+    /// Longest line accepted from the client.
+    pub max_line_bytes: usize,
+    /// Deepest nesting accepted from the client.
+    pub max_depth: usize,
+    /// Requests handled at once; one more is answered -32603 at once.
+    pub max_in_flight: usize,
+    /// Time limit of `server/discover` at initialize.
+    pub discover_timeout: Duration,
+    /// Time the requests in flight get at the end.
+    pub shutdown_grace: Duration,
+    /// Time limits of forwarded requests.
+    pub timeouts: Timeouts,
+}
+
+impl Default for FrontendOptions {
+    fn default() -> Self {
+        FrontendOptions {
+            profile: &crate::profile::VSCODE,
+            max_line_bytes: mcp_protocol::DEFAULT_MAX_LINE_BYTES,
+            max_depth: mcp_protocol::CLIENT_MAX_DEPTH,
+            max_in_flight: 256,
+            discover_timeout: Duration::from_secs(60),
+            shutdown_grace: Duration::from_secs(2),
+            timeouts: Timeouts::default(),
+        }
+    }
+}
+
+/// Calls the front end makes to its host (the executable).
+#[derive(Default)]
+pub struct Hooks {
+    /// Called at the end of the input, before the shutdown waits: the
+    /// executable starts its watchdog here.
+    pub on_eof: Option<Box<dyn FnOnce() + Send>>,
+    /// Called with the process id (and group id) of each upstream child
+    /// started, so the watchdog can stop its group.
+    pub on_upstream_started: Option<Arc<dyn Fn(u32) + Send + Sync>>,
+}
+
+impl std::fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hooks")
+            .field("on_eof", &self.on_eof.is_some())
+            .field("on_upstream_started", &self.on_upstream_started.is_some())
+            .finish()
+    }
+}
+
+/// How a front end ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunOutcome {
+    /// The client closed its input (exit code 0).
+    Eof,
+    /// The upstream server was lost (exit code 1).
+    UpstreamExited,
+}
+
+/// The lifecycle state.
+enum Lifecycle {
+    AwaitingInitialize,
+    Initializing,
+    Ready(Upstream),
+    Closing,
+}
+
+struct Frontend {
+    options: FrontendOptions,
+    config: UpstreamConfig,
+    lifecycle: Mutex<Lifecycle>,
+    out: mpsc::Sender<Message>,
+    /// Client requests in flight, by id, with their cancel tokens.
+    slots: Mutex<HashMap<RequestId, CancellationToken>>,
+    tasks: TaskTracker,
+    /// Parent of every slot's token.
+    stop_slots: CancellationToken,
+    /// The level of the last `logging/setLevel`.
+    log_level: Arc<Mutex<Option<LoggingLevel>>>,
+    /// Fired when the upstream is lost.
+    lost: CancellationToken,
+    on_upstream_started: Option<Arc<dyn Fn(u32) + Send + Sync>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Serves one legacy client on `input`/`output` in front of the upstream of
+/// `config`, until the input ends or the upstream is lost.
+///
+/// # Errors
+/// An I/O error of the input or the output.
+pub async fn run<R, W>(
+    input: R,
+    output: W,
+    config: UpstreamConfig,
+    options: FrontendOptions,
+    mut hooks: Hooks,
+) -> std::io::Result<RunOutcome>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (out, mut rx) = mpsc::channel(OUTPUT_QUEUE);
+    let stop_writer = CancellationToken::new();
+    let writer_stop = stop_writer.clone();
+    let mut writer = tokio::spawn(async move { write_lines(output, &mut rx, writer_stop).await });
+    let frontend = Arc::new(Frontend {
+        options: options.clone(),
+        config,
+        lifecycle: Mutex::new(Lifecycle::AwaitingInitialize),
+        out,
+        slots: Mutex::default(),
+        tasks: TaskTracker::new(),
+        stop_slots: CancellationToken::new(),
+        log_level: Arc::default(),
+        lost: CancellationToken::new(),
+        on_upstream_started: hooks.on_upstream_started.clone(),
+    });
+    let mut reader = FrameReader::new(input, options.max_line_bytes);
+
+    let outcome = loop {
+        let frame = tokio::select! {
+            frame = reader.next() => frame,
+            _ = frontend.lost.cancelled() => break RunOutcome::UpstreamExited,
+        };
+        match frame {
+            Ok(Some(frame)) => frontend.handle_frame(frame).await,
+            Ok(None) => break RunOutcome::Eof,
+            Err(e) => {
+                tracing::warn!("reading stdin failed: {e}");
+                break RunOutcome::Eof;
+            }
+        }
+    };
+
+    let upstream = std::mem::replace(&mut *lock(&frontend.lifecycle), Lifecycle::Closing);
+    match outcome {
+        RunOutcome::Eof => {
+            tracing::debug!("end of input; shutting down");
+            if let Some(on_eof) = hooks.on_eof.take() {
+                on_eof();
+            }
+            frontend.cancel_all();
+            frontend.wait_slots().await;
+        }
+        RunOutcome::UpstreamExited => {
+            frontend.answer_all(Cause::UpstreamExited);
+            // The reader keeps answering -32603 until the output closes.
+            tokio::select! {
+                _ = frontend.wait_slots() => {}
+                _ = async {
+                    while let Ok(Some(frame)) = reader.next().await {
+                        frontend.handle_frame(frame).await;
+                    }
+                    std::future::pending::<()>().await
+                } => {}
+            }
+        }
+    }
+    drop(reader);
+    let frontend = Arc::try_unwrap(frontend).ok();
+    drop(frontend);
+    let joined = match tokio::time::timeout(options.shutdown_grace, &mut writer).await {
+        Ok(joined) => joined,
+        Err(_) => {
+            stop_writer.cancel();
+            writer.await
+        }
+    };
+    if let Lifecycle::Ready(upstream) = upstream {
+        upstream.close().await;
+    }
+    joined.unwrap_or_else(|e| Err(std::io::Error::other(e)))?;
+    Ok(outcome)
+}
+
+impl Frontend {
+    async fn send(&self, message: Message) {
+        // A closed writer means the client is gone; nothing to tell it.
+        let _ = self.out.send(message).await;
+    }
+
+    async fn reply(&self, id: RequestId, result: Value) {
+        self.send(Message::Result(JsonRpcResultResponse::new(id, result))).await;
+    }
+
+    async fn fail(&self, id: Option<RequestId>, error: ErrorObject) {
+        self.send(Message::Error(JsonRpcErrorResponse::new(id, error))).await;
+    }
+
+    async fn fail_with(&self, id: Option<RequestId>, cause: Cause, detail: Option<Value>) {
+        self.fail(id, error_for(cause, detail)).await;
+    }
+
+    async fn handle_frame(self: &Arc<Self>, frame: Frame) {
+        let line = match frame {
+            Frame::Line(line) => line,
+            Frame::TooLong(line) => {
+                let detail = json!(self.options.max_line_bytes);
+                return self.fail_with(line.recover_id(), Cause::LineTooLong, Some(detail)).await;
+            }
+        };
+        match decode_message(&line, self.options.max_depth) {
+            Ok(Message::Request(request)) => self.handle_request(request).await,
+            Ok(Message::Notification(n)) => self.handle_notification(n),
+            Ok(Message::Result(_) | Message::Error(_)) => {
+                tracing::debug!("a response from the client that answers no request of the bridge; dropped");
+            }
+            Err(mcp_protocol::DecodeError::InvalidShape { rule: ShapeRule::ResponseIdType, .. }) => {
+                tracing::debug!("a response with an id that is not a string or an integer; dropped");
+            }
+            Err(e) => {
+                let (cause, detail) = translate::errors::cause_of_decode_error(&e);
+                self.fail_with(e.reply_id(&line), cause, detail).await;
+            }
+        }
+    }
+
+    fn handle_notification(&self, n: JsonRpcNotification) {
+        match legacy::classify_notification(&n.method) {
+            NotificationClass::Cancelled => {
+                if let Some(id) = legacy::cancelled_request_id(n.params.as_ref())
+                    && let Some(token) = lock(&self.slots).get(&id)
+                {
+                    token.cancel();
+                }
+            }
+            NotificationClass::Initialized | NotificationClass::RootsListChanged | NotificationClass::Other => {
+                tracing::debug!(method = %n.method, "notification noted");
+            }
+        }
+    }
+
+    async fn handle_request(self: &Arc<Self>, request: JsonRpcRequest) {
+        let id = request.id.clone();
+        let class = legacy::classify_request(&request.method);
+        match class {
+            RequestClass::Ping => return self.reply(id, json!({})).await,
+            RequestClass::SetLevel => {
+                return match legacy::parse_set_level(request.params.as_ref()) {
+                    Ok(level) => {
+                        *lock(&self.log_level) = Some(level);
+                        self.reply(id, json!({})).await
+                    }
+                    Err(e) => self.fail_with(Some(id), Cause::InvalidParams, Some(json!(e.to_string()))).await,
+                };
+            }
+            RequestClass::Discover => return self.fail_with(Some(id), Cause::MethodNotFound, None).await,
+            _ => {}
+        }
+        enum Next {
+            Answer(Cause, Option<Value>),
+            Initialize,
+            Forward(Upstream),
+        }
+        let next = {
+            let mut lifecycle = lock(&self.lifecycle);
+            match (&*lifecycle, class) {
+                (Lifecycle::AwaitingInitialize, RequestClass::Initialize) => {
+                    *lifecycle = Lifecycle::Initializing;
+                    Next::Initialize
+                }
+                (Lifecycle::Initializing | Lifecycle::Ready(_), RequestClass::Initialize) => {
+                    Next::Answer(Cause::AlreadyInitialized, None)
+                }
+                (Lifecycle::AwaitingInitialize | Lifecycle::Initializing, _) => {
+                    if legacy::has_modern_meta(request.params.as_ref()) {
+                        Next::Answer(
+                            Cause::MethodNotFound,
+                            Some(json!("this server speaks 2025-11-25; send initialize")),
+                        )
+                    } else {
+                        Next::Answer(Cause::NotInitialized, None)
+                    }
+                }
+                (Lifecycle::Closing, _) => Next::Answer(Cause::UpstreamExited, None),
+                (Lifecycle::Ready(upstream), RequestClass::Forward) => Next::Forward(upstream.clone()),
+                (Lifecycle::Ready(_), RequestClass::Subscribe | RequestClass::Unsubscribe) => {
+                    Next::Answer(Cause::MethodNotFound, Some(json!("the server has no resource subscriptions")))
+                }
+                (Lifecycle::Ready(_), _) => Next::Answer(Cause::MethodNotFound, None),
+            }
+        };
+        match next {
+            Next::Answer(cause, detail) => self.fail_with(Some(id), cause, detail).await,
+            Next::Initialize => {
+                self.admit(request, |frontend, request, token| frontend.initialize(request, token)).await
+            }
+            Next::Forward(upstream) => {
+                self.admit(request, move |frontend, request, token| frontend.forward(upstream, request, token)).await
+            }
+        }
+    }
+
+    /// Starts a slot for the request, or answers at once when the limit is
+    /// reached (the reader never waits for a slot).
+    async fn admit<F, Fut>(self: &Arc<Self>, request: JsonRpcRequest, work: F)
+    where
+        F: FnOnce(Arc<Frontend>, JsonRpcRequest, CancellationToken) -> Fut,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let (id, is_initialize) = (request.id.clone(), request.method == "initialize");
+        let refused = {
+            let mut slots = lock(&self.slots);
+            if slots.len() >= self.options.max_in_flight {
+                Some((Cause::TooManyRequests, Some(json!(self.options.max_in_flight))))
+            } else if slots.contains_key(&id) {
+                Some((Cause::InvalidRequestShape, Some(json!("the id is already in flight"))))
+            } else {
+                let token = self.stop_slots.child_token();
+                slots.insert(id.clone(), token.clone());
+                self.tasks.spawn(work(self.clone(), request, token));
+                None
+            }
+        };
+        if let Some((cause, detail)) = refused {
+            if is_initialize {
+                *lock(&self.lifecycle) = Lifecycle::AwaitingInitialize;
+            }
+            self.fail_with(Some(id), cause, detail).await;
+        }
+    }
+
+    /// Writes a slot's response, once, unless it was cancelled or already
+    /// answered (by the loss of the upstream).
+    async fn respond(&self, id: RequestId, outcome: Result<Value, ErrorObject>) {
+        let live = match lock(&self.slots).remove(&id) {
+            Some(token) => !token.is_cancelled(),
+            None => false,
+        };
+        if live {
+            match outcome {
+                Ok(result) => self.reply(id, result).await,
+                Err(error) => self.fail(Some(id), error).await,
+            }
+        }
+    }
+
+    async fn initialize(self: Arc<Self>, request: JsonRpcRequest, token: CancellationToken) {
+        let id = request.id.clone();
+        let outcome = tokio::select! {
+            outcome = self.start_upstream(&request) => outcome,
+            _ = token.cancelled() => Err(None),
+        };
+        match outcome {
+            Ok((upstream, result)) => {
+                let lost_upstream = upstream.clone();
+                *lock(&self.lifecycle) = Lifecycle::Ready(upstream);
+                let frontend = self.clone();
+                self.tasks.spawn(async move {
+                    let status = lost_upstream.lost().await;
+                    if matches!(*lock(&frontend.lifecycle), Lifecycle::Ready(_)) {
+                        tracing::warn!("the MCP server stopped with {}", describe_exit(status));
+                        frontend.lost.cancel();
+                    }
+                });
+                self.respond(id, Ok(result)).await;
+            }
+            Err(error) => {
+                *lock(&self.lifecycle) = Lifecycle::AwaitingInitialize;
+                match error {
+                    Some(error) => self.respond(id, Err(error)).await,
+                    None => {
+                        lock(&self.slots).remove(&id);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts the upstream and asks it `server/discover`; stops it again on
+    /// failure. `Err(None)` never comes from here (cancellation is the
+    /// caller's).
+    async fn start_upstream(&self, request: &JsonRpcRequest) -> Result<(Upstream, Value), Option<ErrorObject>> {
+        let params = legacy::parse_initialize(request.params.as_ref())
+            .map_err(|e| Some(error_for(Cause::InvalidParams, Some(json!(e.to_string())))))?;
+        let out = self.out.clone();
+        let log_level = self.log_level.clone();
+        let on_unrouted: crate::upstream::OnUnrouted = Arc::new(move |n: &JsonRpcNotification| {
+            forward_log(&out, &log_level, n);
+        });
+        let upstream = Upstream::connect(&self.config, params.client_info, ClientCapabilities::default(), on_unrouted)
+            .map_err(|e| {
+                tracing::error!("cannot start the MCP server: {e}");
+                Some(error_for(Cause::SpawnFailed, None))
+            })?;
+        if let (Some(pid), Some(hook)) = (upstream.process_id(), &self.on_upstream_started) {
+            hook(pid);
+        }
+        let limit = self.options.discover_timeout;
+        match upstream.discover(limit).await {
+            Ok(discover) => {
+                let mask = ReplyMask::default();
+                let result = translate::initialize_result(self.options.profile, &discover, mask);
+                let value = serde_json::to_value(result)
+                    .map_err(|e| Some(error_for(Cause::InvalidResponse, Some(json!(e.to_string())))))?;
+                Ok((upstream, value))
+            }
+            Err(e) => {
+                tracing::warn!("server/discover failed: {e}");
+                upstream.close().await;
+                let error = match e {
+                    mcp_sdk::Error::Rpc { error } => {
+                        let mut error = translate::upstream_error(&error);
+                        error.data = Some(json!({ "cause": "discover_failed", "detail": error.message }));
+                        error
+                    }
+                    mcp_sdk::Error::Timeout { .. } => {
+                        error_for(Cause::DiscoverFailed, Some(json!({ "timeout_ms": limit.as_millis() })))
+                    }
+                    mcp_sdk::Error::Closed => error_for(Cause::DiscoverFailed, Some(json!("the MCP server stopped"))),
+                    other => error_for(Cause::DiscoverFailed, Some(json!(other.to_string()))),
+                };
+                Err(Some(error))
+            }
+        }
+    }
+
+    async fn forward(self: Arc<Self>, upstream: Upstream, request: JsonRpcRequest, token: CancellationToken) {
+        let method = request.method.clone();
+        let forwarded = translate::forward_params(self.options.profile, request.params.as_ref());
+        let limit = self.options.timeouts.for_method(&method);
+        let on_progress = forwarded.progress_token.clone().map(|client_token| {
+            let out = self.out.clone();
+            let callback: mcp_sdk::client::ProgressCallback = Arc::new(move |p: &ProgressNotificationParams| {
+                let mut params = p.clone();
+                params.progress_token = client_token.clone();
+                params.meta = None;
+                let n = JsonRpcNotification::new("notifications/progress", serde_json::to_value(params).ok());
+                if out.try_send(Message::Notification(n)).is_err() {
+                    tracing::debug!("output queue full; a progress notification was dropped");
+                }
+            });
+            callback
+        });
+        let options = RequestOptions {
+            timeout: Some(limit),
+            max_total_timeout: Some(limit),
+            cancel: Some(token.clone()),
+            log_level: *lock(&self.log_level),
+            meta: forwarded.meta,
+            on_progress,
+            ..Default::default()
+        };
+        let outcome = upstream.request(&method, forwarded.params, &options).await;
+        let origin = upstream.origin();
+        match outcome {
+            Ok(result) => self.respond(request.id, Ok(translate::shape_result(&method, result, origin))).await,
+            Err(e) => match translate::errors::error_of_sdk(&e, &method) {
+                Some(error) => self.respond(request.id, Err(error)).await,
+                None => {
+                    lock(&self.slots).remove(&request.id);
+                }
+            },
+        }
+    }
+
+    /// Cancels every slot; none of them answers.
+    fn cancel_all(&self) {
+        for (_, token) in lock(&self.slots).drain() {
+            token.cancel();
+        }
+        self.stop_slots.cancel();
+    }
+
+    /// Answers every slot with `cause`, then cancels it.
+    fn answer_all(&self, cause: Cause) {
+        let slots: Vec<(RequestId, CancellationToken)> = lock(&self.slots).drain().collect();
+        for (id, token) in slots {
+            let error = error_for(cause, None);
+            if self.out.try_send(Message::Error(JsonRpcErrorResponse::new(Some(id), error))).is_err() {
+                tracing::debug!("output queue full; an error response was dropped");
+            }
+            token.cancel();
+        }
+        self.stop_slots.cancel();
+    }
+
+    /// Waits for the slots to end, at most the grace period.
+    async fn wait_slots(&self) {
+        self.tasks.close();
+        if tokio::time::timeout(self.options.shutdown_grace, self.tasks.wait()).await.is_err() {
+            tracing::debug!(left = self.tasks.len(), "slots still running after the grace period");
+        }
+    }
+}
+
+/// Forwards an upstream log message to the client when it is at or above
+/// the level of the last `logging/setLevel`.
+fn forward_log(out: &mpsc::Sender<Message>, level: &Mutex<Option<LoggingLevel>>, n: &JsonRpcNotification) {
+    if n.method != "notifications/message" {
+        tracing::debug!(method = %n.method, "upstream notification for no request dropped");
+        return;
+    }
+    let Some(params) = n.params.as_ref() else { return };
+    let Ok(message_level) = serde_json::from_value::<LoggingLevel>(params["level"].clone()) else { return };
+    let wanted = *lock(level);
+    if wanted.is_some_and(|w| message_level >= w) {
+        let mut params = params.clone();
+        if let Some(obj) = params.as_object_mut() {
+            obj.remove("_meta");
+        }
+        let forwarded = JsonRpcNotification::new("notifications/message", Some(params));
+        if out.try_send(Message::Notification(forwarded)).is_err() {
+            tracing::debug!("output queue full; a log message was dropped");
+        }
+    }
+}

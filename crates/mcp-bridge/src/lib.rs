@@ -1,0 +1,26 @@
+//! The bridge: a stdio server of revision 2025-11-25 for legacy clients (VS
+//! Code, Claude Desktop, Cursor) in front of a 2026-07-28 server.
+//!
+//! # Layout
+//!
+//! - [`legacy`]: what the client sends: the class of every method and
+//!   notification, and the params the bridge reads itself. No I/O.
+//! - [`translate`]: capability masks, the initialize result, forwarded
+//!   params, the result rules and the error table. No I/O.
+//! - [`frontend`]: the legacy server for one client connection.
+//! - [`upstream`]: the SDK client toward the 2026-07-28 server.
+//! - [`profile`]: the values that differ between client families.
+//! - [`log`]: the stderr line format of the executables.
+
+#![cfg_attr(not(test), warn(clippy::print_stdout, clippy::unwrap_used))]
+
+pub mod frontend;
+pub mod legacy;
+pub mod log;
+pub mod profile;
+pub mod translate;
+pub mod upstream;
+
+pub use frontend::{FrontendOptions, Hooks, RunOutcome, Timeouts, run};
+pub use profile::Profile;
+pub use upstream::UpstreamConfig;

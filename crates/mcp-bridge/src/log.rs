@@ -1,0 +1,111 @@
+//! The stderr log of the executables: one line per event,
+//! `mcp-bridge: <scope>: <level>: <message>`, control characters replaced by
+//! spaces so a line stays a line in the client's output channel.
+
+use std::fmt;
+
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::registry::LookupSpan;
+
+/// The line format.
+#[derive(Debug, Clone, Copy)]
+pub struct LineFormat {
+    /// The program name at the start of each line.
+    pub program: &'static str,
+}
+
+/// The scope of an event: the last part of its target
+/// (`mcp_bridge::frontend` → `frontend`).
+fn scope(target: &str) -> &str {
+    let last = target.rsplit("::").next().unwrap_or(target);
+    last.strip_prefix("mcp_").unwrap_or(last)
+}
+
+fn level_name(level: &Level) -> &'static str {
+    match *level {
+        Level::ERROR => "error",
+        Level::WARN => "warning",
+        Level::INFO => "info",
+        Level::DEBUG => "debug",
+        Level::TRACE => "trace",
+    }
+}
+
+/// Replaces control characters (newlines included) with spaces.
+pub fn sanitize(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+}
+
+struct Collect(String);
+
+impl tracing::field::Visit for Collect {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn fmt::Debug) {
+        use fmt::Write;
+        if field.name() == "message" {
+            let _ = write!(self.0, "{value:?}");
+        } else {
+            let _ = write!(self.0, " {}={value:?}", field.name());
+        }
+    }
+
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        if field.name() == "message" {
+            self.0.push_str(value);
+        } else {
+            self.0.push_str(&format!(" {}={value}", field.name()));
+        }
+    }
+}
+
+impl<S, N> FormatEvent<S, N> for LineFormat
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(&self, _ctx: &FmtContext<'_, S, N>, mut writer: Writer<'_>, event: &Event<'_>) -> fmt::Result {
+        let mut text = Collect(String::new());
+        event.record(&mut text);
+        let meta = event.metadata();
+        writeln!(
+            writer,
+            "{}: {}: {}: {}",
+            self.program,
+            scope(meta.target()),
+            level_name(meta.level()),
+            sanitize(&text.0)
+        )
+    }
+}
+
+/// Installs the stderr log at `level` (`error`, `warning`, `info`,
+/// `debug`, `trace`, or a tracing filter).
+pub fn init(program: &'static str, level: &str) {
+    let filter = match level {
+        "warning" => "warn",
+        other => other,
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .event_format(LineFormat { program })
+        .try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scope_is_the_last_part_of_the_target() {
+        assert_eq!(scope("mcp_bridge::frontend"), "frontend");
+        assert_eq!(scope("mcp_router"), "router");
+        assert_eq!(scope("mcp_sdk::transport::stdio"), "stdio");
+    }
+
+    #[test]
+    fn control_characters_become_spaces() {
+        assert_eq!(sanitize("a\nb\r\tc\u{1b}[31m"), "a b  c [31m");
+    }
+}

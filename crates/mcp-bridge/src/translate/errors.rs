@@ -1,0 +1,296 @@
+//! The bridge's error table: every cause, its JSON-RPC code and its fixed
+//! message, in one place. `data.cause` names the cause; `data.detail` carries
+//! facts (a limit, a method) but never a secret, the upstream URL or the
+//! child's stderr.
+
+use mcp_protocol::ErrorObject;
+use mcp_protocol::error_code::{INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
+use serde_json::{Value, json};
+
+/// Why the bridge answers a request with an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Cause {
+    /// A line that is not valid JSON or not UTF-8.
+    ParseError,
+    /// Valid JSON that is not a JSON-RPC 2.0 request.
+    InvalidRequestShape,
+    /// A line over the line limit.
+    LineTooLong,
+    /// A message nested deeper than the limit.
+    TooDeep,
+    /// A request before `initialize`.
+    NotInitialized,
+    /// A second `initialize`.
+    AlreadyInitialized,
+    /// An unknown method, `server/discover`, a 2026-07-28 request before
+    /// `initialize`, a subscription without a listen stream.
+    MethodNotFound,
+    /// Params the bridge reads itself are not valid.
+    InvalidParams,
+    /// The SDK cannot send an argument of the request.
+    InvalidRequest,
+    /// The SDK refuses a `_meta` key.
+    InvalidMeta,
+    /// The upstream command cannot be started.
+    SpawnFailed,
+    /// The HTTP client for the URL cannot be made.
+    ConnectFailed,
+    /// `server/discover` failed or timed out.
+    DiscoverFailed,
+    /// The upstream process stopped.
+    UpstreamExited,
+    /// Too many requests in flight.
+    TooManyRequests,
+    /// The upstream did not answer within the method's time limit.
+    Timeout,
+    /// An input request of the upstream is not valid.
+    InvalidInputRequest,
+    /// A round has too many input requests.
+    TooManyInputRequests,
+    /// The client did not answer the input requests in time.
+    InputTimeout,
+    /// The client's answer to an input request is not valid.
+    InvalidClientAnswer,
+    /// The upstream asked for input a client capability does not cover.
+    UndeclaredInputRequest,
+    /// Answering an input request failed.
+    HookFailed,
+    /// The upstream asked for input too many rounds.
+    TooManyRounds,
+    /// The connection to the upstream is closed.
+    Closed,
+    /// The transport to the upstream failed.
+    TransportFailed,
+    /// The upstream's response is not valid for the method.
+    InvalidResponse,
+    /// An upstream error that came without its JSON-RPC error object.
+    Rpc,
+}
+
+impl Cause {
+    /// Every cause, for the table test.
+    pub const ALL: [Cause; 27] = [
+        Cause::ParseError,
+        Cause::InvalidRequestShape,
+        Cause::LineTooLong,
+        Cause::TooDeep,
+        Cause::NotInitialized,
+        Cause::AlreadyInitialized,
+        Cause::MethodNotFound,
+        Cause::InvalidParams,
+        Cause::InvalidRequest,
+        Cause::InvalidMeta,
+        Cause::SpawnFailed,
+        Cause::ConnectFailed,
+        Cause::DiscoverFailed,
+        Cause::UpstreamExited,
+        Cause::TooManyRequests,
+        Cause::Timeout,
+        Cause::InvalidInputRequest,
+        Cause::TooManyInputRequests,
+        Cause::InputTimeout,
+        Cause::InvalidClientAnswer,
+        Cause::UndeclaredInputRequest,
+        Cause::HookFailed,
+        Cause::TooManyRounds,
+        Cause::Closed,
+        Cause::TransportFailed,
+        Cause::InvalidResponse,
+        Cause::Rpc,
+    ];
+
+    /// The name in `data.cause`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::ParseError => "parse_error",
+            Cause::InvalidRequestShape => "invalid_request_shape",
+            Cause::LineTooLong => "line_too_long",
+            Cause::TooDeep => "too_deep",
+            Cause::NotInitialized => "not_initialized",
+            Cause::AlreadyInitialized => "already_initialized",
+            Cause::MethodNotFound => "method_not_found",
+            Cause::InvalidParams => "invalid_params",
+            Cause::InvalidRequest => "invalid_request",
+            Cause::InvalidMeta => "invalid_meta",
+            Cause::SpawnFailed => "spawn_failed",
+            Cause::ConnectFailed => "connect_failed",
+            Cause::DiscoverFailed => "discover_failed",
+            Cause::UpstreamExited => "upstream_exited",
+            Cause::TooManyRequests => "too_many_requests",
+            Cause::Timeout => "timeout",
+            Cause::InvalidInputRequest => "invalid_input_request",
+            Cause::TooManyInputRequests => "too_many_input_requests",
+            Cause::InputTimeout => "input_timeout",
+            Cause::InvalidClientAnswer => "invalid_client_answer",
+            Cause::UndeclaredInputRequest => "undeclared_input_request",
+            Cause::HookFailed => "hook_failed",
+            Cause::TooManyRounds => "too_many_rounds",
+            Cause::Closed => "closed",
+            Cause::TransportFailed => "transport_failed",
+            Cause::InvalidResponse => "invalid_response",
+            Cause::Rpc => "rpc",
+        }
+    }
+
+    /// The JSON-RPC code.
+    pub fn code(self) -> i64 {
+        match self {
+            Cause::ParseError => PARSE_ERROR,
+            Cause::InvalidRequestShape
+            | Cause::LineTooLong
+            | Cause::TooDeep
+            | Cause::NotInitialized
+            | Cause::AlreadyInitialized => INVALID_REQUEST,
+            Cause::MethodNotFound => METHOD_NOT_FOUND,
+            Cause::InvalidParams | Cause::InvalidRequest | Cause::InvalidMeta => INVALID_PARAMS,
+            _ => INTERNAL_ERROR,
+        }
+    }
+
+    /// The fixed message.
+    pub fn message(self) -> &'static str {
+        match self {
+            Cause::ParseError => "Parse error",
+            Cause::InvalidRequestShape => "Invalid request: not a JSON-RPC 2.0 request",
+            Cause::LineTooLong => "Invalid request: the line is longer than the limit (see --max-line-bytes)",
+            Cause::TooDeep => "Invalid request: the message nests too deep",
+            Cause::NotInitialized => "Invalid request: the connection is not initialized; send initialize first",
+            Cause::AlreadyInitialized => "Invalid request: initialize was already sent",
+            Cause::MethodNotFound => "Method not found",
+            Cause::InvalidParams => "Invalid params",
+            Cause::InvalidRequest => "Invalid params: the request cannot be sent to the server",
+            Cause::InvalidMeta => "Invalid params: a _meta key is not allowed",
+            Cause::SpawnFailed => "The MCP server could not be started",
+            Cause::ConnectFailed => "The MCP server could not be reached",
+            Cause::DiscoverFailed => "The MCP server did not answer server/discover (see --discover-timeout)",
+            Cause::UpstreamExited => "The MCP server stopped",
+            Cause::TooManyRequests => "Too many requests in flight",
+            Cause::Timeout => "The MCP server did not answer in time",
+            Cause::InvalidInputRequest => "The MCP server sent an input request that is not valid",
+            Cause::TooManyInputRequests => "The MCP server sent too many input requests at once",
+            Cause::InputTimeout => "No answer to the MCP server's input requests in time",
+            Cause::InvalidClientAnswer => "The answer to the MCP server's input request is not valid",
+            Cause::UndeclaredInputRequest => "The MCP server asked for input the client does not support",
+            Cause::HookFailed => "The MCP server's input request could not be answered",
+            Cause::TooManyRounds => "The MCP server asked for input too many times",
+            Cause::Closed => "The connection to the MCP server is closed",
+            Cause::TransportFailed => "The connection to the MCP server failed",
+            Cause::InvalidResponse => "The MCP server sent a response that is not valid",
+            Cause::Rpc => "The MCP server failed the request",
+        }
+    }
+}
+
+/// The error object for a cause, with `data.cause` and, when given,
+/// `data.detail`.
+pub fn error_for(cause: Cause, detail: Option<Value>) -> ErrorObject {
+    let mut data = json!({ "cause": cause.name() });
+    if let Some(detail) = detail {
+        data["detail"] = detail;
+    }
+    ErrorObject::new(cause.code(), cause.message()).with_data(data)
+}
+
+/// The cause of a message the reader could not decode.
+pub fn cause_of_decode_error(error: &mcp_protocol::DecodeError) -> (Cause, Option<Value>) {
+    use mcp_protocol::DecodeError;
+    match error {
+        DecodeError::TooDeep { limit } => (Cause::TooDeep, Some(json!(limit))),
+        DecodeError::InvalidShape { rule, .. } => (Cause::InvalidRequestShape, Some(json!(rule.to_string()))),
+        _ => (Cause::ParseError, Some(json!(error.to_string()))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_cause_has_a_code_a_fixed_message_and_its_name_in_data() {
+        let mut names = std::collections::HashSet::new();
+        for cause in Cause::ALL {
+            let e = error_for(cause, Some(json!(5)));
+            assert_eq!(e.code, cause.code());
+            assert!(!e.message.is_empty());
+            let data = e.data.unwrap();
+            assert_eq!(data["cause"], cause.name());
+            assert_eq!(data["detail"], 5);
+            assert!(names.insert(cause.name()), "{} twice", cause.name());
+        }
+    }
+
+    #[test]
+    fn codes_follow_the_seed_table() {
+        let table = [
+            (Cause::ParseError, -32700),
+            (Cause::InvalidRequestShape, -32600),
+            (Cause::LineTooLong, -32600),
+            (Cause::TooDeep, -32600),
+            (Cause::NotInitialized, -32600),
+            (Cause::AlreadyInitialized, -32600),
+            (Cause::MethodNotFound, -32601),
+            (Cause::InvalidParams, -32602),
+            (Cause::InvalidRequest, -32602),
+            (Cause::InvalidMeta, -32602),
+            (Cause::SpawnFailed, -32603),
+            (Cause::DiscoverFailed, -32603),
+            (Cause::UpstreamExited, -32603),
+            (Cause::TooManyRequests, -32603),
+            (Cause::Timeout, -32603),
+            (Cause::UndeclaredInputRequest, -32603),
+            (Cause::Rpc, -32603),
+        ];
+        for (cause, code) in table {
+            assert_eq!(cause.code(), code, "{}", cause.name());
+        }
+    }
+}
+
+/// What the client is told when a forwarded request fails in the SDK;
+/// `None` when it gets no response (it cancelled the request).
+pub fn error_of_sdk(error: &mcp_sdk::Error, method: &str) -> Option<ErrorObject> {
+    use mcp_sdk::Error;
+    let (cause, detail) = match error {
+        Error::Rpc { error } => return Some(super::upstream_error(error)),
+        Error::Cancelled { .. } => return None,
+        Error::Timeout { timeout_ms, .. } => (Cause::Timeout, json!({ "method": method, "timeout_ms": timeout_ms })),
+        Error::Closed => (Cause::UpstreamExited, json!({ "method": method })),
+        Error::InvalidResponse { reason, .. } => (Cause::InvalidResponse, json!(reason)),
+        Error::InvalidMeta { key, .. } => (Cause::InvalidMeta, json!({ "key": key })),
+        Error::InvalidRequest { reason } => (Cause::InvalidRequest, json!(reason)),
+        Error::TooManyRounds { limit, .. } => (Cause::TooManyRounds, json!(limit)),
+        Error::UndeclaredInputRequest { key, capability } => {
+            (Cause::UndeclaredInputRequest, json!({ "key": key, "capability": capability }))
+        }
+        Error::InvalidInputRequest { key, reason } => {
+            (Cause::InvalidInputRequest, json!({ "key": key, "reason": reason }))
+        }
+        Error::HookFailed { key, .. } => (Cause::HookFailed, json!({ "key": key })),
+        Error::Busy { limit } => (Cause::TooManyRequests, json!(limit)),
+        Error::Spawn { .. } => (Cause::SpawnFailed, Value::Null),
+        _ => (Cause::TransportFailed, Value::Null),
+    };
+    Some(error_for(cause, (!detail.is_null()).then_some(detail)))
+}
+
+#[cfg(test)]
+mod sdk_tests {
+    use super::*;
+
+    #[test]
+    fn sdk_errors_map_to_their_causes() {
+        use mcp_sdk::Error;
+        let cause = |e: Error| error_of_sdk(&e, "tools/call").map(|o| o.data.unwrap()["cause"].clone());
+        assert_eq!(cause(Error::Cancelled { method: "m".into() }), None);
+        assert_eq!(cause(Error::Closed), Some(json!("upstream_exited")));
+        assert_eq!(cause(Error::Timeout { method: "m".into(), timeout_ms: 5 }), Some(json!("timeout")));
+        assert_eq!(cause(Error::TooManyRounds { method: "m".into(), limit: 10 }), Some(json!("too_many_rounds")));
+        assert_eq!(
+            cause(Error::UndeclaredInputRequest { key: "k".into(), capability: "roots" }),
+            Some(json!("undeclared_input_request"))
+        );
+        let rpc = error_of_sdk(&Error::Rpc { error: ErrorObject::new(-32602, "bad") }, "m").unwrap();
+        assert_eq!((rpc.code, rpc.message.as_str(), rpc.data), (-32602, "bad", None));
+    }
+}
