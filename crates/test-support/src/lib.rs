@@ -156,6 +156,26 @@ impl RawPeer {
     }
 }
 
+/// A binary of the workspace, built on demand when a test of another
+/// package needs it (cargo only exposes a package's own binaries to its
+/// tests).
+pub fn workspace_binary(package: &str, name: &str) -> PathBuf {
+    static BUILD: Mutex<()> = Mutex::new(());
+    let _one_at_a_time = BUILD.lock().unwrap_or_else(|e| e.into_inner());
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace_root().join("target"));
+    let path = target.join("debug").join(name);
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = std::process::Command::new(cargo)
+        .args(["build", "--quiet", "-p", package, "--bin", name])
+        .current_dir(workspace_root())
+        .status()
+        .unwrap();
+    assert!(status.success(), "cannot build {name}");
+    assert!(path.is_file(), "{} was not built", path.display());
+    path
+}
+
 /// The `_meta` of a 2026-07-28 request with these client capabilities.
 pub fn request_meta(capabilities: Value) -> Value {
     serde_json::json!({
