@@ -193,3 +193,15 @@ pub fn python_peer() -> PathBuf {
     assert!(python.is_file(), "the Python peer is not installed at {}: run scripts/test", python.display());
     python
 }
+
+/// The TypeScript SDK 1.x that `scripts/test` installs (a legacy client, as
+/// VS Code uses). Panics with the way to install it when it is missing.
+pub fn ts_sdk_dir() -> PathBuf {
+    let dir = workspace_root().join(".peers/ts/node_modules/@modelcontextprotocol/sdk");
+    assert!(
+        dir.join("package.json").is_file(),
+        "the TypeScript SDK is not installed at {}: run scripts/test",
+        dir.display()
+    );
+    dir
+}

@@ -1,0 +1,76 @@
+// A legacy (2025-11-25) client built with the TypeScript SDK 1.x, as VS Code
+// is: starts the given stdio server command, runs a session, and prints what
+// it saw as one JSON object.
+//
+// Usage: TS_SDK_DIR=.../node_modules/@modelcontextprotocol/sdk node legacy_client.mjs MODE CMD [ARGS...]
+// MODE: "example" (the example server behind the bridge) or "python" (a Python server).
+import { pathToFileURL } from "node:url";
+
+const sdk = process.env.TS_SDK_DIR;
+const { Client } = await import(pathToFileURL(`${sdk}/dist/esm/client/index.js`).href);
+const { StdioClientTransport } = await import(pathToFileURL(`${sdk}/dist/esm/client/stdio.js`).href);
+
+const [mode, command, ...args] = process.argv.slice(2);
+const transport = new StdioClientTransport({ command, args, stderr: "inherit" });
+const client = new Client({ name: "ts-legacy-client", version: "1.0.0" }, { capabilities: {} });
+const out = {};
+await client.connect(transport);
+out.server = client.getServerVersion();
+out.protocolVersion = transport._protocolVersion ?? null;
+out.capabilities = client.getServerCapabilities();
+const tools = await client.listTools();
+out.tools = tools.tools.map((t) => t.name).sort();
+
+if (mode === "example") {
+  const sum = await client.callTool({ name: "add", arguments: { a: 19, b: 23 } });
+  out.sum = sum.content[0].text;
+  out.sumStructured = sum.structuredContent;
+
+  const progress = [];
+  const slow = await client.callTool({ name: "slow", arguments: { steps: 3, step_ms: 50 } }, undefined, {
+    onprogress: (p) => progress.push(p.progress),
+  });
+  out.slow = slow.content[0].text;
+  out.progress = progress;
+
+  const controller = new AbortController();
+  let sawProgress = false;
+  try {
+    await client.callTool({ name: "slow", arguments: { steps: 100, step_ms: 100 } }, undefined, {
+      signal: controller.signal,
+      onprogress: () => {
+        if (!sawProgress) {
+          sawProgress = true;
+          controller.abort("user pressed stop");
+        }
+      },
+    });
+    out.cancelled = false;
+  } catch (e) {
+    out.cancelled = true;
+  }
+  // The connection still works after the cancellation.
+  out.afterCancel = (await client.callTool({ name: "echo", arguments: { text: "still here" } })).content[0].text;
+
+  const prompts = await client.listPrompts();
+  out.prompts = prompts.prompts.map((p) => p.name);
+  const prompt = await client.getPrompt({ name: "greet", arguments: { name: "Ada", style: "formal" } });
+  out.prompt = prompt.messages[0].content.text;
+  const resources = await client.listResources();
+  out.resources = resources.resources.map((r) => r.uri).sort();
+  const templates = await client.listResourceTemplates();
+  out.templates = templates.resourceTemplates.map((t) => t.uriTemplate);
+  const readme = await client.readResource({ uri: "example://readme" });
+  out.readme = readme.contents[0].text;
+  const logo = await client.readResource({ uri: "example://logo.png" });
+  out.logoMime = logo.contents[0].mimeType;
+  const completion = await client.complete({ ref: { type: "ref/resource", uri: "note://{name}" }, argument: { name: "name", value: "sh" } });
+  out.completion = completion.completion.values;
+} else {
+  const sum = await client.callTool({ name: "add", arguments: { a: 40, b: 2 } });
+  out.sum = sum.content[0].text;
+  const shout = await client.callTool({ name: "shout", arguments: { text: "bridge" } });
+  out.shout = shout.content[0].text;
+}
+await client.close();
+console.log(JSON.stringify(out));

@@ -1,0 +1,55 @@
+//! End to end with a real legacy client: the TypeScript SDK 1.x (what VS
+//! Code-era clients are built on) drives `mcp-bridge` in front of the
+//! example server and in front of a Python `mcp` 2.x server.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use test_support::{python_peer, ts_sdk_dir, workspace_binary};
+
+const BRIDGE: &str = env!("CARGO_BIN_EXE_mcp-bridge");
+
+fn run_ts_client(mode: &str, server: &[&str]) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ts/legacy_client.mjs");
+    let output = std::process::Command::new("node")
+        .env("TS_SDK_DIR", ts_sdk_dir())
+        .arg(script)
+        .arg(mode)
+        .arg(BRIDGE)
+        .arg("--")
+        .args(server)
+        .output()
+        .expect("node is on the PATH");
+    assert!(output.status.success(), "the TypeScript client failed:\n{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn the_typescript_client_uses_the_example_server_through_the_bridge() {
+    let server = workspace_binary("mcp-example-server", "mcp-example-server");
+    let seen = run_ts_client("example", &[server.to_str().unwrap()]);
+    assert_eq!(seen["server"]["name"], "mcp-example-server");
+    assert!(seen["tools"].as_array().unwrap().contains(&json!("slow")));
+    assert_eq!(seen["sum"], "42");
+    assert_eq!(seen["sumStructured"], json!({"sum": 42}));
+    assert_eq!(seen["slow"], "counted to 3");
+    assert_eq!(seen["progress"], json!([1, 2, 3]), "progress reached the client's token");
+    assert_eq!(seen["cancelled"], true);
+    assert_eq!(seen["afterCancel"], "still here");
+    assert_eq!(seen["prompt"], "Please write a formal greeting for Ada.");
+    assert_eq!(seen["resources"], json!(["example://logo.png", "example://readme"]));
+    assert_eq!(seen["templates"], json!(["note://{name}"]));
+    assert_eq!(seen["logoMime"], "image/png");
+    assert_eq!(seen["completion"], json!(["shopping"]));
+}
+
+#[test]
+fn the_typescript_client_uses_a_python_server_through_the_bridge() {
+    let python = python_peer();
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp-example-server/tests/python/python_server.py");
+    let seen = run_ts_client("python", &[python.to_str().unwrap(), server.to_str().unwrap()]);
+    assert_eq!(seen["server"]["name"], "python-peer");
+    assert_eq!(seen["tools"], json!(["add", "shout"]));
+    assert_eq!(seen["sum"], "42");
+    assert_eq!(seen["shout"], "BRIDGE");
+}
