@@ -100,5 +100,70 @@ fn stdio(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, memory, stdio);
+fn release_binary(name: &str) -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/release").join(name);
+    assert!(path.is_file(), "build it first: cargo build --release -p mcp-bridge-cli -p mcp-example-server");
+    path
+}
+
+/// Sends one line at a time to a stdio program and reads the answer.
+fn bench_lines(
+    c: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    program: &[PathBuf],
+    setup: &[&str],
+    line: &str,
+) {
+    let rt = runtime();
+    let (mut stdin, stdout, _child) = rt.block_on(async {
+        let mut child = tokio::process::Command::new(&program[0])
+            .args(&program[1..])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        (child.stdin.take().unwrap(), BufReader::new(child.stdout.take().unwrap()), child)
+    });
+    let mut stdout = stdout;
+    rt.block_on(async {
+        for l in setup {
+            stdin.write_all(format!("{l}\n").as_bytes()).await.unwrap();
+            let mut back = String::new();
+            if l.contains("\"id\"") {
+                stdout.read_line(&mut back).await.unwrap();
+            }
+        }
+    });
+    let line = format!("{line}\n");
+    c.bench_function(name, |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                stdin.write_all(line.as_bytes()).await.unwrap();
+                stdin.flush().await.unwrap();
+                let mut back = String::new();
+                stdout.read_line(&mut back).await.unwrap();
+                back
+            })
+        })
+    });
+}
+
+/// One `tools/call` through the bridge against the same call sent to the
+/// server directly, both as raw lines over pipes.
+fn bridge(c: &mut Criterion) {
+    let server = release_binary("mcp-example-server");
+    let bridge = release_binary("mcp-bridge");
+    let mut group = c.benchmark_group("bridge");
+    let direct = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    bench_lines(&mut group, "direct", std::slice::from_ref(&server), &[], direct);
+    let legacy =
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}"#;
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    bench_lines(&mut group, "through_bridge", &[bridge, "--".into(), server], &[init, initialized], legacy);
+    group.finish();
+}
+
+criterion_group!(benches, memory, stdio, bridge);
 criterion_main!(benches);

@@ -107,8 +107,9 @@ pub fn build_server_with(limits: ServerLimits) -> Server {
             |call: ToolCall, _ctx| async move {
                 let number = |k: &str| call.arguments.get(k).and_then(Value::as_f64).unwrap_or(0.0);
                 let sum = number("a") + number("b");
-                // Whole sums are written as integers: 5, not 5.0.
-                let sum = if sum.fract() == 0.0 && sum.abs() < 9.0e15 { json!(sum as i64) } else { json!(sum) };
+                // Whole sums are written as integers: 5, not 5.0 (exactly
+                // representable integers only, below 2^53).
+                let sum = if sum.fract() == 0.0 && sum.abs() < 9_007_199_254_740_992.0 { json!(sum as i64) } else { json!(sum) };
                 Ok(Reply::Complete(CallToolResult {
                     content: vec![ContentBlock::text(sum.to_string())],
                     structured_content: Some(json!({ "sum": sum })),

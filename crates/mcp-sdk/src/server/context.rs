@@ -24,13 +24,19 @@ pub struct RequestContext {
     pub(crate) server: Server,
 }
 
+/// A number as JSON, whole numbers without a fraction (`3`, not `3.0`).
+fn number(value: f64) -> Value {
+    // Exactly representable integers only (below 2^53).
+    if value.fract() == 0.0 && value.abs() < 9_007_199_254_740_992.0 { json!(value as i64) } else { json!(value) }
+}
+
 impl RequestContext {
     /// Reports progress, when the request asked for it with a progress token.
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         let Some(token) = &self.progress_token else { return };
-        let mut params = json!({ "progressToken": token, "progress": progress });
+        let mut params = json!({ "progressToken": token, "progress": number(progress) });
         if let Some(total) = total {
-            params["total"] = json!(total);
+            params["total"] = number(total);
         }
         if let Some(message) = message {
             params["message"] = json!(message);
