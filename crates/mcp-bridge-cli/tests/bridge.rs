@@ -377,3 +377,44 @@ async fn stderr_lines_have_the_fixed_format() {
     }
     assert!(stderr.contains("cannot start the MCP server"));
 }
+
+#[tokio::test]
+async fn upstream_log_messages_reach_the_client_only_at_its_level() {
+    let mut peer = bridge_to_example(&[]);
+    ready(&mut peer).await;
+    let slow = json!({"name": "slow", "arguments": {"steps": 1, "step_ms": 10}});
+    peer.send(&request(json!(2), "tools/call", slow.clone())).await;
+    assert_eq!(peer.recv().await["id"], 2, "no level set: no log message");
+    peer.send(&request(json!(3), "logging/setLevel", json!({"level": "info"}))).await;
+    assert_eq!(peer.recv().await["id"], 3);
+    peer.send(&request(json!(4), "tools/call", slow.clone())).await;
+    let log = peer.recv().await;
+    assert_eq!(log["method"], "notifications/message", "{log}");
+    assert_eq!((log["params"]["level"].clone(), log["params"]["logger"].clone()), (json!("info"), json!("slow")));
+    assert_eq!(peer.recv().await["id"], 4);
+    peer.send(&request(json!(5), "logging/setLevel", json!({"level": "error"}))).await;
+    assert_eq!(peer.recv().await["id"], 5);
+    peer.send(&request(json!(6), "tools/call", slow)).await;
+    assert_eq!(peer.recv().await["id"], 6, "info is below error: no log message");
+    assert_eq!(peer.finish().await, Some(0));
+}
+
+#[tokio::test]
+async fn initialize_while_initializing_is_refused_and_the_first_completes() {
+    let slow_discover = fake_upstream("    pass").replace(
+        "    if msg[\"method\"] == \"server/discover\":\n",
+        "    if msg[\"method\"] == \"server/discover\":\n        import time; time.sleep(1)\n",
+    );
+    assert!(slow_discover.contains("time.sleep(1)"));
+    let mut peer = bridge(&["--", "python3", "-u", "-c", slow_discover.as_str()]);
+    peer.send(&initialize(1)).await;
+    peer.send(&initialize(2)).await;
+    let second = peer.recv().await;
+    assert_eq!((second["id"].clone(), cause(&second)), (json!(2), "already_initialized"));
+    peer.send(&request(json!(3), "tools/list", json!({}))).await;
+    assert_eq!(cause(&peer.recv().await), "not_initialized", "still initializing");
+    let first = peer.recv().await;
+    assert_eq!(first["id"], 1);
+    assert_eq!(first["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(peer.finish().await, Some(0));
+}

@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | tool | `echo` | the simplest call |
 //! | tool | `add` | structured output with an output schema |
-//! | tool | `slow` | progress notifications and cancellation |
+//! | tool | `slow` | progress notifications, log messages and cancellation |
 //! | tool | `ask_name` | a form elicitation through an input round |
 //! | tool | `summarize` | a sampling request through an input round |
 //! | tool | `list_roots` | a roots request through an input round |
@@ -23,7 +23,7 @@ use std::time::Duration;
 use base64::Engine;
 use mcp_protocol::types::{
     CallToolResult, Completion, CompletionReference, ContentBlock, GetPromptResult, InputRequest, InputRequests,
-    InputResponse, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
+    InputResponse, LoggingLevel, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
 };
 use mcp_sdk::limits::ServerLimits;
 use mcp_sdk::server::{ChangeEvent, PromptRequest, ResourceRequest, ToolCall};
@@ -291,6 +291,7 @@ async fn slow(call: ToolCall, ctx: RequestContext) -> Result<Reply<CallToolResul
             _ = ctx.cancelled() => return Err(HandlerError::internal("cancelled")),
         }
         ctx.progress(i as f64, Some(steps as f64), Some(&format!("step {i} of {steps}"))).await;
+        ctx.log(LoggingLevel::Info, Some("slow"), json!(format!("step {i} of {steps} done"))).await;
     }
     Ok(text_result(format!("counted to {steps}")))
 }
