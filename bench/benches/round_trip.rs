@@ -66,29 +66,8 @@ fn stdio(c: &mut Criterion) {
     let rt = runtime();
     let mut group = c.benchmark_group("stdio");
     let line =
-        br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}"#;
-    group.bench_function("cat_echo", |b| {
-        let (mut stdin, stdout, _child) = rt.block_on(async {
-            let mut child = tokio::process::Command::new("cat")
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped())
-                .kill_on_drop(true)
-                .spawn()
-                .unwrap();
-            (child.stdin.take().unwrap(), BufReader::new(child.stdout.take().unwrap()), child)
-        });
-        let stdout = std::sync::Arc::new(tokio::sync::Mutex::new(stdout));
-        b.iter(|| {
-            rt.block_on(async {
-                stdin.write_all(line).await.unwrap();
-                stdin.write_all(b"\n").await.unwrap();
-                stdin.flush().await.unwrap();
-                let mut back = String::new();
-                stdout.lock().await.read_line(&mut back).await.unwrap();
-                back
-            })
-        })
-    });
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}"#;
+    bench_lines(&mut group, "cat_echo", &[PathBuf::from("cat")], &[], line);
     let client = rt.block_on(async {
         Client::new(ClientOptions::new("bench", "1"), spawn(StdioCommand::new(example_server())).unwrap())
     });

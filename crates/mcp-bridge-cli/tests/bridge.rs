@@ -307,7 +307,9 @@ async fn a_command_that_cannot_start_is_spawn_failed_each_time() {
     let mut peer = bridge(&["--", "/nonexistent/server"]);
     for id in [1, 2] {
         peer.send(&initialize(id)).await;
-        assert_eq!(cause(&peer.recv().await), "spawn_failed");
+        let reply = peer.recv().await;
+        assert_eq!(cause(&reply), "spawn_failed");
+        assert!(!reply.to_string().contains("nonexistent"), "the command stays out of the message: {reply}");
     }
     assert_eq!(peer.finish().await, Some(0));
 }
