@@ -35,6 +35,11 @@ pub(crate) struct Args {
     #[arg(long, default_value_t = 60, value_name = "SECONDS")]
     pub(crate) discover_timeout: u64,
 
+    /// Seconds the client gets to answer one round of the server's input
+    /// requests (elicitation, sampling, roots).
+    #[arg(long, default_value_t = 3600, value_name = "SECONDS")]
+    pub(crate) input_timeout: u64,
+
     /// The longest line accepted from the client or the server, in bytes.
     #[arg(long, default_value_t = 64 * 1024 * 1024, value_name = "BYTES")]
     pub(crate) max_line_bytes: usize,

@@ -34,6 +34,9 @@ impl Config {
         if args.discover_timeout == 0 {
             return Err("--discover-timeout must be at least 1 second".into());
         }
+        if args.input_timeout == 0 {
+            return Err("--input-timeout must be at least 1 second".into());
+        }
         if args.max_line_bytes < 1024 {
             return Err("--max-line-bytes must be at least 1024".into());
         }
@@ -45,6 +48,7 @@ impl Config {
             profile,
             max_line_bytes: args.max_line_bytes,
             discover_timeout: Duration::from_secs(args.discover_timeout),
+            input_timeout: Duration::from_secs(args.input_timeout),
             ..FrontendOptions::default()
         };
         Ok(Config { log_level: args.log_level, upstream: UpstreamConfig::Stdio(command), frontend })

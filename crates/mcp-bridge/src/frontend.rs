@@ -16,10 +16,13 @@
 //! to `closing`.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_protocol::types::{ClientCapabilities, LoggingLevel, ProgressNotificationParams};
+use mcp_protocol::types::{
+    ClientCapabilities, InputRequest, InputRequests, InputResponses, LoggingLevel, ProgressNotificationParams,
+};
 use mcp_protocol::{
     ErrorObject, Frame, JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest, JsonRpcResultResponse, Message,
     RequestId, ShapeRule, decode_message,
@@ -28,10 +31,11 @@ use mcp_sdk::RequestOptions;
 use mcp_sdk::transport::lines::{FrameReader, write_lines};
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::input;
 use crate::legacy::{self, NotificationClass, RequestClass};
 use crate::profile::Profile;
 use crate::translate::{self, Cause, ReplyMask, error_for};
@@ -85,6 +89,8 @@ pub struct FrontendOptions {
     pub shutdown_grace: Duration,
     /// Time limits of forwarded requests.
     pub timeouts: Timeouts,
+    /// Time the client gets to answer one round of input requests.
+    pub input_timeout: Duration,
 }
 
 impl Default for FrontendOptions {
@@ -97,6 +103,7 @@ impl Default for FrontendOptions {
             discover_timeout: Duration::from_secs(60),
             shutdown_grace: Duration::from_secs(2),
             timeouts: Timeouts::default(),
+            input_timeout: Duration::from_secs(3600),
         }
     }
 }
@@ -153,6 +160,13 @@ struct Frontend {
     /// Fired when the upstream is lost.
     lost: CancellationToken,
     on_upstream_started: Option<Arc<dyn Fn(u32) + Send + Sync>>,
+    /// The capabilities the client declared in `initialize`.
+    client_capabilities: Mutex<ClientCapabilities>,
+    /// The bridge's own requests to the client (`b-1`, ...) waiting for
+    /// their answer, by id.
+    pending: Mutex<HashMap<String, oneshot::Sender<Result<Value, String>>>>,
+    /// The number of the last `b-` id.
+    last_input_id: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -190,6 +204,9 @@ where
         log_level: Arc::default(),
         lost: CancellationToken::new(),
         on_upstream_started: hooks.on_upstream_started.clone(),
+        client_capabilities: Mutex::default(),
+        pending: Mutex::default(),
+        last_input_id: AtomicU64::new(0),
     });
     let mut reader = FrameReader::new(input, options.max_line_bytes);
 
@@ -278,16 +295,43 @@ impl Frontend {
         match decode_message(&line, self.options.max_depth) {
             Ok(Message::Request(request)) => self.handle_request(request).await,
             Ok(Message::Notification(n)) => self.handle_notification(n),
-            Ok(Message::Result(_) | Message::Error(_)) => {
-                tracing::debug!("a response from the client that answers no request of the bridge; dropped");
-            }
+            Ok(Message::Result(r)) => self.resolve_input(&r.id, Ok(r.result)),
+            Ok(Message::Error(e)) => match e.id {
+                Some(id) => self.resolve_input(&id, Err(format!("the client answered with error {}", e.error.code))),
+                None => tracing::debug!("an error response without id from the client; dropped"),
+            },
             Err(mcp_protocol::DecodeError::InvalidShape { rule: ShapeRule::ResponseIdType, .. }) => {
                 tracing::debug!("a response with an id that is not a string or an integer; dropped");
             }
             Err(e) => {
+                let id = e.reply_id(&line);
+                // A bad line with the id of a request of the bridge is an
+                // answer that is not valid, not a request to answer.
+                if let Some(id) = id.as_ref().filter(|id| self.is_input_id(id)) {
+                    return self.resolve_input(id, Err("the answer is not valid JSON-RPC".into()));
+                }
                 let (cause, detail) = translate::errors::cause_of_decode_error(&e);
-                self.fail_with(e.reply_id(&line), cause, detail).await;
+                self.fail_with(id, cause, detail).await;
             }
+        }
+    }
+
+    fn is_input_id(&self, id: &RequestId) -> bool {
+        matches!(id, RequestId::String(s) if s.starts_with(self.options.profile.request_id_prefix))
+    }
+
+    /// Resolves an answer of the client to a `b-` request at once; any
+    /// other response (numeric, unknown, late or second answer) is dropped.
+    fn resolve_input(&self, id: &RequestId, answer: Result<Value, String>) {
+        let waiting = match id {
+            RequestId::String(s) if self.is_input_id(id) => lock(&self.pending).remove(s),
+            _ => None,
+        };
+        match waiting {
+            Some(tx) => {
+                let _ = tx.send(answer);
+            }
+            None => tracing::debug!(%id, "a response that answers no request of the bridge; dropped"),
         }
     }
 
@@ -422,8 +466,13 @@ impl Frontend {
                 let lost_upstream = upstream.clone();
                 *lock(&self.lifecycle) = Lifecycle::Ready(upstream);
                 let frontend = self.clone();
+                // The watcher ends with the slots, so it never keeps the
+                // writer open after the end of the input.
                 self.tasks.spawn(async move {
-                    let status = lost_upstream.lost().await;
+                    let status = tokio::select! {
+                        status = lost_upstream.lost() => status,
+                        _ = frontend.stop_slots.cancelled() => return,
+                    };
                     if matches!(*lock(&frontend.lifecycle), Lifecycle::Ready(_)) {
                         tracing::warn!("the MCP server stopped with {}", describe_exit(status));
                         frontend.lost.cancel();
@@ -454,7 +503,9 @@ impl Frontend {
         let on_unrouted: crate::upstream::OnUnrouted = Arc::new(move |n: &JsonRpcNotification| {
             forward_log(&out, &log_level, n);
         });
-        let upstream = Upstream::connect(&self.config, params.client_info, ClientCapabilities::default(), on_unrouted)
+        let upstream_capabilities = input::upstream_capabilities(&params.capabilities);
+        *lock(&self.client_capabilities) = params.capabilities;
+        let upstream = Upstream::connect(&self.config, params.client_info, upstream_capabilities, on_unrouted)
             .map_err(|e| {
                 tracing::error!("cannot start the MCP server: {e}");
                 Some(error_for(Cause::SpawnFailed, None))
@@ -515,18 +566,144 @@ impl Frontend {
             log_level: *lock(&self.log_level),
             meta: forwarded.meta,
             on_progress,
+            allow_input_required: true,
             ..Default::default()
         };
-        let outcome = upstream.request(&method, forwarded.params, &options).await;
-        let origin = upstream.origin();
-        match outcome {
-            Ok(result) => self.respond(request.id, Ok(translate::shape_result(&method, result, origin))).await,
-            Err(e) => match translate::errors::error_of_sdk(&e, &method) {
-                Some(error) => self.respond(request.id, Err(error)).await,
-                None => {
-                    lock(&self.slots).remove(&request.id);
+        let id = request.id;
+        match self.run_rounds(&upstream, &method, forwarded.params, &options, &token).await {
+            Some(outcome) => self.respond(id, outcome).await,
+            None => {
+                lock(&self.slots).remove(&id);
+            }
+        }
+    }
+
+    /// Sends a forwarded request and answers its input rounds through the
+    /// client, at most [`input::MAX_ROUNDS`] of them. `None` means no
+    /// response (cancelled).
+    async fn run_rounds(
+        &self,
+        upstream: &Upstream,
+        method: &str,
+        mut params: serde_json::Map<String, Value>,
+        options: &RequestOptions,
+        token: &CancellationToken,
+    ) -> Option<Result<Value, ErrorObject>> {
+        let mut sent_state = false;
+        for round in 0..=input::MAX_ROUNDS {
+            let value = match upstream.request(method, params.clone(), options).await {
+                Ok(value) => value,
+                Err(mcp_sdk::Error::Rpc { error })
+                    if sent_state && error.code == mcp_protocol::error_code::INVALID_PARAMS =>
+                {
+                    return Some(state_refused(method, error));
                 }
-            },
+                Err(e) => return translate::errors::error_of_sdk(&e, method).map(Err),
+            };
+            if value.get("resultType").and_then(Value::as_str) != Some("input_required") {
+                return Some(Ok(translate::shape_result(method, value, upstream.origin())));
+            }
+            if round == input::MAX_ROUNDS {
+                break;
+            }
+            let needed: mcp_protocol::types::InputRequiredResult = match serde_json::from_value(value) {
+                Ok(needed) => needed,
+                Err(e) => return Some(Err(error_for(Cause::InvalidResponse, Some(json!(e.to_string()))))),
+            };
+            let requests = needed.input_requests.unwrap_or_default();
+            let declared = lock(&self.client_capabilities).clone();
+            if let Err(refused) = input::check_round(&requests, &declared) {
+                return Some(Err(error_for(refused.cause, Some(refused.detail))));
+            }
+            let answers = match self.run_round(requests, token).await {
+                Ok(answers) => answers,
+                Err(end) => return end.map(Err),
+            };
+            params.remove("inputResponses");
+            params.remove("requestState");
+            if !answers.is_empty() {
+                params.insert("inputResponses".into(), serde_json::to_value(&answers).unwrap_or(Value::Null));
+            }
+            sent_state = needed.request_state.is_some();
+            if let Some(state) = needed.request_state {
+                params.insert("requestState".into(), json!(state));
+            }
+        }
+        Some(Err(error_for(Cause::TooManyRounds, Some(json!(input::MAX_ROUNDS)))))
+    }
+
+    /// Sends one round of input requests to the client, all registered
+    /// before the first goes out, and waits for every answer. `Err(None)`:
+    /// cancelled (no response); `Err(Some(_))`: the error for the client.
+    async fn run_round(
+        &self,
+        requests: InputRequests,
+        token: &CancellationToken,
+    ) -> Result<InputResponses, Option<ErrorObject>> {
+        let prefix = self.options.profile.request_id_prefix;
+        let mut waiting: Vec<(String, String, InputRequest, oneshot::Receiver<Result<Value, String>>)> = Vec::new();
+        {
+            let mut pending = lock(&self.pending);
+            for (key, request) in requests {
+                let id = format!("{prefix}{}", self.last_input_id.fetch_add(1, Ordering::Relaxed) + 1);
+                let (tx, rx) = oneshot::channel();
+                pending.insert(id.clone(), tx);
+                waiting.push((key, id, request, rx));
+            }
+        }
+        for (_, id, request, _) in &waiting {
+            let (method, params) = input::client_request(request);
+            self.send(Message::Request(JsonRpcRequest::new(RequestId::String(id.clone()), method, params))).await;
+        }
+        let ids: Vec<String> = waiting.iter().map(|(_, id, _, _)| id.clone()).collect();
+        let deadline = tokio::time::sleep(self.options.input_timeout);
+        tokio::pin!(deadline);
+        let mut answers = InputResponses::new();
+        for (key, _, request, rx) in waiting {
+            let answer = tokio::select! {
+                answer = rx => answer,
+                _ = token.cancelled() => {
+                    self.abandon(&ids).await;
+                    return Err(None);
+                }
+                _ = &mut deadline => {
+                    self.abandon(&ids).await;
+                    let limit = self.options.input_timeout.as_millis();
+                    return Err(Some(error_for(Cause::InputTimeout, Some(json!({ "key": key, "timeout_ms": limit })))));
+                }
+            };
+            let checked = match answer {
+                Ok(Ok(value)) => input::check_answer(&key, &request, value),
+                Ok(Err(reason)) => Err(reason),
+                Err(_) => Err("no answer".into()),
+            };
+            match checked {
+                Ok(response) => {
+                    answers.insert(key, response);
+                }
+                Err(reason) => {
+                    self.abandon(&ids).await;
+                    return Err(Some(error_for(
+                        Cause::InvalidClientAnswer,
+                        Some(json!({ "key": key, "reason": reason })),
+                    )));
+                }
+            }
+        }
+        Ok(answers)
+    }
+
+    /// Removes a round's entries first, then tells the client that each
+    /// request it has not answered is cancelled; a late answer then finds
+    /// no entry and is dropped.
+    async fn abandon(&self, ids: &[String]) {
+        let unanswered: Vec<String> = {
+            let mut pending = lock(&self.pending);
+            ids.iter().filter(|id| pending.remove(*id).is_some()).cloned().collect()
+        };
+        for id in unanswered {
+            let params = json!({ "requestId": id, "reason": "the request it belonged to ended" });
+            self.send(Message::Notification(JsonRpcNotification::new("notifications/cancelled", Some(params)))).await;
         }
     }
 
@@ -557,6 +734,21 @@ impl Frontend {
         if tokio::time::timeout(self.options.shutdown_grace, self.tasks.wait()).await.is_err() {
             tracing::debug!(left = self.tasks.len(), "slots still running after the grace period");
         }
+    }
+}
+
+/// The answer when the upstream refuses the `requestState` of a round
+/// (-32602 on a retry): a tool result the user can read for `tools/call`,
+/// an error with that text for the other methods.
+fn state_refused(method: &str, error: ErrorObject) -> Result<Value, ErrorObject> {
+    const TEXT: &str =
+        "The server did not accept the answers to its questions (they may have expired). Please try again.";
+    if method == "tools/call" {
+        Ok(json!({ "content": [{ "type": "text", "text": TEXT }], "isError": true }))
+    } else {
+        let mut refused = ErrorObject::new(error.code, TEXT);
+        refused.data = error.data;
+        Err(refused)
     }
 }
 

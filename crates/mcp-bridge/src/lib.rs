@@ -7,6 +7,8 @@
 //!   notification, and the params the bridge reads itself. No I/O.
 //! - [`translate`]: capability masks, the initialize result, forwarded
 //!   params, the result rules and the error table. No I/O.
+//! - [`input`]: the checks of the upstream's input requests and of the
+//!   client's answers. No I/O.
 //! - [`frontend`]: the legacy server for one client connection.
 //! - [`upstream`]: the SDK client toward the 2026-07-28 server.
 //! - [`profile`]: the values that differ between client families.
@@ -15,6 +17,7 @@
 #![cfg_attr(not(test), warn(clippy::print_stdout, clippy::unwrap_used))]
 
 pub mod frontend;
+pub mod input;
 pub mod legacy;
 pub mod log;
 pub mod profile;

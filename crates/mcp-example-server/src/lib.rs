@@ -9,6 +9,9 @@
 //! | tool | `ask_name` | a form elicitation through an input round |
 //! | tool | `summarize` | a sampling request through an input round |
 //! | tool | `list_roots` | a roots request through an input round |
+//! | tool | `ask_two` | two input requests (a form and roots) in one round |
+//! | tool | `ask_twice` | two rounds: a name, then a colour |
+//! | tool | `forgetful` | refuses its own state on the retry (-32602) |
 //! | tool | `toggle_bonus` | a tool list change, published to listen streams |
 //! | tool | `set_note` | a resource update, published to listen streams |
 //! | tool | `big` | a result of a chosen size, for benchmarks |
@@ -147,6 +150,32 @@ pub fn build_server_with(limits: ServerLimits) -> Server {
                 "inputSchema": {"type": "object"}
             })),
             list_roots,
+        )
+        .tool(
+            tool(json!({
+                "name": "ask_two", "description": "Asks for a name and for the roots in one round.",
+                "inputSchema": {"type": "object"}
+            })),
+            ask_two,
+        )
+        .tool(
+            tool(json!({
+                "name": "ask_twice", "description": "Asks for a name, then for a favourite colour (two rounds).",
+                "inputSchema": {"type": "object"}
+            })),
+            ask_twice,
+        )
+        .tool(
+            tool(json!({
+                "name": "forgetful", "description": "Asks for a name, then refuses its own state on the retry.",
+                "inputSchema": {"type": "object"}
+            })),
+            |call: ToolCall, _ctx| async move {
+                if call.state.is_some() {
+                    return Err(HandlerError::invalid_params("requestState expired"));
+                }
+                Ok(Reply::InputRequired { requests: one_request("name", name_request())?, state: Some(json!({"n": 1})) })
+            },
         )
         .tool(
             tool(json!({
@@ -294,6 +323,51 @@ async fn slow(call: ToolCall, ctx: RequestContext) -> Result<Reply<CallToolResul
         ctx.log(LoggingLevel::Info, Some("slow"), json!(format!("step {i} of {steps} done"))).await;
     }
     Ok(text_result(format!("counted to {steps}")))
+}
+
+/// The form elicitation of a name.
+fn name_request() -> Value {
+    json!({"method": "elicitation/create", "params": {
+        "mode": "form",
+        "message": "What is your name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string", "minLength": 1}}, "required": ["name"]}
+    }})
+}
+
+fn elicited(call: &ToolCall, key: &str, field: &str) -> Option<String> {
+    match call.input_responses.get(key) {
+        Some(InputResponse::Elicit(answer)) => answer.content.as_ref()?.get(field)?.as_str().map(str::to_owned),
+        _ => None,
+    }
+}
+
+async fn ask_two(call: ToolCall, _ctx: RequestContext) -> Result<Reply<CallToolResult>, HandlerError> {
+    if let (Some(name), Some(InputResponse::ListRoots(roots))) =
+        (elicited(&call, "name", "name"), call.input_responses.get("roots"))
+    {
+        return Ok(text_result(format!("{name} works in {} root(s)", roots.roots.len())));
+    }
+    let mut requests = one_request("name", name_request())?;
+    requests.insert("roots".into(), input_request(json!({"method": "roots/list"}))?);
+    Ok(Reply::InputRequired { requests, state: None })
+}
+
+async fn ask_twice(call: ToolCall, _ctx: RequestContext) -> Result<Reply<CallToolResult>, HandlerError> {
+    if let Some(colour) = elicited(&call, "colour", "colour") {
+        let name = call.state.as_ref().and_then(|s| s["name"].as_str()).unwrap_or("?").to_owned();
+        return Ok(text_result(format!("{name} likes {colour}")));
+    }
+    if let Some(name) = elicited(&call, "name", "name") {
+        let colour = json!({"method": "elicitation/create", "params": {
+            "message": "Favourite colour?",
+            "requestedSchema": {"type": "object", "properties": {"colour": {"type": "string"}}, "required": ["colour"]}
+        }});
+        return Ok(Reply::InputRequired {
+            requests: one_request("colour", colour)?,
+            state: Some(json!({"name": name})),
+        });
+    }
+    Ok(Reply::InputRequired { requests: one_request("name", name_request())?, state: None })
 }
 
 async fn ask_name(call: ToolCall, _ctx: RequestContext) -> Result<Reply<CallToolResult>, HandlerError> {

@@ -2,7 +2,7 @@
 //! notifications, runs multi round-trip requests through the input hooks,
 //! and gives owned, typed results.
 
-mod input;
+pub mod input;
 mod options;
 mod router;
 

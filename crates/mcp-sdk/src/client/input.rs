@@ -103,7 +103,11 @@ async fn answer_one(
 }
 
 /// Checks accepted form content against the requested schema.
-fn check_elicitation_content(
+///
+/// # Errors
+/// [`Error::InvalidInputRequest`] when the schema does not compile,
+/// [`Error::HookFailed`] when the content does not match it.
+pub fn check_elicitation_content(
     key: &str,
     schema: &Value,
     content: Option<&serde_json::Map<String, Value>>,
@@ -118,7 +122,7 @@ fn check_elicitation_content(
 }
 
 /// A URL with a scheme and an authority (`scheme://host...`), no spaces.
-pub(crate) fn is_absolute_url(url: &str) -> bool {
+pub fn is_absolute_url(url: &str) -> bool {
     let Some((scheme, rest)) = url.split_once("://") else { return false };
     let scheme_ok = scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
         && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
@@ -129,7 +133,10 @@ pub(crate) fn is_absolute_url(url: &str) -> bool {
 /// The tool-use rules of sampling messages (2026-07-28, Sampling): a
 /// message with tool results holds only tool results, from the user, each
 /// answering a tool use of the assistant message just before it.
-pub(crate) fn check_sampling_messages(messages: &[SamplingMessage]) -> Result<(), String> {
+///
+/// # Errors
+/// The rule a message breaks, in words.
+pub fn check_sampling_messages(messages: &[SamplingMessage]) -> Result<(), String> {
     use mcp_protocol::types::Role;
     for (i, message) in messages.iter().enumerate() {
         let blocks = message.content.as_slice();
