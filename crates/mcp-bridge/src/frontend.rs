@@ -137,6 +137,16 @@ pub enum RunOutcome {
     UpstreamExited,
 }
 
+/// One input request of a round, sent to the client, waiting for its answer.
+struct Waiting {
+    /// The upstream's key of the input request.
+    key: String,
+    /// The bridge's id of the request to the client (`b-<n>`).
+    id: String,
+    request: InputRequest,
+    answer: oneshot::Receiver<Result<Value, String>>,
+}
+
 /// The lifecycle state.
 enum Lifecycle {
     AwaitingInitialize,
@@ -641,25 +651,25 @@ impl Frontend {
         token: &CancellationToken,
     ) -> Result<InputResponses, Option<ErrorObject>> {
         let prefix = self.options.profile.request_id_prefix;
-        let mut waiting: Vec<(String, String, InputRequest, oneshot::Receiver<Result<Value, String>>)> = Vec::new();
+        let mut waiting: Vec<Waiting> = Vec::new();
         {
             let mut pending = lock(&self.pending);
             for (key, request) in requests {
                 let id = format!("{prefix}{}", self.last_input_id.fetch_add(1, Ordering::Relaxed) + 1);
-                let (tx, rx) = oneshot::channel();
+                let (tx, answer) = oneshot::channel();
                 pending.insert(id.clone(), tx);
-                waiting.push((key, id, request, rx));
+                waiting.push(Waiting { key, id, request, answer });
             }
         }
-        for (_, id, request, _) in &waiting {
-            let (method, params) = input::client_request(request);
-            self.send(Message::Request(JsonRpcRequest::new(RequestId::String(id.clone()), method, params))).await;
+        for w in &waiting {
+            let (method, params) = input::client_request(&w.request);
+            self.send(Message::Request(JsonRpcRequest::new(RequestId::String(w.id.clone()), method, params))).await;
         }
-        let ids: Vec<String> = waiting.iter().map(|(_, id, _, _)| id.clone()).collect();
+        let ids: Vec<String> = waiting.iter().map(|w| w.id.clone()).collect();
         let deadline = tokio::time::sleep(self.options.input_timeout);
         tokio::pin!(deadline);
         let mut answers = InputResponses::new();
-        for (key, _, request, rx) in waiting {
+        for Waiting { key, request, answer: rx, .. } in waiting {
             let answer = tokio::select! {
                 answer = rx => answer,
                 _ = token.cancelled() => {
