@@ -53,3 +53,13 @@ fn the_typescript_client_uses_a_python_server_through_the_bridge() {
     assert_eq!(seen["sum"], "42");
     assert_eq!(seen["shout"], "BRIDGE");
 }
+
+#[test]
+fn the_typescript_clients_handlers_answer_elicitation_and_sampling_through_the_bridge() {
+    let server = workspace_binary("mcp-example-server", "mcp-example-server");
+    let seen = run_ts_client("input", &[server.to_str().unwrap()]);
+    assert_eq!(seen["elicitMessage"], "What is your name?");
+    assert_eq!(seen["hello"], "Hello, TypeScript!");
+    assert_eq!(seen["samplingPrompt"], "Summarize in one sentence: a long story");
+    assert_eq!(seen["summary"], "Summary by ts-model: it is short");
+}

@@ -3,17 +3,31 @@
 // it saw as one JSON object.
 //
 // Usage: TS_SDK_DIR=.../node_modules/@modelcontextprotocol/sdk node legacy_client.mjs MODE CMD [ARGS...]
-// MODE: "example" (the example server behind the bridge) or "python" (a Python server).
+// MODE: "example" (the example server behind the bridge), "input" (its
+// elicitation and sampling tools, answered by this client's handlers) or
+// "python" (a Python server).
 import { pathToFileURL } from "node:url";
 
 const sdk = process.env.TS_SDK_DIR;
 const { Client } = await import(pathToFileURL(`${sdk}/dist/esm/client/index.js`).href);
 const { StdioClientTransport } = await import(pathToFileURL(`${sdk}/dist/esm/client/stdio.js`).href);
+const { ElicitRequestSchema, CreateMessageRequestSchema } = await import(pathToFileURL(`${sdk}/dist/esm/types.js`).href);
 
 const [mode, command, ...args] = process.argv.slice(2);
 const transport = new StdioClientTransport({ command, args, stderr: "inherit" });
-const client = new Client({ name: "ts-legacy-client", version: "1.0.0" }, { capabilities: {} });
+const capabilities = mode === "input" ? { elicitation: {}, sampling: {} } : {};
+const client = new Client({ name: "ts-legacy-client", version: "1.0.0" }, { capabilities });
 const out = {};
+if (mode === "input") {
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    out.elicitMessage = request.params.message;
+    return { action: "accept", content: { name: "TypeScript" } };
+  });
+  client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+    out.samplingPrompt = request.params.messages[0].content.text;
+    return { role: "assistant", content: { type: "text", text: "it is short" }, model: "ts-model" };
+  });
+}
 await client.connect(transport);
 out.server = client.getServerVersion();
 out.protocolVersion = transport._protocolVersion ?? null;
@@ -66,6 +80,9 @@ if (mode === "example") {
   out.logoMime = logo.contents[0].mimeType;
   const completion = await client.complete({ ref: { type: "ref/resource", uri: "note://{name}" }, argument: { name: "name", value: "sh" } });
   out.completion = completion.completion.values;
+} else if (mode === "input") {
+  out.hello = (await client.callTool({ name: "ask_name", arguments: {} })).content[0].text;
+  out.summary = (await client.callTool({ name: "summarize", arguments: { text: "a long story" } })).content[0].text;
 } else {
   const sum = await client.callTool({ name: "add", arguments: { a: 40, b: 2 } });
   out.sum = sum.content[0].text;
