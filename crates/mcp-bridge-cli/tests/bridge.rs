@@ -48,6 +48,18 @@ async fn ready(peer: &mut RawPeer) {
     let reply = peer.recv().await;
     assert_eq!(reply["result"]["protocolVersion"], "2025-11-25", "{reply}");
     peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    drain_gap_events(peer, &reply).await;
+}
+
+/// Reads the change notifications that end the first gap: one per list the
+/// initialize result declared with `listChanged`.
+async fn drain_gap_events(peer: &mut RawPeer, init: &Value) {
+    let caps = &init["result"]["capabilities"];
+    let lists = ["tools", "prompts", "resources"].iter().filter(|k| caps[**k]["listChanged"] == true).count();
+    for _ in 0..lists {
+        let event = peer.recv().await;
+        assert!(event["method"].as_str().is_some_and(|m| m.ends_with("/list_changed")), "{event}");
+    }
 }
 
 #[tokio::test]
@@ -86,7 +98,7 @@ async fn when_ready_the_bridge_forwards_and_answers_the_rest_itself() {
     peer.send(&request(json!(4), "server/discover", json!({}))).await;
     assert_eq!(peer.recv().await["error"]["code"], -32601);
     peer.send(&request(json!(5), "resources/subscribe", json!({"uri": "note://shopping"}))).await;
-    assert_eq!(peer.recv().await["error"]["code"], -32601);
+    assert_eq!(peer.recv().await, json!({"jsonrpc": "2.0", "id": 5, "result": {}}));
     peer.send(&request(json!(6), "tasks/list", json!({}))).await;
     assert_eq!(peer.recv().await["error"]["code"], -32601);
     peer.send(&request(json!(7), "tools/list", json!({}))).await;

@@ -38,9 +38,22 @@ async fn ready(capabilities: Value, extra: &[&str]) -> RawPeer {
         "clientInfo": {"name": "scripted", "version": "1"}}),
     ))
     .await;
-    assert!(peer.recv().await.get("result").is_some());
+    let init = peer.recv().await;
+    assert!(init.get("result").is_some());
     peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    drain_gap_events(&mut peer, &init).await;
     peer
+}
+
+/// Reads the change notifications that end the first gap: one per list the
+/// initialize result declared with `listChanged`.
+async fn drain_gap_events(peer: &mut RawPeer, init: &Value) {
+    let caps = &init["result"]["capabilities"];
+    let lists = ["tools", "prompts", "resources"].iter().filter(|k| caps[**k]["listChanged"] == true).count();
+    for _ in 0..lists {
+        let event = peer.recv().await;
+        assert!(event["method"].as_str().is_some_and(|m| m.ends_with("/list_changed")), "{event}");
+    }
 }
 
 fn call(id: i64, tool: &str) -> String {

@@ -37,6 +37,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::input;
 use crate::legacy::{self, NotificationClass, RequestClass};
+use crate::notify::{self, Declared, Listener};
 use crate::profile::Profile;
 use crate::translate::{self, Cause, ReplyMask, error_for};
 use crate::upstream::{Upstream, UpstreamConfig, describe_exit};
@@ -177,6 +178,10 @@ struct Frontend {
     pending: Mutex<HashMap<String, oneshot::Sender<Result<Value, String>>>>,
     /// The number of the last `b-` id.
     last_input_id: AtomicU64,
+    /// What the initialize result declared about change notifications.
+    declared: Mutex<Declared>,
+    /// The listen stream's owner, once started.
+    listener: Mutex<Option<Listener>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -217,6 +222,8 @@ where
         client_capabilities: Mutex::default(),
         pending: Mutex::default(),
         last_input_id: AtomicU64::new(0),
+        declared: Mutex::default(),
+        listener: Mutex::default(),
     });
     let mut reader = FrameReader::new(input, options.max_line_bytes);
 
@@ -236,6 +243,9 @@ where
     };
 
     let upstream = std::mem::replace(&mut *lock(&frontend.lifecycle), Lifecycle::Closing);
+    if let Some(listener) = lock(&frontend.listener).take() {
+        listener.stop();
+    }
     match outcome {
         RunOutcome::Eof => {
             tracing::debug!("end of input; shutting down");
@@ -326,6 +336,43 @@ impl Frontend {
         }
     }
 
+    /// The listener, started on first use when the upstream is ready and the
+    /// initialize result declared change notifications.
+    fn listener(&self) -> Option<Listener> {
+        let declared = *lock(&self.declared);
+        let Lifecycle::Ready(upstream) = &*lock(&self.lifecycle) else { return None };
+        if !declared.any() {
+            return None;
+        }
+        let mut listener = lock(&self.listener);
+        Some(listener.get_or_insert_with(|| notify::start(upstream.clone(), declared, self.out.clone())).clone())
+    }
+
+    async fn change_subscription(self: Arc<Self>, request: JsonRpcRequest, token: CancellationToken) {
+        let method =
+            if request.method == "resources/subscribe" { "resources/subscribe" } else { "resources/unsubscribe" };
+        let outcome = match legacy::parse_subscription(method, request.params.as_ref()) {
+            Err(e) => Err(error_for(Cause::InvalidParams, Some(json!(e.to_string())))),
+            Ok(uri) => match self.listener() {
+                None => Err(error_for(Cause::MethodNotFound, None)),
+                Some(listener) => {
+                    let change = async {
+                        if method == "resources/subscribe" {
+                            listener.subscribe(uri).await
+                        } else {
+                            listener.unsubscribe(uri).await
+                        }
+                    };
+                    tokio::select! {
+                        outcome = change => outcome.map(|()| json!({})),
+                        _ = token.cancelled() => return,
+                    }
+                }
+            },
+        };
+        self.respond(request.id, outcome).await;
+    }
+
     fn is_input_id(&self, id: &RequestId) -> bool {
         matches!(id, RequestId::String(s) if s.starts_with(self.options.profile.request_id_prefix))
     }
@@ -347,6 +394,9 @@ impl Frontend {
 
     fn handle_notification(&self, n: JsonRpcNotification) {
         match legacy::classify_notification(&n.method) {
+            NotificationClass::Initialized => {
+                self.listener();
+            }
             NotificationClass::Cancelled => {
                 if let Some(id) = legacy::cancelled_request_id(n.params.as_ref())
                     && let Some(token) = lock(&self.slots).get(&id)
@@ -354,7 +404,7 @@ impl Frontend {
                     token.cancel();
                 }
             }
-            NotificationClass::Initialized | NotificationClass::RootsListChanged | NotificationClass::Other => {
+            NotificationClass::RootsListChanged | NotificationClass::Other => {
                 tracing::debug!(method = %n.method, "notification noted");
             }
         }
@@ -381,6 +431,7 @@ impl Frontend {
             Answer(Cause, Option<Value>),
             Initialize,
             Forward(Upstream),
+            Subscription,
         }
         let next = {
             let mut lifecycle = lock(&self.lifecycle);
@@ -405,7 +456,11 @@ impl Frontend {
                 (Lifecycle::Closing, _) => Next::Answer(Cause::UpstreamExited, None),
                 (Lifecycle::Ready(upstream), RequestClass::Forward) => Next::Forward(upstream.clone()),
                 (Lifecycle::Ready(_), RequestClass::Subscribe | RequestClass::Unsubscribe) => {
-                    Next::Answer(Cause::MethodNotFound, Some(json!("the server has no resource subscriptions")))
+                    if lock(&self.declared).subscribe {
+                        Next::Subscription
+                    } else {
+                        Next::Answer(Cause::MethodNotFound, Some(json!("the server has no resource subscriptions")))
+                    }
                 }
                 (Lifecycle::Ready(_), _) => Next::Answer(Cause::MethodNotFound, None),
             }
@@ -417,6 +472,9 @@ impl Frontend {
             }
             Next::Forward(upstream) => {
                 self.admit(request, move |frontend, request, token| frontend.forward(upstream, request, token)).await
+            }
+            Next::Subscription => {
+                self.admit(request, |frontend, request, token| frontend.change_subscription(request, token)).await
             }
         }
     }
@@ -526,8 +584,16 @@ impl Frontend {
         let limit = self.options.discover_timeout;
         match upstream.discover(limit).await {
             Ok(discover) => {
-                let mask = ReplyMask::default();
+                let mask = ReplyMask { list_changed: true, subscribe: true };
                 let result = translate::initialize_result(self.options.profile, &discover, mask);
+                let caps = &result.capabilities;
+                let on = |v: Option<bool>| v == Some(true);
+                *lock(&self.declared) = Declared {
+                    tools: on(caps.tools.as_ref().and_then(|c| c.list_changed)),
+                    prompts: on(caps.prompts.as_ref().and_then(|c| c.list_changed)),
+                    resources: on(caps.resources.as_ref().and_then(|c| c.list_changed)),
+                    subscribe: on(caps.resources.as_ref().and_then(|c| c.subscribe)),
+                };
                 let value = serde_json::to_value(result)
                     .map_err(|e| Some(error_for(Cause::InvalidResponse, Some(json!(e.to_string())))))?;
                 Ok((upstream, value))

@@ -10,6 +10,8 @@
 //! - [`input`]: the checks of the upstream's input requests and of the
 //!   client's answers. No I/O.
 //! - [`frontend`]: the legacy server for one client connection.
+//! - [`notify`]: the upstream's listen stream as the client's change
+//!   notifications.
 //! - [`upstream`]: the SDK client toward the 2026-07-28 server.
 //! - [`profile`]: the values that differ between client families.
 //! - [`log`]: the stderr line format of the executables.
@@ -20,6 +22,7 @@ pub mod frontend;
 pub mod input;
 pub mod legacy;
 pub mod log;
+pub mod notify;
 pub mod profile;
 pub mod translate;
 pub mod upstream;

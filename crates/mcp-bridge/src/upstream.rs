@@ -85,6 +85,18 @@ impl Upstream {
         self.client.request(method, params, options).await
     }
 
+    /// Opens a `subscriptions/listen` stream; returns when it ends.
+    ///
+    /// # Errors
+    /// The SDK's error ([`mcp_sdk::Error::Cancelled`] when `options.cancel` fired).
+    pub async fn listen(
+        &self,
+        filter: mcp_protocol::types::SubscriptionFilter,
+        options: &RequestOptions,
+    ) -> Result<mcp_protocol::types::SubscriptionsListenResult, mcp_sdk::Error> {
+        self.client.listen(filter, options).await
+    }
+
     /// Completes when the upstream is lost for good (a child process that
     /// ended), with its exit status. Never completes for an upstream that
     /// cannot be lost.

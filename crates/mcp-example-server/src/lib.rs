@@ -12,6 +12,7 @@
 //! | tool | `ask_two` | two input requests (a form and roots) in one round |
 //! | tool | `ask_twice` | two rounds: a name, then a colour |
 //! | tool | `forgetful` | refuses its own state on the retry (-32602) |
+//! | tool | `end_streams` | ends every listen stream, as a restarting server would |
 //! | tool | `toggle_bonus` | a tool list change, published to listen streams |
 //! | tool | `set_note` | a resource update, published to listen streams |
 //! | tool | `big` | a result of a chosen size, for benchmarks |
@@ -175,6 +176,16 @@ pub fn build_server_with(limits: ServerLimits) -> Server {
                     return Err(HandlerError::invalid_params("requestState expired"));
                 }
                 Ok(Reply::InputRequired { requests: one_request("name", name_request())?, state: Some(json!({"n": 1})) })
+            },
+        )
+        .tool(
+            tool(json!({
+                "name": "end_streams", "description": "Ends every listen stream gracefully, as a server going down would.",
+                "inputSchema": {"type": "object"}
+            })),
+            |_call: ToolCall, ctx: RequestContext| async move {
+                ctx.server().shutdown_subscriptions();
+                Ok(text_result("streams ended"))
             },
         )
         .tool(

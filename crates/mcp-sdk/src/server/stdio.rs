@@ -59,7 +59,12 @@ impl Server {
                 writer.await
             }
         };
-        let write_result = joined.unwrap_or_else(|e| Err(std::io::Error::other(e)));
+        // A client that stopped reading before the last frames is gone, not
+        // an error of this server.
+        let write_result = match joined.unwrap_or_else(|e| Err(std::io::Error::other(e))) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            other => other,
+        };
         read_result.and(write_result)
     }
 

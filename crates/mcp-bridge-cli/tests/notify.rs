@@ -1,0 +1,110 @@
+//! The upstream's listen stream as the client's change notifications
+//! (seed milestone M3), through the bridge in front of the example server.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use test_support::{RawPeer, workspace_binary};
+
+const BRIDGE: &str = env!("CARGO_BIN_EXE_mcp-bridge");
+
+fn request(id: Value, method: &str, params: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+fn call(id: i64, tool: &str, arguments: Value) -> String {
+    request(json!(id), "tools/call", json!({"name": tool, "arguments": arguments}))
+}
+
+const LISTS: [&str; 3] =
+    ["notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed"];
+
+/// Reads `n` messages.
+async fn read(peer: &mut RawPeer, n: usize) -> Vec<Value> {
+    let mut out = Vec::new();
+    for _ in 0..n {
+        out.push(peer.recv().await);
+    }
+    out
+}
+
+fn methods(messages: &[Value]) -> Vec<String> {
+    messages
+        .iter()
+        .map(|m| m["method"].as_str().map(str::to_owned).unwrap_or_else(|| format!("id {}", m["id"])))
+        .collect()
+}
+
+async fn ready() -> RawPeer {
+    let server: PathBuf = workspace_binary("mcp-example-server", "mcp-example-server");
+    let mut peer = RawPeer::spawn(BRIDGE, &["--", server.to_str().unwrap()]);
+    peer.send(&request(
+        json!(0),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "scripted", "version": "1"}}),
+    ))
+    .await;
+    let init = peer.recv().await;
+    let caps = &init["result"]["capabilities"];
+    assert_eq!(caps["tools"]["listChanged"], true);
+    assert_eq!(caps["resources"]["subscribe"], true);
+    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    let gap = read(&mut peer, 3).await;
+    assert_eq!(methods(&gap), LISTS, "the first acknowledgment ends a gap: one change per declared list");
+    assert!(gap.iter().all(|m| m.get("params").is_none()), "no subscription id reaches the client");
+    peer
+}
+
+#[tokio::test]
+async fn a_list_change_reaches_the_client_before_the_result_that_caused_it() {
+    let mut peer = ready().await;
+    peer.send(&call(1, "toggle_bonus", json!({}))).await;
+    let got = read(&mut peer, 2).await;
+    assert_eq!(methods(&got), ["notifications/tools/list_changed", "id 1"]);
+    assert_eq!(got[1]["result"]["content"][0]["text"], "bonus added");
+    assert_eq!(peer.finish().await, Some(0));
+}
+
+#[tokio::test]
+async fn subscribed_resources_report_updates_and_unsubscribed_ones_do_not() {
+    let mut peer = ready().await;
+    peer.send(&request(json!(1), "resources/subscribe", json!({"uri": "note://shopping"}))).await;
+    assert_eq!(
+        peer.recv().await,
+        json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
+        "no gap events for a change of URIs"
+    );
+    peer.send(&call(2, "set_note", json!({"name": "shopping", "text": "eggs"}))).await;
+    let got = read(&mut peer, 2).await;
+    assert_eq!(methods(&got), ["notifications/resources/updated", "id 2"]);
+    assert_eq!(got[0]["params"], json!({"uri": "note://shopping"}));
+    peer.send(&request(json!(3), "resources/unsubscribe", json!({"uri": "note://shopping"}))).await;
+    assert_eq!(peer.recv().await["result"], json!({}));
+    peer.send(&call(4, "set_note", json!({"name": "shopping", "text": "milk"}))).await;
+    assert_eq!(peer.recv().await["id"], 4, "no update after unsubscribe");
+    peer.send(&request(json!(5), "resources/subscribe", json!({}))).await;
+    assert_eq!(peer.recv().await["error"]["data"]["cause"], "invalid_params");
+    assert_eq!(peer.finish().await, Some(0));
+}
+
+#[tokio::test]
+async fn a_lost_stream_is_opened_again_and_its_acknowledgment_ends_the_gap() {
+    let mut peer = ready().await;
+    peer.send(&request(json!(1), "resources/subscribe", json!({"uri": "note://welcome"}))).await;
+    assert_eq!(peer.recv().await["id"], 1);
+    peer.send(&call(2, "end_streams", json!({}))).await;
+    assert_eq!(peer.recv().await["id"], 2);
+    // After the back-off (0.5 s), a new stream; its acknowledgment ends the
+    // gap: one change per list and one update per subscribed URI.
+    let gap = tokio::time::timeout(Duration::from_secs(5), read(&mut peer, 4)).await.unwrap();
+    let mut expected: Vec<String> = LISTS.iter().map(|m| (*m).to_owned()).collect();
+    expected.push("notifications/resources/updated".into());
+    assert_eq!(methods(&gap), expected);
+    assert_eq!(gap[3]["params"]["uri"], "note://welcome");
+    // The new stream carries events.
+    peer.send(&call(3, "set_note", json!({"name": "welcome", "text": "hi"}))).await;
+    assert_eq!(methods(&read(&mut peer, 2).await), ["notifications/resources/updated", "id 3"]);
+    assert_eq!(peer.finish().await, Some(0));
+}

@@ -1,0 +1,368 @@
+//! The upstream's `subscriptions/listen` stream as the client's change
+//! notifications (seed milestone M3).
+//!
+//! One owner task holds the streams, the subscribed URIs and the state. A
+//! stream's events are translated on the SDK's reader (inline), so a list
+//! change the upstream writes before a result reaches the client before that
+//! result; only the active stream's events pass (its generation is checked
+//! as each event is written).
+//!
+//! ```text
+//!  subscribe/unsubscribe ──▶ owner ──opens──▶ stream g+1 ──ack──▶ owner: g+1 active,
+//!                                                               old stream cancelled, reply {}
+//!  stream lost ──▶ owner ──after 0.5 s … 30 s──▶ new stream ──ack──▶ gap events
+//! ```
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use mcp_protocol::types::SubscriptionFilter;
+use mcp_protocol::{ErrorObject, JsonRpcNotification, Message};
+use mcp_sdk::RequestOptions;
+use mcp_sdk::client::RetryPolicy;
+use serde_json::json;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::translate::{Cause, error_for};
+use crate::upstream::Upstream;
+
+/// The first wait before a new stream after a loss.
+pub const LISTEN_BACKOFF: Duration = Duration::from_millis(500);
+/// The longest wait before a new stream.
+pub const LISTEN_MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// A stream that lived this long after its acknowledgment resets the wait.
+pub const LISTEN_STABLE: Duration = Duration::from_secs(10);
+/// Commands queued for the owner.
+const COMMAND_QUEUE: usize = 64;
+
+/// The lists the initialize result declared, and subscriptions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Declared {
+    /// `tools.listChanged`.
+    pub tools: bool,
+    /// `prompts.listChanged`.
+    pub prompts: bool,
+    /// `resources.listChanged`.
+    pub resources: bool,
+    /// `resources.subscribe`.
+    pub subscribe: bool,
+}
+
+impl Declared {
+    /// Whether a listener is needed at all.
+    pub fn any(self) -> bool {
+        self.tools || self.prompts || self.resources || self.subscribe
+    }
+
+    fn filter(self, uris: &BTreeSet<String>) -> SubscriptionFilter {
+        SubscriptionFilter {
+            tools_list_changed: self.tools.then_some(true),
+            prompts_list_changed: self.prompts.then_some(true),
+            resources_list_changed: self.resources.then_some(true),
+            resource_subscriptions: (self.subscribe && !uris.is_empty()).then(|| uris.iter().cloned().collect()),
+            extra: Default::default(),
+        }
+    }
+}
+
+/// A change of the subscribed URIs.
+#[derive(Debug)]
+enum Change {
+    Subscribe(String),
+    Unsubscribe(String),
+}
+
+/// The front end's handle on the listener.
+#[derive(Debug, Clone)]
+pub struct Listener {
+    commands: mpsc::Sender<(Change, oneshot::Sender<Result<(), ErrorObject>>)>,
+    stop: CancellationToken,
+}
+
+impl Listener {
+    /// Subscribes to a URI; completes when the new stream is acknowledged.
+    ///
+    /// # Errors
+    /// The error for the client when the new stream failed (the old one
+    /// and its URIs stay).
+    pub async fn subscribe(&self, uri: String) -> Result<(), ErrorObject> {
+        self.change(Change::Subscribe(uri)).await
+    }
+
+    /// Unsubscribes from a URI, the same way.
+    ///
+    /// # Errors
+    /// As [`Listener::subscribe`].
+    pub async fn unsubscribe(&self, uri: String) -> Result<(), ErrorObject> {
+        self.change(Change::Unsubscribe(uri)).await
+    }
+
+    async fn change(&self, change: Change) -> Result<(), ErrorObject> {
+        let (tx, rx) = oneshot::channel();
+        let closed = || error_for(Cause::Closed, Some(json!("the change notifications have stopped")));
+        self.commands.send((change, tx)).await.map_err(|_| closed())?;
+        rx.await.unwrap_or_else(|_| Err(closed()))
+    }
+
+    /// Stops the listener and cancels its streams.
+    pub fn stop(&self) {
+        self.stop.cancel();
+    }
+}
+
+/// What streams tell the owner.
+enum StreamEvent {
+    Acknowledged(u64),
+    Ended { generation: u64, error: Option<ErrorObject>, retry: bool },
+}
+
+struct Stream {
+    generation: u64,
+    cancel: CancellationToken,
+    acknowledged_at: Option<Instant>,
+}
+
+/// Starts the listener's owner task.
+pub fn start(upstream: Upstream, declared: Declared, out: mpsc::Sender<Message>) -> Listener {
+    let (commands, command_rx) = mpsc::channel(COMMAND_QUEUE);
+    let stop = CancellationToken::new();
+    let owner = Owner {
+        upstream,
+        declared,
+        out,
+        active: Arc::new(AtomicU64::new(0)),
+        next_generation: 0,
+        uris: BTreeSet::new(),
+        stop: stop.clone(),
+    };
+    tokio::spawn(owner.run(command_rx));
+    Listener { commands, stop }
+}
+
+struct Owner {
+    upstream: Upstream,
+    declared: Declared,
+    out: mpsc::Sender<Message>,
+    /// The generation whose events reach the client (0: none yet).
+    active: Arc<AtomicU64>,
+    next_generation: u64,
+    uris: BTreeSet<String>,
+    stop: CancellationToken,
+}
+
+/// A change waiting for its new stream.
+struct PendingChange {
+    uris: BTreeSet<String>,
+    reply: oneshot::Sender<Result<(), ErrorObject>>,
+}
+
+impl Owner {
+    async fn run(mut self, mut commands: mpsc::Receiver<(Change, oneshot::Sender<Result<(), ErrorObject>>)>) {
+        let (events_tx, mut events) = mpsc::unbounded_channel::<StreamEvent>();
+        let mut current: Option<Stream> = Some(self.open(&self.uris.clone(), &events_tx));
+        let mut candidate: Option<(Stream, PendingChange)> = None;
+        // True until an acknowledgment ends the gap (at the start, and after a loss).
+        let mut in_gap = true;
+        let mut backoff = LISTEN_BACKOFF;
+        let mut reconnect_at: Option<tokio::time::Instant> = None;
+        let mut retrying = true;
+        loop {
+            let sleep_until = reconnect_at.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400));
+            tokio::select! {
+                _ = self.stop.cancelled() => break,
+                command = commands.recv(), if candidate.is_none() => {
+                    let Some((change, reply)) = command else { break };
+                    let mut uris = self.uris.clone();
+                    match change {
+                        Change::Subscribe(uri) => { uris.insert(uri); }
+                        Change::Unsubscribe(uri) => { uris.remove(&uri); }
+                    }
+                    if uris == self.uris && current.is_some() {
+                        let _ = reply.send(Ok(()));
+                        continue;
+                    }
+                    let stream = self.open(&uris, &events_tx);
+                    candidate = Some((stream, PendingChange { uris, reply }));
+                }
+                _ = tokio::time::sleep_until(sleep_until), if reconnect_at.is_some() => {
+                    reconnect_at = None;
+                    current = Some(self.open(&self.uris.clone(), &events_tx));
+                }
+                Some(event) = events.recv() => match event {
+                    StreamEvent::Acknowledged(generation) => {
+                        if let Some((stream, change)) = candidate.take_if(|(s, _)| s.generation == generation) {
+                            if let Some(old) = current.replace(Stream { acknowledged_at: Some(Instant::now()), ..stream }) {
+                                old.cancel.cancel();
+                            }
+                            self.uris = change.uris;
+                            self.active.store(generation, Ordering::SeqCst);
+                            let _ = change.reply.send(Ok(()));
+                            if in_gap {
+                                in_gap = false;
+                                self.gap_events().await;
+                            }
+                        } else if let Some(stream) = current.as_mut().filter(|s| s.generation == generation) {
+                            stream.acknowledged_at = Some(Instant::now());
+                            self.active.store(generation, Ordering::SeqCst);
+                            // The first acknowledgment of a stream after a
+                            // gap, and each later one of the active stream.
+                            in_gap = false;
+                            self.gap_events().await;
+                        }
+                    }
+                    StreamEvent::Ended { generation, error, retry } => {
+                        if let Some((_, change)) = candidate.take_if(|(s, _)| s.generation == generation) {
+                            let _ = change.reply.send(Err(error.unwrap_or_else(|| error_for(Cause::Closed, None))));
+                            continue;
+                        }
+                        let Some(stream) = current.take_if(|s| s.generation == generation) else { continue };
+                        tracing::info!(generation, "the listen stream of the upstream ended");
+                        in_gap = true;
+                        if !retry || !retrying {
+                            retrying = false;
+                            continue;
+                        }
+                        if stream.acknowledged_at.is_some_and(|t| t.elapsed() >= LISTEN_STABLE) {
+                            backoff = LISTEN_BACKOFF;
+                        }
+                        reconnect_at = Some(tokio::time::Instant::now() + backoff);
+                        backoff = (backoff * 2).min(LISTEN_MAX_BACKOFF);
+                    }
+                },
+            }
+        }
+        for stream in current.into_iter().chain(candidate.map(|(s, _)| s)) {
+            stream.cancel.cancel();
+        }
+    }
+
+    /// Opens a stream for `uris`; its acknowledgment and end come back as
+    /// [`StreamEvent`]s.
+    fn open(&mut self, uris: &BTreeSet<String>, events: &mpsc::UnboundedSender<StreamEvent>) -> Stream {
+        self.next_generation += 1;
+        let generation = self.next_generation;
+        let cancel = self.stop.child_token();
+        let (out, active, acked) = (self.out.clone(), self.active.clone(), events.clone());
+        let on_notification: mcp_sdk::client::NotificationCallback = Arc::new(move |n: &JsonRpcNotification| {
+            if n.method == "notifications/subscriptions/acknowledged" {
+                let _ = acked.send(StreamEvent::Acknowledged(generation));
+            } else if active.load(Ordering::SeqCst) == generation {
+                forward_event(&out, n);
+            }
+        });
+        let options = RequestOptions {
+            on_notification: Some(on_notification),
+            inline_notifications: true,
+            cancel: Some(cancel.clone()),
+            retry: RetryPolicy::Never,
+            ..Default::default()
+        };
+        let (upstream, filter, ended) = (self.upstream.clone(), self.declared.filter(uris), events.clone());
+        tokio::spawn(async move {
+            let outcome = upstream.listen(filter, &options).await;
+            let (error, retry) = match outcome {
+                Ok(_) => (None, true),
+                Err(mcp_sdk::Error::Cancelled { .. }) => (None, false),
+                Err(mcp_sdk::Error::Rpc { error }) => (Some(error), false),
+                Err(mcp_sdk::Error::Closed) => (None, false),
+                Err(other) => (translate_error(&other), true),
+            };
+            let _ = ended.send(StreamEvent::Ended { generation, error, retry });
+        });
+        Stream { generation, cancel, acknowledged_at: None }
+    }
+
+    /// After a gap the client may have missed events: one list change per
+    /// declared list, one update per subscribed URI.
+    async fn gap_events(&self) {
+        let lists = [
+            (self.declared.tools, "notifications/tools/list_changed"),
+            (self.declared.prompts, "notifications/prompts/list_changed"),
+            (self.declared.resources, "notifications/resources/list_changed"),
+        ];
+        for (_, method) in lists.iter().filter(|(on, _)| *on) {
+            let _ = self.out.send(Message::Notification(JsonRpcNotification::new(*method, None))).await;
+        }
+        for uri in &self.uris {
+            let n = JsonRpcNotification::new("notifications/resources/updated", Some(json!({ "uri": uri })));
+            let _ = self.out.send(Message::Notification(n)).await;
+        }
+    }
+}
+
+fn translate_error(error: &mcp_sdk::Error) -> Option<ErrorObject> {
+    crate::translate::errors::error_of_sdk(error, "subscriptions/listen")
+}
+
+/// Writes one event of the active stream to the client, without the
+/// subscription id; anything else of the stream stays in the bridge.
+fn forward_event(out: &mpsc::Sender<Message>, n: &JsonRpcNotification) {
+    const EVENTS: [&str; 4] = [
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+        "notifications/resources/updated",
+    ];
+    if !EVENTS.contains(&n.method.as_str()) {
+        return;
+    }
+    let params = n.params.clone().and_then(|mut p| {
+        let obj = p.as_object_mut()?;
+        obj.remove("_meta");
+        (!obj.is_empty()).then_some(p)
+    });
+    let event = JsonRpcNotification::new(n.method.clone(), params);
+    if out.try_send(Message::Notification(event)).is_err() {
+        tracing::debug!("output queue full; a change notification was dropped");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    #[test]
+    fn the_filter_asks_for_the_declared_lists_and_the_uris() {
+        let declared = Declared { tools: true, prompts: false, resources: true, subscribe: true };
+        let uris: BTreeSet<String> = ["a://1".to_owned()].into();
+        let filter = serde_json::to_value(declared.filter(&uris)).unwrap();
+        assert_eq!(
+            filter,
+            json!({"toolsListChanged": true, "resourcesListChanged": true, "resourceSubscriptions": ["a://1"]})
+        );
+        let none = serde_json::to_value(Declared::default().filter(&BTreeSet::new())).unwrap();
+        assert_eq!(none, json!({}));
+        assert!(!Declared::default().any());
+    }
+
+    #[tokio::test]
+    async fn events_lose_their_subscription_id_and_acks_stay_inside() {
+        let (out, mut rx) = mpsc::channel(8);
+        let tagged = |method: &str, extra: Value| {
+            let mut params = json!({"_meta": {"io.modelcontextprotocol/subscriptionId": 3}});
+            if let (Some(p), Some(e)) = (params.as_object_mut(), extra.as_object()) {
+                p.extend(e.clone());
+            }
+            JsonRpcNotification::new(method, Some(params))
+        };
+        forward_event(&out, &tagged("notifications/tools/list_changed", json!({})));
+        forward_event(&out, &tagged("notifications/resources/updated", json!({"uri": "a://1"})));
+        forward_event(&out, &tagged("notifications/subscriptions/acknowledged", json!({"notifications": {}})));
+        drop(out);
+        let mut seen = Vec::new();
+        while let Some(Message::Notification(n)) = rx.recv().await {
+            seen.push(serde_json::to_value(n).unwrap());
+        }
+        assert_eq!(
+            seen,
+            vec![
+                json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+                json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "a://1"}}),
+            ]
+        );
+    }
+}
