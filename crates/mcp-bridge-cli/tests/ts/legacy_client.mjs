@@ -4,14 +4,16 @@
 //
 // Usage: TS_SDK_DIR=.../node_modules/@modelcontextprotocol/sdk node legacy_client.mjs MODE CMD [ARGS...]
 // MODE: "example" (the example server behind the bridge), "input" (its
-// elicitation and sampling tools, answered by this client's handlers) or
-// "python" (a Python server).
+// elicitation and sampling tools, answered by this client's handlers),
+// "notify" (a resource subscription and a tool list change) or "python" (a
+// Python server).
 import { pathToFileURL } from "node:url";
 
 const sdk = process.env.TS_SDK_DIR;
 const { Client } = await import(pathToFileURL(`${sdk}/dist/esm/client/index.js`).href);
 const { StdioClientTransport } = await import(pathToFileURL(`${sdk}/dist/esm/client/stdio.js`).href);
-const { ElicitRequestSchema, CreateMessageRequestSchema } = await import(pathToFileURL(`${sdk}/dist/esm/types.js`).href);
+const { ElicitRequestSchema, CreateMessageRequestSchema, ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } =
+  await import(pathToFileURL(`${sdk}/dist/esm/types.js`).href);
 
 const [mode, command, ...args] = process.argv.slice(2);
 const transport = new StdioClientTransport({ command, args, stderr: "inherit" });
@@ -80,6 +82,23 @@ if (mode === "example") {
   out.logoMime = logo.contents[0].mimeType;
   const completion = await client.complete({ ref: { type: "ref/resource", uri: "note://{name}" }, argument: { name: "name", value: "sh" } });
   out.completion = completion.completion.values;
+} else if (mode === "notify") {
+  const updated = new Promise((resolve) =>
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      if (n.params.uri === "note://shopping") resolve(n.params.uri);
+    }),
+  );
+  const toolsChanged = new Promise((resolve) =>
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve(true)),
+  );
+  const within = (promise) =>
+    Promise.race([promise, new Promise((_, reject) => setTimeout(() => reject(new Error("no notification")), 5000))]);
+  await client.subscribeResource({ uri: "note://shopping" });
+  await client.callTool({ name: "set_note", arguments: { name: "shopping", text: "apples" } });
+  out.updated = await within(updated);
+  await client.callTool({ name: "toggle_bonus", arguments: {} });
+  out.toolsChanged = await within(toolsChanged);
+  out.toolsAfter = (await client.listTools()).tools.map((t) => t.name).includes("bonus");
 } else if (mode === "input") {
   out.hello = (await client.callTool({ name: "ask_name", arguments: {} })).content[0].text;
   out.summary = (await client.callTool({ name: "summarize", arguments: { text: "a long story" } })).content[0].text;
