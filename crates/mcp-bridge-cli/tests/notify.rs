@@ -108,3 +108,75 @@ async fn a_lost_stream_is_opened_again_and_its_acknowledgment_ends_the_gap() {
     assert_eq!(methods(&read(&mut peer, 2).await), ["notifications/resources/updated", "id 3"]);
     assert_eq!(peer.finish().await, Some(0));
 }
+
+/// An upstream whose first listen stream works and whose later ones fail;
+/// `poke` makes it send an event on the first stream.
+const PICKY_UPSTREAM: &str = r#"
+import json, sys
+first_listen = None
+def send(msg):
+    print(json.dumps(msg), flush=True)
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    method = msg["method"]
+    if method == "server/discover":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"resultType": "complete", "supportedVersions": ["2026-07-28"],
+              "capabilities": {"tools": {}, "resources": {"listChanged": True, "subscribe": True}}}})
+    elif method == "subscriptions/listen" and first_listen is None:
+        first_listen = msg["id"]
+        send({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+              "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": first_listen}, "notifications": msg["params"]["notifications"]}})
+    elif method == "subscriptions/listen":
+        send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32602, "message": "no such resource"}})
+    else:
+        send({"jsonrpc": "2.0", "method": "notifications/resources/list_changed",
+              "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": first_listen}}})
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"resultType": "complete", "content": []}})
+"#;
+
+#[tokio::test]
+async fn a_failed_subscription_change_keeps_the_old_stream_and_reports_the_error() {
+    let mut peer = RawPeer::spawn(BRIDGE, &["--", "python3", "-u", "-c", PICKY_UPSTREAM]);
+    peer.send(&request(
+        json!(0),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "scripted", "version": "1"}}),
+    ))
+    .await;
+    assert!(peer.recv().await.get("result").is_some());
+    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    assert_eq!(methods(&read(&mut peer, 1).await), ["notifications/resources/list_changed"]);
+    peer.send(&request(json!(1), "resources/subscribe", json!({"uri": "a://gone"}))).await;
+    let reply = peer.recv().await;
+    assert_eq!((reply["id"].clone(), reply["error"]["code"].clone()), (json!(1), json!(-32602)), "{reply}");
+    peer.send(&call(2, "poke", json!({}))).await;
+    assert_eq!(
+        methods(&read(&mut peer, 2).await),
+        ["notifications/resources/list_changed", "id 2"],
+        "the old stream still delivers"
+    );
+    assert_eq!(peer.finish().await, Some(0));
+}
+
+#[tokio::test]
+async fn subscribe_without_upstream_subscriptions_is_method_not_found() {
+    let upstream =
+        PICKY_UPSTREAM.replace(r#""resources": {"listChanged": True, "subscribe": True}"#, r#""resources": {}"#);
+    let mut peer = RawPeer::spawn(BRIDGE, &["--", "python3", "-u", "-c", upstream.as_str()]);
+    peer.send(&request(
+        json!(0),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "scripted", "version": "1"}}),
+    ))
+    .await;
+    let init = peer.recv().await;
+    assert_eq!(init["result"]["capabilities"]["resources"], json!({}));
+    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    peer.send(&request(json!(1), "resources/subscribe", json!({"uri": "a://x"}))).await;
+    assert_eq!(peer.recv().await["error"]["code"], -32601);
+    assert_eq!(peer.finish().await, Some(0));
+}
