@@ -129,7 +129,9 @@ fn bench_lines(
 }
 
 /// One `tools/call` through the bridge against the same call sent to the
-/// server directly, both as raw lines over pipes.
+/// server directly, both as raw lines over pipes. The bridge is initialized
+/// but not told `notifications/initialized`, so no change events (the gap
+/// events of its listen stream) mix with the answers being timed.
 fn bridge(c: &mut Criterion) {
     let server = release_binary("mcp-example-server");
     let bridge = release_binary("mcp-bridge");
@@ -139,9 +141,54 @@ fn bridge(c: &mut Criterion) {
     let legacy =
         r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}"#;
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
-    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    bench_lines(&mut group, "through_bridge", &[bridge, "--".into(), server], &[init, initialized], legacy);
+    bench_lines(&mut group, "through_bridge", &[bridge.clone(), "--".into(), server.clone()], &[init], legacy);
+    elicitation_round(&mut group, &bridge, &server);
     group.finish();
+}
+
+/// One `tools/call` of `ask_name` through the bridge: the call, the
+/// bridge's `elicitation/create` to the client, the client's answer, the
+/// retry upstream, and the result.
+fn elicitation_round(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    bridge: &std::path::Path,
+    server: &std::path::Path,
+) {
+    let rt = runtime();
+    let (mut stdin, mut stdout, _child) = rt.block_on(async {
+        let mut child = tokio::process::Command::new(bridge)
+            .args(["--".as_ref(), server.as_os_str()])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        (child.stdin.take().unwrap(), BufReader::new(child.stdout.take().unwrap()), child)
+    });
+    rt.block_on(async {
+        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"bench","version":"1"}}}"#;
+        stdin.write_all(format!("{init}\n").as_bytes()).await.unwrap();
+        let mut line = String::new();
+        stdout.read_line(&mut line).await.unwrap();
+    });
+    let call = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"ask_name\",\"arguments\":{}}}\n";
+    group.bench_function("elicitation_round", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                stdin.write_all(call.as_bytes()).await.unwrap();
+                stdin.flush().await.unwrap();
+                let mut ask = String::new();
+                stdout.read_line(&mut ask).await.unwrap();
+                let ask: serde_json::Value = serde_json::from_str(&ask).unwrap();
+                let answer = json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"name": "Ada"}}});
+                stdin.write_all(format!("{answer}\n").as_bytes()).await.unwrap();
+                stdin.flush().await.unwrap();
+                let mut result = String::new();
+                stdout.read_line(&mut result).await.unwrap();
+                result
+            })
+        })
+    });
 }
 
 criterion_group!(benches, memory, stdio, bridge);
