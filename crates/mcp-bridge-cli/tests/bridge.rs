@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use test_support::{RawPeer, workspace_binary};
+use test_support::{RawPeer, initialized_and_gap_events, workspace_binary};
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_mcp-bridge");
 
@@ -47,19 +47,7 @@ async fn ready(peer: &mut RawPeer) {
     peer.send(&initialize(1)).await;
     let reply = peer.recv().await;
     assert_eq!(reply["result"]["protocolVersion"], "2025-11-25", "{reply}");
-    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
-    drain_gap_events(peer, &reply).await;
-}
-
-/// Reads the change notifications that end the first gap: one per list the
-/// initialize result declared with `listChanged`.
-async fn drain_gap_events(peer: &mut RawPeer, init: &Value) {
-    let caps = &init["result"]["capabilities"];
-    let lists = ["tools", "prompts", "resources"].iter().filter(|k| caps[**k]["listChanged"] == true).count();
-    for _ in 0..lists {
-        let event = peer.recv().await;
-        assert!(event["method"].as_str().is_some_and(|m| m.ends_with("/list_changed")), "{event}");
-    }
+    initialized_and_gap_events(peer, &reply).await;
 }
 
 #[tokio::test]

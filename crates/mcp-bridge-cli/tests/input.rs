@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
-use test_support::{RawPeer, workspace_binary};
+use test_support::{RawPeer, initialized_and_gap_events, legacy_initialize, workspace_binary};
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_mcp-bridge");
 
@@ -31,29 +31,10 @@ async fn ready(capabilities: Value, extra: &[&str]) -> RawPeer {
     let mut args: Vec<&str> = extra.to_vec();
     args.extend(["--", server.to_str().unwrap()]);
     let mut peer = RawPeer::spawn(BRIDGE, &args);
-    peer.send(&request(
-        json!(0),
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
-        "clientInfo": {"name": "scripted", "version": "1"}}),
-    ))
-    .await;
-    let init = peer.recv().await;
+    let init = legacy_initialize(&mut peer, capabilities).await;
     assert!(init.get("result").is_some());
-    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
-    drain_gap_events(&mut peer, &init).await;
+    initialized_and_gap_events(&mut peer, &init).await;
     peer
-}
-
-/// Reads the change notifications that end the first gap: one per list the
-/// initialize result declared with `listChanged`.
-async fn drain_gap_events(peer: &mut RawPeer, init: &Value) {
-    let caps = &init["result"]["capabilities"];
-    let lists = ["tools", "prompts", "resources"].iter().filter(|k| caps[**k]["listChanged"] == true).count();
-    for _ in 0..lists {
-        let event = peer.recv().await;
-        assert!(event["method"].as_str().is_some_and(|m| m.ends_with("/list_changed")), "{event}");
-    }
 }
 
 fn call(id: i64, tool: &str) -> String {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use test_support::{RawPeer, workspace_binary};
+use test_support::{RawPeer, initialized_and_gap_events, legacy_initialize, workspace_binary};
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_mcp-bridge");
 
@@ -39,19 +39,11 @@ fn methods(messages: &[Value]) -> Vec<String> {
 async fn ready() -> RawPeer {
     let server: PathBuf = workspace_binary("mcp-example-server", "mcp-example-server");
     let mut peer = RawPeer::spawn(BRIDGE, &["--", server.to_str().unwrap()]);
-    peer.send(&request(
-        json!(0),
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "scripted", "version": "1"}}),
-    ))
-    .await;
-    let init = peer.recv().await;
+    let init = legacy_initialize(&mut peer, json!({})).await;
     let caps = &init["result"]["capabilities"];
     assert_eq!(caps["tools"]["listChanged"], true);
     assert_eq!(caps["resources"]["subscribe"], true);
-    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
-    let gap = read(&mut peer, 3).await;
+    let gap = initialized_and_gap_events(&mut peer, &init).await;
     assert_eq!(methods(&gap), LISTS, "the first acknowledgment ends a gap: one change per declared list");
     assert!(gap.iter().all(|m| m.get("params").is_none()), "no subscription id reaches the client");
     peer
@@ -139,16 +131,9 @@ for line in sys.stdin:
 #[tokio::test]
 async fn a_failed_subscription_change_keeps_the_old_stream_and_reports_the_error() {
     let mut peer = RawPeer::spawn(BRIDGE, &["--", "python3", "-u", "-c", PICKY_UPSTREAM]);
-    peer.send(&request(
-        json!(0),
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "scripted", "version": "1"}}),
-    ))
-    .await;
-    assert!(peer.recv().await.get("result").is_some());
-    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
-    assert_eq!(methods(&read(&mut peer, 1).await), ["notifications/resources/list_changed"]);
+    let init = legacy_initialize(&mut peer, json!({})).await;
+    let gap = initialized_and_gap_events(&mut peer, &init).await;
+    assert_eq!(methods(&gap), ["notifications/resources/list_changed"]);
     peer.send(&request(json!(1), "resources/subscribe", json!({"uri": "a://gone"}))).await;
     let reply = peer.recv().await;
     assert_eq!((reply["id"].clone(), reply["error"]["code"].clone()), (json!(1), json!(-32602)), "{reply}");
@@ -166,16 +151,9 @@ async fn subscribe_without_upstream_subscriptions_is_method_not_found() {
     let upstream =
         PICKY_UPSTREAM.replace(r#""resources": {"listChanged": True, "subscribe": True}"#, r#""resources": {}"#);
     let mut peer = RawPeer::spawn(BRIDGE, &["--", "python3", "-u", "-c", upstream.as_str()]);
-    peer.send(&request(
-        json!(0),
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "scripted", "version": "1"}}),
-    ))
-    .await;
-    let init = peer.recv().await;
+    let init = legacy_initialize(&mut peer, json!({})).await;
     assert_eq!(init["result"]["capabilities"]["resources"], json!({}));
-    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    initialized_and_gap_events(&mut peer, &init).await;
     peer.send(&request(json!(1), "resources/subscribe", json!({"uri": "a://x"}))).await;
     assert_eq!(peer.recv().await["error"]["code"], -32601);
     assert_eq!(peer.finish().await, Some(0));

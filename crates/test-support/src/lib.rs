@@ -176,6 +176,31 @@ pub fn workspace_binary(package: &str, name: &str) -> PathBuf {
     path
 }
 
+/// Sends a 2025-11-25 `initialize` with these client capabilities (id 0)
+/// and returns the response.
+pub async fn legacy_initialize(peer: &mut RawPeer, capabilities: Value) -> Value {
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "scripted", "version": "1"}}});
+    peer.send(&init.to_string()).await;
+    peer.recv().await
+}
+
+/// Sends `notifications/initialized` and reads the change notifications
+/// that end the bridge's first gap: one per list the initialize response
+/// declared with `listChanged`.
+pub async fn initialized_and_gap_events(peer: &mut RawPeer, init: &Value) -> Vec<Value> {
+    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    let caps = &init["result"]["capabilities"];
+    let lists = ["tools", "prompts", "resources"].iter().filter(|k| caps[**k]["listChanged"] == true).count();
+    let mut events = Vec::new();
+    for _ in 0..lists {
+        let event = peer.recv().await;
+        assert!(event["method"].as_str().is_some_and(|m| m.ends_with("/list_changed")), "{event}");
+        events.push(event);
+    }
+    events
+}
+
 /// The `_meta` of a 2026-07-28 request with these client capabilities.
 pub fn request_meta(capabilities: Value) -> Value {
     serde_json::json!({
