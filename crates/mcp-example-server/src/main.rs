@@ -9,23 +9,33 @@ use mcp_sdk::limits::ServerLimits;
 
 const USAGE: &str = "mcp-example-server: an MCP 2026-07-28 server on stdin/stdout
 
-Usage: mcp-example-server [--max-line-bytes N] [--max-in-flight N]
+Usage: mcp-example-server [--http ADDR] [--max-line-bytes N] [--max-in-flight N]
 
 Options:
+  --http ADDR          serve Streamable HTTP at http://ADDR/mcp (for example
+                       127.0.0.1:8080) instead of stdio; stops on Ctrl-C
   --max-line-bytes N   longest accepted request line (default 67108864)
   --max-in-flight N    requests handled at once (default 256)
   -h, --help           this text
   -V, --version        the version";
 
-/// Reads the command line into the server's limits, or says what is wrong.
-fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<ServerLimits>, String> {
+/// What the command line asks for.
+struct Settings {
+    limits: ServerLimits,
+    http: Option<String>,
+}
+
+/// Reads the command line, or says what is wrong; `None` after --help.
+fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>, String> {
     let mut limits = ServerLimits::default();
+    let mut http = None;
     while let Some(arg) = args.next() {
         let mut number = |name: &str| -> Result<usize, String> {
             let value = args.next().ok_or_else(|| format!("{name} needs a value"))?;
             value.parse().map_err(|_| format!("{name} needs a positive number, not {value:?}"))
         };
         match arg.as_str() {
+            "--http" => http = Some(args.next().ok_or("--http needs an address such as 127.0.0.1:8080")?),
             "--max-line-bytes" => limits.max_line_bytes = number("--max-line-bytes")?,
             "--max-in-flight" => limits.max_in_flight = number("--max-in-flight")?,
             "--help" | "-h" => {
@@ -39,12 +49,12 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<ServerLim
             other => return Err(format!("unknown argument {other:?} (try --help)")),
         }
     }
-    Ok(Some(limits))
+    Ok(Some(Settings { limits, http }))
 }
 
 fn main() -> ExitCode {
-    let limits = match parse_args(std::env::args().skip(1)) {
-        Ok(Some(limits)) => limits,
+    let settings = match parse_args(std::env::args().skip(1)) {
+        Ok(Some(settings)) => settings,
         Ok(None) => return ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("mcp-example-server: {message}");
@@ -62,7 +72,21 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(build_server_with(limits).serve_stdio()) {
+    let server = build_server_with(settings.limits);
+    let served = runtime.block_on(async move {
+        match settings.http {
+            None => server.serve_stdio().await,
+            Some(addr) => {
+                let listener = tokio::net::TcpListener::bind(&addr).await?;
+                eprintln!("mcp-example-server: serving http://{}/mcp", listener.local_addr()?);
+                let stop = async {
+                    let _ = tokio::signal::ctrl_c().await;
+                };
+                server.serve_http(listener, mcp_sdk::server::http::HttpOptions::default(), stop).await
+            }
+        }
+    });
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("mcp-example-server: {e}");

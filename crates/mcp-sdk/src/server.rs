@@ -8,6 +8,9 @@
 //!       └──────── one writer per connection ◀────────────┘
 //! ```
 //!
+//! Transports: [`Server::serve_stream`] (stdio, sockets), [`http`]
+//! (Streamable HTTP), and the in-memory link.
+//!
 //! The server answers `server/discover` itself, checks every request's
 //! protocol version and `_meta`, serves only the capabilities it declares,
 //! seals the `requestState` of multi round-trip handlers, and runs the
@@ -16,6 +19,7 @@
 mod connection;
 mod context;
 mod dispatch;
+pub mod http;
 mod request_state;
 mod stdio;
 mod subscriptions;

@@ -1,7 +1,9 @@
-"""The Python `mcp` SDK's client, speaking 2026-07-28 on stdio to the server
-command it is given; prints what it saw as one JSON object.
+"""The Python `mcp` SDK's client, speaking 2026-07-28 to the server it is
+given (a stdio command, or a Streamable HTTP URL); prints what it saw as one
+JSON object.
 
 Usage: python_client.py PROGRAM [ARGS...]
+       python_client.py http://HOST:PORT/mcp
 """
 import asyncio
 import json
@@ -17,7 +19,10 @@ async def on_elicit(context, params):
 
 
 async def main() -> None:
-    server = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:])
+    if sys.argv[1].startswith("http"):
+        server = sys.argv[1]
+    else:
+        server = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:])
     out = {}
     async with Client(server, mode="auto", elicitation_callback=on_elicit) as client:
         out["protocol_version"] = client.protocol_version

@@ -117,6 +117,11 @@ impl Connection {
         });
     }
 
+    /// Cancels every request of the connection at once (its peer is gone).
+    pub(crate) fn abort(&self) {
+        self.cancel.cancel();
+    }
+
     /// Ends the connection: its listen streams complete gracefully, the
     /// requests in flight get the grace period, then the rest are cancelled
     /// (and get no response).
