@@ -68,7 +68,7 @@ impl Client {
     /// client's reader runs on its own task.
     pub fn new(options: ClientOptions, transport: Transport) -> Self {
         let router = Arc::new(Router::default());
-        let timed = transport.process.is_some();
+        let timed = transport.timed;
         tokio::spawn(router.clone().run(
             transport.incoming,
             transport.outgoing.clone(),

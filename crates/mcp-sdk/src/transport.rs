@@ -8,8 +8,10 @@
 //!  Client ◀─Incoming── incoming ◀── [memory: server connection | stdio: child stdout]
 //! ```
 
+pub mod http;
 pub mod lines;
 pub mod memory;
+pub mod sse;
 pub mod stdio;
 
 use mcp_protocol::{Message, RequestId};
@@ -26,6 +28,8 @@ pub(crate) enum Incoming {
     /// The server went away (a child process ended); the requests waiting
     /// on it fail, and the transport may come back (a restarted child).
     Disconnected,
+    /// The stream of one request ended before its response.
+    Lost { id: RequestId },
 }
 
 /// A connection to a server, ready for [`crate::Client::new`].
@@ -34,4 +38,6 @@ pub struct Transport {
     pub(crate) outgoing: mpsc::Sender<Message>,
     pub(crate) incoming: mpsc::Receiver<Incoming>,
     pub(crate) process: Option<stdio::ChildProcess>,
+    /// Whether request time limits apply (not on the in-memory link).
+    pub(crate) timed: bool,
 }

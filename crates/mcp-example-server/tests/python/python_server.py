@@ -1,4 +1,7 @@
-"""A small 2026-07-28 server built with the Python `mcp` SDK, on stdio."""
+"""A small 2026-07-28 server built with the Python `mcp` SDK, on stdio, or
+on Streamable HTTP at http://127.0.0.1:PORT/mcp with `--http PORT`."""
+import sys
+
 from mcp.server.mcpserver import MCPServer
 
 server = MCPServer(name="python-peer", version="2.3.0-test")
@@ -17,4 +20,7 @@ def shout(text: str) -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")

@@ -78,6 +78,11 @@ impl Router {
                     tracing::warn!(target: "mcp_router", method = %r.method, "a 2026-07-28 server sends no requests; dropped");
                 }
                 Incoming::Disconnected => self.fail_all(),
+                Incoming::Lost { id } => {
+                    if let Some(pending) = self.lock().remove(&id) {
+                        let _ = pending.reply.send(Err(Error::Closed));
+                    }
+                }
                 Incoming::Undecodable { id, reason } => {
                     let failed = id.as_ref().and_then(|id| self.lock().remove(id).map(|p| (id.clone(), p)));
                     match failed {
