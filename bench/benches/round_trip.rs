@@ -85,6 +85,24 @@ fn release_binary(name: &str) -> PathBuf {
     path
 }
 
+/// Starts a program with piped stdin and stdout.
+fn spawn_pipes(
+    rt: &tokio::runtime::Runtime,
+    program: &std::path::Path,
+    args: &[std::ffi::OsString],
+) -> (tokio::process::ChildStdin, BufReader<tokio::process::ChildStdout>, tokio::process::Child) {
+    rt.block_on(async {
+        let mut child = tokio::process::Command::new(program)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        (child.stdin.take().unwrap(), BufReader::new(child.stdout.take().unwrap()), child)
+    })
+}
+
 /// Sends one line at a time to a stdio program and reads the answer.
 fn bench_lines(
     c: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
@@ -94,17 +112,8 @@ fn bench_lines(
     line: &str,
 ) {
     let rt = runtime();
-    let (mut stdin, stdout, _child) = rt.block_on(async {
-        let mut child = tokio::process::Command::new(&program[0])
-            .args(&program[1..])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        (child.stdin.take().unwrap(), BufReader::new(child.stdout.take().unwrap()), child)
-    });
-    let mut stdout = stdout;
+    let args: Vec<std::ffi::OsString> = program[1..].iter().map(|p| p.clone().into_os_string()).collect();
+    let (mut stdin, mut stdout, _child) = spawn_pipes(&rt, &program[0], &args);
     rt.block_on(async {
         for l in setup {
             stdin.write_all(format!("{l}\n").as_bytes()).await.unwrap();
@@ -155,16 +164,7 @@ fn elicitation_round(
     server: &std::path::Path,
 ) {
     let rt = runtime();
-    let (mut stdin, mut stdout, _child) = rt.block_on(async {
-        let mut child = tokio::process::Command::new(bridge)
-            .args(["--".as_ref(), server.as_os_str()])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        (child.stdin.take().unwrap(), BufReader::new(child.stdout.take().unwrap()), child)
-    });
+    let (mut stdin, mut stdout, _child) = spawn_pipes(&rt, bridge, &["--".into(), server.as_os_str().to_owned()]);
     rt.block_on(async {
         let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"bench","version":"1"}}}"#;
         stdin.write_all(format!("{init}\n").as_bytes()).await.unwrap();

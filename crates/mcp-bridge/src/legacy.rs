@@ -8,16 +8,7 @@ use mcp_protocol::types::LoggingLevel;
 use serde_json::Value;
 
 /// The methods the bridge forwards: the same names in both revisions.
-pub const FORWARDED_METHODS: [&str; 8] = [
-    "tools/list",
-    "tools/call",
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "completion/complete",
-];
+pub const FORWARDED_METHODS: [&str; 8] = mcp_protocol::method::SHARED_REQUEST_METHODS;
 
 /// What the bridge does with a request, by its method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,6 +20,19 @@ use crate::jsonrpc::JsonRpcVersion;
 use crate::legacy;
 use crate::types::*;
 
+/// The request methods with the same name and purpose in 2025-11-25 and
+/// 2026-07-28: what a bridge forwards, and most of what a server serves.
+pub const SHARED_REQUEST_METHODS: [&str; 8] = [
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "completion/complete",
+];
+
 /// A JSON-RPC method or notification, by name and params type.
 pub trait Method {
     /// The method name on the wire.

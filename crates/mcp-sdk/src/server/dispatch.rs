@@ -22,19 +22,13 @@ use super::{
 use crate::error::{HandlerError, ServerFault};
 use crate::limits::SUPPORTED_VERSIONS;
 
-/// The methods a 2026-07-28 server can serve.
-const METHODS: [&str; 10] = [
-    "server/discover",
-    "tools/list",
-    "tools/call",
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "completion/complete",
-    "subscriptions/listen",
-];
+/// Whether a 2026-07-28 server can serve this method: the methods both
+/// revisions share, discovery and the listen stream.
+fn is_served_method(method: &str) -> bool {
+    mcp_protocol::method::SHARED_REQUEST_METHODS.contains(&method)
+        || method == "server/discover"
+        || method == "subscriptions/listen"
+}
 
 /// The connection a request came on: where its answers and events go.
 #[derive(Debug, Clone)]
@@ -107,7 +101,7 @@ impl Server {
         cancel: CancellationToken,
     ) -> Option<Outcome> {
         let method = request.method.as_str();
-        if !METHODS.contains(&method) {
+        if !is_served_method(method) {
             return Some(Err(ServerFault::MethodNotFound { method: method.to_owned() }));
         }
         let params = match request.params {
