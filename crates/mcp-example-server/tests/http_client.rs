@@ -196,3 +196,83 @@ async fn our_client_uses_the_python_server_over_http() {
     assert_eq!(text_of(&sum.content), "42");
     server.kill().await.unwrap();
 }
+
+/// A server that lists annotated tools and echoes the `Mcp-Param-*`
+/// headers it gets; its first `tools/call` is refused with -32020 when
+/// `strict` is set, to exercise the re-list.
+fn header_echo_server(lists: Arc<std::sync::atomic::AtomicUsize>, strict: bool) -> axum::Router {
+    let refused = Arc::new(std::sync::atomic::AtomicBool::new(!strict));
+    axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+            let (lists, refused) = (lists.clone(), refused.clone());
+            async move {
+                let request: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                let result = match request["method"].as_str() {
+                    Some("tools/list") => {
+                        lists.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        json!({"resultType": "complete", "tools": [
+                            {"name": "query", "inputSchema": {"type": "object", "properties": {
+                                "region": {"type": "string", "x-mcp-header": "Region"},
+                                "limit": {"type": "integer", "x-mcp-header": "Limit"},
+                                "opts": {"type": "object", "properties": {"dry": {"type": "boolean", "x-mcp-header": "Dry"}}}}}},
+                            {"name": "bad_items", "inputSchema": {"type": "object", "properties": {
+                                "list": {"type": "array", "items": {"type": "string", "x-mcp-header": "Item"}}}}},
+                            {"name": "bad_number", "inputSchema": {"type": "object", "properties": {
+                                "n": {"type": "number", "x-mcp-header": "N"}}}}
+                        ]})
+                    }
+                    Some("tools/call") if !refused.swap(true, std::sync::atomic::Ordering::SeqCst) => {
+                        let error = json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32020, "message": "Header mismatch"}});
+                        return (StatusCode::BAD_REQUEST, [("content-type", "application/json")], error.to_string());
+                    }
+                    _ => {
+                        let mut seen: Vec<String> = headers
+                            .iter()
+                            .filter(|(k, _)| k.as_str().starts_with("mcp-param-"))
+                            .map(|(k, v)| format!("{k}={}", v.to_str().unwrap_or("")))
+                            .collect();
+                        seen.sort();
+                        json!({"resultType": "complete", "content": [{"type": "text", "text": seen.join(";")}]})
+                    }
+                };
+                let reply = json!({"jsonrpc": "2.0", "id": request["id"], "result": result});
+                (StatusCode::OK, [("content-type", "application/json")], reply.to_string())
+            }
+        }),
+    )
+}
+
+#[tokio::test]
+async fn annotated_parameters_are_mirrored_and_invalid_tools_dropped() {
+    let lists = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let addr = serve(header_echo_server(lists.clone(), false)).await;
+    let client =
+        Client::new(ClientOptions::new("t", "1"), connect(HttpConfig::new(format!("http://{addr}/mcp"))).unwrap());
+    let o = RequestOptions::default();
+    let tools = client.list_all_tools(&o).await.unwrap();
+    assert_eq!(
+        tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        ["query"],
+        "tools with invalid annotations are removed"
+    );
+    let result =
+        client.call_tool("query", json!({"region": "Zürich", "limit": 7, "opts": {"dry": true}}), &o).await.unwrap();
+    assert_eq!(
+        text_of(&result.content),
+        "mcp-param-dry=true;mcp-param-limit=7;mcp-param-region==?base64?WsO8cmljaA==?="
+    );
+    let err = client.call_tool("query", json!({"limit": 9_007_199_254_740_993_i64}), &o).await.unwrap_err();
+    assert!(matches!(err, Error::InvalidRequest { .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn a_header_mismatch_reads_the_tools_again_and_retries_once() {
+    let lists = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let addr = serve(header_echo_server(lists.clone(), true)).await;
+    let client =
+        Client::new(ClientOptions::new("t", "1"), connect(HttpConfig::new(format!("http://{addr}/mcp"))).unwrap());
+    let result = client.call_tool("query", json!({"region": "eu"}), &RequestOptions::default()).await.unwrap();
+    assert_eq!(text_of(&result.content), "mcp-param-region=eu", "the annotations learned by the re-list are used");
+    assert_eq!(lists.load(std::sync::atomic::Ordering::SeqCst), 1);
+}

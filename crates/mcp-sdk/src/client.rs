@@ -366,8 +366,9 @@ impl Client {
     }
 
     /// One request and its response: sent again (new id) after a lost
-    /// connection when the retry policy allows, and once after -32022 when
-    /// the server lists our version as supported.
+    /// connection when the retry policy allows, once after -32022 when the
+    /// server lists our version as supported, and once after -32020 on a
+    /// tool call, when `tools/list` was read again.
     async fn send_once(
         &self,
         method: &str,
@@ -395,6 +396,13 @@ impl Client {
         timeout: Option<Duration>,
     ) -> Result<Value> {
         match self.exchange(method, params.clone(), options, timeout).await {
+            // The tool's header annotations may have changed: read the list
+            // again (the transport learns them) and send once more.
+            Err(Error::Rpc { error }) if error.code == error_code::HEADER_MISMATCH && method == "tools/call" => {
+                tracing::debug!("header mismatch on tools/call; reading tools/list again");
+                Box::pin(self.list_all_tools(&RequestOptions::default())).await?;
+                self.exchange(method, params, options, timeout).await
+            }
             Err(Error::Rpc { error }) if error.code == error_code::UNSUPPORTED_PROTOCOL_VERSION => {
                 let ours = &self.inner.options.protocol_version;
                 let listed = error.data.as_ref().and_then(|d| d.get("supported")).and_then(Value::as_array);

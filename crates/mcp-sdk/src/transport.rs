@@ -8,6 +8,7 @@
 //!  Client ◀─Incoming── incoming ◀── [memory: server connection | stdio: child stdout]
 //! ```
 
+pub mod headers;
 pub mod http;
 pub mod lines;
 pub mod memory;
@@ -30,6 +31,8 @@ pub(crate) enum Incoming {
     Disconnected,
     /// The stream of one request ended before its response.
     Lost { id: RequestId },
+    /// A request failed in the transport before it was sent.
+    Failed { id: RequestId, error: crate::Error },
 }
 
 /// A connection to a server, ready for [`crate::Client::new`].

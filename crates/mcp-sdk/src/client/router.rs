@@ -78,6 +78,11 @@ impl Router {
                     tracing::warn!(target: "mcp_router", method = %r.method, "a 2026-07-28 server sends no requests; dropped");
                 }
                 Incoming::Disconnected => self.fail_all(),
+                Incoming::Failed { id, error } => {
+                    if let Some(pending) = self.lock().remove(&id) {
+                        let _ = pending.reply.send(Err(error));
+                    }
+                }
                 Incoming::Lost { id } => {
                     if let Some(pending) = self.lock().remove(&id) {
                         let _ = pending.reply.send(Err(Error::Closed));

@@ -19,6 +19,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
+use super::headers::{HeaderParam, header_params, header_values};
 use super::sse::SseParser;
 use super::{Incoming, Transport};
 use crate::error::Error;
@@ -102,6 +103,19 @@ pub fn connect(config: HttpConfig) -> Result<Transport, Error> {
 
 type InFlight = Arc<Mutex<HashMap<RequestId, AbortHandle>>>;
 
+/// The `x-mcp-header` annotations of the tools, learned from `tools/list`.
+type Annotations = Arc<Mutex<HashMap<String, Vec<HeaderParam>>>>;
+
+/// What the pump shares with each exchange.
+#[derive(Clone)]
+struct Shared {
+    http: reqwest::Client,
+    config: Arc<HttpConfig>,
+    to_client: mpsc::Sender<Incoming>,
+    in_flight: InFlight,
+    annotations: Annotations,
+}
+
 /// Turns each outgoing message into a POST of its own.
 async fn pump(
     http: reqwest::Client,
@@ -109,32 +123,35 @@ async fn pump(
     mut out_rx: mpsc::Receiver<Message>,
     to_client: mpsc::Sender<Incoming>,
 ) {
-    let in_flight: InFlight = Arc::default();
+    let shared = Shared { http, config, to_client, in_flight: Arc::default(), annotations: Arc::default() };
     while let Some(message) = out_rx.recv().await {
         match message {
             Message::Request(request) => {
                 let id = request.id.clone();
-                let task =
-                    tokio::spawn(exchange(http.clone(), config.clone(), request, to_client.clone(), in_flight.clone()));
-                in_flight.lock().unwrap_or_else(|e| e.into_inner()).insert(id, task.abort_handle());
+                let task = tokio::spawn(exchange(shared.clone(), request));
+                lock(&shared.in_flight).insert(id, task.abort_handle());
             }
             Message::Notification(n) if n.method == "notifications/cancelled" => {
                 // On HTTP a request is cancelled by closing its stream.
                 let id =
                     n.params.as_ref().and_then(|p| p.get("requestId")).and_then(|v| RequestId::try_from_value(v).ok());
-                if let Some(task) = id.and_then(|id| in_flight.lock().unwrap_or_else(|e| e.into_inner()).remove(&id)) {
+                if let Some(task) = id.and_then(|id| lock(&shared.in_flight).remove(&id)) {
                     task.abort();
                 }
             }
             Message::Notification(n) => {
-                tokio::spawn(notify(http.clone(), config.clone(), n));
+                tokio::spawn(notify(shared.http.clone(), shared.config.clone(), n));
             }
             Message::Result(_) | Message::Error(_) => {}
         }
     }
-    for (_, task) in in_flight.lock().unwrap_or_else(|e| e.into_inner()).drain() {
+    for (_, task) in lock(&shared.in_flight).drain() {
         task.abort();
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn post(
@@ -164,37 +181,76 @@ async fn notify(http: reqwest::Client, config: Arc<HttpConfig>, n: JsonRpcNotifi
 
 /// Sends one request and feeds its answer (JSON, or each SSE event) to the
 /// client's reader.
-async fn exchange(
-    http: reqwest::Client,
-    config: Arc<HttpConfig>,
-    request: JsonRpcRequest,
-    to_client: mpsc::Sender<Incoming>,
-    in_flight: InFlight,
-) {
+async fn exchange(shared: Shared, request: JsonRpcRequest) {
     let id = request.id.clone();
-    let outcome = read_answer(&http, &config, &request, &to_client).await;
-    in_flight.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+    let outcome = read_answer(&shared, &request).await;
+    lock(&shared.in_flight).remove(&id);
     let item = match outcome {
         Ok(true) => return,
         Ok(false) => Incoming::Lost { id },
-        Err(reason) => Incoming::Undecodable { id: Some(id), reason },
+        Err(Failure::BeforeSending(reason)) => Incoming::Failed { id, error: Error::InvalidRequest { reason } },
+        Err(Failure::Answer(reason)) => Incoming::Undecodable { id: Some(id), reason },
     };
-    let _ = to_client.send(item).await;
+    let _ = shared.to_client.send(item).await;
+}
+
+/// Why an exchange failed.
+enum Failure {
+    /// Nothing was sent (an argument cannot be mirrored into a header).
+    BeforeSending(String),
+    /// The answer is not valid.
+    Answer(String),
+}
+
+/// The `Mcp-Param-*` headers of a `tools/call`.
+fn param_headers(shared: &Shared, request: &JsonRpcRequest) -> Result<Vec<(String, String)>, String> {
+    if request.method != "tools/call" {
+        return Ok(Vec::new());
+    }
+    let params = request.params.as_ref();
+    let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else { return Ok(Vec::new()) };
+    let annotated = lock(&shared.annotations).get(name).cloned().unwrap_or_default();
+    header_values(&annotated, params.and_then(|p| p.get("arguments")))
+}
+
+/// Removes the tools whose `x-mcp-header` annotations are invalid from a
+/// `tools/list` result, and learns the annotations of the others.
+fn learn_tools(shared: &Shared, message: &mut Message) {
+    let Message::Result(result) = message else { return };
+    let Some(tools) = result.result.get_mut("tools").and_then(Value::as_array_mut) else { return };
+    let mut annotations = lock(&shared.annotations);
+    tools.retain(|tool| {
+        let name = tool.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+        match header_params(tool.get("inputSchema").unwrap_or(&Value::Null)) {
+            Ok(params) => {
+                if params.is_empty() {
+                    annotations.remove(&name);
+                } else {
+                    annotations.insert(name, params);
+                }
+                true
+            }
+            Err(reason) => {
+                tracing::warn!(tool = %name, "tool removed from tools/list: {reason}");
+                false
+            }
+        }
+    });
 }
 
 /// `Ok(true)` when the response reached the client, `Ok(false)` when the
 /// stream ended before it, `Err` with the reason the answer is not valid.
-async fn read_answer(
-    http: &reqwest::Client,
-    config: &HttpConfig,
-    request: &JsonRpcRequest,
-    to_client: &mpsc::Sender<Incoming>,
-) -> Result<bool, String> {
+async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Result<bool, Failure> {
+    use Failure::Answer;
+    let (config, to_client) = (&shared.config, &shared.to_client);
+    let extra = param_headers(shared, request).map_err(Failure::BeforeSending)?;
     let body = serde_json::to_vec(request).unwrap_or_default();
-    let mut response = post(http, config, &request.method, request.params.as_ref(), body)
-        .send()
-        .await
-        .map_err(|e| format!("the HTTP request failed: {}", e.without_url()))?;
+    let mut post = post(&shared.http, config, &request.method, request.params.as_ref(), body);
+    for (name, value) in extra {
+        post = post.header(name, value);
+    }
+    let mut response =
+        post.send().await.map_err(|e| Answer(format!("the HTTP request failed: {}", e.without_url())))?;
     let status = response.status().as_u16();
     let content_type = response
         .headers()
@@ -207,33 +263,43 @@ async fn read_answer(
     match content_type.as_str() {
         "application/json" => {
             let mut body = Vec::new();
-            while let Some(chunk) = response.chunk().await.map_err(|e| format!("HTTP {status}: {}", e.without_url()))? {
+            while let Some(chunk) =
+                response.chunk().await.map_err(|e| Answer(format!("HTTP {status}: {}", e.without_url())))?
+            {
                 if body.len() + chunk.len() > max {
-                    return Err(format!("HTTP {status}: the JSON body is larger than {max} bytes"));
+                    return Err(Answer(format!("HTTP {status}: the JSON body is larger than {max} bytes")));
                 }
                 body.extend_from_slice(&chunk);
             }
-            let message =
-                decode_message(&body, mcp_protocol::UPSTREAM_MAX_DEPTH).map_err(|e| format!("HTTP {status}: {e}"))?;
+            let mut message = decode_message(&body, mcp_protocol::UPSTREAM_MAX_DEPTH)
+                .map_err(|e| Answer(format!("HTTP {status}: {e}")))?;
             let is_response = matches!(message, Message::Result(_) | Message::Error(_));
             if !is_response {
-                return Err(format!("HTTP {status}: the body is not a JSON-RPC response"));
+                return Err(Answer(format!("HTTP {status}: the body is not a JSON-RPC response")));
+            }
+            if request.method == "tools/list" {
+                learn_tools(shared, &mut message);
             }
             let _ = to_client.send(Incoming::Message(message)).await;
             Ok(true)
         }
         "text/event-stream" => {
             let mut parser = SseParser::new(max);
-            while let Some(chunk) = response.chunk().await.map_err(|e| format!("HTTP {status}: {}", e.without_url()))? {
-                let events = parser.push(&chunk).map_err(|e| format!("HTTP {status}: {e}"))?;
+            while let Some(chunk) =
+                response.chunk().await.map_err(|e| Answer(format!("HTTP {status}: {}", e.without_url())))?
+            {
+                let events = parser.push(&chunk).map_err(|e| Answer(format!("HTTP {status}: {e}")))?;
                 for event in events {
-                    let message = match decode_message(event.data.as_bytes(), mcp_protocol::UPSTREAM_MAX_DEPTH) {
+                    let mut message = match decode_message(event.data.as_bytes(), mcp_protocol::UPSTREAM_MAX_DEPTH) {
                         Ok(message) => message,
                         Err(e) => {
                             tracing::warn!(target: "mcp_router", "an SSE event that is not JSON-RPC was dropped: {e}");
                             continue;
                         }
                     };
+                    if request.method == "tools/list" {
+                        learn_tools(shared, &mut message);
+                    }
                     let done = matches!(&message, Message::Result(r) if r.id == request.id)
                         || matches!(&message, Message::Error(e) if e.id.as_ref() == Some(&request.id));
                     let _ = to_client.send(Incoming::Message(message)).await;
@@ -244,7 +310,7 @@ async fn read_answer(
             }
             Ok(false)
         }
-        other => Err(format!("HTTP {status} with content type {other:?}, not a JSON-RPC answer")),
+        other => Err(Answer(format!("HTTP {status} with content type {other:?}, not a JSON-RPC answer"))),
     }
 }
 

@@ -1,0 +1,156 @@
+//! `x-mcp-header` (2026-07-28, Streamable HTTP: Custom Headers): tool
+//! parameters a server wants mirrored into `Mcp-Param-{Name}` headers. The
+//! annotations are read from `tools/list` results; a tool with an invalid
+//! annotation is removed from the list (with a warning), as the
+//! specification requires of HTTP clients.
+
+use serde_json::{Map, Value};
+
+/// The largest integer JavaScript represents exactly; annotated integers
+/// must stay within ±this.
+const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
+
+/// One annotated parameter: the header's name part and the chain of
+/// `properties` keys that reaches the parameter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeaderParam {
+    /// `{Name}` of `Mcp-Param-{Name}`.
+    pub name: String,
+    /// The property path from the arguments' root.
+    pub path: Vec<String>,
+}
+
+fn is_token(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+fn count_annotations(value: &Value) -> usize {
+    match value {
+        Value::Object(map) => {
+            usize::from(map.contains_key("x-mcp-header")) + map.values().map(count_annotations).sum::<usize>()
+        }
+        Value::Array(items) => items.iter().map(count_annotations).sum(),
+        _ => 0,
+    }
+}
+
+fn walk(schema: &Map<String, Value>, path: &mut Vec<String>, found: &mut Vec<HeaderParam>) -> Result<(), String> {
+    if let Some(name) = schema.get("x-mcp-header") {
+        let name = name.as_str().ok_or("an x-mcp-header value is not a string")?;
+        if !is_token(name) {
+            return Err(format!("x-mcp-header {name:?} is not an HTTP token"));
+        }
+        if !matches!(schema.get("type").and_then(Value::as_str), Some("string" | "integer" | "boolean")) {
+            return Err(format!("x-mcp-header {name:?} is on a parameter that is not a string, integer or boolean"));
+        }
+        if found.iter().any(|p| p.name.eq_ignore_ascii_case(name)) {
+            return Err(format!("x-mcp-header {name:?} is used twice"));
+        }
+        found.push(HeaderParam { name: name.to_owned(), path: path.clone() });
+    }
+    if let Some(Value::Object(properties)) = schema.get("properties") {
+        for (key, child) in properties {
+            if let Value::Object(child) = child {
+                path.push(key.clone());
+                walk(child, path, found)?;
+                path.pop();
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The annotated parameters of a tool's input schema.
+///
+/// # Errors
+/// Why the annotations make the tool invalid.
+pub fn header_params(input_schema: &Value) -> Result<Vec<HeaderParam>, String> {
+    let Value::Object(root) = input_schema else { return Ok(Vec::new()) };
+    let mut found = Vec::new();
+    walk(root, &mut Vec::new(), &mut found)?;
+    if found.len() != count_annotations(input_schema) {
+        return Err("an x-mcp-header is not reachable through properties alone".into());
+    }
+    Ok(found)
+}
+
+/// The header values of a call's arguments; an absent value gives no header.
+///
+/// # Errors
+/// A value that cannot be mirrored (an integer outside JavaScript's safe
+/// range, or a value of another type than its annotation allows).
+pub fn header_values(params: &[HeaderParam], arguments: Option<&Value>) -> Result<Vec<(String, String)>, String> {
+    let mut headers = Vec::new();
+    for param in params {
+        let mut value = arguments;
+        for key in &param.path {
+            value = value.and_then(|v| v.get(key));
+        }
+        let text = match value {
+            None | Some(Value::Null) => continue,
+            Some(Value::String(s)) => super::http::header_value(s),
+            Some(Value::Bool(b)) => b.to_string(),
+            Some(Value::Number(n)) => match n.as_i64() {
+                Some(i) if i.abs() <= MAX_SAFE_INTEGER => i.to_string(),
+                _ => return Err(format!("the value of {} is not an integer in JavaScript's safe range", param.name)),
+            },
+            Some(_) => return Err(format!("the value of {} cannot go into a header", param.name)),
+        };
+        headers.push((format!("Mcp-Param-{}", param.name), text));
+    }
+    Ok(headers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn annotations_are_found_along_properties() {
+        let schema = json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "config": {"type": "object", "properties": {"mode": {"type": "boolean", "x-mcp-header": "Mode"}}},
+            "query": {"type": "string"}
+        }});
+        let params = header_params(&schema).unwrap();
+        assert_eq!(params.len(), 2);
+        assert!(params.contains(&HeaderParam { name: "Mode".into(), path: vec!["config".into(), "mode".into()] }));
+    }
+
+    #[test]
+    fn invalid_annotations_are_refused_with_a_reason() {
+        let cases = [
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": ""}}}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": "Bad Name"}}}),
+            json!({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": "A"}, "b": {"type": "string", "x-mcp-header": "a"}}}),
+            json!({"properties": {"a": {"type": "array", "items": {"type": "string", "x-mcp-header": "A"}}}}),
+            json!({"properties": {"a": {"anyOf": [{"type": "string", "x-mcp-header": "A"}]}}}),
+        ];
+        for schema in cases {
+            assert!(header_params(&schema).is_err(), "{schema}");
+        }
+    }
+
+    #[test]
+    fn values_are_mirrored_or_refused() {
+        let params = vec![
+            HeaderParam { name: "Region".into(), path: vec!["region".into()] },
+            HeaderParam { name: "Limit".into(), path: vec!["limit".into()] },
+            HeaderParam { name: "Mode".into(), path: vec!["config".into(), "mode".into()] },
+        ];
+        let args = json!({"region": "Zürich", "limit": 42, "config": {"mode": true}});
+        let headers = header_values(&params, Some(&args)).unwrap();
+        assert_eq!(
+            headers,
+            vec![
+                ("Mcp-Param-Region".into(), "=?base64?WsO8cmljaA==?=".into()),
+                ("Mcp-Param-Limit".into(), "42".into()),
+                ("Mcp-Param-Mode".into(), "true".into()),
+            ]
+        );
+        assert_eq!(header_values(&params, Some(&json!({}))).unwrap(), vec![]);
+        assert!(header_values(&params, Some(&json!({"limit": 9_007_199_254_740_993_i64}))).is_err());
+    }
+}
