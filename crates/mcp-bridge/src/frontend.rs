@@ -28,7 +28,7 @@ use mcp_protocol::{
     RequestId, ShapeRule, decode_message,
 };
 use mcp_sdk::RequestOptions;
-use mcp_sdk::transport::lines::{FrameReader, write_lines};
+use mcp_sdk::transport::lines::{FrameReader, finish_writer, write_lines};
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot};
@@ -207,7 +207,7 @@ where
     let (out, mut rx) = mpsc::channel(OUTPUT_QUEUE);
     let stop_writer = CancellationToken::new();
     let writer_stop = stop_writer.clone();
-    let mut writer = tokio::spawn(async move { write_lines(output, &mut rx, writer_stop).await });
+    let writer = tokio::spawn(async move { write_lines(output, &mut rx, writer_stop).await });
     let frontend = Arc::new(Frontend {
         options: options.clone(),
         config,
@@ -270,19 +270,13 @@ where
         }
     }
     drop(reader);
-    let frontend = Arc::try_unwrap(frontend).ok();
+    // The writer ends when the last sender (held by the front end) is gone.
     drop(frontend);
-    let joined = match tokio::time::timeout(options.shutdown_grace, &mut writer).await {
-        Ok(joined) => joined,
-        Err(_) => {
-            stop_writer.cancel();
-            writer.await
-        }
-    };
+    let written = finish_writer(writer, stop_writer, options.shutdown_grace).await;
     if let Lifecycle::Ready(upstream) = upstream {
         upstream.close().await;
     }
-    joined.unwrap_or_else(|e| Err(std::io::Error::other(e)))?;
+    written?;
     Ok(outcome)
 }
 

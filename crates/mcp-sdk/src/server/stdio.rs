@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Connection, Server};
 use crate::limits::OUTGOING_QUEUE;
-use crate::transport::lines::{FrameReader, write_lines};
+use crate::transport::lines::{FrameReader, finish_writer, write_lines};
 
 impl Server {
     /// Serves one client over a byte stream until the input ends: reads
@@ -28,7 +28,7 @@ impl Server {
         let (out, mut rx) = mpsc::channel(OUTGOING_QUEUE);
         let stop_writer = CancellationToken::new();
         let stop = stop_writer.clone();
-        let mut writer = tokio::spawn(async move { write_lines(output, &mut rx, stop).await });
+        let writer = tokio::spawn(async move { write_lines(output, &mut rx, stop).await });
         let connection = Connection::new(self.clone(), out);
         let mut reader = FrameReader::new(input, limits.max_line_bytes);
         let read_result = loop {
@@ -50,18 +50,9 @@ impl Server {
             }
         };
         connection.finish().await;
-        // The writer ends when the last sender is gone; a handler that kept
-        // its context in a detached task must not keep the process alive.
-        let joined = match tokio::time::timeout(limits.shutdown_grace, &mut writer).await {
-            Ok(joined) => joined,
-            Err(_) => {
-                stop_writer.cancel();
-                writer.await
-            }
-        };
         // A client that stopped reading before the last frames is gone, not
         // an error of this server.
-        let write_result = match joined.unwrap_or_else(|e| Err(std::io::Error::other(e))) {
+        let write_result = match finish_writer(writer, stop_writer, limits.shutdown_grace).await {
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
             other => other,
         };

@@ -68,3 +68,24 @@ pub async fn write_lines<W: AsyncWrite + Unpin>(
     }
     writer.shutdown().await
 }
+
+/// Waits for a writer task started with [`write_lines`] to drain and end,
+/// at most `grace`; then stops it between two lines. A sender kept alive
+/// elsewhere (a detached task holding a context) cannot keep a process open.
+///
+/// # Errors
+/// The writer's I/O error, or its task's failure.
+pub async fn finish_writer(
+    mut writer: tokio::task::JoinHandle<std::io::Result<()>>,
+    stop: CancellationToken,
+    grace: std::time::Duration,
+) -> std::io::Result<()> {
+    let joined = match tokio::time::timeout(grace, &mut writer).await {
+        Ok(joined) => joined,
+        Err(_) => {
+            stop.cancel();
+            writer.await
+        }
+    };
+    joined.unwrap_or_else(|e| Err(std::io::Error::other(e)))
+}

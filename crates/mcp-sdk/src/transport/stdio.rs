@@ -138,6 +138,22 @@ fn signal_group(pid: u32, signal: libc::c_int) {
     }
 }
 
+/// The end of a child whose stdin is closed (or who is gone): wait the
+/// grace period, SIGTERM to its group, wait again, SIGKILL to the group; then
+/// SIGKILL whatever is left of the group after the child ended.
+async fn stop_group(pid: u32, exited: &CancellationToken, grace: Duration) {
+    if tokio::time::timeout(grace, exited.cancelled()).await.is_err() {
+        tracing::debug!(pid, "server did not exit after stdin closed; sending SIGTERM");
+        signal_group(pid, libc::SIGTERM);
+        if tokio::time::timeout(grace, exited.cancelled()).await.is_err() {
+            tracing::debug!(pid, "server did not exit after SIGTERM; sending SIGKILL");
+            signal_group(pid, libc::SIGKILL);
+            exited.cancelled().await;
+        }
+    }
+    signal_group(pid, libc::SIGKILL);
+}
+
 /// The state the supervisor and the handle share.
 #[derive(Debug)]
 struct Shared {
@@ -204,18 +220,7 @@ impl ChildProcess {
     pub async fn close(&self) -> Option<ExitStatus> {
         let shared = &self.shared;
         shared.closing.cancel();
-        let exited = shared.exited();
-        let pid = self.id();
-        if tokio::time::timeout(shared.grace, exited.cancelled()).await.is_err() {
-            tracing::debug!(pid, "server did not exit after stdin closed; sending SIGTERM");
-            signal_group(pid, libc::SIGTERM);
-            if tokio::time::timeout(shared.grace, exited.cancelled()).await.is_err() {
-                tracing::debug!(pid, "server did not exit after SIGTERM; sending SIGKILL");
-                signal_group(pid, libc::SIGKILL);
-                exited.cancelled().await;
-            }
-        }
-        signal_group(pid, libc::SIGKILL);
+        stop_group(self.id(), &shared.exited(), shared.grace).await;
         let _ = tokio::time::timeout(shared.grace, shared.ended.cancelled()).await;
         self.exit_status()
     }
@@ -324,14 +329,7 @@ async fn run_child(
     // The child is gone for this client; whatever it left running in its
     // group is stopped before another child starts.
     if !shared.closing.is_cancelled() {
-        if tokio::time::timeout(shared.grace, exited.cancelled()).await.is_err() {
-            signal_group(pid, libc::SIGTERM);
-            if tokio::time::timeout(shared.grace, exited.cancelled()).await.is_err() {
-                signal_group(pid, libc::SIGKILL);
-                exited.cancelled().await;
-            }
-        }
-        signal_group(pid, libc::SIGKILL);
+        stop_group(pid, &exited, shared.grace).await;
     }
     let _ = to_client.send(Incoming::Disconnected).await;
 }
