@@ -278,7 +278,7 @@ pub fn build_server_with(limits: ServerLimits) -> Server {
                     let text = lock(&notes)
                         .get(&name)
                         .cloned()
-                        .ok_or_else(|| HandlerError::invalid_params(format!("no note named {name:?}")))?;
+                        .ok_or_else(|| HandlerError::resource_not_found(&request.uri))?;
                     Ok(Reply::Complete(vec![contents(json!({"uri": request.uri, "mimeType": "text/plain", "text": text}))?]))
                 }
             },

@@ -139,6 +139,27 @@ impl HandlerError {
         HandlerError { code: error_code::INTERNAL_ERROR, message: message.into(), data: None }
     }
 
+    /// -32602 with the URI in `data`: no resource has this URI
+    /// (2026-07-28, Resources: error handling).
+    pub fn resource_not_found(uri: &str) -> Self {
+        HandlerError {
+            code: error_code::INVALID_PARAMS,
+            message: format!("Resource not found: {uri}"),
+            data: Some(json!({ "uri": uri })),
+        }
+    }
+
+    /// -32021: answering needs a capability the client did not declare;
+    /// `required` is a `ClientCapabilities` object naming it, such as
+    /// `{"sampling": {}}`.
+    pub fn missing_capability(required: Value) -> Self {
+        HandlerError {
+            code: error_code::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            message: "The client must declare a capability this request needs".into(),
+            data: Some(json!({ "requiredCapabilities": required })),
+        }
+    }
+
     /// The error object sent on the wire.
     pub fn to_error_object(&self) -> ErrorObject {
         let e = ErrorObject::new(self.code, self.message.clone());

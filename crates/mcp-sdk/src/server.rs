@@ -120,7 +120,20 @@ pub(crate) struct ToolEntry {
     /// The compiled input schema; `None` when it does not compile (then
     /// arguments are not checked, and a warning was logged).
     input_validator: Option<Arc<jsonschema::Validator>>,
+    /// The parameters mirrored into `Mcp-Param-*` headers on HTTP.
+    header_params: Vec<crate::transport::headers::HeaderParam>,
     handler: Handler<ToolCall, Reply<CallToolResult>>,
+}
+
+impl ToolEntry {
+    fn new(tool: Tool, handler: Handler<ToolCall, Reply<CallToolResult>>) -> Self {
+        let header_params =
+            crate::transport::headers::header_params(&Value::Object(tool.input_schema.clone())).unwrap_or_else(|e| {
+                tracing::warn!(tool = %tool.name, "x-mcp-header annotations are invalid, headers will not be checked: {e}");
+                Vec::new()
+            });
+        ToolEntry { input_validator: compile_schema(&tool), header_params, tool, handler }
+    }
 }
 
 pub(crate) struct PromptEntry {
@@ -244,7 +257,7 @@ impl ServerBuilder {
         Fut: Future<Output = Result<Reply<CallToolResult>, HandlerError>> + Send + 'static,
     {
         self.offers.tools = true;
-        self.tools.push(ToolEntry { input_validator: compile_schema(&tool), tool, handler: boxed(handler) });
+        self.tools.push(ToolEntry::new(tool, boxed(handler)));
         self
     }
 
@@ -403,7 +416,7 @@ impl Server {
         F: Fn(ToolCall, RequestContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Reply<CallToolResult>, HandlerError>> + Send + 'static,
     {
-        let entry = ToolEntry { input_validator: compile_schema(&tool), tool, handler: boxed(handler) };
+        let entry = ToolEntry::new(tool, boxed(handler));
         {
             let mut tools = write(&self.inner.tools);
             tools.retain(|t| t.tool.name != entry.tool.name);
@@ -424,6 +437,15 @@ impl Server {
             self.publish(ChangeEvent::ToolsListChanged).await;
         }
         removed
+    }
+
+    /// The `x-mcp-header` parameters of a tool; empty for an unknown tool.
+    pub(crate) fn header_params(&self, tool: &str) -> Vec<crate::transport::headers::HeaderParam> {
+        read(&self.inner.tools)
+            .iter()
+            .find(|t| t.tool.name == tool)
+            .map(|t| t.header_params.clone())
+            .unwrap_or_default()
     }
 
     /// The names of the registered tools, in order.

@@ -57,6 +57,11 @@ impl RequestContext {
         self.send(JsonRpcNotification::new("notifications/message", Some(params))).await;
     }
 
+    /// The progress token of the request, when it asked for progress.
+    pub fn progress_token(&self) -> Option<&ProgressToken> {
+        self.progress_token.as_ref()
+    }
+
     /// Whether the client cancelled the request (or the connection ended).
     pub fn is_cancelled(&self) -> bool {
         self.cancel.is_cancelled()

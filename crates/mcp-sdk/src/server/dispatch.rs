@@ -30,6 +30,21 @@ fn is_served_method(method: &str) -> bool {
         || method == "subscriptions/listen"
 }
 
+/// Why a request's envelope (params and `_meta`) cannot be served, checked
+/// before any handler runs; `None` for a sound envelope or a method this
+/// server does not serve (that answer is -32601, not an envelope fault).
+/// On HTTP these answers carry status 400 (2026-07-28, Per-request metadata).
+pub(crate) fn envelope_fault(request: &JsonRpcRequest) -> Option<ServerFault> {
+    if !is_served_method(&request.method) {
+        return None;
+    }
+    match &request.params {
+        Some(Value::Object(params)) => check_meta(params).err(),
+        None => check_meta(&Map::new()).err(),
+        Some(_) => Some(ServerFault::InvalidParams { reason: "params must be an object".into() }),
+    }
+}
+
 /// The connection a request came on: where its answers and events go.
 #[derive(Debug, Clone)]
 pub(crate) struct ConnectionHandle {
@@ -344,8 +359,7 @@ impl Server {
                 }),
             }
         };
-        let (handler, variables) =
-            found.ok_or_else(|| ServerFault::InvalidParams { reason: format!("unknown resource: {uri}") })?;
+        let (handler, variables) = found.ok_or_else(|| ServerFault::Handler(HandlerError::resource_not_found(&uri)))?;
         let handler_ctx = ctx.clone();
         let cache = self.inner.cache;
         let result = self

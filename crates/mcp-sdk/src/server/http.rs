@@ -17,13 +17,13 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use base64::Engine;
 use mcp_protocol::{ErrorObject, JsonRpcErrorResponse, JsonRpcRequest, Message, RequestId, decode_message, error_code};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::{Connection, Server};
 use crate::limits::OUTGOING_QUEUE;
+use crate::transport::headers::{check_header_values, decode_header_value};
 
 /// The largest request body accepted by default: generous for tool
 /// arguments, small enough that a client cannot make the server buffer much.
@@ -132,20 +132,11 @@ fn origin_allowed(origin: &str, options: &HttpOptions) -> bool {
 /// A header value, with the `=?base64?…?=` sentinel decoded.
 fn decoded_header(headers: &HeaderMap, name: &str) -> Option<Result<String, ()>> {
     let raw = headers.get(name)?.to_str().map_err(|_| ());
-    Some(raw.and_then(|raw| {
-        match raw.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
-            Some(encoded) => base64::engine::general_purpose::STANDARD
-                .decode(encoded)
-                .ok()
-                .and_then(|bytes| String::from_utf8(bytes).ok())
-                .ok_or(()),
-            None => Ok(raw.to_owned()),
-        }
-    }))
+    Some(raw.and_then(|raw| decode_header_value(raw).map_err(|_| ())))
 }
 
 /// Checks the request metadata headers against the body.
-fn check_headers(headers: &HeaderMap, request: &JsonRpcRequest) -> Result<(), Mismatch> {
+fn check_headers(headers: &HeaderMap, request: &JsonRpcRequest, server: &Server) -> Result<(), Mismatch> {
     let body_version = request
         .params
         .as_ref()
@@ -189,6 +180,14 @@ fn check_headers(headers: &HeaderMap, request: &JsonRpcRequest) -> Result<(), Mi
             (Some(Err(())), _) => return Err(Mismatch("the Mcp-Name header is not valid".into())),
         }
     }
+    if request.method == "tools/call" {
+        let params = request.params.as_ref();
+        let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str).unwrap_or_default();
+        check_header_values(&server.header_params(tool), params.and_then(|p| p.get("arguments")), |name| {
+            headers.get(name).and_then(|v| v.to_str().ok())
+        })
+        .map_err(Mismatch)?;
+    }
     Ok(())
 }
 
@@ -197,6 +196,7 @@ fn status_of(error: &ErrorObject) -> StatusCode {
     match error.code {
         error_code::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
         error_code::HEADER_MISMATCH
+        | error_code::MISSING_REQUIRED_CLIENT_CAPABILITY
         | error_code::UNSUPPORTED_PROTOCOL_VERSION
         | error_code::PARSE_ERROR
         | error_code::INVALID_REQUEST => StatusCode::BAD_REQUEST,
@@ -239,8 +239,11 @@ async fn handle_post(State(endpoint): State<Endpoint>, headers: HeaderMap, body:
             return error_response(StatusCode::BAD_REQUEST, None, error);
         }
     };
-    if let Err(mismatch) = check_headers(&headers, &request) {
+    if let Err(mismatch) = check_headers(&headers, &request, &endpoint.server) {
         return header_mismatch(&request.id, mismatch);
+    }
+    if let Some(fault) = super::dispatch::envelope_fault(&request) {
+        return error_response(StatusCode::BAD_REQUEST, Some(request.id), fault.to_error_object());
     }
     answer(endpoint.server, request).await
 }

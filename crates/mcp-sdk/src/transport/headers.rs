@@ -101,6 +101,67 @@ pub fn header_values(params: &[HeaderParam], arguments: Option<&Value>) -> Resul
     Ok(headers)
 }
 
+/// A received header value with the `=?base64?…?=` sentinel decoded
+/// (strict Base64: canonical padding, standard alphabet, UTF-8). A value
+/// without both ends of the sentinel is literal.
+///
+/// # Errors
+/// The sentinel holds no valid Base64 of UTF-8 text.
+pub fn decode_header_value(raw: &str) -> Result<String, String> {
+    use base64::Engine;
+    match raw.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
+        Some(encoded) => base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .ok_or_else(|| "holds invalid Base64".to_owned()),
+        None => Ok(raw.to_owned()),
+    }
+}
+
+/// Whether a decoded header value says the same as the argument's value.
+fn same_value(header: &str, value: &Value) -> bool {
+    match value {
+        Value::String(s) => header == s,
+        Value::Bool(b) => header == if *b { "true" } else { "false" },
+        Value::Number(n) => header.parse::<f64>().ok().zip(n.as_f64()).is_some_and(|(h, b)| h == b),
+        _ => false,
+    }
+}
+
+/// Checks the `Mcp-Param-*` headers a server received against the call's
+/// arguments: each annotated value present in the body needs its header
+/// with the same value, and an absent one no header. `header` looks a
+/// header up by name (case-insensitively).
+///
+/// # Errors
+/// What disagrees, in words for a -32020 `HeaderMismatch`.
+pub fn check_header_values<'a>(
+    params: &[HeaderParam],
+    arguments: Option<&Value>,
+    header: impl Fn(&str) -> Option<&'a str>,
+) -> Result<(), String> {
+    for param in params {
+        let mut value = arguments;
+        for key in &param.path {
+            value = value.and_then(|v| v.get(key));
+        }
+        let name = format!("Mcp-Param-{}", param.name);
+        match (header(&name), value.filter(|v| !v.is_null())) {
+            (None, None) => {}
+            (None, Some(_)) => return Err(format!("the {name} header is required: the body has its value")),
+            (Some(_), None) => return Err(format!("the {name} header has no value in the body")),
+            (Some(raw), Some(value)) => {
+                let decoded = decode_header_value(raw).map_err(|e| format!("the {name} header {e}"))?;
+                if !same_value(&decoded, value) {
+                    return Err(format!("{name} header value {decoded:?} does not match body value {value}"));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,6 +192,32 @@ mod tests {
         for schema in cases {
             assert!(header_params(&schema).is_err(), "{schema}");
         }
+    }
+
+    #[test]
+    fn received_headers_are_checked_against_the_body() {
+        use std::collections::HashMap;
+        let params = vec![
+            HeaderParam { name: "Region".into(), path: vec!["region".into()] },
+            HeaderParam { name: "Limit".into(), path: vec!["limit".into()] },
+        ];
+        let args = json!({"region": "Hello", "limit": 42});
+        let check = |pairs: &[(&str, &str)], args: &Value| {
+            let headers: HashMap<String, String> =
+                pairs.iter().map(|(k, v)| (k.to_ascii_lowercase(), (*v).to_owned())).collect();
+            check_header_values(&params, Some(args), |n| headers.get(&n.to_ascii_lowercase()).map(String::as_str))
+        };
+        assert_eq!(check(&[("Mcp-Param-Region", "Hello"), ("Mcp-Param-Limit", "42")], &args), Ok(()));
+        assert_eq!(check(&[("Mcp-Param-Region", "=?base64?SGVsbG8=?="), ("Mcp-Param-Limit", "42.0")], &args), Ok(()));
+        let missing = check(&[("Mcp-Param-Limit", "42")], &args).unwrap_err();
+        assert!(missing.contains("Mcp-Param-Region header is required"), "{missing}");
+        for bad in ["=?base64?SGVsbG8?=", "=?base64?SGVs!!!bG8=?=", "Hullo"] {
+            assert!(check(&[("Mcp-Param-Region", bad), ("Mcp-Param-Limit", "42")], &args).is_err(), "{bad}");
+        }
+        let literal = json!({"region": "=?base64?SGVsbG8=", "limit": 42});
+        assert_eq!(check(&[("Mcp-Param-Region", "=?base64?SGVsbG8="), ("Mcp-Param-Limit", "42")], &literal), Ok(()));
+        let extra = check(&[("Mcp-Param-Region", "Hello"), ("Mcp-Param-Limit", "42")], &json!({"region": "Hello"}));
+        assert!(extra.unwrap_err().contains("no value in the body"));
     }
 
     #[test]

@@ -1,0 +1,47 @@
+//! `mcp-conformance-client URL`: plays the client scenario named by
+//! `MCP_CONFORMANCE_SCENARIO` against the scenario server at `URL`, as the
+//! conformance suite runs it; exits 0 when every request it made worked.
+
+use std::process::ExitCode;
+
+use mcp_conformance::player::{Depth, ScenarioContext, play};
+
+fn main() -> ExitCode {
+    let Some(url) = std::env::args().skip(1).last() else {
+        eprintln!("Usage: MCP_CONFORMANCE_SCENARIO=NAME mcp-conformance-client URL");
+        return ExitCode::from(2);
+    };
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    if let Ok(version) = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
+        && version != mcp_protocol::PROTOCOL_VERSION
+    {
+        eprintln!("mcp-conformance-client: this client speaks {} only, not {version}", mcp_protocol::PROTOCOL_VERSION);
+        return ExitCode::from(2);
+    }
+    let context: ScenarioContext = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
+        Ok(json) => match serde_json::from_str(&json) {
+            Ok(context) => context,
+            Err(e) => {
+                eprintln!("mcp-conformance-client: MCP_CONFORMANCE_CONTEXT is not valid: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        Err(_) => ScenarioContext::default(),
+    };
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .init();
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mcp-conformance-client: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let failures = runtime.block_on(play(&url, Depth::of(&scenario), &context));
+    for failure in &failures {
+        eprintln!("mcp-conformance-client: {failure}");
+    }
+    if failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}

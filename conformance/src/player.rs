@@ -1,0 +1,232 @@
+//! The client side of the suite: plays a client scenario against the
+//! scenario's server with our SDK's Streamable HTTP client, as any
+//! application would. It discovers the server, lists what it offers and
+//! uses it; the scenario's server judges the requests it receives.
+
+use std::sync::Arc;
+
+use mcp_protocol::types::{CreateMessageResult, ElicitResult, Root, Tool};
+use mcp_sdk::client::InputHooks;
+use mcp_sdk::transport::http::{HttpConfig, connect};
+use mcp_sdk::{Client, ClientOptions, RequestOptions};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+/// What the harness tells a client: `MCP_CONFORMANCE_CONTEXT`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScenarioContext {
+    /// Tool calls to make, with their exact arguments, instead of calling
+    /// every listed tool with made-up ones.
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCallSpec>,
+}
+
+/// One tool call the scenario asks for.
+#[derive(Debug, Deserialize)]
+pub struct ToolCallSpec {
+    /// The tool.
+    pub name: String,
+    /// Its arguments.
+    #[serde(default)]
+    pub arguments: Value,
+}
+
+/// How far a scenario goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Depth {
+    /// Discover and list the tools, nothing more (the scenario's server
+    /// serves only that).
+    ListOnly,
+    /// Use everything the server offers.
+    Everything,
+}
+
+impl Depth {
+    /// The depth a named scenario needs.
+    pub fn of(scenario: &str) -> Depth {
+        match scenario {
+            "request-metadata" | "json-schema-ref-no-deref" => Depth::ListOnly,
+            _ => Depth::Everything,
+        }
+    }
+}
+
+/// A value that satisfies a JSON Schema's `type` (or its `enum`,
+/// `const` or `default`), for filling arguments and forms.
+pub fn sample_value(schema: &Value) -> Value {
+    if let Some(v) = schema.get("const").or_else(|| schema.get("default")) {
+        return v.clone();
+    }
+    if let Some(first) = schema.get("enum").and_then(Value::as_array).and_then(|e| e.first()) {
+        return first.clone();
+    }
+    let kind = match schema.get("type") {
+        Some(Value::Array(kinds)) => kinds.iter().find_map(Value::as_str).unwrap_or("string"),
+        Some(Value::String(kind)) => kind.as_str(),
+        _ => "string",
+    };
+    match kind {
+        "integer" | "number" => json!(1),
+        "boolean" => json!(true),
+        "object" => Value::Object(sample_object(schema, false)),
+        "array" => json!([]),
+        "null" => Value::Null,
+        _ => json!("conformance"),
+    }
+}
+
+/// An object for a schema: its required properties, or all of them.
+pub fn sample_object(schema: &Value, all_properties: bool) -> Map<String, Value> {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return Map::new();
+    };
+    let required: Vec<&str> =
+        schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+    properties
+        .iter()
+        .filter(|(name, _)| all_properties || required.contains(&name.as_str()))
+        .map(|(name, property)| (name.clone(), sample_value(property)))
+        .collect()
+}
+
+/// A client that declares elicitation, sampling and roots and answers each
+/// with plausible values.
+pub fn client_options() -> ClientOptions {
+    let mut options = ClientOptions::new("mcp-conformance-client", env!("CARGO_PKG_VERSION"));
+    options.capabilities = serde_json::from_value(json!({"elicitation": {"form": {}}, "sampling": {}, "roots": {}}))
+        .expect("invariant: the literal capabilities are valid");
+    options.hooks = InputHooks {
+        elicit_form: Some(Arc::new(|params| {
+            Box::pin(async move {
+                let schema = serde_json::to_value(&params.requested_schema).map_err(|e| e.to_string())?;
+                let content = sample_object(&schema, true);
+                serde_json::from_value::<ElicitResult>(json!({"action": "accept", "content": content}))
+                    .map_err(|e| e.to_string())
+            })
+        })),
+        elicit_url: None,
+        sample: Some(Arc::new(|_params| {
+            Box::pin(async move {
+                serde_json::from_value::<CreateMessageResult>(json!({
+                    "role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "mcp-conformance-client"
+                }))
+                .map_err(|e| e.to_string())
+            })
+        })),
+        list_roots: Some(Arc::new(|()| {
+            Box::pin(async move {
+                serde_json::from_value::<Vec<Root>>(json!([{"uri": "file:///conformance/root", "name": "root"}]))
+                    .map_err(|e| e.to_string())
+            })
+        })),
+    };
+    options
+}
+
+/// Plays a scenario against the server at `url`. Returns what went wrong,
+/// one line each; empty when everything worked.
+pub async fn play(url: &str, depth: Depth, context: &ScenarioContext) -> Vec<String> {
+    let transport = match connect(HttpConfig::new(url)) {
+        Ok(transport) => transport,
+        Err(e) => return vec![format!("cannot connect: {e}")],
+    };
+    let client = Client::new(client_options(), transport);
+    let mut failures = Vec::new();
+    let o = RequestOptions::default();
+    // Discovery is optional for a client; a server without it is still used.
+    let capabilities = match client.discover(&o).await {
+        Ok(found) => Some(found.capabilities),
+        Err(e) => {
+            eprintln!("mcp-conformance-client: server/discover: {e} (going on without it)");
+            None
+        }
+    };
+    let tools = match client.list_all_tools(&o).await {
+        Ok(tools) => tools,
+        Err(e) => {
+            failures.push(format!("tools/list: {e}"));
+            Vec::new()
+        }
+    };
+    if depth == Depth::ListOnly {
+        client.close().await;
+        return failures;
+    }
+    let calls: Vec<(String, Value)> = if context.tool_calls.is_empty() {
+        tools.iter().map(|t| (t.name.clone(), arguments_for(t))).collect()
+    } else {
+        context.tool_calls.iter().map(|c| (c.name.clone(), c.arguments.clone())).collect()
+    };
+    for (name, arguments) in calls {
+        if let Err(e) = client.call_tool(&name, arguments, &o).await {
+            failures.push(format!("tools/call {name}: {e}"));
+        }
+    }
+    let offers = |pick: fn(&mcp_protocol::types::ServerCapabilities) -> bool| capabilities.as_ref().is_some_and(pick);
+    if offers(|c| c.resources.is_some()) {
+        failures.extend(use_resources(&client, &o).await);
+    }
+    if offers(|c| c.prompts.is_some()) {
+        failures.extend(use_prompts(&client, &o).await);
+    }
+    client.close().await;
+    failures
+}
+
+fn arguments_for(tool: &Tool) -> Value {
+    let schema = serde_json::to_value(&tool.input_schema).unwrap_or(Value::Null);
+    Value::Object(sample_object(&schema, false))
+}
+
+async fn use_resources(client: &Client, o: &RequestOptions) -> Vec<String> {
+    let resources = match client.list_all_resources(o).await {
+        Ok(resources) => resources,
+        Err(e) => return vec![format!("resources/list: {e}")],
+    };
+    let mut failures = Vec::new();
+    for resource in resources {
+        if let Err(e) = client.read_resource(&resource.uri, o).await {
+            failures.push(format!("resources/read {}: {e}", resource.uri));
+        }
+    }
+    failures
+}
+
+async fn use_prompts(client: &Client, o: &RequestOptions) -> Vec<String> {
+    let prompts = match client.list_all_prompts(o).await {
+        Ok(prompts) => prompts,
+        Err(e) => return vec![format!("prompts/list: {e}")],
+    };
+    let mut failures = Vec::new();
+    for prompt in prompts {
+        let arguments: Map<String, Value> = prompt
+            .arguments
+            .iter()
+            .flatten()
+            .filter(|a| a.required == Some(true))
+            .map(|a| (a.name.clone(), json!("conformance")))
+            .collect();
+        if let Err(e) = client.get_prompt(&prompt.name, arguments, o).await {
+            failures.push(format!("prompts/get {}: {e}", prompt.name));
+        }
+    }
+    failures
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sample_values_follow_the_schema() {
+        let schema = json!({"type": "object", "properties": {
+            "a": {"type": "number"}, "b": {"type": "integer"}, "flag": {"type": "boolean"},
+            "mode": {"type": "string", "enum": ["x", "y"]}, "note": {"type": "string"}
+        }, "required": ["a", "b", "mode"]});
+        assert_eq!(Value::Object(sample_object(&schema, false)), json!({"a": 1, "b": 1, "mode": "x"}));
+        let all = sample_object(&schema, true);
+        assert_eq!(all["flag"], json!(true));
+        assert_eq!(all["note"], json!("conformance"));
+    }
+}
