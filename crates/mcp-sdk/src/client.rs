@@ -439,7 +439,10 @@ impl Client {
             let (tx, rx) = event_queue();
             (Route::Queued(tx), Some(rx))
         };
-        inner.router.register(id.clone(), Pending { reply: reply_tx, route, method: method.to_owned() })?;
+        inner.router.register(
+            id.clone(),
+            Pending { reply: reply_tx, route, method: method.to_owned(), diagnostics: options.diagnostics.clone() },
+        )?;
         let request = JsonRpcRequest::new(id.clone(), method, Some(Value::Object(params)));
         if inner.out.send(Message::Request(request)).await.is_err() {
             inner.router.forget(&id);

@@ -33,6 +33,8 @@ pub(crate) enum Incoming {
     Lost { id: RequestId },
     /// A request failed in the transport before it was sent.
     Failed { id: RequestId, error: crate::Error },
+    /// The HTTP status of the response to a request, before its message.
+    HttpStatus { id: RequestId, status: u16 },
 }
 
 /// A connection to a server, ready for [`crate::Client::new`].

@@ -109,6 +109,10 @@ pub struct Diagnostics {
     pub structured_content_invalid: bool,
     /// Input rounds the request took.
     pub rounds: usize,
+    /// The HTTP status of the last response to the request, also when it
+    /// failed (Streamable HTTP only): tells a wrong path (404) from an
+    /// answer that is not valid.
+    pub http_status: Option<u16>,
 }
 
 /// What to do when the connection is lost before a response arrived.

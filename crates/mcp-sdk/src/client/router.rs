@@ -10,7 +10,7 @@ use mcp_protocol::{JsonRpcNotification, Message, RequestId};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
-use super::options::{Callbacks, NotificationCallback};
+use super::options::{Callbacks, Diagnostics, NotificationCallback};
 use crate::error::Error;
 use crate::limits::REQUEST_EVENT_QUEUE;
 use crate::transport::Incoming;
@@ -27,6 +27,8 @@ pub(crate) struct Pending {
     pub(crate) reply: oneshot::Sender<Result<Value, Error>>,
     pub(crate) route: Route,
     pub(crate) method: String,
+    /// Where the transport's findings about the request go.
+    pub(crate) diagnostics: Option<Arc<Mutex<Diagnostics>>>,
 }
 
 /// The table of requests waiting for their response.
@@ -77,6 +79,11 @@ impl Router {
                 Incoming::Message(Message::Request(r)) => {
                     tracing::warn!(target: "mcp_router", method = %r.method, "a 2026-07-28 server sends no requests; dropped");
                 }
+                Incoming::HttpStatus { id, status } => {
+                    if let Some(diagnostics) = self.lock().get(&id).and_then(|p| p.diagnostics.clone()) {
+                        diagnostics.lock().unwrap_or_else(|e| e.into_inner()).http_status = Some(status);
+                    }
+                }
                 Incoming::Disconnected => self.fail_all(),
                 Incoming::Failed { id, error } => {
                     if let Some(pending) = self.lock().remove(&id) {
@@ -122,7 +129,9 @@ impl Router {
             Some(pending) => {
                 let _ = pending.reply.send(reply);
             }
-            None => tracing::warn!(target: "mcp_router", %id, "response for an unknown id dropped"),
+            // A request that stopped waiting (cancelled, timed out) can
+            // still be answered; nothing is wrong.
+            None => tracing::debug!(target: "mcp_router", %id, "response for an unknown id dropped"),
         }
     }
 

@@ -25,26 +25,9 @@ use super::{Incoming, Transport};
 use crate::error::Error;
 use crate::limits::OUTGOING_QUEUE;
 
-/// The largest JSON body or SSE event accepted by default.
-pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 4 * 1024 * 1024;
+mod config;
 
-/// Where and how to reach a Streamable HTTP server.
-#[derive(Debug, Clone)]
-pub struct HttpConfig {
-    /// The endpoint URL.
-    pub url: String,
-    /// The largest JSON body, and the largest SSE event (not the whole stream).
-    pub max_response_bytes: usize,
-    /// Headers added to every POST.
-    pub headers: Vec<(String, String)>,
-}
-
-impl HttpConfig {
-    /// A configuration with the default limits.
-    pub fn new(url: impl Into<String>) -> Self {
-        HttpConfig { url: url.into(), max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES, headers: Vec::new() }
-    }
-}
+pub use config::{AuthProvider, AuthRefusal, BearerToken, DEFAULT_MAX_RESPONSE_BYTES, HttpConfig, ProxyConfig};
 
 /// A header value as the specification wants it: plain when it is visible
 /// ASCII without surrounding spaces, else the `=?base64?…?=` sentinel.
@@ -89,12 +72,10 @@ fn metadata_headers(method: &str, params: Option<&Value>) -> HeaderMap {
 /// Connects a client transport to the server at `config.url`.
 ///
 /// # Errors
-/// [`Error::InvalidRequest`] when the HTTP client cannot be built.
+/// [`Error::InvalidRequest`] when the HTTP client cannot be built: a proxy
+/// that is not `http://`, a CA or identity file that cannot be read.
 pub fn connect(config: HttpConfig) -> Result<Transport, Error> {
-    let http = reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .map_err(|e| Error::InvalidRequest { reason: e.without_url().to_string() })?;
+    let http = config::build_client(&config)?;
     let (outgoing, out_rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
     let (to_client, incoming) = mpsc::channel::<Incoming>(OUTGOING_QUEUE);
     tokio::spawn(pump(http, Arc::new(config), out_rx, to_client));
@@ -238,6 +219,49 @@ fn learn_tools(shared: &Shared, message: &mut Message) {
     });
 }
 
+/// One POST of a request, with its credentials when there is a provider.
+async fn send(
+    shared: &Shared,
+    request: &JsonRpcRequest,
+    extra: &[(String, String)],
+    body: Vec<u8>,
+) -> Result<reqwest::Response, Failure> {
+    let config = &shared.config;
+    let mut post = post(&shared.http, config, &request.method, request.params.as_ref(), body);
+    for (name, value) in extra {
+        post = post.header(name, value);
+    }
+    if let Some(auth) = &config.auth
+        && let Some(value) = auth.authorization().await.map_err(Failure::BeforeSending)?
+    {
+        let mut value = HeaderValue::from_str(&value)
+            .map_err(|_| Failure::BeforeSending("the credentials are not a valid header value".into()))?;
+        value.set_sensitive(true);
+        post = post.header(reqwest::header::AUTHORIZATION, value);
+    }
+    post.send().await.map_err(|e| {
+        let reason = error_chain(&e);
+        if let (true, ProxyConfig::Explicit { url, .. }) = (e.is_connect(), &config.proxy) {
+            tracing::warn!(target: "mcp_proxy", proxy = %config::without_credentials(url), "cannot reach the server through the proxy: {reason}");
+        }
+        Failure::Answer(format!("the HTTP request failed: {reason}"))
+    })
+}
+
+/// A reqwest error with its causes (a refused proxy tunnel is only named
+/// in a cause), never with the URL.
+fn error_chain(error: &reqwest::Error) -> String {
+    let mut text = String::new();
+    let mut cause: Option<&dyn std::error::Error> = std::error::Error::source(error);
+    while let Some(e) = cause {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    let head = if error.is_connect() { "cannot connect" } else { "no answer" };
+    format!("{head}{text}")
+}
+
 /// `Ok(true)` when the response reached the client, `Ok(false)` when the
 /// stream ended before it, `Err` with the reason the answer is not valid.
 async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Result<bool, Failure> {
@@ -245,13 +269,22 @@ async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Result<bool, 
     let (config, to_client) = (&shared.config, &shared.to_client);
     let extra = param_headers(shared, request).map_err(Failure::BeforeSending)?;
     let body = serde_json::to_vec(request).unwrap_or_default();
-    let mut post = post(&shared.http, config, &request.method, request.params.as_ref(), body);
-    for (name, value) in extra {
-        post = post.header(name, value);
+    let mut response = send(shared, request, &extra, body.clone()).await?;
+    if let (Some(auth), 401 | 403) = (&config.auth, response.status().as_u16()) {
+        let refusal = AuthRefusal {
+            status: response.status().as_u16(),
+            www_authenticate: response
+                .headers()
+                .get(reqwest::header::WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned),
+        };
+        if auth.refused(refusal).await {
+            response = send(shared, request, &extra, body).await?;
+        }
     }
-    let mut response =
-        post.send().await.map_err(|e| Answer(format!("the HTTP request failed: {}", e.without_url())))?;
     let status = response.status().as_u16();
+    let _ = to_client.send(Incoming::HttpStatus { id: request.id.clone(), status }).await;
     let content_type = response
         .headers()
         .get(CONTENT_TYPE)

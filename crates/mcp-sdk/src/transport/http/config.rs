@@ -1,0 +1,268 @@
+//! How the HTTP client reaches a server: the endpoint and its limits, the
+//! proxy, the trust anchors and client certificate of HTTPS, and the
+//! provider of credentials. [`build_client`] turns it into the `reqwest`
+//! client every POST goes through.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::error::Error;
+use crate::server::BoxFuture;
+
+/// The largest JSON body or SSE event accepted by default.
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Where and how to reach a Streamable HTTP server.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// The endpoint URL.
+    pub url: String,
+    /// The largest JSON body, and the largest SSE event (not the whole stream).
+    pub max_response_bytes: usize,
+    /// Headers added to every POST.
+    pub headers: Vec<(String, String)>,
+    /// The proxy the connections go through; none by default.
+    pub proxy: ProxyConfig,
+    /// More trust anchors for HTTPS: a PEM file of CA certificates, trusted
+    /// beside the system's and the bundled web roots.
+    pub ca_file: Option<PathBuf>,
+    /// A client certificate for HTTPS: a PEM file with the certificate
+    /// chain and its private key.
+    pub client_identity_file: Option<PathBuf>,
+    /// Credentials of each request; told when the server refuses them.
+    pub auth: Option<Arc<dyn AuthProvider>>,
+}
+
+impl HttpConfig {
+    /// A configuration with the default limits, no proxy and no credentials.
+    pub fn new(url: impl Into<String>) -> Self {
+        HttpConfig {
+            url: url.into(),
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            headers: Vec::new(),
+            proxy: ProxyConfig::None,
+            ca_file: None,
+            client_identity_file: None,
+            auth: None,
+        }
+    }
+}
+
+/// The HTTP proxy of a client.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub enum ProxyConfig {
+    /// Connect directly.
+    #[default]
+    None,
+    /// Go through the proxy at `url` (`http://[user:password@]host:port`;
+    /// the credentials go to the proxy only), except for the hosts of
+    /// `no_proxy` (names, suffixes such as `.example.com`, IP addresses and
+    /// CIDR ranges).
+    Explicit {
+        /// The proxy's URL.
+        url: String,
+        /// Hosts reached directly.
+        no_proxy: Vec<String>,
+    },
+}
+
+impl std::fmt::Debug for ProxyConfig {
+    /// The proxy without the credentials its URL may carry.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProxyConfig::None => f.write_str("None"),
+            ProxyConfig::Explicit { url, no_proxy } => {
+                f.debug_struct("Explicit").field("url", &without_credentials(url)).field("no_proxy", no_proxy).finish()
+            }
+        }
+    }
+}
+
+/// Hosts a proxy taken from the environment never gets.
+const LOOPBACK_HOSTS: [&str; 4] = ["localhost", "127.0.0.0/8", "::1", ".localhost"];
+
+impl ProxyConfig {
+    /// The proxy the environment gives a client of `target_url`: for https
+    /// the first set of `https_proxy`, `HTTPS_PROXY`, `all_proxy`,
+    /// `ALL_PROXY`; for http the first of `http_proxy`, `HTTP_PROXY`,
+    /// `all_proxy`, `ALL_PROXY` (the `http_` ones ignored when
+    /// `REQUEST_METHOD` is set, as in a CGI program); `no_proxy` or
+    /// `NO_PROXY` lists the hosts reached directly. Loopback hosts are
+    /// always reached directly. `var` reads one variable, so a caller can
+    /// pass its own environment; `std::env::var(name).ok()` reads the
+    /// process's.
+    pub fn from_environment(target_url: &str, var: impl Fn(&str) -> Option<String>) -> ProxyConfig {
+        let set = |name: &str| var(name).filter(|v| !v.trim().is_empty());
+        let https = target_url.get(..8).is_some_and(|s| s.eq_ignore_ascii_case("https://"));
+        let cgi = set("REQUEST_METHOD").is_some();
+        let names: &[&str] = match (https, cgi) {
+            (true, _) => &["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"],
+            (false, false) => &["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"],
+            (false, true) => &["all_proxy", "ALL_PROXY"],
+        };
+        let Some(url) = names.iter().find_map(|n| set(n)) else { return ProxyConfig::None };
+        let mut no_proxy: Vec<String> = set("no_proxy")
+            .or_else(|| set("NO_PROXY"))
+            .map(|list| list.split(',').map(|h| h.trim().to_owned()).filter(|h| !h.is_empty()).collect())
+            .unwrap_or_default();
+        no_proxy.extend(LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()));
+        ProxyConfig::Explicit { url: url.trim().to_owned(), no_proxy }
+    }
+}
+
+/// A URL with its `user:password@` part replaced by `***@`, for messages.
+pub(crate) fn without_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://***@{}", &rest[at + 1..]),
+        None => url.to_owned(),
+    }
+}
+
+/// What a server said when it refused a request's credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthRefusal {
+    /// 401 or 403.
+    pub status: u16,
+    /// The `WWW-Authenticate` challenge, when the server sent one.
+    pub www_authenticate: Option<String>,
+}
+
+/// Supplies the credentials of each HTTP request, and hears when the
+/// server refuses them; an OAuth client is one, [`BearerToken`] another.
+pub trait AuthProvider: Send + Sync + std::fmt::Debug {
+    /// The `Authorization` header value of the next request (for example
+    /// `Bearer …`), or `None` to send none.
+    ///
+    /// # Errors
+    /// Why no credentials can be had; the request fails with it.
+    fn authorization(&self) -> BoxFuture<Result<Option<String>, String>>;
+
+    /// The server refused the request (401 or 403). `true` when new
+    /// credentials are ready: the request is sent once more with them.
+    fn refused(&self, refusal: AuthRefusal) -> BoxFuture<bool>;
+}
+
+/// A fixed bearer token, for servers that hand out long-lived tokens.
+#[derive(Clone)]
+pub struct BearerToken(String);
+
+impl BearerToken {
+    /// The token, without the `Bearer ` prefix.
+    pub fn new(token: impl Into<String>) -> Self {
+        BearerToken(token.into())
+    }
+}
+
+impl std::fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BearerToken(***)")
+    }
+}
+
+impl AuthProvider for BearerToken {
+    fn authorization(&self) -> BoxFuture<Result<Option<String>, String>> {
+        let value = format!("Bearer {}", self.0);
+        Box::pin(async move { Ok(Some(value)) })
+    }
+
+    fn refused(&self, _refusal: AuthRefusal) -> BoxFuture<bool> {
+        // The same token would be refused again.
+        Box::pin(async { false })
+    }
+}
+
+fn read_pem(path: &PathBuf, what: &str) -> Result<Vec<u8>, Error> {
+    std::fs::read(path)
+        .map_err(|e| Error::InvalidRequest { reason: format!("cannot read the {what} {}: {e}", path.display()) })
+}
+
+/// The `reqwest` client of a configuration.
+///
+/// # Errors
+/// [`Error::InvalidRequest`] for a proxy that is not `http://`, or a CA or
+/// identity file that cannot be read or parsed.
+pub(crate) fn build_client(config: &HttpConfig) -> Result<reqwest::Client, Error> {
+    let invalid = |reason: String| Error::InvalidRequest { reason };
+    let mut builder = reqwest::Client::builder().no_proxy();
+    if let ProxyConfig::Explicit { url, no_proxy } = &config.proxy {
+        if !url.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://")) {
+            return Err(invalid(format!(
+                "the proxy {} is not an http:// URL (no TLS to the proxy, no SOCKS)",
+                without_credentials(url)
+            )));
+        }
+        let proxy = reqwest::Proxy::all(url)
+            .map_err(|_| invalid(format!("the proxy URL {} is not valid", without_credentials(url))))?
+            .no_proxy(reqwest::NoProxy::from_string(&no_proxy.join(",")));
+        builder = builder.proxy(proxy);
+    }
+    if let Some(path) = &config.ca_file {
+        let pem = read_pem(path, "CA file")?;
+        let certificates = reqwest::Certificate::from_pem_bundle(&pem)
+            .map_err(|e| invalid(format!("the CA file {} is not valid PEM: {e}", path.display())))?;
+        if certificates.is_empty() {
+            return Err(invalid(format!("the CA file {} holds no certificate", path.display())));
+        }
+        for certificate in certificates {
+            builder = builder.add_root_certificate(certificate);
+        }
+    }
+    if let Some(path) = &config.client_identity_file {
+        let pem = read_pem(path, "client identity file")?;
+        // The message of a key parse error could quote key material: only
+        // the file is named.
+        let identity = reqwest::Identity::from_pem(&pem).map_err(|_| {
+            invalid(format!(
+                "the client identity file {} needs a certificate and its private key in PEM",
+                path.display()
+            ))
+        })?;
+        builder = builder.identity(identity);
+    }
+    builder.build().map_err(|e| invalid(e.without_url().to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        move |name| map.get(name).cloned()
+    }
+
+    #[test]
+    fn the_environment_picks_the_proxy_of_the_scheme_and_never_loopback() {
+        let vars =
+            env(&[("HTTPS_PROXY", "http://p:3128"), ("http_proxy", "http://h:80"), ("no_proxy", "a.example, .b")]);
+        let ProxyConfig::Explicit { url, no_proxy } = ProxyConfig::from_environment("https://x/mcp", &vars) else {
+            panic!("a proxy was expected")
+        };
+        assert_eq!(url, "http://p:3128");
+        assert!(no_proxy.contains(&"a.example".to_owned()) && no_proxy.contains(&".b".to_owned()));
+        assert!(no_proxy.contains(&"127.0.0.0/8".to_owned()) && no_proxy.contains(&"localhost".to_owned()));
+        let ProxyConfig::Explicit { url, .. } = ProxyConfig::from_environment("http://x/mcp", &vars) else { panic!() };
+        assert_eq!(url, "http://h:80");
+        let cgi = env(&[("HTTP_PROXY", "http://attacker:1"), ("REQUEST_METHOD", "GET")]);
+        assert_eq!(ProxyConfig::from_environment("http://x/mcp", cgi), ProxyConfig::None);
+        assert_eq!(ProxyConfig::from_environment("https://x/mcp", env(&[("https_proxy", " ")])), ProxyConfig::None);
+    }
+
+    #[test]
+    fn proxy_credentials_stay_out_of_messages() {
+        assert_eq!(without_credentials("http://user:s3cret@proxy:3128/"), "http://***@proxy:3128/");
+        assert_eq!(without_credentials("http://proxy:3128"), "http://proxy:3128");
+        let config = ProxyConfig::Explicit { url: "http://u:s3cret@p:1".into(), no_proxy: vec![] };
+        assert!(!format!("{config:?}").contains("s3cret"));
+        let socks = HttpConfig {
+            proxy: ProxyConfig::Explicit { url: "socks5://u:s3cret@p:1".into(), no_proxy: vec![] },
+            ..HttpConfig::new("http://x")
+        };
+        let error = build_client(&socks).unwrap_err().to_string();
+        assert!(error.contains("not an http:// URL") && !error.contains("s3cret"), "{error}");
+        assert_eq!(format!("{:?}", BearerToken::new("tok-s3cret")), "BearerToken(***)");
+    }
+}

@@ -1,0 +1,339 @@
+//! The Streamable HTTP client's connection options, each against a real
+//! peer on loopback: the HTTP status in the diagnostics, an authorization
+//! provider (a token per request, a new one after 401), proxies (explicit,
+//! refused tunnels, never for loopback from the environment), and HTTPS
+//! with a CA file and a client certificate.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use mcp_protocol::types::{CallToolResult, ContentBlock, Implementation, Tool};
+use mcp_sdk::client::Diagnostics;
+use mcp_sdk::server::BoxFuture;
+use mcp_sdk::server::http::HttpOptions;
+use mcp_sdk::transport::http::{AuthProvider, AuthRefusal, BearerToken, HttpConfig, ProxyConfig, connect};
+use mcp_sdk::{Client, ClientOptions, Error, Reply, RequestOptions, Server};
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+fn server() -> Server {
+    let tool: Tool = serde_json::from_value(json!({"name": "ping", "inputSchema": {"type": "object"}})).unwrap();
+    Server::builder(Implementation::new("transport-test", "1"))
+        .tool(tool, |_call, _ctx| async move {
+            Ok(Reply::Complete(CallToolResult {
+                result_type: Default::default(),
+                content: vec![ContentBlock::text("pong")],
+                structured_content: None,
+                is_error: None,
+                meta: None,
+                extra: Default::default(),
+            }))
+        })
+        .build()
+}
+
+async fn serve(router: axum::Router) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    addr
+}
+
+fn client(config: HttpConfig) -> Client {
+    Client::new(ClientOptions::new("transport-test", "1"), connect(config).unwrap())
+}
+
+fn with_diagnostics() -> (RequestOptions, Arc<Mutex<Diagnostics>>) {
+    let diagnostics = Arc::new(Mutex::new(Diagnostics::default()));
+    (RequestOptions { diagnostics: Some(diagnostics.clone()), ..Default::default() }, diagnostics)
+}
+
+#[tokio::test]
+async fn the_http_status_of_every_answer_is_in_the_diagnostics() {
+    let router = server()
+        .http_router(HttpOptions::default())
+        .route("/gone", axum::routing::post(|| async { (StatusCode::NOT_FOUND, "no such endpoint").into_response() }));
+    let addr = serve(router).await;
+    let (o, diagnostics) = with_diagnostics();
+    client(HttpConfig::new(format!("http://{addr}/mcp"))).discover(&o).await.unwrap();
+    assert_eq!(diagnostics.lock().unwrap().http_status, Some(200));
+    let (o, diagnostics) = with_diagnostics();
+    let err = client(HttpConfig::new(format!("http://{addr}/gone"))).discover(&o).await.unwrap_err();
+    assert!(matches!(err, Error::InvalidResponse { .. }), "{err:?}");
+    assert_eq!(diagnostics.lock().unwrap().http_status, Some(404), "a wrong path is told apart by its status");
+}
+
+/// A provider that hands out `token-N`, a new N after each refusal, and
+/// records the challenges it was shown.
+#[derive(Debug, Default)]
+struct RotatingToken {
+    generation: AtomicUsize,
+    challenges: Mutex<Vec<AuthRefusal>>,
+}
+
+impl AuthProvider for RotatingToken {
+    fn authorization(&self) -> BoxFuture<Result<Option<String>, String>> {
+        let value = format!("Bearer token-{}", self.generation.load(Ordering::SeqCst));
+        Box::pin(async move { Ok(Some(value)) })
+    }
+
+    fn refused(&self, refusal: AuthRefusal) -> BoxFuture<bool> {
+        self.challenges.lock().unwrap().push(refusal);
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { true })
+    }
+}
+
+/// The SDK's endpoint behind a check of `Authorization: Bearer <wanted>`.
+fn guarded(wanted: &'static str, seen: Arc<Mutex<Vec<String>>>) -> axum::Router {
+    let inner = server().http_router(HttpOptions::default());
+    axum::Router::new().fallback_service(inner).layer(axum::middleware::from_fn(
+        move |headers: HeaderMap, request: axum::extract::Request, next: axum::middleware::Next| {
+            let seen = seen.clone();
+            async move {
+                let given = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+                seen.lock().unwrap().push(given.clone());
+                if given != format!("Bearer {wanted}") {
+                    return (
+                        StatusCode::UNAUTHORIZED,
+                        [("www-authenticate", "Bearer resource_metadata=\"http://127.0.0.1/prm\"")],
+                        "",
+                    )
+                        .into_response();
+                }
+                next.run(request).await
+            }
+        },
+    ))
+}
+
+#[tokio::test]
+async fn an_auth_provider_gives_each_request_its_token_and_a_new_one_after_401() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let addr = serve(guarded("token-1", seen.clone())).await;
+    let provider = Arc::new(RotatingToken::default());
+    let config = HttpConfig { auth: Some(provider.clone()), ..HttpConfig::new(format!("http://{addr}/mcp")) };
+    let rotating = client(config);
+    let o = RequestOptions::default();
+    let result = rotating.call_tool("ping", json!({}), &o).await.unwrap();
+    assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "pong"));
+    assert_eq!(*seen.lock().unwrap(), vec!["Bearer token-0", "Bearer token-1"], "refused once, then sent again");
+    let challenge = provider.challenges.lock().unwrap()[0].clone();
+    assert_eq!(challenge.status, 401);
+    assert!(challenge.www_authenticate.unwrap().contains("resource_metadata"));
+    rotating.discover(&o).await.unwrap();
+    assert_eq!(seen.lock().unwrap().last().unwrap(), "Bearer token-1", "the new token is kept");
+
+    // A fixed token that is refused is not sent again; the 401 is the answer.
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let addr = serve(guarded("right", seen.clone())).await;
+    let config = HttpConfig {
+        auth: Some(Arc::new(BearerToken::new("wrong-s3cret"))),
+        ..HttpConfig::new(format!("http://{addr}/mcp"))
+    };
+    let (o, diagnostics) = with_diagnostics();
+    let err = client(config).discover(&o).await.unwrap_err();
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    assert_eq!(diagnostics.lock().unwrap().http_status, Some(401));
+    assert!(!format!("{err} {err:?}").contains("s3cret"), "the token stays out of errors: {err:?}");
+}
+
+/// A small HTTP proxy: forwards absolute-form requests to their host, and
+/// answers CONNECT with 403 (refused) or a tunnel. It records each request
+/// head it was sent.
+async fn proxy(refuse_connect: bool) -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let log = heads.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut downstream, _)) = listener.accept().await else { return };
+            let log = log.clone();
+            tokio::spawn(async move {
+                let mut buffer = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let head_end = loop {
+                    let n = downstream.read(&mut chunk).await.unwrap_or(0);
+                    if n == 0 {
+                        return;
+                    }
+                    buffer.extend_from_slice(&chunk[..n]);
+                    if let Some(at) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+                        break at + 4;
+                    }
+                };
+                let head = String::from_utf8_lossy(&buffer[..head_end]).into_owned();
+                log.lock().unwrap().push(head.clone());
+                let target = head.split_whitespace().nth(1).unwrap_or_default().to_owned();
+                if head.starts_with("CONNECT ") {
+                    if refuse_connect {
+                        let _ = downstream.write_all(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n").await;
+                        return;
+                    }
+                    let Ok(mut upstream) = TcpStream::connect(&target).await else { return };
+                    let _ = downstream.write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n").await;
+                    let _ = tokio::io::copy_bidirectional(&mut downstream, &mut upstream).await;
+                    return;
+                }
+                let host = target.trim_start_matches("http://").split('/').next().unwrap_or_default().to_owned();
+                let Ok(mut upstream) = TcpStream::connect(&host).await else { return };
+                let _ = upstream.write_all(&buffer).await;
+                let _ = tokio::io::copy_bidirectional(&mut downstream, &mut upstream).await;
+            });
+        }
+    });
+    (addr, heads)
+}
+
+#[tokio::test]
+async fn an_explicit_proxy_carries_the_requests_and_gets_its_credentials() {
+    let origin = serve(server().http_router(HttpOptions::default())).await;
+    let (proxy_addr, heads) = proxy(false).await;
+    let config = HttpConfig {
+        proxy: ProxyConfig::Explicit { url: format!("http://user:pa55@{proxy_addr}"), no_proxy: Vec::new() },
+        ..HttpConfig::new(format!("http://{origin}/mcp"))
+    };
+    client(config).call_tool("ping", json!({}), &RequestOptions::default()).await.unwrap();
+    let heads = heads.lock().unwrap();
+    assert!(!heads.is_empty(), "the request went through the proxy");
+    assert!(heads.iter().all(|h| h.to_ascii_lowercase().contains("proxy-authorization: basic")), "{heads:?}");
+}
+
+#[tokio::test]
+async fn a_proxy_that_refuses_the_tunnel_fails_the_request_without_hanging() {
+    let (proxy_addr, heads) = proxy(true).await;
+    let config = HttpConfig {
+        proxy: ProxyConfig::Explicit { url: format!("http://{proxy_addr}"), no_proxy: Vec::new() },
+        ..HttpConfig::new("https://mcp.example.test/mcp")
+    };
+    let started = Instant::now();
+    let (o, _) = with_diagnostics();
+    let err = client(config).discover(&o).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidResponse { reason, .. } if reason.contains("cannot connect: client error (Connect): tunnel error")),
+        "{err:?}"
+    );
+    assert!(heads.lock().unwrap()[0].starts_with("CONNECT mcp.example.test:443 "));
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[tokio::test]
+async fn a_proxy_from_the_environment_never_gets_a_loopback_host() {
+    let origin = serve(server().http_router(HttpOptions::default())).await;
+    let (proxy_addr, heads) = proxy(false).await;
+    let url = format!("http://{origin}/mcp");
+    let environment = |name: &str| (name == "HTTP_PROXY").then(|| format!("http://{proxy_addr}"));
+    let config = HttpConfig { proxy: ProxyConfig::from_environment(&url, environment), ..HttpConfig::new(&url) };
+    assert!(matches!(config.proxy, ProxyConfig::Explicit { .. }));
+    client(config).discover(&RequestOptions::default()).await.unwrap();
+    assert!(heads.lock().unwrap().is_empty(), "127.0.0.1 is reached directly");
+}
+
+/// Serves the SDK's endpoint over TLS with a server certificate from `ca`
+/// and a required client certificate from the same CA.
+struct TlsListener {
+    tcp: TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = tokio_rustls::server::TlsStream<TcpStream>;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            let Ok((tcp, addr)) = self.tcp.accept().await else { continue };
+            if let Ok(tls) = self.acceptor.accept(tcp).await {
+                return (tls, addr);
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.tcp.local_addr()
+    }
+}
+
+/// PEM files of a test PKI: the CA, and a client's certificate with its key.
+struct Pki {
+    dir: std::path::PathBuf,
+    ca: std::path::PathBuf,
+    client: std::path::PathBuf,
+}
+
+async fn tls_server() -> (SocketAddr, Pki) {
+    use rcgen::{BasicConstraints, CertificateParams, ExtendedKeyUsagePurpose, IsCa, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let server_key = KeyPair::generate().unwrap();
+    let server_cert =
+        CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap().signed_by(&server_key, &ca, &ca_key).unwrap();
+    let client_key = KeyPair::generate().unwrap();
+    let mut client_params = CertificateParams::new(vec!["client.test".to_owned()]).unwrap();
+    client_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    let client_cert = client_params.signed_by(&client_key, &ca, &ca_key).unwrap();
+
+    let dir = std::env::temp_dir().join(format!("mcp-sdk-tls-{}-{}", std::process::id(), line!()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pki = Pki { ca: dir.join("ca.pem"), client: dir.join("client.pem"), dir };
+    std::fs::write(&pki.ca, ca.pem()).unwrap();
+    std::fs::write(&pki.client, format!("{}{}", client_cert.pem(), client_key.serialize_pem())).unwrap();
+
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ca.der().clone()).unwrap();
+    let verifier =
+        rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone()).build().unwrap();
+    let key = rustls::pki_types::PrivateKeyDer::try_from(server_key.serialize_der()).unwrap();
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(vec![server_cert.der().clone()], key)
+        .unwrap();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let tcp = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = tcp.local_addr().unwrap();
+    let listener = TlsListener { tcp, acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)) };
+    let router = server().http_router(HttpOptions::default());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (addr, pki)
+}
+
+#[tokio::test]
+async fn https_with_a_ca_file_and_a_client_certificate() {
+    let (addr, pki) = tls_server().await;
+    let url = format!("https://{addr}/mcp");
+    let o = RequestOptions::default();
+    let both = HttpConfig {
+        ca_file: Some(pki.ca.clone()),
+        client_identity_file: Some(pki.client.clone()),
+        ..HttpConfig::new(&url)
+    };
+    let result = client(both).call_tool("ping", json!({}), &o).await.unwrap();
+    assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "pong"));
+
+    let untrusted = HttpConfig { client_identity_file: Some(pki.client.clone()), ..HttpConfig::new(&url) };
+    let err = client(untrusted).discover(&o).await.unwrap_err();
+    assert!(matches!(err, Error::InvalidResponse { .. }), "a server outside the trust anchors is refused: {err:?}");
+    let anonymous = HttpConfig { ca_file: Some(pki.ca.clone()), ..HttpConfig::new(&url) };
+    assert!(client(anonymous).discover(&o).await.is_err(), "the server requires a client certificate");
+
+    let missing = HttpConfig { ca_file: Some(pki.dir.join("nope.pem")), ..HttpConfig::new(&url) };
+    let err = connect(missing).unwrap_err();
+    assert!(err.to_string().contains("cannot read the CA file"), "{err}");
+    std::fs::write(pki.dir.join("key-only.pem"), "-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n-----END PRIVATE KEY-----\n")
+        .unwrap();
+    let broken = HttpConfig { client_identity_file: Some(pki.dir.join("key-only.pem")), ..HttpConfig::new(&url) };
+    let err = connect(broken).unwrap_err().to_string();
+    assert!(err.contains("needs a certificate and its private key") && !err.contains("c2VjcmV0"), "{err}");
+    let _ = std::fs::remove_dir_all(&pki.dir);
+}
