@@ -119,6 +119,24 @@ async fn headers_must_match_the_body() {
 }
 
 #[tokio::test]
+async fn bodies_up_to_the_limit_are_read_whole() {
+    let (addr, stop) = start(HttpOptions::default()).await;
+    let text = "x".repeat(3 * 1024 * 1024);
+    let big = body(1, "tools/call", json!({"name": "echo", "arguments": {"text": text}}));
+    let (status, reply) = json_of(post(addr, &big).send().await.unwrap()).await;
+    assert_eq!(
+        status,
+        200,
+        "3 MiB is under the default 4 MiB limit: {}",
+        &reply.to_string()[..200.min(reply.to_string().len())]
+    );
+    assert_eq!(reply["result"]["content"][0]["text"].as_str().map(str::len), Some(text.len()));
+    let over = body(2, "tools/call", json!({"name": "echo", "arguments": {"text": "x".repeat(5 * 1024 * 1024)}}));
+    assert_eq!(post(addr, &over).send().await.unwrap().status(), 413);
+    stop.cancel();
+}
+
+#[tokio::test]
 async fn the_endpoint_refuses_what_it_cannot_serve() {
     let (addr, stop) = start(HttpOptions { max_body_bytes: 1024, ..HttpOptions::default() }).await;
     let url = format!("http://{addr}/mcp");

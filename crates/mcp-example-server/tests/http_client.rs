@@ -59,16 +59,24 @@ async fn a_session_over_http_with_json_sse_and_an_input_round() {
     let sum = client.call_tool("add", json!({"a": 1, "b": 41}), &o).await.unwrap();
     assert_eq!(sum.structured_content, Some(json!({"sum": 42})));
     let progress = Arc::new(Mutex::new(Vec::new()));
-    let sink = progress.clone();
+    let logs = Arc::new(Mutex::new(Vec::new()));
+    let (sink, log_sink) = (progress.clone(), logs.clone());
     let with_progress = RequestOptions {
         on_progress: Some(Arc::new(move |p: &mcp_protocol::types::ProgressNotificationParams| {
             sink.lock().unwrap().push(p.progress.as_u64())
+        })),
+        // Log messages carry no progress token: they reach this request
+        // because they came on its stream.
+        log_level: Some(mcp_protocol::types::LoggingLevel::Info),
+        on_log: Some(Arc::new(move |m: &mcp_protocol::types::LoggingMessageNotificationParams| {
+            log_sink.lock().unwrap().push(m.data.clone())
         })),
         ..Default::default()
     };
     let slow = client.call_tool("slow", json!({"steps": 3, "step_ms": 10}), &with_progress).await.unwrap();
     assert_eq!(text_of(&slow.content), "counted to 3");
     assert_eq!(*progress.lock().unwrap(), vec![Some(1), Some(2), Some(3)], "SSE events reach the request's callbacks");
+    assert_eq!(logs.lock().unwrap().len(), 3, "log messages on the stream reach the request's callback");
     let hello = client.call_tool("ask_name", json!({}), &o).await.unwrap();
     assert_eq!(text_of(&hello.content), "Hello, Http!");
 }

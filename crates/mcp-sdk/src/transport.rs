@@ -33,6 +33,10 @@ pub(crate) enum Incoming {
     Lost { id: RequestId },
     /// A request failed in the transport before it was sent.
     Failed { id: RequestId, error: crate::Error },
+    /// A notification on the response stream of request `id` (HTTP): it
+    /// belongs to that request even without a progress token (a log
+    /// message, for one).
+    OnStream { id: RequestId, notification: mcp_protocol::JsonRpcNotification },
     /// The HTTP status of the response to a request, before its message.
     HttpStatus { id: RequestId, status: u16 },
 }

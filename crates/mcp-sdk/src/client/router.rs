@@ -75,7 +75,8 @@ impl Router {
                         tracing::warn!(target: "mcp_router", code = e.error.code, "error response without id dropped")
                     }
                 },
-                Incoming::Message(Message::Notification(n)) => self.route(n, on_unrouted.as_ref()),
+                Incoming::Message(Message::Notification(n)) => self.route(n, None, on_unrouted.as_ref()),
+                Incoming::OnStream { id, notification } => self.route(notification, Some(id), on_unrouted.as_ref()),
                 Incoming::Message(Message::Request(r)) => {
                     tracing::warn!(target: "mcp_router", method = %r.method, "a 2026-07-28 server sends no requests; dropped");
                 }
@@ -135,12 +136,14 @@ impl Router {
         }
     }
 
-    fn route(&self, n: JsonRpcNotification, on_unrouted: Option<&NotificationCallback>) {
+    /// Routes a notification by its subscription id or progress token, or,
+    /// when it has neither, to the request whose stream carried it.
+    fn route(&self, n: JsonRpcNotification, stream: Option<RequestId>, on_unrouted: Option<&NotificationCallback>) {
         let key = n
             .params
             .as_ref()
             .and_then(|p| p.get("_meta").and_then(|m| m.get(SUBSCRIPTION_ID_KEY)).or_else(|| p.get("progressToken")));
-        let Some(key) = key.and_then(|k| RequestId::try_from_value(k).ok()) else {
+        let Some(key) = key.and_then(|k| RequestId::try_from_value(k).ok()).or(stream) else {
             if let Some(cb) = on_unrouted {
                 cb(&n);
             }

@@ -65,8 +65,12 @@ impl Server {
     /// The HTTP endpoint as an axum router, to mount in an application.
     pub fn http_router(&self, options: HttpOptions) -> Router {
         let path = options.path.clone();
+        // The body is read no further than the limit (axum's own default is
+        // 2 MiB, whatever the option says).
+        let body_limit = axum::extract::DefaultBodyLimit::max(options.max_body_bytes.saturating_add(1));
         Router::new()
             .route(&path, post(handle_post).get(method_not_allowed).delete(method_not_allowed))
+            .layer(body_limit)
             .with_state(Endpoint { server: self.clone(), options })
     }
 

@@ -335,7 +335,13 @@ async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Result<bool, 
                     }
                     let done = matches!(&message, Message::Result(r) if r.id == request.id)
                         || matches!(&message, Message::Error(e) if e.id.as_ref() == Some(&request.id));
-                    let _ = to_client.send(Incoming::Message(message)).await;
+                    let item = match message {
+                        Message::Notification(notification) => {
+                            Incoming::OnStream { id: request.id.clone(), notification }
+                        }
+                        other => Incoming::Message(other),
+                    };
+                    let _ = to_client.send(item).await;
                     if done {
                         return Ok(true);
                     }
