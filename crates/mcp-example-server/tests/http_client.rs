@@ -140,6 +140,12 @@ async fn answers_that_are_not_json_rpc_are_invalid_responses_with_their_status()
             axum::routing::post(|| async {
                 ([("content-type", "text/event-stream")], format!("data: {}\n\n", "x".repeat(10_000)))
             }),
+        )
+        .route(
+            "/huge-json",
+            axum::routing::post(|| async {
+                ([("content-type", "application/json")], format!("{{\"x\": \"{}\"}}", "x".repeat(10_000)))
+            }),
         );
     let addr = serve(router).await;
     let o = RequestOptions::default();
@@ -159,6 +165,11 @@ async fn answers_that_are_not_json_rpc_are_invalid_responses_with_their_status()
     assert!(matches!(at("/cut", 4096).discover(&o).await, Err(Error::Closed)));
     let err = at("/huge", 1024).discover(&o).await.unwrap_err();
     assert!(matches!(&err, Error::InvalidResponse { reason, .. } if reason.contains("larger than 1024")), "{err:?}");
+    let err = at("/huge-json", 1024).discover(&o).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidResponse { reason, .. } if reason.contains("JSON body is larger than 1024")),
+        "{err:?}"
+    );
     let refused =
         Client::new(ClientOptions::new("t", "1"), connect(HttpConfig::new("http://127.0.0.1:9/mcp")).unwrap());
     assert!(matches!(refused.discover(&o).await, Err(Error::InvalidResponse { .. })));
