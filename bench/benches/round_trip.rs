@@ -151,6 +151,8 @@ fn bridge(c: &mut Criterion) {
         r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}"#;
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
     bench_lines(&mut group, "through_bridge", &[bridge.clone(), "--".into(), server.clone()], &[init], legacy);
+    // The embedded bridge: the same server process, chosen by initialize.
+    bench_lines(&mut group, "embedded_legacy", std::slice::from_ref(&server), &[init], legacy);
     elicitation_round(&mut group, &bridge, &server);
     group.finish();
 }

@@ -8,12 +8,13 @@
 use std::path::Path;
 
 /// Each benchmark and the baseline it is compared with, in the same group.
-const PAIRS: [(&str, &str, &str); 6] = [
+const PAIRS: [(&str, &str, &str); 7] = [
     ("framing", "line_framer", "memchr_split"),
     ("decode", "decode_message", "serde_json_value"),
     ("memory", "tools_call", "channel_echo"),
     ("stdio", "tools_call", "cat_echo"),
     ("bridge", "through_bridge", "direct"),
+    ("bridge", "embedded_legacy", "direct"),
     ("bridge", "elicitation_round", "through_bridge"),
 ];
 

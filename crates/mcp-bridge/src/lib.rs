@@ -13,11 +13,14 @@
 //! - [`notify`]: the upstream's listen stream as the client's change
 //!   notifications.
 //! - [`upstream`]: the SDK client toward the 2026-07-28 server.
+//! - [`embed`]: one stdio connection of an SDK server, for legacy and
+//!   modern clients alike (the embedded bridge).
 //! - [`profile`]: the values that differ between client families.
 //! - [`log`]: the stderr line format of the executables.
 
 #![cfg_attr(not(test), warn(clippy::print_stdout, clippy::unwrap_used))]
 
+pub mod embed;
 pub mod frontend;
 pub mod input;
 pub mod legacy;

@@ -1,6 +1,6 @@
-//! The upstream server: the SDK's client on its transport. A child process
-//! on stdio today; a URL (issue: HTTP upstream) and the same process
-//! (embedded bridge) plug in here.
+//! The upstream server: the SDK's client on its transport: a child process
+//! on stdio, or the server of the same process (the embedded bridge); a URL
+//! (issue: HTTP upstream) plugs in here.
 
 use std::process::ExitStatus;
 use std::sync::Arc;
@@ -18,6 +18,9 @@ use crate::translate::Origin;
 pub enum UpstreamConfig {
     /// A command started as a child process, spoken to on stdio.
     Stdio(StdioCommand),
+    /// The server of this process, over an in-memory link that is never
+    /// lost (the embedded bridge).
+    Memory(mcp_sdk::Server),
 }
 
 /// A connected upstream server.
@@ -49,6 +52,7 @@ impl Upstream {
         options.on_notification = Some(on_unrouted);
         let (transport, origin) = match config {
             UpstreamConfig::Stdio(command) => (spawn(command.clone())?, Origin::Local),
+            UpstreamConfig::Memory(server) => (mcp_sdk::transport::memory::connect(server), Origin::Local),
         };
         Ok(Upstream { client: Client::new(options, transport), origin })
     }

@@ -1,13 +1,16 @@
 //! `mcp-example-server`: a 2026-07-28 MCP server on stdio, for trying
-//! clients and bridges against something real. Logs go to stderr
-//! (`RUST_LOG=debug` for more).
+//! clients and bridges against something real. On stdio it also serves
+//! 2025-11-25 clients (VS Code and the like) through the embedded bridge:
+//! the client's first request chooses. Logs go to stderr (`RUST_LOG=debug`
+//! for more).
 
 use std::process::ExitCode;
 
 use mcp_example_server::build_server_with;
 use mcp_sdk::limits::ServerLimits;
 
-const USAGE: &str = "mcp-example-server: an MCP 2026-07-28 server on stdin/stdout
+const USAGE: &str = "mcp-example-server: an MCP 2026-07-28 server on stdin/stdout, which 2025-11-25
+clients (VS Code, Claude Desktop, Cursor) can use directly too
 
 Usage: mcp-example-server [--http ADDR] [--max-line-bytes N] [--max-in-flight N]
 
@@ -75,7 +78,7 @@ fn main() -> ExitCode {
     let server = build_server_with(settings.limits);
     let served = runtime.block_on(async move {
         match settings.http {
-            None => server.serve_stdio().await,
+            None => mcp_bridge::embed::serve_stdio_vscode(&server).await.map(|_path| ()),
             Some(addr) => {
                 let listener = tokio::net::TcpListener::bind(&addr).await?;
                 eprintln!("mcp-example-server: serving http://{}/mcp", listener.local_addr()?);

@@ -74,6 +74,7 @@ fn the_python_client_uses_our_example_server() {
     let log = log_path("server");
     let output = std::process::Command::new(&python)
         .arg(script("python_client.py"))
+        .arg("--listen")
         .arg(&python)
         .arg(script("tap.py"))
         .arg(&log)
@@ -92,6 +93,8 @@ fn the_python_client_uses_our_example_server() {
     assert_eq!(seen["prompt"], "Please write a formal greeting for Ada.");
     assert!(seen["readme"].as_str().unwrap().starts_with("# mcp-example-server"));
     assert_eq!(seen["note"], "milk, bread");
+    assert_eq!(seen["updated"], "note://shopping", "the listen stream carried the update");
+    assert_eq!(seen["note_after"], "eggs");
 
     let tap = read_tap(&log);
     let methods: Vec<&str> = tap.iter().filter(|(i, _)| *i).filter_map(|(_, m)| m["method"].as_str()).collect();

@@ -341,6 +341,16 @@ async fn no_child_or_grandchild_outlives_its_client() {
 }
 
 #[tokio::test]
+async fn close_right_after_spawn_ends() {
+    // No await between spawn and close: the supervisor task has not run yet
+    // (this once waited forever on a token no child would fire).
+    let client =
+        Client::new(client_options(), spawn(StdioCommand::new("sh").args(["-c", "exec cat > /dev/null"])).unwrap());
+    let closed = tokio::time::timeout(Duration::from_secs(15), client.close()).await;
+    assert!(closed.is_ok(), "close did not end");
+}
+
+#[tokio::test]
 async fn a_program_that_cannot_start_is_a_spawn_error() {
     let err = spawn(StdioCommand::new("/nonexistent/mcp-server")).unwrap_err();
     assert!(matches!(err, Error::Spawn { .. }));

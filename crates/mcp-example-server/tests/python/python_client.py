@@ -2,8 +2,9 @@
 given (a stdio command, or a Streamable HTTP URL); prints what it saw as one
 JSON object.
 
-Usage: python_client.py PROGRAM [ARGS...]
-       python_client.py http://HOST:PORT/mcp
+Usage: python_client.py [--listen] PROGRAM [ARGS...]
+       python_client.py [--listen] http://HOST:PORT/mcp
+--listen also opens a listen stream and waits for the update of a note.
 """
 import asyncio
 import json
@@ -19,10 +20,11 @@ async def on_elicit(context, params):
 
 
 async def main() -> None:
-    if sys.argv[1].startswith("http"):
-        server = sys.argv[1]
+    argv = [a for a in sys.argv[1:] if a != "--listen"]
+    if argv[0].startswith("http"):
+        server = argv[0]
     else:
-        server = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:])
+        server = StdioServerParameters(command=argv[0], args=argv[1:])
     out = {}
     async with Client(server, mode="auto", elicitation_callback=on_elicit) as client:
         out["protocol_version"] = client.protocol_version
@@ -40,6 +42,14 @@ async def main() -> None:
         out["readme"] = readme.contents[0].text
         note = await client.read_resource("note://shopping")
         out["note"] = note.contents[0].text
+        if "--listen" in sys.argv:
+            # A listen stream, and the update a tool call causes on it.
+            async with client.listen(resource_subscriptions=["note://shopping"]) as sub:
+                await client.call_tool("set_note", {"name": "shopping", "text": "eggs"})
+                event = await asyncio.wait_for(anext(sub), 10)
+                out["updated"] = getattr(event, "uri", type(event).__name__)
+            again = await client.read_resource("note://shopping")
+            out["note_after"] = again.contents[0].text
     print(json.dumps(out))
 
 

@@ -141,3 +141,30 @@ impl Connection {
 fn lock(map: &InFlight) -> std::sync::MutexGuard<'_, HashMap<RequestId, CancellationToken>> {
     map.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+impl Server {
+    /// Serves one request outside any connection and returns its response;
+    /// notifications sent on the way are dropped. For a host that reads the
+    /// request itself (the embedded bridge answers `server/discover` this
+    /// way). A `subscriptions/listen` needs a connection: it is refused.
+    pub async fn answer(&self, request: JsonRpcRequest) -> Message {
+        if request.method == "subscriptions/listen" {
+            let error = ErrorObject::new(
+                mcp_protocol::error_code::INVALID_REQUEST,
+                "Invalid request: subscriptions/listen needs a connection",
+            );
+            return Message::Error(JsonRpcErrorResponse::new(Some(request.id), error));
+        }
+        let id = request.id.clone();
+        let (out, mut rx) = mpsc::channel(crate::limits::OUTGOING_QUEUE);
+        let connection = Connection::new(self.clone(), out);
+        connection.handle(Message::Request(request)).await;
+        while let Some(message) = rx.recv().await {
+            if matches!(message, Message::Result(_) | Message::Error(_)) {
+                return message;
+            }
+        }
+        let error = ErrorObject::new(mcp_protocol::error_code::INTERNAL_ERROR, "Internal error: no response");
+        Message::Error(JsonRpcErrorResponse::new(Some(id), error))
+    }
+}

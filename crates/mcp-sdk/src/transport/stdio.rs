@@ -148,7 +148,8 @@ async fn stop_group(pid: u32, exited: &CancellationToken, grace: Duration) {
         if tokio::time::timeout(grace, exited.cancelled()).await.is_err() {
             tracing::debug!(pid, "server did not exit after SIGTERM; sending SIGKILL");
             signal_group(pid, libc::SIGKILL);
-            exited.cancelled().await;
+            // SIGKILL cannot be refused; the bound only guards this wait.
+            let _ = tokio::time::timeout(grace, exited.cancelled()).await;
         }
     }
     signal_group(pid, libc::SIGKILL);
@@ -295,8 +296,16 @@ async fn run_child(
 ) {
     let pid = child.id().unwrap_or(0);
     shared.pid.store(pid, Ordering::SeqCst);
-    let exited = CancellationToken::new();
-    *shared.exited.lock().unwrap_or_else(|e| e.into_inner()) = exited.clone();
+    // The first child keeps the token made at spawn: a `close` that runs
+    // before this task waits on the token this child's waiter fires. A
+    // restarted child gets a fresh one (the last one fired).
+    let exited = {
+        let mut current = shared.exited.lock().unwrap_or_else(|e| e.into_inner());
+        if current.is_cancelled() {
+            *current = CancellationToken::new();
+        }
+        current.clone()
+    };
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         signal_group(pid, libc::SIGKILL);
         exited.cancel();

@@ -1,0 +1,165 @@
+//! The embedded bridge: one stdio connection of a server built with the
+//! SDK, served to a 2025-11-25 client and to a 2026-07-28 client alike. The
+//! client's first request chooses: `initialize` selects the legacy path (the
+//! bridge's front end, its upstream the same server over an in-memory
+//! link), any other request the modern path (the SDK's own stdio server).
+//! A `server/discover` before the first other request chooses nothing: it
+//! is answered (or refused) and the next request decides.
+
+use std::io::Cursor;
+
+use mcp_protocol::{ErrorObject, JsonRpcErrorResponse, Message, decode_message, error_code};
+use mcp_sdk::Server;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use crate::frontend::{FrontendOptions, Hooks, run};
+use crate::profile::Profile;
+use crate::upstream::UpstreamConfig;
+
+/// What a `server/discover` before the first other request gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DiscoverPolicy {
+    /// The server answers it.
+    #[default]
+    Answer,
+    /// -32601, as from a server that only speaks 2025-11-25, so a client
+    /// that probes falls back to `initialize`.
+    Refuse,
+}
+
+/// How an embedded bridge behaves.
+#[derive(Debug, Clone, Copy)]
+pub struct EmbedOptions {
+    /// The client family of the legacy path.
+    pub profile: &'static Profile,
+    /// What an early `server/discover` gets.
+    pub discover: DiscoverPolicy,
+}
+
+impl Default for EmbedOptions {
+    fn default() -> Self {
+        EmbedOptions { profile: &crate::profile::VSCODE, discover: DiscoverPolicy::Answer }
+    }
+}
+
+/// The path the first request chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Path {
+    /// 2025-11-25, through the bridge's front end.
+    Legacy,
+    /// 2026-07-28, straight to the server.
+    Modern,
+    /// The input ended before a request chose.
+    None,
+}
+
+/// What the first line of the input is, for the choice of the path.
+enum FirstLine {
+    Initialize,
+    Discover(mcp_protocol::JsonRpcRequest),
+    Other,
+}
+
+fn classify(line: &[u8], max_depth: usize) -> FirstLine {
+    match decode_message(line, max_depth) {
+        Ok(Message::Request(r)) if r.method == "initialize" => FirstLine::Initialize,
+        Ok(Message::Request(r)) if r.method == "server/discover" => FirstLine::Discover(r),
+        // Anything else, bad lines included, is the modern server's to answer.
+        _ => FirstLine::Other,
+    }
+}
+
+/// Serves one connection on `input` and `output` until the input ends, with
+/// the line length, depth, in-flight limit and shutdown grace of the
+/// server's limits. Returns the path the client chose.
+///
+/// # Errors
+/// An I/O error of the input or the output.
+pub async fn serve_stdio_auto<R, W>(
+    server: &Server,
+    mut input: R,
+    mut output: W,
+    options: EmbedOptions,
+) -> std::io::Result<Path>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let limits = server.limits().clone();
+    // Bytes read but not yet given to a path, the chosen line first.
+    let mut pending: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    // How much of `pending` is known to hold no newline: a long line is
+    // scanned once, not once per read.
+    let mut scanned = 0;
+    let path = loop {
+        let Some(end) = pending[scanned..].iter().position(|&b| b == b'\n').map(|at| scanned + at) else {
+            scanned = pending.len();
+            if pending.len() > limits.max_line_bytes {
+                // Too long to be `initialize`: the modern server answers it.
+                break Path::Modern;
+            }
+            let n = input.read(&mut chunk).await?;
+            if n == 0 {
+                if pending.iter().all(u8::is_ascii_whitespace) {
+                    return Ok(Path::None);
+                }
+                // A last line without its newline.
+                pending.push(b'\n');
+            } else {
+                pending.extend_from_slice(&chunk[..n]);
+            }
+            continue;
+        };
+        let line = &pending[..end];
+        if line.iter().all(u8::is_ascii_whitespace) {
+            pending.drain(..=end);
+            scanned = 0;
+            continue;
+        }
+        match classify(line, limits.max_depth) {
+            FirstLine::Initialize => break Path::Legacy,
+            FirstLine::Other => break Path::Modern,
+            FirstLine::Discover(request) => {
+                let answer = match options.discover {
+                    DiscoverPolicy::Answer => server.answer(request).await,
+                    DiscoverPolicy::Refuse => Message::Error(JsonRpcErrorResponse::new(
+                        Some(request.id),
+                        ErrorObject::new(error_code::METHOD_NOT_FOUND, "Method not found"),
+                    )),
+                };
+                output.write_all(&mcp_protocol::encode_line(&answer)).await?;
+                output.flush().await?;
+                pending.drain(..=end);
+                scanned = 0;
+            }
+        }
+    };
+    let input = Cursor::new(pending).chain(input);
+    match path {
+        Path::Legacy => {
+            let frontend = FrontendOptions {
+                profile: options.profile,
+                max_line_bytes: limits.max_line_bytes,
+                max_depth: limits.max_depth,
+                max_in_flight: limits.max_in_flight,
+                shutdown_grace: limits.shutdown_grace,
+                ..FrontendOptions::default()
+            };
+            run(input, output, UpstreamConfig::Memory(server.clone()), frontend, Hooks::default()).await?;
+        }
+        Path::Modern => server.serve_stream(input, output).await?,
+        Path::None => {}
+    }
+    Ok(path)
+}
+
+/// Serves the process's stdin and stdout for VS Code and other 2025-11-25
+/// clients as well as 2026-07-28 ones: [`serve_stdio_auto`] with the
+/// `vscode` profile.
+///
+/// # Errors
+/// An I/O error of stdin or stdout.
+pub async fn serve_stdio_vscode(server: &Server) -> std::io::Result<Path> {
+    serve_stdio_auto(server, tokio::io::stdin(), tokio::io::stdout(), EmbedOptions::default()).await
+}
