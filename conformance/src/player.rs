@@ -6,6 +6,9 @@
 use std::sync::Arc;
 
 use mcp_protocol::types::{CreateMessageResult, ElicitResult, Root, Tool};
+use mcp_sdk::auth::{
+    AuthorizationRequest, AuthorizationResponse, Authorize, MemoryStore, OAuthClient, OAuthConfig, PreRegistered,
+};
 use mcp_sdk::client::InputHooks;
 use mcp_sdk::transport::http::{HttpConfig, connect};
 use mcp_sdk::{Client, ClientOptions, RequestOptions};
@@ -20,6 +23,12 @@ pub struct ScenarioContext {
     /// every listed tool with made-up ones.
     #[serde(default)]
     pub tool_calls: Vec<ToolCallSpec>,
+    /// A pre-registered OAuth client (authorization scenarios).
+    #[serde(default, rename = "client_id")]
+    pub client_id: Option<String>,
+    /// Its secret.
+    #[serde(default, rename = "client_secret")]
+    pub client_secret: Option<String>,
 }
 
 /// One tool call the scenario asks for.
@@ -124,10 +133,61 @@ pub fn client_options() -> ClientOptions {
     options
 }
 
-/// Plays a scenario against the server at `url`. Returns what went wrong,
-/// one line each; empty when everything worked.
-pub async fn play(url: &str, depth: Depth, context: &ScenarioContext) -> Vec<String> {
-    let transport = match connect(HttpConfig::new(url)) {
+/// The client ID metadata document URL the client offers where the
+/// authorization server accepts one (the suite does not fetch it).
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The redirect URI registered; the sign-in below never needs a listener
+/// there, as it reads the redirect itself.
+const REDIRECT_URI: &str = "http://localhost:3000/callback";
+
+/// Signs in as a browser would whose user approves at once: GETs the
+/// authorization URL and reads the redirect back to the client.
+fn follow_authorization() -> Authorize {
+    Arc::new(|request: AuthorizationRequest| {
+        Box::pin(async move {
+            let http = reqwest::Client::builder()
+                .no_proxy()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .map_err(|e| e.to_string())?;
+            let response = http.get(&request.url).send().await.map_err(|e| e.without_url().to_string())?;
+            let location = response.headers().get("location").and_then(|l| l.to_str().ok()).ok_or_else(|| {
+                format!("the authorization endpoint answered {} without a redirect", response.status())
+            })?;
+            AuthorizationResponse::from_redirect(location)
+        })
+    })
+}
+
+/// The OAuth client of an authorization scenario.
+fn oauth(url: &str, context: &ScenarioContext) -> Result<OAuthClient, String> {
+    let config = OAuthConfig {
+        server_url: url.to_owned(),
+        redirect_uri: REDIRECT_URI.to_owned(),
+        client_name: "mcp-conformance-client".to_owned(),
+        pre_registered: context
+            .client_id
+            .clone()
+            .map(|client_id| PreRegistered { client_id, client_secret: context.client_secret.clone() }),
+        client_metadata_url: Some(CLIENT_METADATA_URL.to_owned()),
+        connection: HttpConfig::new(url),
+    };
+    OAuthClient::new(config, follow_authorization(), Arc::new(MemoryStore::default())).map_err(|e| e.to_string())
+}
+
+/// Plays a scenario against the server at `url`, signing in with OAuth
+/// when `sign_in` is set. Returns what went wrong, one line each; empty
+/// when everything worked.
+pub async fn play(url: &str, depth: Depth, sign_in: bool, context: &ScenarioContext) -> Vec<String> {
+    let mut config = HttpConfig::new(url);
+    if sign_in {
+        match oauth(url, context) {
+            Ok(client) => config.auth = Some(Arc::new(client)),
+            Err(e) => return vec![format!("cannot make the OAuth client: {e}")],
+        }
+    }
+    let transport = match connect(config) {
         Ok(transport) => transport,
         Err(e) => return vec![format!("cannot connect: {e}")],
     };

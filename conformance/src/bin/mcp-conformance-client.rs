@@ -39,7 +39,8 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let failures = runtime.block_on(play(&url, Depth::of(&scenario), &context));
+    let sign_in = scenario.starts_with("auth/");
+    let failures = runtime.block_on(play(&url, Depth::of(&scenario), sign_in, &context));
     for failure in &failures {
         eprintln!("mcp-conformance-client: {failure}");
     }

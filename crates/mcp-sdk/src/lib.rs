@@ -7,7 +7,11 @@
 //!   `requestState`, `subscriptions/listen`, serving a byte stream.
 //! - [`client`]: `_meta` stamping, routing, time limits, cancellation, input
 //!   hooks of multi round-trip requests, typed methods.
-//! - [`transport`]: the in-memory link and child processes over stdio.
+//! - [`transport`]: the in-memory link, child processes over stdio, and
+//!   Streamable HTTP (proxies, HTTPS options, an authorization hook).
+//! - [`auth`]: OAuth sign-in at a protected server (discovery, client
+//!   registration, PKCE, refresh, step-up), as the HTTP transport's
+//!   authorization provider.
 //! - [`limits`]: every limit and time limit, with its reason.
 //! - [`error`]: the SDK's error type and the server's error mapping.
 //!
@@ -41,6 +45,7 @@
 
 #![cfg_attr(not(test), warn(clippy::print_stdout, clippy::unwrap_used))]
 
+pub mod auth;
 pub mod client;
 pub mod error;
 pub mod limits;

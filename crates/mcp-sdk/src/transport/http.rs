@@ -27,6 +27,7 @@ use crate::limits::OUTGOING_QUEUE;
 
 mod config;
 
+pub(crate) use config::build_client_with;
 pub use config::{AuthProvider, AuthRefusal, BearerToken, DEFAULT_MAX_RESPONSE_BYTES, HttpConfig, ProxyConfig};
 
 /// A header value as the specification wants it: plain when it is visible
@@ -269,9 +270,11 @@ async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Result<bool, 
     let (config, to_client) = (&shared.config, &shared.to_client);
     let extra = param_headers(shared, request).map_err(Failure::BeforeSending)?;
     let body = serde_json::to_vec(request).unwrap_or_default();
+    let sent_at = std::time::Instant::now();
     let mut response = send(shared, request, &extra, body.clone()).await?;
     if let (Some(auth), 401 | 403) = (&config.auth, response.status().as_u16()) {
         let refusal = AuthRefusal {
+            sent_at,
             status: response.status().as_u16(),
             www_authenticate: response
                 .headers()
@@ -304,8 +307,15 @@ async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Result<bool, 
                 }
                 body.extend_from_slice(&chunk);
             }
-            let mut message = decode_message(&body, mcp_protocol::UPSTREAM_MAX_DEPTH)
-                .map_err(|e| Answer(format!("HTTP {status}: {e}")))?;
+            let mut message = decode_message(&body, mcp_protocol::UPSTREAM_MAX_DEPTH).map_err(|e| {
+                // An error status with some other JSON (an OAuth error, a
+                // gateway's) is named by its status.
+                if status >= 400 {
+                    Answer(format!("HTTP {status} without a JSON-RPC answer"))
+                } else {
+                    Answer(format!("HTTP {status}: {e}"))
+                }
+            })?;
             let is_response = matches!(message, Message::Result(_) | Message::Error(_));
             if !is_response {
                 return Err(Answer(format!("HTTP {status}: the body is not a JSON-RPC response")));

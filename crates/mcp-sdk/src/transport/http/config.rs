@@ -127,6 +127,9 @@ pub struct AuthRefusal {
     pub status: u16,
     /// The `WWW-Authenticate` challenge, when the server sent one.
     pub www_authenticate: Option<String>,
+    /// When the refused request was sent: credentials obtained after it
+    /// may be good.
+    pub sent_at: std::time::Instant,
 }
 
 /// Supplies the credentials of each HTTP request, and hears when the
@@ -184,8 +187,19 @@ fn read_pem(path: &PathBuf, what: &str) -> Result<Vec<u8>, Error> {
 /// [`Error::InvalidRequest`] for a proxy that is not `http://`, or a CA or
 /// identity file that cannot be read or parsed.
 pub(crate) fn build_client(config: &HttpConfig) -> Result<reqwest::Client, Error> {
+    build_client_with(config, reqwest::redirect::Policy::default())
+}
+
+/// [`build_client`] with its own redirect policy.
+///
+/// # Errors
+/// As [`build_client`].
+pub(crate) fn build_client_with(
+    config: &HttpConfig,
+    redirects: reqwest::redirect::Policy,
+) -> Result<reqwest::Client, Error> {
     let invalid = |reason: String| Error::InvalidRequest { reason };
-    let mut builder = reqwest::Client::builder().no_proxy();
+    let mut builder = reqwest::Client::builder().no_proxy().redirect(redirects);
     if let ProxyConfig::Explicit { url, no_proxy } = &config.proxy {
         if !url.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://")) {
             return Err(invalid(format!(

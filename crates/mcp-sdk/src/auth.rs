@@ -1,0 +1,589 @@
+//! OAuth sign-in at a protected MCP server (2026-07-28, Authorization): an
+//! [`OAuthClient`] is the HTTP transport's [`AuthProvider`]. When the server
+//! refuses a request it discovers the server's authorization server, gets a
+//! client id (pre-registered, a client ID metadata document, or dynamic
+//! registration), runs the authorization code flow with PKCE through the
+//! application's [`Authorize`] hook (a browser, a test), keeps the tokens
+//! in a [`TokenStore`], refreshes them, and steps up the scope once when
+//! the server asks for more.
+//!
+//! - [`challenge`]: the `WWW-Authenticate` header.
+//! - [`discovery`]: where metadata is, and the checks of what it says.
+//! - [`store`]: the records and where they are kept.
+
+pub mod challenge;
+pub mod discovery;
+mod exchange;
+mod pkce;
+pub mod store;
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use reqwest::Url;
+
+pub use challenge::Challenge;
+pub use discovery::{ResourceMetadata, ServerMetadata};
+pub use store::{ClientRecord, MemoryStore, TokenRecord, TokenStore};
+
+use crate::server::BoxFuture;
+use crate::transport::http::{AuthProvider, AuthRefusal, HttpConfig};
+
+/// Why a sign-in failed. The texts never hold a token, code or secret.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SignInError {
+    /// A metadata, registration or token request could not be made.
+    #[error("{0}")]
+    Http(String),
+    /// No protected resource metadata was found.
+    #[error("the server's protected resource metadata was not found")]
+    NoResourceMetadata,
+    /// The metadata is about another resource than the server.
+    #[error("the protected resource metadata is for {resource}, not for this server")]
+    ResourceMismatch {
+        /// The resource the metadata names.
+        resource: String,
+    },
+    /// The metadata names no authorization server.
+    #[error("the protected resource metadata names no authorization server")]
+    NoAuthorizationServer,
+    /// No usable metadata of the authorization server was found.
+    #[error("no metadata of the authorization server {issuer} was found (or its issuer differs)")]
+    NoServerMetadata {
+        /// The issuer looked for.
+        issuer: String,
+    },
+    /// The authorization server does not offer PKCE with S256.
+    #[error("the authorization server does not support PKCE with S256")]
+    NoPkce,
+    /// No way to get a client id.
+    #[error(
+        "no client id: not pre-registered, and the authorization server offers neither client ID metadata documents nor registration"
+    )]
+    NoRegistration,
+    /// Dynamic registration failed.
+    #[error("client registration failed: {0}")]
+    Registration(String),
+    /// The [`Authorize`] hook failed (the user did not finish, a timeout).
+    #[error("{0}")]
+    Authorize(String),
+    /// The authorization response is for another request.
+    #[error("the authorization response has the wrong state")]
+    StateMismatch,
+    /// The authorization response names another issuer (RFC 9207).
+    #[error("the authorization response comes from another issuer than the authorization server's")]
+    IssuerMismatch,
+    /// The authorization server promised `iss` and left it out.
+    #[error("the authorization response has no iss, which the authorization server promised")]
+    IssuerMissing,
+    /// The user or the server refused.
+    #[error("the authorization server refused: {0}")]
+    Denied(String),
+    /// The token endpoint refused or answered badly.
+    #[error("the token request failed: {0}")]
+    Token(String),
+    /// The token store failed.
+    #[error("the token store failed: {0}")]
+    Store(String),
+}
+
+/// What the application shows the user to sign in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthorizationRequest {
+    /// The authorization URL to open.
+    pub url: String,
+    /// Where the authorization server sends the browser back.
+    pub redirect_uri: String,
+    /// The `state` the answer must carry.
+    pub state: String,
+}
+
+/// The parameters of the redirect back to the client.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct AuthorizationResponse {
+    /// The authorization code.
+    pub code: Option<String>,
+    /// The state.
+    pub state: Option<String>,
+    /// The issuer (RFC 9207).
+    pub iss: Option<String>,
+    /// An OAuth error.
+    pub error: Option<String>,
+    /// Its description.
+    pub error_description: Option<String>,
+}
+
+impl std::fmt::Debug for AuthorizationResponse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthorizationResponse")
+            .field("code", &self.code.as_ref().map(|_| "***"))
+            .field("iss", &self.iss)
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AuthorizationResponse {
+    /// The parameters of a redirect URL (its query).
+    ///
+    /// # Errors
+    /// The URL does not parse.
+    pub fn from_redirect(url: &str) -> Result<AuthorizationResponse, String> {
+        let url = Url::parse(url).map_err(|e| format!("the redirect URL is not valid: {e}"))?;
+        let mut response = AuthorizationResponse::default();
+        for (name, value) in url.query_pairs() {
+            let slot = match name.as_ref() {
+                "code" => &mut response.code,
+                "state" => &mut response.state,
+                "iss" => &mut response.iss,
+                "error" => &mut response.error,
+                "error_description" => &mut response.error_description,
+                _ => continue,
+            };
+            *slot = Some(value.into_owned());
+        }
+        Ok(response)
+    }
+}
+
+/// Shows the authorization URL to the user and waits for the redirect.
+pub type Authorize =
+    Arc<dyn Fn(AuthorizationRequest) -> BoxFuture<Result<AuthorizationResponse, String>> + Send + Sync>;
+
+/// A client id the application was given for every authorization server.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PreRegistered {
+    /// The client id.
+    pub client_id: String,
+    /// The secret of a confidential client.
+    pub client_secret: Option<String>,
+}
+
+impl std::fmt::Debug for PreRegistered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreRegistered")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "***"))
+            .finish()
+    }
+}
+
+/// How an [`OAuthClient`] signs in.
+#[derive(Debug, Clone)]
+pub struct OAuthConfig {
+    /// The MCP server's URL (the protected resource).
+    pub server_url: String,
+    /// The redirect URI registered for the client.
+    pub redirect_uri: String,
+    /// The client's name in a registration.
+    pub client_name: String,
+    /// A pre-registered client, tried first.
+    pub pre_registered: Option<PreRegistered>,
+    /// The URL of the client's metadata document, used as its client id
+    /// where the authorization server accepts that.
+    pub client_metadata_url: Option<String>,
+    /// Proxy, CA file and client certificate of the OAuth requests (the
+    /// URL and the limits are not used).
+    pub connection: HttpConfig,
+}
+
+/// The tokens in use, and what the last sign-in asked for.
+#[derive(Default)]
+struct Session {
+    record: Option<TokenRecord>,
+    /// When `record` was obtained: a refusal of a request sent before is
+    /// answered by sending it again with the newer token.
+    obtained: Option<Instant>,
+    /// The scope set a step-up last asked for; the same set is not asked
+    /// for twice in a row.
+    last_step_up: Option<String>,
+}
+
+/// An OAuth client for one MCP server; give it to [`HttpConfig::auth`].
+/// Cheap to clone: clones share the session and the store.
+#[derive(Clone)]
+pub struct OAuthClient(Arc<Inner>);
+
+struct Inner {
+    config: OAuthConfig,
+    server_url: Url,
+    http: reqwest::Client,
+    authorize: Authorize,
+    store: Arc<dyn TokenStore>,
+    /// One sign-in or refresh at a time.
+    session: tokio::sync::Mutex<Session>,
+    problem: Mutex<Option<SignInError>>,
+}
+
+impl std::fmt::Debug for OAuthClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthClient").field("server_url", &self.0.config.server_url).finish_non_exhaustive()
+    }
+}
+
+/// Seconds before expiry an access token is refreshed.
+const REFRESH_MARGIN_S: u64 = 60;
+
+impl OAuthClient {
+    /// A client that signs in through `authorize` and keeps its records in
+    /// `store`.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidRequest`] for a server URL that does not
+    /// parse, or connection options that cannot be used.
+    pub fn new(config: OAuthConfig, authorize: Authorize, store: Arc<dyn TokenStore>) -> crate::Result<OAuthClient> {
+        let server_url = Url::parse(&config.server_url)
+            .map_err(|e| crate::Error::InvalidRequest { reason: format!("the server URL is not valid: {e}") })?;
+        // Redirects are not followed: a metadata or token endpoint that
+        // redirects is refused, not trusted elsewhere.
+        let http = crate::transport::http::build_client_with(&config.connection, reqwest::redirect::Policy::none())?;
+        Ok(OAuthClient(Arc::new(Inner {
+            config,
+            server_url,
+            http,
+            authorize,
+            store,
+            session: tokio::sync::Mutex::new(Session::default()),
+            problem: Mutex::new(None),
+        })))
+    }
+
+    /// Why the last sign-in or refresh failed, if it did.
+    pub fn last_problem(&self) -> Option<SignInError> {
+        self.0.problem.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Signs in now, without waiting for the server to refuse a request.
+    ///
+    /// # Errors
+    /// Why the sign-in failed.
+    pub async fn sign_in_now(&self) -> Result<(), SignInError> {
+        let inner = &self.0;
+        let mut session = inner.session.lock().await;
+        let outcome = inner.sign_in(&mut session, &Challenge::default(), &[]).await;
+        inner.note(&outcome);
+        outcome
+    }
+
+    /// Forgets this server's tokens (in the store too).
+    ///
+    /// # Errors
+    /// The store's error.
+    pub async fn sign_out(&self) -> Result<(), SignInError> {
+        let inner = &self.0;
+        let mut session = inner.session.lock().await;
+        *session = Session::default();
+        inner.store.remove(&store::tokens_key(&inner.resource())).map_err(SignInError::Store)
+    }
+}
+
+impl Inner {
+    fn note(&self, outcome: &Result<(), SignInError>) {
+        let mut problem = self.problem.lock().unwrap_or_else(|e| e.into_inner());
+        *problem = outcome.as_ref().err().cloned();
+        if let Err(e) = outcome {
+            tracing::warn!(target: "mcp_auth", "sign-in failed: {e}");
+        }
+    }
+
+    fn resource(&self) -> String {
+        discovery::canonical_resource(&self.server_url)
+    }
+
+    /// The stored record of this server (another process may have written
+    /// a newer one).
+    fn stored(&self) -> Option<TokenRecord> {
+        store::load(self.store.as_ref(), &store::tokens_key(&self.resource())).ok().flatten()
+    }
+
+    fn keep(&self, session: &mut Session, record: TokenRecord) -> Result<(), SignInError> {
+        store::save(self.store.as_ref(), &store::tokens_key(&self.resource()), &record).map_err(SignInError::Store)?;
+        session.record = Some(record);
+        session.obtained = Some(Instant::now());
+        Ok(())
+    }
+
+    /// The tokens to use now: the session's, or the store's when it holds
+    /// newer ones; refreshed when they expire soon.
+    async fn current(&self, session: &mut Session) -> Option<TokenRecord> {
+        if let Some(stored) = self.stored()
+            && session.record.as_ref().is_none_or(|r| r.access_token != stored.access_token)
+        {
+            session.record = Some(stored);
+            session.obtained = Some(Instant::now());
+        }
+        let record = session.record.clone()?;
+        if exchange::expires_soon(&record, REFRESH_MARGIN_S) && record.refresh_token.is_some() {
+            let outcome = self.refresh(session).await;
+            self.note(&outcome);
+        }
+        session.record.clone()
+    }
+
+    /// Exchanges the refresh token, after reading the store again: a newer
+    /// record there (another process refreshed) is used as it is, and is
+    /// never overwritten with an older one.
+    async fn refresh(&self, session: &mut Session) -> Result<(), SignInError> {
+        let ours = session.record.clone();
+        if let Some(stored) = self.stored()
+            && ours.as_ref().is_some_and(|r| r.access_token != stored.access_token)
+            && !exchange::expires_soon(&stored, REFRESH_MARGIN_S)
+        {
+            session.record = Some(stored);
+            session.obtained = Some(Instant::now());
+            return Ok(());
+        }
+        let Some(record) = ours else { return Err(SignInError::Token("nothing to refresh".into())) };
+        let Some(refresh_token) = record.refresh_token.clone() else {
+            return Err(SignInError::Token("no refresh token".into()));
+        };
+        let issuer =
+            Url::parse(&record.issuer).map_err(|_| SignInError::NoServerMetadata { issuer: record.issuer.clone() })?;
+        let metadata = self.server_metadata(&issuer).await?;
+        let client = self.client_for(&metadata).await?;
+        let form = vec![
+            ("grant_type", "refresh_token".to_owned()),
+            ("refresh_token", refresh_token),
+            ("resource", self.resource()),
+        ];
+        let fresh = exchange::token_request(&self.http, &metadata.token_endpoint, &client, form, Some(&record)).await?;
+        self.keep(session, fresh)
+    }
+
+    async fn resource_metadata(&self, challenge: &Challenge) -> Result<ResourceMetadata, SignInError> {
+        let mut candidates = Vec::new();
+        if let Some(url) = challenge.resource_metadata.as_deref().and_then(|u| Url::parse(u).ok()) {
+            candidates.push(url);
+        }
+        candidates.extend(discovery::resource_metadata_urls(&self.server_url));
+        for url in candidates {
+            if let Some(found) =
+                exchange::get_json::<ResourceMetadata>(&self.http, &url, "protected resource metadata").await?
+            {
+                if !discovery::resource_covers(&found.resource, &self.server_url) {
+                    return Err(SignInError::ResourceMismatch { resource: found.resource });
+                }
+                return Ok(found);
+            }
+        }
+        Err(SignInError::NoResourceMetadata)
+    }
+
+    async fn server_metadata(&self, issuer: &Url) -> Result<ServerMetadata, SignInError> {
+        let wanted = issuer.as_str().trim_end_matches('/');
+        for url in discovery::server_metadata_urls(issuer) {
+            let found =
+                match exchange::get_json::<ServerMetadata>(&self.http, &url, "authorization server metadata").await {
+                    Ok(Some(found)) => found,
+                    Ok(None) | Err(SignInError::Http(_)) => continue,
+                    Err(e) => return Err(e),
+                };
+            // The issuer must be the one the metadata was looked up for
+            // (RFC 8414 section 3.3); other metadata is not used at all.
+            if found.issuer.trim_end_matches('/') == wanted {
+                return Ok(found);
+            }
+            tracing::warn!(target: "mcp_auth", "authorization server metadata with another issuer ignored");
+        }
+        Err(SignInError::NoServerMetadata { issuer: issuer.to_string() })
+    }
+
+    /// The client at this authorization server: registered before (kept
+    /// per issuer), pre-registered, a metadata document URL, or registered
+    /// now.
+    async fn client_for(&self, metadata: &ServerMetadata) -> Result<ClientRecord, SignInError> {
+        let key = store::client_key(&metadata.issuer);
+        if let Some(known) = store::load::<ClientRecord>(self.store.as_ref(), &key).map_err(SignInError::Store)?
+            && known.issuer == metadata.issuer
+        {
+            return Ok(known);
+        }
+        let supported = metadata.token_endpoint_auth_methods_supported.as_ref();
+        let client = if let Some(pre) = &self.config.pre_registered {
+            ClientRecord {
+                issuer: metadata.issuer.clone(),
+                client_id: pre.client_id.clone(),
+                token_endpoint_auth_method: exchange::auth_method(pre.client_secret.is_some(), None, supported),
+                client_secret: pre.client_secret.clone(),
+            }
+        } else if let (Some(url), Some(true)) =
+            (&self.config.client_metadata_url, metadata.client_id_metadata_document_supported)
+        {
+            ClientRecord {
+                issuer: metadata.issuer.clone(),
+                client_id: url.clone(),
+                client_secret: None,
+                token_endpoint_auth_method: "none".into(),
+            }
+        } else if let Some(endpoint) = &metadata.registration_endpoint {
+            let registered = exchange::register(
+                &self.http,
+                endpoint,
+                &metadata.issuer,
+                &self.config.client_name,
+                &self.config.redirect_uri,
+                supported,
+            )
+            .await?;
+            store::save(self.store.as_ref(), &key, &registered).map_err(SignInError::Store)?;
+            registered
+        } else {
+            return Err(SignInError::NoRegistration);
+        };
+        Ok(client)
+    }
+
+    /// The whole sign-in: discovery, client, authorization, tokens.
+    async fn sign_in(
+        &self,
+        session: &mut Session,
+        challenge: &Challenge,
+        previous: &[String],
+    ) -> Result<(), SignInError> {
+        let resource = self.resource_metadata(challenge).await?;
+        let issuer_text = resource.authorization_servers.first().ok_or(SignInError::NoAuthorizationServer)?;
+        let issuer =
+            Url::parse(issuer_text).map_err(|_| SignInError::NoServerMetadata { issuer: issuer_text.clone() })?;
+        let metadata = self.server_metadata(&issuer).await?;
+        if !metadata.code_challenge_methods_supported.as_ref().is_some_and(|m| m.iter().any(|m| m == "S256")) {
+            return Err(SignInError::NoPkce);
+        }
+        let client = self.client_for(&metadata).await?;
+        let scope = discovery::select_scope(challenge.scope.as_deref(), &resource, &metadata, previous);
+        let pkce = pkce::Pkce::new();
+        let state = pkce::state();
+        let mut url = Url::parse(&metadata.authorization_endpoint)
+            .map_err(|e| SignInError::Http(format!("the authorization endpoint is not a URL: {e}")))?;
+        {
+            let mut query = url.query_pairs_mut();
+            query
+                .append_pair("response_type", "code")
+                .append_pair("client_id", &client.client_id)
+                .append_pair("redirect_uri", &self.config.redirect_uri)
+                .append_pair("code_challenge", &pkce.challenge)
+                .append_pair("code_challenge_method", "S256")
+                .append_pair("state", &state)
+                .append_pair("resource", &self.resource());
+            if let Some(scope) = &scope {
+                query.append_pair("scope", scope);
+            }
+        }
+        let request = AuthorizationRequest {
+            url: url.to_string(),
+            redirect_uri: self.config.redirect_uri.clone(),
+            state: state.clone(),
+        };
+        let response = (self.authorize)(request).await.map_err(SignInError::Authorize)?;
+        // RFC 9207 before anything else of the response is acted on.
+        match (&response.iss, metadata.authorization_response_iss_parameter_supported) {
+            (Some(iss), _) if *iss != metadata.issuer => return Err(SignInError::IssuerMismatch),
+            (None, Some(true)) => return Err(SignInError::IssuerMissing),
+            _ => {}
+        }
+        if response.state.as_deref() != Some(state.as_str()) {
+            return Err(SignInError::StateMismatch);
+        }
+        if let Some(error) = &response.error {
+            let detail = match &response.error_description {
+                Some(d) => format!("{error} ({})", d.chars().filter(|c| !c.is_control()).take(200).collect::<String>()),
+                None => error.clone(),
+            };
+            return Err(SignInError::Denied(detail));
+        }
+        let code = response.code.ok_or_else(|| SignInError::Denied("no authorization code".into()))?;
+        let mut form = vec![
+            ("grant_type", "authorization_code".to_owned()),
+            ("code", code),
+            ("redirect_uri", self.config.redirect_uri.clone()),
+            ("code_verifier", pkce.verifier),
+            ("resource", self.resource()),
+        ];
+        if let Some(scope) = &scope {
+            form.push(("scope", scope.clone()));
+        }
+        let mut record = exchange::token_request(&self.http, &metadata.token_endpoint, &client, form, None).await?;
+        if record.scope.is_none() {
+            record.scope = scope;
+        }
+        self.keep(session, record)
+    }
+
+    async fn on_refusal(&self, refusal: AuthRefusal) -> bool {
+        let challenge = refusal.www_authenticate.as_deref().and_then(Challenge::parse).unwrap_or_default();
+        let mut session = self.session.lock().await;
+        // Another request signed in (or refreshed) since this one was sent:
+        // send it again with the new token.
+        if session.obtained.is_some_and(|obtained| obtained > refusal.sent_at) {
+            return true;
+        }
+        let granted: Vec<String> = session
+            .record
+            .as_ref()
+            .and_then(|r| r.scope.as_deref())
+            .map(|s| s.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default();
+        let outcome = match refusal.status {
+            401 => {
+                if session.record.as_ref().is_some_and(|r| r.refresh_token.is_some())
+                    && self.refresh(&mut session).await.is_ok()
+                {
+                    return true;
+                }
+                self.sign_in(&mut session, &challenge, &[]).await
+            }
+            403 if challenge.error.as_deref() == Some("insufficient_scope") => {
+                let wanted = discovery::select_scope(
+                    challenge.scope.as_deref(),
+                    &ResourceMetadata {
+                        resource: String::new(),
+                        authorization_servers: Vec::new(),
+                        scopes_supported: None,
+                    },
+                    &no_offline(),
+                    &granted,
+                );
+                // One step-up per scope set: a server that keeps refusing the
+                // same set is not asked again and again.
+                if wanted.is_some() && session.last_step_up == wanted {
+                    return false;
+                }
+                session.last_step_up = wanted;
+                self.sign_in(&mut session, &challenge, &granted).await
+            }
+            _ => return false,
+        };
+        self.note(&outcome);
+        outcome.is_ok()
+    }
+}
+
+/// Metadata that lists no scopes: the scope set of a step-up is compared
+/// without `offline_access`.
+fn no_offline() -> ServerMetadata {
+    ServerMetadata {
+        issuer: String::new(),
+        authorization_endpoint: String::new(),
+        token_endpoint: String::new(),
+        registration_endpoint: None,
+        scopes_supported: None,
+        code_challenge_methods_supported: None,
+        token_endpoint_auth_methods_supported: None,
+        client_id_metadata_document_supported: None,
+        authorization_response_iss_parameter_supported: None,
+    }
+}
+
+impl AuthProvider for OAuthClient {
+    fn authorization(&self) -> BoxFuture<Result<Option<String>, String>> {
+        let inner = self.0.clone();
+        Box::pin(async move {
+            let mut session = inner.session.lock().await;
+            Ok(inner.current(&mut session).await.map(|r| format!("Bearer {}", r.access_token)))
+        })
+    }
+
+    fn refused(&self, refusal: AuthRefusal) -> BoxFuture<bool> {
+        let inner = self.0.clone();
+        Box::pin(async move { inner.on_refusal(refusal).await })
+    }
+}
