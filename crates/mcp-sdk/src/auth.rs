@@ -9,11 +9,13 @@
 //!
 //! - [`challenge`]: the `WWW-Authenticate` header.
 //! - [`discovery`]: where metadata is, and the checks of what it says.
-//! - [`store`]: the records and where they are kept.
+//! - [`store`]: the records and where they are kept ([`MemoryStore`],
+//!   [`FileStore`], [`Indexed`] for a list of them).
 
 pub mod challenge;
 pub mod discovery;
 mod exchange;
+mod file_store;
 mod pkce;
 pub mod store;
 
@@ -24,7 +26,8 @@ use reqwest::Url;
 
 pub use challenge::Challenge;
 pub use discovery::{ResourceMetadata, ServerMetadata};
-pub use store::{ClientRecord, MemoryStore, TokenRecord, TokenStore};
+pub use file_store::FileStore;
+pub use store::{ClientRecord, Indexed, MemoryStore, TokenRecord, TokenStore};
 
 use crate::server::BoxFuture;
 use crate::transport::http::{AuthProvider, AuthRefusal, HttpConfig};

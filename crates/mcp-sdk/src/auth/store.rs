@@ -143,3 +143,89 @@ pub(crate) fn save<T: Serialize>(store: &dyn TokenStore, key: &str, value: &T) -
     let text = serde_json::to_string(value).map_err(|e| e.to_string())?;
     store.save(key, &text)
 }
+
+/// The key of the index an [`Indexed`] store keeps.
+const INDEX_KEY: &str = "index";
+
+/// A store that also keeps the list of its keys (a store of encrypted
+/// files or a keychain cannot list them), so a logout can find every
+/// sign-in.
+#[derive(Debug)]
+pub struct Indexed<S> {
+    inner: S,
+    /// One index update at a time in this process.
+    lock: Mutex<()>,
+}
+
+impl<S: TokenStore> Indexed<S> {
+    /// `inner`, indexed.
+    pub fn new(inner: S) -> Self {
+        Indexed { inner, lock: Mutex::new(()) }
+    }
+
+    /// The keys of the records kept.
+    ///
+    /// # Errors
+    /// The store's error.
+    pub fn keys(&self) -> Result<Vec<String>, String> {
+        Ok(self.inner.load(INDEX_KEY)?.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default())
+    }
+
+    fn update(&self, change: impl FnOnce(&mut Vec<String>)) -> Result<(), String> {
+        let _one = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut keys = self.keys()?;
+        change(&mut keys);
+        self.inner.save(INDEX_KEY, &serde_json::to_string(&keys).map_err(|e| e.to_string())?)
+    }
+
+    /// Removes every record; returns how many there were.
+    ///
+    /// # Errors
+    /// The store's error; the records not removed yet stay indexed.
+    pub fn remove_all(&self) -> Result<usize, String> {
+        let keys = self.keys()?;
+        for key in &keys {
+            self.remove(key)?;
+        }
+        Ok(keys.len())
+    }
+}
+
+impl<S: TokenStore> TokenStore for Indexed<S> {
+    fn load(&self, key: &str) -> Result<Option<String>, String> {
+        self.inner.load(key)
+    }
+
+    fn save(&self, key: &str, value: &str) -> Result<(), String> {
+        self.inner.save(key, value)?;
+        self.update(|keys| {
+            if !keys.iter().any(|k| k == key) {
+                keys.push(key.to_owned());
+            }
+        })
+    }
+
+    fn remove(&self, key: &str) -> Result<(), String> {
+        self.inner.remove(key)?;
+        self.update(|keys| keys.retain(|k| k != key))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_indexed_store_lists_and_removes_its_records() {
+        let store = Indexed::new(MemoryStore::default());
+        store.save(&tokens_key("https://a/mcp"), "{}").unwrap();
+        store.save(&client_key("https://as"), "{}").unwrap();
+        store.save(&tokens_key("https://a/mcp"), "{\"x\":1}").unwrap();
+        assert_eq!(store.keys().unwrap(), ["tokens:https://a/mcp", "client:https://as"]);
+        store.remove(&client_key("https://as")).unwrap();
+        assert_eq!(store.keys().unwrap(), ["tokens:https://a/mcp"]);
+        assert_eq!(store.remove_all().unwrap(), 1);
+        assert!(store.keys().unwrap().is_empty());
+        assert_eq!(store.load(&tokens_key("https://a/mcp")).unwrap(), None);
+    }
+}

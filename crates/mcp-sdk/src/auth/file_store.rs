@@ -1,0 +1,192 @@
+//! Records in encrypted files: one file per key in a directory only the
+//! owner can read, named by a digest of the key (a server's URL never
+//! shows in a file name), sealed with ChaCha20-Poly1305 under a key kept
+//! outside that directory. A file is replaced atomically (written aside,
+//! then renamed).
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
+use sha2::{Digest, Sha256};
+
+use super::store::TokenStore;
+
+/// The encrypted files of one directory.
+pub struct FileStore {
+    dir: PathBuf,
+    key: LessSafeKey,
+}
+
+impl std::fmt::Debug for FileStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileStore").field("dir", &self.dir).finish_non_exhaustive()
+    }
+}
+
+fn io_error(what: &str, path: &Path, e: std::io::Error) -> String {
+    format!("{what} {}: {e}", path.display())
+}
+
+/// Creates `dir` (and its parents) owner-only, or makes it so.
+fn owner_only_dir(dir: &Path) -> Result<(), String> {
+    fs::create_dir_all(dir).map_err(|e| io_error("cannot create", dir, e))?;
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).map_err(|e| io_error("cannot protect", dir, e))
+}
+
+/// Writes `bytes` to `path` owner-only, atomically.
+fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let mut aside = path.as_os_str().to_owned();
+    aside.push(format!(".{}.tmp", std::process::id()));
+    let aside = PathBuf::from(aside);
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&aside)
+        .map_err(|e| io_error("cannot write", &aside, e))?;
+    file.write_all(bytes).and_then(|()| file.sync_all()).map_err(|e| io_error("cannot write", &aside, e))?;
+    fs::rename(&aside, path).map_err(|e| io_error("cannot replace", path, e))
+}
+
+impl FileStore {
+    /// A store in `dir`, sealed with the 32-byte key in `key_file` (made
+    /// when missing). The key file must not be inside `dir`: whoever copies
+    /// the token directory alone gets nothing readable.
+    ///
+    /// # Errors
+    /// The key file is inside `dir`, or a file cannot be read or written.
+    pub fn open(dir: impl Into<PathBuf>, key_file: &Path) -> Result<FileStore, String> {
+        let dir = dir.into();
+        owner_only_dir(&dir)?;
+        let inside = match (dir.canonicalize(), key_file.parent().map(Path::canonicalize)) {
+            (Ok(dir), Some(Ok(parent))) => parent.starts_with(&dir),
+            _ => key_file.starts_with(&dir),
+        };
+        if inside {
+            return Err("the key file must not be in the token directory".into());
+        }
+        let key = match fs::read(key_file) {
+            Ok(bytes) if bytes.len() == 32 => bytes,
+            Ok(_) => return Err(format!("the key file {} is not a 32-byte key", key_file.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if let Some(parent) = key_file.parent() {
+                    owner_only_dir(parent)?;
+                }
+                let mut key = vec![0u8; 32];
+                getrandom::fill(&mut key).map_err(|e| format!("no randomness for a key: {e}"))?;
+                write_private(key_file, &key)?;
+                key
+            }
+            Err(e) => return Err(io_error("cannot read", key_file, e)),
+        };
+        let key = UnboundKey::new(&CHACHA20_POLY1305, &key).map_err(|_| "the key is not valid".to_owned())?;
+        Ok(FileStore { dir, key: LessSafeKey::new(key) })
+    }
+
+    fn path(&self, key: &str) -> PathBuf {
+        let digest = Sha256::digest(key.as_bytes());
+        let name: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        self.dir.join(format!("{name}.record"))
+    }
+}
+
+impl TokenStore for FileStore {
+    fn load(&self, key: &str) -> Result<Option<String>, String> {
+        let path = self.path(key);
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_error("cannot read", &path, e)),
+        };
+        if bytes.len() < NONCE_LEN {
+            return Err(format!("{} is not a sealed record", path.display()));
+        }
+        let (nonce, sealed) = bytes.split_at(NONCE_LEN);
+        let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| "bad nonce".to_owned())?;
+        let mut sealed = sealed.to_vec();
+        // The key is the additional data: a file moved to another name
+        // does not open.
+        let plain = self
+            .key
+            .open_in_place(nonce, Aad::from(key.as_bytes()), &mut sealed)
+            .map_err(|_| format!("{} cannot be opened with this key", path.display()))?;
+        String::from_utf8(plain.to_vec()).map(Some).map_err(|_| format!("{} is not text", path.display()))
+    }
+
+    fn save(&self, key: &str, value: &str) -> Result<(), String> {
+        let mut nonce = [0u8; NONCE_LEN];
+        getrandom::fill(&mut nonce).map_err(|e| format!("no randomness for a nonce: {e}"))?;
+        let mut sealed = value.as_bytes().to_vec();
+        self.key
+            .seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::from(key.as_bytes()), &mut sealed)
+            .map_err(|_| "cannot seal the record".to_owned())?;
+        let mut bytes = nonce.to_vec();
+        bytes.extend_from_slice(&sealed);
+        write_private(&self.path(key), &bytes)
+    }
+
+    fn remove(&self, key: &str) -> Result<(), String> {
+        let path = self.path(key);
+        match fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(io_error("cannot remove", &path, e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("mcp-file-store-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn records_are_sealed_owner_only_and_bound_to_their_key() {
+        let root = temp("seal");
+        let store = FileStore::open(root.join("tokens"), &root.join("keys/key")).unwrap();
+        store.save("tokens:https://mcp.example.com/mcp", r#"{"access_token":"at-s3cret"}"#).unwrap();
+        assert_eq!(
+            store.load("tokens:https://mcp.example.com/mcp").unwrap().unwrap(),
+            r#"{"access_token":"at-s3cret"}"#
+        );
+        assert_eq!(store.load("tokens:other").unwrap(), None);
+        let files: Vec<PathBuf> = fs::read_dir(root.join("tokens")).unwrap().map(|e| e.unwrap().path()).collect();
+        assert_eq!(files.len(), 1);
+        let bytes = fs::read(&files[0]).unwrap();
+        assert!(!String::from_utf8_lossy(&bytes).contains("s3cret"), "the file is encrypted");
+        assert!(!files[0].to_string_lossy().contains("example"), "the name does not show the server");
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!((mode(&files[0]), mode(&root.join("tokens")), mode(&root.join("keys/key"))), (0o600, 0o700, 0o600));
+        // Moved under another key's name, a record does not open.
+        let other = store.path("tokens:other");
+        fs::copy(&files[0], &other).unwrap();
+        assert!(store.load("tokens:other").is_err());
+        // Another key opens nothing.
+        let stranger = FileStore::open(root.join("tokens"), &root.join("keys/key2")).unwrap();
+        assert!(stranger.load("tokens:https://mcp.example.com/mcp").is_err());
+        // The same key file opens it again (a new process).
+        let again = FileStore::open(root.join("tokens"), &root.join("keys/key")).unwrap();
+        assert!(again.load("tokens:https://mcp.example.com/mcp").unwrap().is_some());
+        again.remove("tokens:https://mcp.example.com/mcp").unwrap();
+        again.remove("tokens:https://mcp.example.com/mcp").unwrap();
+        assert_eq!(again.load("tokens:https://mcp.example.com/mcp").unwrap(), None);
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn the_key_may_not_live_with_the_tokens() {
+        let root = temp("inside");
+        let err = FileStore::open(root.join("tokens"), &root.join("tokens/key")).unwrap_err();
+        assert!(err.contains("must not be in the token directory"), "{err}");
+        let _ = fs::remove_dir_all(&root);
+    }
+}
