@@ -13,6 +13,8 @@
 //! - [`notify`]: the upstream's listen stream as the client's change
 //!   notifications.
 //! - [`upstream`]: the SDK client toward the 2026-07-28 server.
+//! - [`signin`]: the sign-in at an HTTP upstream (the OAuth client's
+//!   authorize hook: URL check, loopback receiver, browser or consent).
 //! - [`embed`]: one stdio connection of an SDK server, for legacy and
 //!   modern clients alike (the embedded bridge).
 //! - [`profile`]: the values that differ between client families.
@@ -27,6 +29,7 @@ pub mod legacy;
 pub mod log;
 pub mod notify;
 pub mod profile;
+pub mod signin;
 pub mod translate;
 pub mod upstream;
 

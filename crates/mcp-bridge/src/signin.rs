@@ -1,0 +1,364 @@
+//! The sign-in at an HTTP upstream that needs OAuth: the SDK's
+//! [`OAuthClient`](mcp_sdk::auth::OAuthClient) does the protocol; this
+//! module is its [`Authorize`] hook for a bridge that a desktop client
+//! started: it checks the authorization URL, starts the loopback
+//! [`receiver`], writes the sign-in line once, and lets the [`Gate`]
+//! decide how the user gets there: the browser (before
+//! `notifications/initialized`), or the client's consent (a URL
+//! elicitation, after it). Each failure keeps its cause for the error of
+//! the request.
+
+pub mod receiver;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mcp_sdk::auth::{AuthorizationRequest, AuthorizationResponse, Authorize};
+use mcp_sdk::server::BoxFuture;
+
+use receiver::{Delivery, Receiver};
+
+/// The longest authorization URL accepted.
+pub const MAX_URL_BYTES: usize = 8 * 1024;
+/// The time one sign-in may take by default (`--sign-in-timeout`).
+pub const DEFAULT_SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
+/// The wait after the client declined a sign-in.
+pub const CONSENT_COOLDOWN: Duration = Duration::from_secs(60);
+/// The redirect port when `--redirect-port` is not given.
+pub const DEFAULT_REDIRECT_PORT: u16 = 33418;
+
+/// Why a sign-in failed, as the cause of the request's error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// The user did not finish within `--sign-in-timeout`.
+    Timeout,
+    /// The user (or the client) declined.
+    Denied,
+    /// The authorization URL is not acceptable.
+    InvalidUrl,
+    /// No browser could be started.
+    BrowserLaunchFailed,
+    /// The redirect port is taken.
+    RedirectPortUnavailable,
+    /// The start URL was opened twice.
+    StartReused,
+}
+
+impl Failure {
+    /// The cause name of the error table.
+    pub fn cause(self) -> &'static str {
+        match self {
+            Failure::Timeout => "sign_in_timeout",
+            Failure::Denied => "sign_in_denied",
+            Failure::InvalidUrl => "sign_in_invalid_url",
+            Failure::BrowserLaunchFailed => "browser_launch_failed",
+            Failure::RedirectPortUnavailable => "redirect_port_unavailable",
+            Failure::StartReused => "sign_in_start_reused",
+        }
+    }
+
+    /// What the user reads, naming the option that helps.
+    pub fn message(self) -> &'static str {
+        match self {
+            Failure::Timeout => {
+                "The sign-in did not finish in time; try again, or give more time with --sign-in-timeout"
+            }
+            Failure::Denied => "The sign-in was declined",
+            Failure::InvalidUrl => "The server's authorization URL is not acceptable",
+            Failure::BrowserLaunchFailed => {
+                "No browser could be started; open the sign-in link from the log, or use --no-browser"
+            }
+            Failure::RedirectPortUnavailable => {
+                "The port for the sign-in redirect is in use; choose another with --redirect-port"
+            }
+            Failure::StartReused => {
+                "The sign-in link was opened twice, so the sign-in was stopped; sign in from the computer that runs mcp-bridge, or use --no-browser"
+            }
+        }
+    }
+}
+
+/// Checks an authorization URL before anything is done with it: https, a
+/// host, no user information, no fragment, only visible ASCII without
+/// `"<>\^`{|}`, at most [`MAX_URL_BYTES`].
+///
+/// # Errors
+/// What is wrong with it.
+pub fn check_authorization_url(url: &str) -> Result<(), String> {
+    if url.len() > MAX_URL_BYTES {
+        return Err(format!("longer than {MAX_URL_BYTES} bytes"));
+    }
+    if let Some(bad) = url.bytes().find(|b| !(0x21..=0x7e).contains(b) || b"\"<>\\^`{|}".contains(b)) {
+        return Err(format!("holds the byte 0x{bad:02x}"));
+    }
+    let parsed = reqwest::Url::parse(url).map_err(|e| format!("not a URL: {e}"))?;
+    if parsed.scheme() != "https" {
+        return Err("not https".into());
+    }
+    // The parser would read `https:///path` as the host `path`.
+    let authority = url.get(8..).unwrap_or_default();
+    if authority.starts_with('/') || parsed.host_str().is_none_or(str::is_empty) {
+        return Err("no host".into());
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err("holds user information".into());
+    }
+    if parsed.fragment().is_some() || url.contains('#') {
+        return Err("holds a fragment".into());
+    }
+    Ok(())
+}
+
+/// Asks the client to let the user sign in (a URL elicitation with the
+/// authorization URL): `Ok(true)` when the user accepted.
+pub type Consent = Arc<dyn Fn(String) -> BoxFuture<Result<bool, String>> + Send + Sync>;
+
+/// Opens a URL in the user's browser.
+pub type Opener = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
+
+/// How a sign-in reaches the user: the browser until the client is
+/// initialized, then the client's consent; never the browser after that.
+pub struct Gate {
+    initialized: AtomicBool,
+    consent: Mutex<Option<Consent>>,
+    opener: Option<Opener>,
+    /// Until when a declined sign-in is not asked again.
+    cooldown_until: Mutex<Option<Instant>>,
+}
+
+impl std::fmt::Debug for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gate").field("initialized", &self.initialized.load(Ordering::SeqCst)).finish_non_exhaustive()
+    }
+}
+
+/// What the gate did with a sign-in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivered {
+    /// The browser was opened with the start URL.
+    Browser,
+    /// The client's user accepted; the client opens the URL.
+    Consented,
+    /// Nothing was opened (`--no-browser`): the sign-in line is the way.
+    LineOnly,
+}
+
+impl Gate {
+    /// A gate that opens the browser with `opener` (`None`: never).
+    pub fn new(opener: Option<Opener>) -> Gate {
+        Gate {
+            initialized: AtomicBool::new(false),
+            consent: Mutex::new(None),
+            opener,
+            cooldown_until: Mutex::new(None),
+        }
+    }
+
+    /// The client sent `notifications/initialized`: from now on the client
+    /// is asked, through `consent`.
+    pub fn client_initialized(&self, consent: Consent) {
+        *self.consent.lock().unwrap_or_else(|e| e.into_inner()) = Some(consent);
+        self.initialized.store(true, Ordering::SeqCst);
+    }
+
+    async fn deliver(&self, start_url: &str, authorization_url: &str) -> Result<Delivered, Failure> {
+        if !self.initialized.load(Ordering::SeqCst) {
+            return match &self.opener {
+                Some(open) => open(start_url).map(|()| Delivered::Browser).map_err(|e| {
+                    tracing::warn!(target: "signin", "cannot open a browser: {e}");
+                    Failure::BrowserLaunchFailed
+                }),
+                None => Ok(Delivered::LineOnly),
+            };
+        }
+        if self.cooldown_until.lock().unwrap_or_else(|e| e.into_inner()).is_some_and(|until| Instant::now() < until) {
+            return Err(Failure::Denied);
+        }
+        let consent = self.consent.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let Some(consent) = consent else { return Ok(Delivered::LineOnly) };
+        match consent(authorization_url.to_owned()).await {
+            Ok(true) => Ok(Delivered::Consented),
+            Ok(false) => {
+                *self.cooldown_until.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(Instant::now() + CONSENT_COOLDOWN);
+                Err(Failure::Denied)
+            }
+            Err(e) => {
+                tracing::warn!(target: "signin", "the client could not be asked to sign in: {e}");
+                Ok(Delivered::LineOnly)
+            }
+        }
+    }
+}
+
+/// The settings of the sign-ins of one bridge.
+#[derive(Debug, Clone)]
+pub struct SignInOptions {
+    /// The redirect port of the loopback receiver.
+    pub redirect_port: u16,
+    /// The time one sign-in may take.
+    pub timeout: Duration,
+}
+
+/// The sign-ins of one bridge: the [`Authorize`] hook of its OAuth client.
+pub struct SignIn {
+    options: SignInOptions,
+    gate: Arc<Gate>,
+    announced: AtomicBool,
+    last_failure: Mutex<Option<Failure>>,
+    /// Writes the sign-in line (stderr in the executable).
+    announce: Arc<dyn Fn(&str) + Send + Sync>,
+}
+
+impl std::fmt::Debug for SignIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignIn").field("options", &self.options).finish_non_exhaustive()
+    }
+}
+
+impl SignIn {
+    /// Sign-ins with these options through `gate`; `announce` writes the
+    /// sign-in line.
+    pub fn new(options: SignInOptions, gate: Arc<Gate>, announce: Arc<dyn Fn(&str) + Send + Sync>) -> Arc<SignIn> {
+        Arc::new(SignIn { options, gate, announced: AtomicBool::new(false), last_failure: Mutex::new(None), announce })
+    }
+
+    /// The redirect URI to register for these sign-ins.
+    pub fn redirect_uri(&self) -> String {
+        receiver::redirect_uri(self.options.redirect_port)
+    }
+
+    /// Why the last sign-in failed, if it did.
+    pub fn last_failure(&self) -> Option<Failure> {
+        *self.last_failure.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The hook to give the OAuth client.
+    pub fn authorize(self: &Arc<Self>) -> Authorize {
+        let me = self.clone();
+        Arc::new(move |request: AuthorizationRequest| {
+            let me = me.clone();
+            Box::pin(async move {
+                let outcome = me.run(&request).await;
+                *me.last_failure.lock().unwrap_or_else(|e| e.into_inner()) = outcome.as_ref().err().copied();
+                outcome.map_err(|failure| failure.message().to_owned())
+            })
+        })
+    }
+
+    async fn run(&self, request: &AuthorizationRequest) -> Result<AuthorizationResponse, Failure> {
+        check_authorization_url(&request.url).map_err(|why| {
+            tracing::warn!(target: "signin", "the authorization URL is refused: {why}");
+            Failure::InvalidUrl
+        })?;
+        let mut receiver =
+            Receiver::start(self.options.redirect_port, &request.url, &request.state).await.map_err(|e| {
+                tracing::warn!(target: "signin", "cannot listen on 127.0.0.1:{}: {e}", self.options.redirect_port);
+                Failure::RedirectPortUnavailable
+            })?;
+        if !self.announced.swap(true, Ordering::SeqCst) {
+            (self.announce)(&request.url);
+        }
+        let wait = async {
+            self.gate.deliver(&receiver.start_url(), &request.url).await?;
+            match receiver.wait().await {
+                Some(Delivery::Callback(response)) => Ok(response),
+                Some(Delivery::StartReused) => Err(Failure::StartReused),
+                None => Err(Failure::Timeout),
+            }
+        };
+        let response = tokio::time::timeout(self.options.timeout, wait).await.map_err(|_| Failure::Timeout)??;
+        if response.error.as_deref() == Some("access_denied") {
+            return Err(Failure::Denied);
+        }
+        Ok(response)
+    }
+}
+
+/// Environment variables whose names suggest a secret: a browser started
+/// by the bridge does not get them.
+pub fn is_secret_variable(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "AUTH", "CREDENTIAL", "COOKIE", "SESSION"]
+        .iter()
+        .any(|word| upper.contains(word))
+}
+
+/// The browser opener of the platform: `$BROWSER`, else `xdg-open`, else
+/// `open`; the URL as the only argument, no shell, null stdio, and the
+/// environment without secret variables (nor `extra_secrets`).
+pub fn system_opener(extra_secrets: Vec<String>) -> Opener {
+    Arc::new(move |url: &str| {
+        let candidates: Vec<String> = match std::env::var("BROWSER") {
+            Ok(browser) if !browser.trim().is_empty() => vec![browser],
+            _ => vec!["xdg-open".into(), "open".into()],
+        };
+        let mut last = String::from("no browser program");
+        for program in candidates {
+            let mut command = std::process::Command::new(&program);
+            command
+                .arg(url)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null());
+            for (name, _) in std::env::vars_os() {
+                let name = name.to_string_lossy().into_owned();
+                if is_secret_variable(&name) || extra_secrets.contains(&name) {
+                    command.env_remove(&name);
+                }
+            }
+            match command.spawn() {
+                Ok(mut child) => {
+                    // Reaped in the background; the browser may outlive us.
+                    std::thread::spawn(move || child.wait());
+                    return Ok(());
+                }
+                Err(e) => last = format!("{program}: {e}"),
+            }
+        }
+        Err(last)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn authorization_urls_are_checked() {
+        assert_eq!(check_authorization_url("https://auth.example.com/authorize?client_id=a&state=b"), Ok(()));
+        for bad in [
+            "http://auth.example.com/authorize",
+            "https://user:pw@auth.example.com/authorize",
+            "https://auth.example.com/authorize#frag",
+            "https://auth.example.com/a b",
+            "https://auth.example.com/a\r\nSet-Cookie:x",
+            "https://auth.example.com/<script>",
+            "https:///path",
+            "javascript:alert(1)",
+        ] {
+            assert!(check_authorization_url(bad).is_err(), "{bad}");
+        }
+        let long = format!("https://auth.example.com/?q={}", "a".repeat(MAX_URL_BYTES));
+        assert!(check_authorization_url(&long).unwrap_err().contains("longer"));
+    }
+
+    #[test]
+    fn secret_variables_are_recognised() {
+        for name in ["GITHUB_TOKEN", "aws_secret_access_key", "MY_API_KEY", "PGPASSWORD", "HTTP_AUTHORIZATION"] {
+            assert!(is_secret_variable(name), "{name}");
+        }
+        for name in ["PATH", "HOME", "DISPLAY", "LANG"] {
+            assert!(!is_secret_variable(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn every_failure_has_a_cause_and_the_helpful_ones_name_their_option() {
+        assert!(Failure::Timeout.message().contains("--sign-in-timeout"));
+        assert!(Failure::RedirectPortUnavailable.message().contains("--redirect-port"));
+        assert!(Failure::StartReused.message().contains("--no-browser"));
+        assert_eq!(Failure::StartReused.cause(), "sign_in_start_reused");
+    }
+}
