@@ -2,27 +2,36 @@
 //! the validated configuration.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 
 const EXAMPLES: &str = "\
 Examples:
   mcp-bridge -- mcp-example-server
   mcp-bridge --log-level debug -- python3 -m my_server --flag
   mcp-bridge --discover-timeout 120 -- npx -y some-2026-server
+  mcp-bridge https://mcp.example.com/mcp
+  mcp-bridge --header-env Authorization=MY_TOKEN_HEADER https://mcp.example.com/mcp
+  mcp-bridge logout https://mcp.example.com/mcp
 
 In VS Code's mcp.json:
   {\"servers\": {\"example\": {\"command\": \"mcp-bridge\", \"args\": [\"--\", \"mcp-example-server\"]}}}
 
 Exit codes: 0 at the end of the input, 1 when the server stopped or on an
-internal error, 2 for invalid arguments.";
+internal error, 2 for invalid arguments (a missing --header-env variable, a
+--ca-file or token store that cannot be used).";
 
 /// Lets an MCP client of revision 2025-11-25 (VS Code, Claude Desktop,
 /// Cursor) use a server of revision 2026-07-28: the client starts
 /// mcp-bridge as its stdio server, and mcp-bridge starts the real server.
 #[derive(Debug, Parser)]
-#[command(name = "mcp-bridge", version, after_help = EXAMPLES)]
+#[command(name = "mcp-bridge", version, after_help = EXAMPLES, args_conflicts_with_subcommands = true)]
 pub(crate) struct Args {
+    /// Another action than bridging.
+    #[command(subcommand)]
+    pub(crate) action: Option<Action>,
+
     /// The client family to serve.
     #[arg(long, default_value = "vscode", value_name = "NAME")]
     pub(crate) profile: String,
@@ -44,7 +53,59 @@ pub(crate) struct Args {
     #[arg(long, default_value_t = 64 * 1024 * 1024, value_name = "BYTES")]
     pub(crate) max_line_bytes: usize,
 
+    /// A header for every request to the URL (repeatable).
+    #[arg(long = "header", value_name = "NAME:VALUE")]
+    pub(crate) headers: Vec<String>,
+
+    /// A header whose value is the environment variable VAR (repeatable);
+    /// keeps secrets out of the command line.
+    #[arg(long = "header-env", value_name = "NAME=VAR")]
+    pub(crate) header_env: Vec<String>,
+
+    /// More trusted CA certificates for HTTPS, a PEM file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ca_file: Option<PathBuf>,
+
+    /// The largest JSON response, or event of a stream, from the URL.
+    #[arg(long, default_value_t = 64 * 1024 * 1024, value_name = "BYTES")]
+    pub(crate) max_response_bytes: usize,
+
+    /// Seconds a sign-in in the browser may take.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub(crate) sign_in_timeout: u64,
+
+    /// The port of the sign-in redirect on 127.0.0.1.
+    #[arg(long, default_value_t = mcp_bridge::signin::DEFAULT_REDIRECT_PORT, value_name = "PORT")]
+    pub(crate) redirect_port: u16,
+
+    /// Never open a browser: sign in with the link in the log.
+    #[arg(long)]
+    pub(crate) no_browser: bool,
+
+    /// The URL of this client's metadata document, used as its OAuth client
+    /// id where the authorization server accepts that.
+    #[arg(long, value_name = "URL")]
+    pub(crate) client_metadata_url: Option<String>,
+
+    /// The URL of a 2026-07-28 server over Streamable HTTP (the URL form).
+    #[arg(value_name = "URL")]
+    pub(crate) url: Option<String>,
+
     /// The 2026-07-28 server to start, after `--`: the program and its arguments.
-    #[arg(last = true, required = true, value_name = "CMD")]
+    #[arg(last = true, value_name = "CMD")]
     pub(crate) command: Vec<OsString>,
+}
+
+/// Actions besides bridging.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Action {
+    /// Forgets the stored sign-in of a URL, or every one with --all.
+    Logout {
+        /// The server URL.
+        #[arg(value_name = "URL", required_unless_present = "all")]
+        url: Option<String>,
+        /// Forget every stored sign-in.
+        #[arg(long, conflicts_with = "url")]
+        all: bool,
+    },
 }

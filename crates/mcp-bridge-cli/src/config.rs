@@ -1,14 +1,30 @@
 //! The validated configuration of one run, made from [`crate::args::Args`].
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_bridge::signin::{Gate, SignIn, SignInOptions};
 use mcp_bridge::{FrontendOptions, UpstreamConfig, profile};
+use mcp_sdk::auth::{OAuthClient, OAuthConfig};
+use mcp_sdk::transport::http::{HttpConfig, ProxyConfig};
 use mcp_sdk::transport::stdio::StdioCommand;
 
-use crate::args::Args;
+use crate::args::{Action, Args};
 
 /// The log levels `--log-level` accepts.
 const LOG_LEVELS: [&str; 5] = ["error", "warning", "info", "debug", "trace"];
+
+/// What the command line asks for.
+#[derive(Debug)]
+pub(crate) enum Job {
+    /// Bridge a client to a server.
+    Bridge(Box<Config>),
+    /// Forget the stored sign-in of a URL, or all of them.
+    Logout {
+        /// The server URL; `None` with `--all`.
+        url: Option<String>,
+    },
+}
 
 /// What the bridge runs with.
 #[derive(Debug)]
@@ -16,14 +32,102 @@ pub(crate) struct Config {
     pub(crate) log_level: String,
     pub(crate) upstream: UpstreamConfig,
     pub(crate) frontend: FrontendOptions,
+    /// The sign-in gate of the URL form, told when the client is initialized.
+    pub(crate) gate: Option<Arc<Gate>>,
 }
 
-impl Config {
+/// The headers of the command line, and the names of the variables they
+/// came from (kept from a browser's environment).
+struct Headers {
+    pairs: Vec<(String, String)>,
+    variables: Vec<String>,
+}
+
+/// The headers of `--header NAME:VALUE` and `--header-env NAME=VAR`.
+fn headers(args: &Args) -> Result<Headers, String> {
+    let is_token = |name: &str| {
+        !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    };
+    let mut headers = Vec::new();
+    for header in &args.headers {
+        let (name, value) = header.split_once(':').ok_or_else(|| format!("--header {header:?} needs NAME:VALUE"))?;
+        let name = name.trim();
+        if !is_token(name) {
+            return Err(format!("--header: {name:?} is not a header name"));
+        }
+        headers.push((name.to_owned(), value.trim().to_owned()));
+    }
+    let mut variables = Vec::new();
+    for pair in &args.header_env {
+        let (name, var) = pair.split_once('=').ok_or_else(|| format!("--header-env {pair:?} needs NAME=VAR"))?;
+        if !is_token(name) {
+            return Err(format!("--header-env: {name:?} is not a header name"));
+        }
+        let value = std::env::var(var).map_err(|_| format!("--header-env: the variable {var} is not set"))?;
+        headers.push((name.to_owned(), value));
+        variables.push(var.to_owned());
+    }
+    Ok(Headers { pairs: headers, variables })
+}
+
+/// The upstream of the URL form: the HTTP transport with the sign-in.
+fn http_upstream(args: &Args, url: &str) -> Result<(UpstreamConfig, Option<Arc<Gate>>), String> {
+    let lower = url.to_ascii_lowercase();
+    if !(lower.starts_with("https://") || lower.starts_with("http://")) {
+        return Err(format!("{url:?} is not an http(s) URL; to start a server program, put it after --"));
+    }
+    if args.max_response_bytes < 1024 {
+        return Err("--max-response-bytes must be at least 1024".into());
+    }
+    if args.sign_in_timeout == 0 {
+        return Err("--sign-in-timeout must be at least 1 second".into());
+    }
+    let Headers { pairs: headers, variables } = headers(args)?;
+    let mut http = HttpConfig::new(url);
+    http.max_response_bytes = args.max_response_bytes;
+    http.proxy = ProxyConfig::from_environment(url, |name| std::env::var(name).ok());
+    http.ca_file = args.ca_file.clone();
+    let explicit_authorization = headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
+    http.headers = headers;
+    http.check().map_err(|e| format!("{e}"))?;
+    if explicit_authorization {
+        // The user gave the credentials; no sign-in.
+        return Ok((UpstreamConfig::Http(http), None));
+    }
+    let opener = (!args.no_browser).then(|| mcp_bridge::signin::system_opener(variables));
+    let gate = Arc::new(Gate::new(opener));
+    let options =
+        SignInOptions { redirect_port: args.redirect_port, timeout: Duration::from_secs(args.sign_in_timeout) };
+    // Written whatever the log level: it is how the user signs in.
+    let announce = Arc::new(|url: &str| eprintln!("mcp-bridge: sign in at {url}"));
+    let sign_in = SignIn::new(options, gate.clone(), announce);
+    let store = mcp_bridge::signin::tokens::open().map_err(|e| format!("the token store does not open: {e}"))?;
+    let oauth = OAuthClient::new(
+        OAuthConfig {
+            server_url: url.to_owned(),
+            redirect_uri: sign_in.redirect_uri(),
+            client_name: "mcp-bridge".into(),
+            pre_registered: None,
+            client_metadata_url: args.client_metadata_url.clone(),
+            connection: http.clone(),
+        },
+        sign_in.authorize(),
+        Arc::new(store),
+    )
+    .map_err(|e| e.to_string())?;
+    http.auth = Some(Arc::new(oauth));
+    Ok((UpstreamConfig::Http(http), Some(gate)))
+}
+
+impl Job {
     /// Checks the arguments.
     ///
     /// # Errors
     /// A message for the user naming the bad argument.
-    pub(crate) fn from_args(args: Args) -> Result<Config, String> {
+    pub(crate) fn from_args(args: Args) -> Result<Job, String> {
+        if let Some(Action::Logout { url, all }) = args.action {
+            return Ok(Job::Logout { url: if all { None } else { url } });
+        }
         let profile = profile::by_name(&args.profile).ok_or_else(|| {
             let known: Vec<&str> = profile::PROFILES.iter().map(|p| p.name).collect();
             format!("unknown --profile {:?}; known profiles: {}", args.profile, known.join(", "))
@@ -40,17 +144,29 @@ impl Config {
         if args.max_line_bytes < 1024 {
             return Err("--max-line-bytes must be at least 1024".into());
         }
-        let mut words = args.command.into_iter();
-        let program = words.next().ok_or("give the server command after --")?;
-        let mut command = StdioCommand::new(program).args(words);
-        command.max_line_bytes = args.max_line_bytes;
-        let frontend = FrontendOptions {
+        let mut frontend = FrontendOptions {
             profile,
             max_line_bytes: args.max_line_bytes,
             discover_timeout: Duration::from_secs(args.discover_timeout),
             input_timeout: Duration::from_secs(args.input_timeout),
             ..FrontendOptions::default()
         };
-        Ok(Config { log_level: args.log_level, upstream: UpstreamConfig::Stdio(command), frontend })
+        let (upstream, gate) = match (&args.url, args.command.is_empty()) {
+            (Some(_), false) => return Err("give a URL or a command after --, not both".into()),
+            (None, true) => return Err("give the server's URL, or its command after --".into()),
+            (Some(url), true) => {
+                // A sign-in may happen inside the first discover.
+                frontend.discover_timeout += Duration::from_secs(args.sign_in_timeout);
+                http_upstream(&args, url)?
+            }
+            (None, false) => {
+                let mut words = args.command.into_iter();
+                let program = words.next().ok_or("give the server command after --")?;
+                let mut command = StdioCommand::new(program).args(words);
+                command.max_line_bytes = args.max_line_bytes;
+                (UpstreamConfig::Stdio(command), None)
+            }
+        };
+        Ok(Job::Bridge(Box::new(Config { log_level: args.log_level, upstream, frontend, gate })))
     }
 }

@@ -1,11 +1,12 @@
 //! `mcp-bridge`: a 2025-11-25 stdio server for legacy MCP clients in front
-//! of a 2026-07-28 server started as a child process.
+//! of a 2026-07-28 server: a child process (`-- CMD`), or a URL over
+//! Streamable HTTP with OAuth sign-in; `mcp-bridge logout` forgets sign-ins.
 //!
 //! | exit code | when |
 //! |---|---|
-//! | 0 | the client closed stdin (also after the watchdog) |
+//! | 0 | the client closed stdin (also after the watchdog); a logout done |
 //! | 1 | the server stopped, or an internal error |
-//! | 2 | invalid arguments |
+//! | 2 | invalid arguments, a missing `--header-env` variable, a CA file or token store that cannot be used |
 
 mod args;
 mod config;
@@ -31,8 +32,9 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    let config = match config::Config::from_args(args) {
-        Ok(config) => config,
+    let config = match config::Job::from_args(args) {
+        Ok(config::Job::Bridge(config)) => *config,
+        Ok(config::Job::Logout { url }) => return logout(url.as_deref()),
         Err(message) => {
             eprintln!("mcp-bridge: {message}");
             return ExitCode::from(2);
@@ -43,6 +45,35 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             tracing::error!("{e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Forgets the stored sign-in of `url`, or every one.
+fn logout(url: Option<&str>) -> ExitCode {
+    let store = match mcp_bridge::signin::tokens::open() {
+        Ok(store) => store,
+        Err(e) => {
+            eprintln!("mcp-bridge: the token store does not open: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = match url {
+        Some(url) => mcp_bridge::signin::tokens::forget(&store, url).map(usize::from),
+        None => store.remove_all(),
+    };
+    match outcome {
+        Ok(0) => {
+            eprintln!("mcp-bridge: no stored sign-in to forget");
+            ExitCode::SUCCESS
+        }
+        Ok(n) => {
+            eprintln!("mcp-bridge: forgot {n} stored record(s)");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("mcp-bridge: logout failed: {e}");
             ExitCode::from(1)
         }
     }
@@ -72,9 +103,13 @@ fn run(config: config::Config) -> anyhow::Result<ExitCode> {
     let upstream_group = Arc::new(AtomicU32::new(0));
     let watched = upstream_group.clone();
     let recorded = upstream_group.clone();
+    let gate = config.gate.clone();
     let hooks = Hooks {
         on_eof: Some(Box::new(move || start_watchdog(watched))),
         on_upstream_started: Some(Arc::new(move |pid| recorded.store(pid, Ordering::SeqCst))),
+        on_initialized: gate.map(|gate| -> mcp_bridge::frontend::OnInitialized {
+            Box::new(move |consent| gate.client_initialized(consent))
+        }),
     };
     let outcome = runtime.block_on(mcp_bridge::run(
         tokio::io::stdin(),

@@ -21,7 +21,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_protocol::types::{
-    ClientCapabilities, InputRequest, InputRequests, InputResponses, LoggingLevel, ProgressNotificationParams,
+    ClientCapabilities, InputRequest, InputRequests, InputResponse, InputResponses, LoggingLevel,
+    ProgressNotificationParams,
 };
 use mcp_protocol::{
     ErrorObject, Frame, JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest, JsonRpcResultResponse, Message,
@@ -118,13 +119,21 @@ pub struct Hooks {
     /// Called with the process id (and group id) of each upstream child
     /// started, so the watchdog can stop its group.
     pub on_upstream_started: Option<Arc<dyn Fn(u32) + Send + Sync>>,
+    /// Called at the client's `notifications/initialized` with the way to
+    /// ask the client to let the user sign in (a URL elicitation), when
+    /// the client can show one: the sign-in gate takes it.
+    pub on_initialized: Option<OnInitialized>,
 }
+
+/// Receives the way to ask the client about a sign-in (see [`Hooks`]).
+pub type OnInitialized = Box<dyn FnOnce(crate::signin::Consent) + Send>;
 
 impl std::fmt::Debug for Hooks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Hooks")
             .field("on_eof", &self.on_eof.is_some())
             .field("on_upstream_started", &self.on_upstream_started.is_some())
+            .field("on_initialized", &self.on_initialized.is_some())
             .finish()
     }
 }
@@ -182,6 +191,8 @@ struct Frontend {
     declared: Mutex<Declared>,
     /// The listen stream's owner, once started.
     listener: Mutex<Option<Listener>>,
+    /// Taken at the first `notifications/initialized`.
+    on_initialized: Mutex<Option<OnInitialized>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -224,6 +235,7 @@ where
         last_input_id: AtomicU64::new(0),
         declared: Mutex::default(),
         listener: Mutex::default(),
+        on_initialized: Mutex::new(hooks.on_initialized.take()),
     });
     let mut reader = FrameReader::new(input, options.max_line_bytes);
 
@@ -386,10 +398,11 @@ impl Frontend {
         }
     }
 
-    fn handle_notification(&self, n: JsonRpcNotification) {
+    fn handle_notification(self: &Arc<Self>, n: JsonRpcNotification) {
         match legacy::classify_notification(&n.method) {
             NotificationClass::Initialized => {
                 self.listener();
+                self.offer_consent();
             }
             NotificationClass::Cancelled => {
                 if let Some(id) = legacy::cancelled_request_id(n.params.as_ref())
@@ -402,6 +415,36 @@ impl Frontend {
                 tracing::debug!(method = %n.method, "notification noted");
             }
         }
+    }
+
+    /// Gives the sign-in gate a way to ask the client, when the client
+    /// declared URL elicitations: an `elicitation/create` in URL mode with
+    /// the authorization URL, answered within the input time limit.
+    fn offer_consent(self: &Arc<Self>) {
+        let Some(hook) = lock(&self.on_initialized).take() else { return };
+        let can_ask = lock(&self.client_capabilities).elicitation.as_ref().is_some_and(|e| e.supports_url());
+        if !can_ask {
+            return;
+        }
+        // Weak: the consent lives in the upstream's OAuth client, which the
+        // front end owns.
+        let frontend = Arc::downgrade(self);
+        hook(Arc::new(move |url: String| {
+            let frontend = frontend.clone();
+            Box::pin(async move {
+                let frontend = frontend.upgrade().ok_or("the client is gone")?;
+                let request = input::url_consent_request(&url).map_err(|e| e.to_string())?;
+                let token = frontend.stop_slots.child_token();
+                let answers = frontend
+                    .run_round(InputRequests::from([("sign_in".to_owned(), request)]), &token)
+                    .await
+                    .map_err(|_| "the client did not answer the sign-in request".to_owned())?;
+                Ok(matches!(
+                    answers.get("sign_in"),
+                    Some(InputResponse::Elicit(answer)) if answer.action == mcp_protocol::types::ElicitAction::Accept
+                ))
+            })
+        }));
     }
 
     async fn handle_request(self: &Arc<Self>, request: JsonRpcRequest) {

@@ -104,6 +104,19 @@ pub fn check_round(requests: &InputRequests, client: &ClientCapabilities) -> Res
     Ok(())
 }
 
+/// The URL elicitation that asks the client's user to sign in at `url`.
+///
+/// # Errors
+/// The request cannot be built (it always can for a checked URL).
+pub fn url_consent_request(url: &str) -> Result<InputRequest, serde_json::Error> {
+    serde_json::from_value(serde_json::json!({"method": "elicitation/create", "params": {
+        "mode": "url",
+        "message": "The MCP server needs you to sign in. Open the link to continue.",
+        "url": url,
+        "elicitationId": format!("sign-in-{}", std::process::id()),
+    }}))
+}
+
 /// The method and params of an input request, as the client's request.
 pub fn client_request(request: &InputRequest) -> (String, Option<Value>) {
     let value = serde_json::to_value(request).unwrap_or(Value::Null);

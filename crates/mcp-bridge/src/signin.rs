@@ -9,6 +9,7 @@
 //! the request.
 
 pub mod receiver;
+pub mod tokens;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

@@ -1,6 +1,7 @@
 //! The upstream server: the SDK's client on its transport: a child process
-//! on stdio, or the server of the same process (the embedded bridge); a URL
-//! (issue: HTTP upstream) plugs in here.
+//! on stdio, a URL over Streamable HTTP (with its OAuth sign-in in the
+//! transport's authorization provider), or the server of the same process
+//! (the embedded bridge).
 
 use std::process::ExitStatus;
 use std::sync::Arc;
@@ -21,6 +22,9 @@ pub enum UpstreamConfig {
     /// The server of this process, over an in-memory link that is never
     /// lost (the embedded bridge).
     Memory(mcp_sdk::Server),
+    /// A server at a URL; a failed request fails alone, the upstream is
+    /// never lost.
+    Http(mcp_sdk::transport::http::HttpConfig),
 }
 
 /// A connected upstream server.
@@ -53,6 +57,7 @@ impl Upstream {
         let (transport, origin) = match config {
             UpstreamConfig::Stdio(command) => (spawn(command.clone())?, Origin::Local),
             UpstreamConfig::Memory(server) => (mcp_sdk::transport::memory::connect(server), Origin::Local),
+            UpstreamConfig::Http(config) => (mcp_sdk::transport::http::connect(config.clone())?, Origin::Remote),
         };
         Ok(Upstream { client: Client::new(options, transport), origin })
     }

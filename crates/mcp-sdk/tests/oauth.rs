@@ -8,10 +8,6 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::IntoResponse;
-use axum::routing::{get, post};
 use mcp_protocol::types::{CallToolResult, ContentBlock, Implementation, Tool};
 use mcp_sdk::auth::{
     AuthorizationRequest, AuthorizationResponse, Authorize, MemoryStore, OAuthClient, OAuthConfig, TokenRecord,
@@ -21,84 +17,12 @@ use mcp_sdk::server::http::HttpOptions;
 use mcp_sdk::transport::http::{HttpConfig, connect};
 use mcp_sdk::{Client, ClientOptions, Reply, RequestOptions, Server};
 use serde_json::json;
-use tokio::net::TcpListener;
+use test_support::oauth::{Issued, Shared, authorization_server, protected};
 
-/// What the test authorization server has handed out and seen.
-#[derive(Default)]
-struct Issued {
-    /// Access tokens the protected server accepts.
-    valid: Vec<String>,
-    /// Grant types of the token requests, in order.
-    grants: Vec<String>,
-    /// Seconds to the expiry of the next token.
-    expires_in: u64,
-    /// Refuse every token request with invalid_grant.
-    refuse: bool,
-}
-
-type Shared = Arc<Mutex<Issued>>;
-
-async fn listen() -> (TcpListener, String) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    (listener, base)
-}
-
-/// The authorization server: metadata, an authorize endpoint that approves
-/// at once, a token endpoint, registration.
-async fn authorization_server(issued: Shared) -> String {
-    let (listener, base) = listen().await;
-    let issuer = base.clone();
-    let metadata = json!({
-        "issuer": issuer,
-        "authorization_endpoint": format!("{base}/authorize"),
-        "token_endpoint": format!("{base}/token"),
-        "registration_endpoint": format!("{base}/register"),
-        "code_challenge_methods_supported": ["S256"],
-        "authorization_response_iss_parameter_supported": true,
-        "scopes_supported": ["mcp", "offline_access"]
-    });
-    let iss = base.clone();
-    let router = axum::Router::new()
-        .route("/.well-known/oauth-authorization-server", get(move || async move { axum::Json(metadata) }))
-        .route(
-            "/authorize",
-            get(move |Query(q): Query<std::collections::HashMap<String, String>>| async move {
-                let to = format!("{}?code=code-s3cret&state={}&iss={}", q["redirect_uri"], q["state"], iss);
-                (StatusCode::FOUND, [("location", to)]).into_response()
-            }),
-        )
-        .route("/register", post(|| async { (StatusCode::CREATED, axum::Json(json!({"client_id": "client-1"}))) }))
-        .route(
-            "/token",
-            post(|State(issued): State<Shared>, body: String| async move {
-                let form: std::collections::HashMap<String, String> = body
-                    .split('&')
-                    .filter_map(|p| p.split_once('='))
-                    .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                    .collect();
-                let mut issued = issued.lock().unwrap();
-                issued.grants.push(form.get("grant_type").cloned().unwrap_or_default());
-                if issued.refuse {
-                    return (StatusCode::BAD_REQUEST, axum::Json(json!({"error": "invalid_grant"}))).into_response();
-                }
-                let token = format!("at-{}", issued.grants.len());
-                issued.valid.push(token.clone());
-                let answer = json!({"access_token": token, "token_type": "Bearer", "expires_in": issued.expires_in,
-                    "refresh_token": format!("rt-{}", issued.grants.len()), "scope": "mcp offline_access"});
-                axum::Json(answer).into_response()
-            }),
-        )
-        .with_state(issued);
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    base
-}
-
-/// The protected MCP server, with its resource metadata.
-async fn protected_server(issued: Shared, issuer: String) -> String {
-    let (listener, base) = listen().await;
+/// The MCP server the OAuth world protects.
+fn ping_server() -> axum::Router {
     let tool: Tool = serde_json::from_value(json!({"name": "ping", "inputSchema": {"type": "object"}})).unwrap();
-    let server = Server::builder(Implementation::new("protected", "1"))
+    Server::builder(Implementation::new("protected", "1"))
         .tool(tool, |_call, _ctx| async move {
             Ok(Reply::Complete(CallToolResult {
                 result_type: Default::default(),
@@ -109,32 +33,8 @@ async fn protected_server(issued: Shared, issuer: String) -> String {
                 extra: Default::default(),
             }))
         })
-        .build();
-    let prm =
-        json!({"resource": format!("{base}/mcp"), "authorization_servers": [issuer], "scopes_supported": ["mcp"]});
-    let challenge = format!("Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\"");
-    let guarded = axum::Router::new().fallback_service(server.http_router(HttpOptions::default())).layer(
-        axum::middleware::from_fn(
-            move |headers: HeaderMap, request: axum::extract::Request, next: axum::middleware::Next| {
-                let (issued, challenge) = (issued.clone(), challenge.clone());
-                async move {
-                    let token = headers
-                        .get("authorization")
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.strip_prefix("Bearer "));
-                    if !token.is_some_and(|t| issued.lock().unwrap().valid.iter().any(|v| v == t)) {
-                        return (StatusCode::UNAUTHORIZED, [("www-authenticate", challenge)], "").into_response();
-                    }
-                    next.run(request).await
-                }
-            },
-        ),
-    );
-    let router = axum::Router::new()
-        .route("/.well-known/oauth-protected-resource/mcp", get(move || async move { axum::Json(prm) }))
-        .merge(guarded);
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    format!("{base}/mcp")
+        .build()
+        .http_router(HttpOptions::default())
 }
 
 /// A browser whose user approves at once; counts the sign-ins.
@@ -160,8 +60,8 @@ struct Setup {
 
 async fn setup(expires_in: u64) -> Setup {
     let issued: Shared = Arc::new(Mutex::new(Issued { expires_in, ..Issued::default() }));
-    let issuer = authorization_server(issued.clone()).await;
-    let url = protected_server(issued.clone(), issuer).await;
+    let issuer = authorization_server(issued.clone(), None).await;
+    let url = protected(ping_server(), issued.clone(), issuer).await;
     Setup { issued, url, sign_ins: Arc::default(), store: Arc::default() }
 }
 

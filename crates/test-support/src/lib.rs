@@ -1,8 +1,11 @@
 //! Helpers shared by the tests of the workspace: where the official MCP
 //! schemas are, validators for their definitions, a raw line-level peer for
-//! stdio programs, and the installed Python peer.
+//! stdio programs, the installed Python peer, and a small OAuth world
+//! ([`oauth`]).
 
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc, missing_debug_implementations)]
+
+pub mod oauth;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -108,14 +111,15 @@ pub const LINE_DEADLINE: Duration = Duration::from_secs(10);
 impl RawPeer {
     /// Starts `program` with `args`, stderr passed through.
     pub fn spawn(program: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> RawPeer {
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
+        let mut command = Command::new(program);
+        command.args(args).stderr(Stdio::inherit());
+        RawPeer::start(command)
+    }
+
+    /// Starts a prepared command (its environment, its stderr) with piped
+    /// stdin and stdout.
+    pub fn start(mut command: Command) -> RawPeer {
+        let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).kill_on_drop(true).spawn().unwrap();
         let stdin = child.stdin.take();
         let lines = BufReader::new(child.stdout.take().unwrap()).lines();
         RawPeer { child, stdin, lines }

@@ -13,7 +13,7 @@ use crate::server::BoxFuture;
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Where and how to reach a Streamable HTTP server.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HttpConfig {
     /// The endpoint URL.
     pub url: String,
@@ -33,7 +33,32 @@ pub struct HttpConfig {
     pub auth: Option<Arc<dyn AuthProvider>>,
 }
 
+impl std::fmt::Debug for HttpConfig {
+    /// The configuration with header names only: values may be secrets.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("HttpConfig")
+            .field("url", &self.url)
+            .field("max_response_bytes", &self.max_response_bytes)
+            .field("headers", &names)
+            .field("proxy", &self.proxy)
+            .field("ca_file", &self.ca_file)
+            .field("client_identity_file", &self.client_identity_file)
+            .field("auth", &self.auth)
+            .finish()
+    }
+}
+
 impl HttpConfig {
+    /// Checks that the configuration can be used (the proxy URL, the CA and
+    /// identity files) without connecting.
+    ///
+    /// # Errors
+    /// [`Error::InvalidRequest`] saying what cannot be used.
+    pub fn check(&self) -> Result<(), Error> {
+        build_client(self).map(|_| ())
+    }
+
     /// A configuration with the default limits, no proxy and no credentials.
     pub fn new(url: impl Into<String>) -> Self {
         HttpConfig {

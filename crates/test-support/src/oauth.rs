@@ -1,0 +1,246 @@
+//! A small OAuth world on loopback for the sign-in tests: an authorization
+//! server (metadata, an authorize endpoint that approves at once, a token
+//! endpoint that checks PKCE, registration), optionally over HTTPS with a
+//! test CA, and an MCP server behind a Bearer check with its protected
+//! resource metadata.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use base64::Engine;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use tokio::net::{TcpListener, TcpStream};
+
+/// What the authorization server handed out and saw.
+#[derive(Debug, Default)]
+pub struct Issued {
+    /// Access tokens the protected server accepts.
+    pub valid: Vec<String>,
+    /// Grant types of the token requests, in order.
+    pub grants: Vec<String>,
+    /// Seconds to the expiry of the next token.
+    pub expires_in: u64,
+    /// Refuse every token request with `invalid_grant`.
+    pub refuse: bool,
+    /// The `iss` the authorize endpoint puts in its redirect; the issuer
+    /// when `None`.
+    pub iss_override: Option<String>,
+    /// Answer the authorize endpoint with `error=access_denied`.
+    pub deny: bool,
+    /// The code challenge of each code handed out.
+    pub challenges: HashMap<String, String>,
+    /// Authorization requests seen.
+    pub authorizations: usize,
+}
+
+/// The shared record of an authorization server.
+pub type Shared = Arc<Mutex<Issued>>;
+
+/// A test CA and a server certificate for 127.0.0.1 it signed.
+pub struct TestPki {
+    /// The CA certificate, PEM, in a file.
+    pub ca_file: PathBuf,
+    config: Arc<rustls::ServerConfig>,
+}
+
+impl TestPki {
+    /// Makes the CA and the certificate; the CA file goes into `dir`.
+    pub fn new(dir: &Path) -> TestPki {
+        use rcgen::{BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, KeyPair};
+        let named = |name: &str| {
+            let mut dn = DistinguishedName::new();
+            dn.push(DnType::CommonName, name);
+            dn
+        };
+        let ca_key = KeyPair::generate().unwrap();
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        // OpenSSL takes a certificate whose issuer is its subject for a
+        // self-signed one: the CA and the server get names of their own.
+        ca_params.distinguished_name = named("mcp-bridge test CA");
+        let ca = ca_params.self_signed(&ca_key).unwrap();
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()]).unwrap();
+        params.distinguished_name = named("127.0.0.1");
+        let cert = params.signed_by(&key, &ca, &ca_key).unwrap();
+        std::fs::create_dir_all(dir).unwrap();
+        let ca_file = dir.join("test-ca.pem");
+        std::fs::write(&ca_file, ca.pem()).unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let private = rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).unwrap();
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![cert.der().clone()], private)
+            .unwrap();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        TestPki { ca_file, config: Arc::new(config) }
+    }
+}
+
+/// A TLS listener for `axum::serve`.
+struct TlsListener {
+    tcp: TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = tokio_rustls::server::TlsStream<TcpStream>;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            let Ok((tcp, addr)) = self.tcp.accept().await else { continue };
+            if let Ok(tls) = self.acceptor.accept(tcp).await {
+                return (tls, addr);
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.tcp.local_addr()
+    }
+}
+
+/// Serves `router` on a free loopback port, over TLS with `pki`; returns
+/// the base URL.
+pub async fn serve(router: axum::Router, pki: Option<&TestPki>) -> String {
+    let tcp = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = tcp.local_addr().unwrap();
+    match pki {
+        Some(pki) => {
+            let listener = TlsListener { tcp, acceptor: tokio_rustls::TlsAcceptor::from(pki.config.clone()) };
+            tokio::spawn(async move { axum::serve(listener, router).await });
+            format!("https://{addr}")
+        }
+        None => {
+            tokio::spawn(async move { axum::serve(tcp, router).await });
+            format!("http://{addr}")
+        }
+    }
+}
+
+fn s256(verifier: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
+}
+
+fn form(body: &str) -> HashMap<String, String> {
+    let url = reqwest::Url::parse(&format!("http://form/?{body}")).unwrap();
+    url.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect()
+}
+
+/// Starts an authorization server; returns its issuer (base URL) and its
+/// record. Tokens are `at-N`, refresh tokens `rt-N`, codes `code-N`.
+pub async fn authorization_server(issued: Shared, pki: Option<&TestPki>) -> String {
+    // The issuer is known once the port is: the router reads it from here.
+    let issuer: Arc<Mutex<String>> = Arc::default();
+    let metadata_issuer = issuer.clone();
+    let authorize_issuer = issuer.clone();
+    let router = axum::Router::new()
+        .route(
+            "/.well-known/oauth-authorization-server",
+            get(move || {
+                let base = metadata_issuer.lock().unwrap().clone();
+                async move {
+                    axum::Json(json!({
+                        "issuer": base,
+                        "authorization_endpoint": format!("{base}/authorize"),
+                        "token_endpoint": format!("{base}/token"),
+                        "registration_endpoint": format!("{base}/register"),
+                        "code_challenge_methods_supported": ["S256"],
+                        "authorization_response_iss_parameter_supported": true,
+                        "scopes_supported": ["mcp", "offline_access"]
+                    }))
+                }
+            }),
+        )
+        .route(
+            "/authorize",
+            get(move |State(issued): State<Shared>, Query(q): Query<HashMap<String, String>>| {
+                let base = authorize_issuer.lock().unwrap().clone();
+                async move {
+                    let mut issued = issued.lock().unwrap();
+                    issued.authorizations += 1;
+                    let redirect = q.get("redirect_uri").cloned().unwrap_or_default();
+                    let state = q.get("state").cloned().unwrap_or_default();
+                    let iss = issued.iss_override.clone().unwrap_or(base);
+                    if issued.deny {
+                        let to = format!("{redirect}?error=access_denied&state={state}&iss={iss}");
+                        return (StatusCode::FOUND, [("location", to)]).into_response();
+                    }
+                    let code = format!("code-{}", issued.authorizations);
+                    issued.challenges.insert(code.clone(), q.get("code_challenge").cloned().unwrap_or_default());
+                    let to = format!("{redirect}?code={code}&state={state}&iss={iss}");
+                    (StatusCode::FOUND, [("location", to)]).into_response()
+                }
+            }),
+        )
+        .route("/register", post(|| async { (StatusCode::CREATED, axum::Json(json!({"client_id": "client-1"}))) }))
+        .route(
+            "/token",
+            post(|State(issued): State<Shared>, body: String| async move {
+                let form = form(&body);
+                let mut issued = issued.lock().unwrap();
+                let grant = form.get("grant_type").cloned().unwrap_or_default();
+                issued.grants.push(grant.clone());
+                let refuse = |why: &str| (StatusCode::BAD_REQUEST, axum::Json(json!({"error": why}))).into_response();
+                if issued.refuse {
+                    return refuse("invalid_grant");
+                }
+                if grant == "authorization_code" {
+                    let code = form.get("code").cloned().unwrap_or_default();
+                    let verifier = form.get("code_verifier").cloned().unwrap_or_default();
+                    if issued.challenges.remove(&code) != Some(s256(&verifier)) {
+                        return refuse("invalid_grant");
+                    }
+                }
+                let n = issued.grants.len();
+                let token = format!("at-{n}");
+                issued.valid.push(token.clone());
+                axum::Json(json!({"access_token": token, "token_type": "Bearer", "expires_in": issued.expires_in,
+                    "refresh_token": format!("rt-{n}"), "scope": "mcp offline_access"}))
+                .into_response()
+            }),
+        )
+        .with_state(issued);
+    let base = serve(router, pki).await;
+    *issuer.lock().unwrap() = base.clone();
+    base
+}
+
+/// Serves `router` (an MCP endpoint at `/mcp`) behind a Bearer check
+/// against `issued`, with the resource metadata naming `issuer`; returns
+/// the endpoint's URL.
+pub async fn protected(router: axum::Router, issued: Shared, issuer: String) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let prm =
+        json!({"resource": format!("{base}/mcp"), "authorization_servers": [issuer], "scopes_supported": ["mcp"]});
+    let challenge = format!("Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\"");
+    let guarded = axum::Router::new().fallback_service(router).layer(axum::middleware::from_fn(
+        move |headers: HeaderMap, request: axum::extract::Request, next: axum::middleware::Next| {
+            let (issued, challenge) = (issued.clone(), challenge.clone());
+            async move {
+                let token =
+                    headers.get("authorization").and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
+                if !token.is_some_and(|t| issued.lock().unwrap().valid.iter().any(|v| v == t)) {
+                    return (StatusCode::UNAUTHORIZED, [("www-authenticate", challenge)], "").into_response();
+                }
+                next.run(request).await
+            }
+        },
+    ));
+    let router = axum::Router::new()
+        .route("/.well-known/oauth-protected-resource/mcp", get(move || async move { axum::Json(prm) }))
+        .merge(guarded);
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    format!("{base}/mcp")
+}
