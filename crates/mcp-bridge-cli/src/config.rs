@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_bridge::signin::{Gate, SignIn, SignInOptions};
+use mcp_bridge::upstream::HttpUpstream;
 use mcp_bridge::{FrontendOptions, UpstreamConfig, profile};
 use mcp_sdk::auth::{OAuthClient, OAuthConfig};
 use mcp_sdk::transport::http::{HttpConfig, ProxyConfig};
@@ -92,7 +93,7 @@ fn http_upstream(args: &Args, url: &str) -> Result<(UpstreamConfig, Option<Arc<G
     http.check().map_err(|e| format!("{e}"))?;
     if explicit_authorization {
         // The user gave the credentials; no sign-in.
-        return Ok((UpstreamConfig::Http(http), None));
+        return Ok((UpstreamConfig::Http(HttpUpstream { config: http, oauth: None, sign_in: None }), None));
     }
     let opener = (!args.no_browser).then(|| mcp_bridge::signin::system_opener(variables));
     let gate = Arc::new(Gate::new(opener));
@@ -115,8 +116,8 @@ fn http_upstream(args: &Args, url: &str) -> Result<(UpstreamConfig, Option<Arc<G
         Arc::new(store),
     )
     .map_err(|e| e.to_string())?;
-    http.auth = Some(Arc::new(oauth));
-    Ok((UpstreamConfig::Http(http), Some(gate)))
+    http.auth = Some(Arc::new(oauth.clone()));
+    Ok((UpstreamConfig::Http(HttpUpstream { config: http, oauth: Some(oauth), sign_in: Some(sign_in) }), Some(gate)))
 }
 
 impl Job {

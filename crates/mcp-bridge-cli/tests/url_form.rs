@@ -148,9 +148,25 @@ async fn a_denied_sign_in_fails_the_initialize_and_the_bridge_stays() {
     w.issued.lock().unwrap().deny = true;
     let mut peer = bridge(&w, &w.dir.join("browser.py"), &[]);
     let init = legacy_initialize(&mut peer, json!({})).await;
-    assert!(init["error"].is_object(), "{init}");
+    assert_eq!(init["error"]["data"]["cause"], "sign_in_denied", "{init}");
+    assert_eq!(init["error"]["data"]["detail"]["http_status"], 401, "{init}");
     let (code, stderr) = finish(peer).await;
     assert_eq!(code, Some(0));
+    assert_no_secrets(&stderr);
+    let _ = std::fs::remove_dir_all(&w.dir);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_from_another_issuer_is_refused_before_the_code_is_used() {
+    let w = world("wrong-iss").await;
+    w.issued.lock().unwrap().iss_override = Some("https://evil.example.com".into());
+    let mut peer = bridge(&w, &w.dir.join("browser.py"), &[]);
+    let init = legacy_initialize(&mut peer, json!({})).await;
+    assert_eq!(init["error"]["data"]["cause"], "sign_in_error", "{init}");
+    let reason = init["error"]["data"]["detail"]["reason"].as_str().unwrap();
+    assert!(reason.contains("another issuer"), "{reason}");
+    assert!(!w.issued.lock().unwrap().grants.iter().any(|g| g == "authorization_code"), "the code was not exchanged");
+    let (_, stderr) = finish(peer).await;
     assert_no_secrets(&stderr);
     let _ = std::fs::remove_dir_all(&w.dir);
 }

@@ -635,10 +635,14 @@ impl Frontend {
                     .map_err(|e| Some(error_for(Cause::InvalidResponse, Some(json!(e.to_string())))))?;
                 Ok((upstream, value))
             }
-            Err(e) => {
-                tracing::warn!("server/discover failed: {e}");
+            Err(failed) => {
+                tracing::warn!("server/discover failed: {}", failed.error);
                 upstream.close().await;
-                let error = match e {
+                let error = match failed.error {
+                    _ if failed.sign_in.is_some() || matches!(failed.http_status, Some(401 | 403)) => {
+                        translate::errors::error_of_failed(&failed, "server/discover")
+                            .unwrap_or_else(|| error_for(Cause::DiscoverFailed, None))
+                    }
                     mcp_sdk::Error::Rpc { error } => {
                         let mut error = translate::upstream_error(&error);
                         error.data = Some(json!({ "cause": "discover_failed", "detail": error.message }));
@@ -648,7 +652,13 @@ impl Frontend {
                         error_for(Cause::DiscoverFailed, Some(json!({ "timeout_ms": limit.as_millis() })))
                     }
                     mcp_sdk::Error::Closed => error_for(Cause::DiscoverFailed, Some(json!("the MCP server stopped"))),
-                    other => error_for(Cause::DiscoverFailed, Some(json!(other.to_string()))),
+                    ref other => {
+                        let mut detail = json!({ "reason": other.to_string() });
+                        if let Some(status) = failed.http_status {
+                            detail["http_status"] = json!(status);
+                        }
+                        error_for(Cause::DiscoverFailed, Some(detail))
+                    }
                 };
                 Err(Some(error))
             }
@@ -706,12 +716,12 @@ impl Frontend {
         for round in 0..=input::MAX_ROUNDS {
             let value = match upstream.request(method, params.clone(), options).await {
                 Ok(value) => value,
-                Err(mcp_sdk::Error::Rpc { error })
+                Err(crate::upstream::Failed { error: mcp_sdk::Error::Rpc { error }, .. })
                     if sent_state && error.code == mcp_protocol::error_code::INVALID_PARAMS =>
                 {
                     return Some(state_refused(method, error));
                 }
-                Err(e) => return translate::errors::error_of_sdk(&e, method).map(Err),
+                Err(failed) => return translate::errors::error_of_failed(&failed, method).map(Err),
             };
             if value.get("resultType").and_then(Value::as_str) != Some("input_required") {
                 return Some(Ok(translate::shape_result(method, value, upstream.origin())));

@@ -47,35 +47,16 @@ pub enum Failure {
 }
 
 impl Failure {
-    /// The cause name of the error table.
-    pub fn cause(self) -> &'static str {
+    /// The cause of the error table, with its name and fixed message.
+    pub fn cause(self) -> crate::translate::Cause {
+        use crate::translate::Cause;
         match self {
-            Failure::Timeout => "sign_in_timeout",
-            Failure::Denied => "sign_in_denied",
-            Failure::InvalidUrl => "sign_in_invalid_url",
-            Failure::BrowserLaunchFailed => "browser_launch_failed",
-            Failure::RedirectPortUnavailable => "redirect_port_unavailable",
-            Failure::StartReused => "sign_in_start_reused",
-        }
-    }
-
-    /// What the user reads, naming the option that helps.
-    pub fn message(self) -> &'static str {
-        match self {
-            Failure::Timeout => {
-                "The sign-in did not finish in time; try again, or give more time with --sign-in-timeout"
-            }
-            Failure::Denied => "The sign-in was declined",
-            Failure::InvalidUrl => "The server's authorization URL is not acceptable",
-            Failure::BrowserLaunchFailed => {
-                "No browser could be started; open the sign-in link from the log, or use --no-browser"
-            }
-            Failure::RedirectPortUnavailable => {
-                "The port for the sign-in redirect is in use; choose another with --redirect-port"
-            }
-            Failure::StartReused => {
-                "The sign-in link was opened twice, so the sign-in was stopped; sign in from the computer that runs mcp-bridge, or use --no-browser"
-            }
+            Failure::Timeout => Cause::SignInTimeout,
+            Failure::Denied => Cause::SignInDenied,
+            Failure::InvalidUrl => Cause::SignInInvalidUrl,
+            Failure::BrowserLaunchFailed => Cause::BrowserLaunchFailed,
+            Failure::RedirectPortUnavailable => Cause::RedirectPortUnavailable,
+            Failure::StartReused => Cause::SignInStartReused,
         }
     }
 }
@@ -243,7 +224,7 @@ impl SignIn {
             Box::pin(async move {
                 let outcome = me.run(&request).await;
                 *me.last_failure.lock().unwrap_or_else(|e| e.into_inner()) = outcome.as_ref().err().copied();
-                outcome.map_err(|failure| failure.message().to_owned())
+                outcome.map_err(|failure| failure.cause().message().to_owned())
             })
         })
     }
@@ -357,9 +338,9 @@ mod tests {
 
     #[test]
     fn every_failure_has_a_cause_and_the_helpful_ones_name_their_option() {
-        assert!(Failure::Timeout.message().contains("--sign-in-timeout"));
-        assert!(Failure::RedirectPortUnavailable.message().contains("--redirect-port"));
-        assert!(Failure::StartReused.message().contains("--no-browser"));
-        assert_eq!(Failure::StartReused.cause(), "sign_in_start_reused");
+        assert!(Failure::Timeout.cause().message().contains("--sign-in-timeout"));
+        assert!(Failure::RedirectPortUnavailable.cause().message().contains("--redirect-port"));
+        assert!(Failure::StartReused.cause().message().contains("--no-browser"));
+        assert_eq!(Failure::StartReused.cause().name(), "sign_in_start_reused");
     }
 }

@@ -24,7 +24,46 @@ pub enum UpstreamConfig {
     Memory(mcp_sdk::Server),
     /// A server at a URL; a failed request fails alone, the upstream is
     /// never lost.
-    Http(mcp_sdk::transport::http::HttpConfig),
+    Http(HttpUpstream),
+}
+
+/// A server at a URL: the HTTP transport, and the sign-in behind its
+/// OAuth client (whose failures become the errors of the requests).
+#[derive(Debug, Clone)]
+pub struct HttpUpstream {
+    /// The transport, its `auth` the OAuth client when there is one.
+    pub config: mcp_sdk::transport::http::HttpConfig,
+    /// The OAuth client, for the cause of a failed sign-in.
+    pub oauth: Option<mcp_sdk::auth::OAuthClient>,
+    /// The sign-in hook, for the cause of a failed sign-in.
+    pub sign_in: Option<Arc<crate::signin::SignIn>>,
+}
+
+/// A forwarded request that failed: the SDK's error, and what the HTTP
+/// transport saw of it.
+#[derive(Debug)]
+pub struct Failed {
+    /// The SDK's error.
+    pub error: mcp_sdk::Error,
+    /// The HTTP status of the last response, over HTTP.
+    pub http_status: Option<u16>,
+    /// Why the sign-in failed, when the server refused (401, 403) after one.
+    pub sign_in: Option<SignInProblem>,
+}
+
+/// Why a sign-in failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignInProblem {
+    /// The user's part (the browser, the consent, the time).
+    User(crate::signin::Failure),
+    /// The OAuth exchange, in words without secrets.
+    Protocol(String),
+}
+
+impl From<mcp_sdk::Error> for Failed {
+    fn from(error: mcp_sdk::Error) -> Self {
+        Failed { error, http_status: None, sign_in: None }
+    }
 }
 
 /// A connected upstream server.
@@ -32,6 +71,8 @@ pub enum UpstreamConfig {
 pub struct Upstream {
     client: Client,
     origin: Origin,
+    oauth: Option<mcp_sdk::auth::OAuthClient>,
+    sign_in: Option<Arc<crate::signin::SignIn>>,
 }
 
 /// Receives the upstream's notifications that belong to no request (log
@@ -57,9 +98,13 @@ impl Upstream {
         let (transport, origin) = match config {
             UpstreamConfig::Stdio(command) => (spawn(command.clone())?, Origin::Local),
             UpstreamConfig::Memory(server) => (mcp_sdk::transport::memory::connect(server), Origin::Local),
-            UpstreamConfig::Http(config) => (mcp_sdk::transport::http::connect(config.clone())?, Origin::Remote),
+            UpstreamConfig::Http(http) => (mcp_sdk::transport::http::connect(http.config.clone())?, Origin::Remote),
         };
-        Ok(Upstream { client: Client::new(options, transport), origin })
+        let (oauth, sign_in) = match config {
+            UpstreamConfig::Http(http) => (http.oauth.clone(), http.sign_in.clone()),
+            _ => (None, None),
+        };
+        Ok(Upstream { client: Client::new(options, transport), origin, oauth, sign_in })
     }
 
     /// The child's process id (also its process group id), for a child.
@@ -75,23 +120,47 @@ impl Upstream {
     /// `server/discover` within `timeout`.
     ///
     /// # Errors
-    /// The SDK's error, [`mcp_sdk::Error::Timeout`] included.
-    pub async fn discover(&self, timeout: Duration) -> Result<DiscoverResult, mcp_sdk::Error> {
-        let options = RequestOptions { timeout: Some(timeout), max_total_timeout: Some(timeout), ..Default::default() };
-        self.client.discover(&options).await
+    /// The SDK's error ([`mcp_sdk::Error::Timeout`] included), with what
+    /// the HTTP transport saw.
+    pub async fn discover(&self, timeout: Duration) -> Result<DiscoverResult, Failed> {
+        let diagnostics = Arc::new(std::sync::Mutex::new(mcp_sdk::client::Diagnostics::default()));
+        let options = RequestOptions {
+            timeout: Some(timeout),
+            max_total_timeout: Some(timeout),
+            diagnostics: Some(diagnostics.clone()),
+            ..Default::default()
+        };
+        self.client.discover(&options).await.map_err(|error| self.failed(error, &diagnostics))
+    }
+
+    /// The failure of a request, with the HTTP status its diagnostics got
+    /// and, after a refusal, why the sign-in failed.
+    fn failed(&self, error: mcp_sdk::Error, diagnostics: &std::sync::Mutex<mcp_sdk::client::Diagnostics>) -> Failed {
+        let http_status = diagnostics.lock().unwrap_or_else(|e| e.into_inner()).http_status;
+        let sign_in = match http_status {
+            Some(401 | 403) => {
+                self.sign_in.as_ref().and_then(|s| s.last_failure()).map(SignInProblem::User).or_else(|| {
+                    self.oauth.as_ref().and_then(|o| o.last_problem()).map(|p| SignInProblem::Protocol(p.to_string()))
+                })
+            }
+            _ => None,
+        };
+        Failed { error, http_status, sign_in }
     }
 
     /// Sends a forwarded request and returns its raw result.
     ///
     /// # Errors
-    /// The SDK's error.
+    /// The SDK's error, with what the HTTP transport saw.
     pub async fn request(
         &self,
         method: &str,
         params: serde_json::Map<String, serde_json::Value>,
         options: &RequestOptions,
-    ) -> Result<serde_json::Value, mcp_sdk::Error> {
-        self.client.request(method, params, options).await
+    ) -> Result<serde_json::Value, Failed> {
+        let diagnostics = options.diagnostics.clone().unwrap_or_default();
+        let options = RequestOptions { diagnostics: Some(diagnostics.clone()), ..options.clone() };
+        self.client.request(method, params, &options).await.map_err(|error| self.failed(error, &diagnostics))
     }
 
     /// Opens a `subscriptions/listen` stream; returns when it ends.

@@ -66,11 +66,27 @@ pub enum Cause {
     InvalidResponse,
     /// An upstream error that came without its JSON-RPC error object.
     Rpc,
+    /// The user did not sign in within `--sign-in-timeout`.
+    SignInTimeout,
+    /// The sign-in was declined.
+    SignInDenied,
+    /// The OAuth exchange failed (discovery, registration, tokens).
+    SignInError,
+    /// The server's authorization URL is not acceptable.
+    SignInInvalidUrl,
+    /// No browser could be started for the sign-in.
+    BrowserLaunchFailed,
+    /// The redirect port of the sign-in is in use.
+    RedirectPortUnavailable,
+    /// The sign-in link was opened twice.
+    SignInStartReused,
+    /// The server refused access although the sign-in went through.
+    AccessRefused,
 }
 
 impl Cause {
     /// Every cause, for the table test.
-    pub const ALL: [Cause; 27] = [
+    pub const ALL: [Cause; 35] = [
         Cause::ParseError,
         Cause::InvalidRequestShape,
         Cause::LineTooLong,
@@ -98,6 +114,14 @@ impl Cause {
         Cause::TransportFailed,
         Cause::InvalidResponse,
         Cause::Rpc,
+        Cause::SignInTimeout,
+        Cause::SignInDenied,
+        Cause::SignInError,
+        Cause::SignInInvalidUrl,
+        Cause::BrowserLaunchFailed,
+        Cause::RedirectPortUnavailable,
+        Cause::SignInStartReused,
+        Cause::AccessRefused,
     ];
 
     /// The name in `data.cause`.
@@ -130,6 +154,14 @@ impl Cause {
             Cause::TransportFailed => "transport_failed",
             Cause::InvalidResponse => "invalid_response",
             Cause::Rpc => "rpc",
+            Cause::SignInTimeout => "sign_in_timeout",
+            Cause::SignInDenied => "sign_in_denied",
+            Cause::SignInError => "sign_in_error",
+            Cause::SignInInvalidUrl => "sign_in_invalid_url",
+            Cause::BrowserLaunchFailed => "browser_launch_failed",
+            Cause::RedirectPortUnavailable => "redirect_port_unavailable",
+            Cause::SignInStartReused => "sign_in_start_reused",
+            Cause::AccessRefused => "access_refused",
         }
     }
 
@@ -178,6 +210,22 @@ impl Cause {
             Cause::TransportFailed => "The connection to the MCP server failed",
             Cause::InvalidResponse => "The MCP server sent a response that is not valid",
             Cause::Rpc => "The MCP server failed the request",
+            Cause::SignInTimeout => {
+                "The sign-in did not finish in time; try again, or give more time with --sign-in-timeout"
+            }
+            Cause::SignInDenied => "The sign-in was declined",
+            Cause::SignInError => "The sign-in with the MCP server's authorization server failed",
+            Cause::SignInInvalidUrl => "The MCP server's authorization URL is not acceptable",
+            Cause::BrowserLaunchFailed => {
+                "No browser could be started; open the sign-in link from the log, or use --no-browser"
+            }
+            Cause::RedirectPortUnavailable => {
+                "The port for the sign-in redirect is in use; choose another with --redirect-port"
+            }
+            Cause::SignInStartReused => {
+                "The sign-in link was opened twice, so the sign-in was stopped; open it on the computer that runs mcp-bridge, or use --no-browser"
+            }
+            Cause::AccessRefused => "The MCP server refused access after the sign-in",
         }
     }
 }
@@ -272,6 +320,35 @@ pub fn error_of_sdk(error: &mcp_sdk::Error, method: &str) -> Option<ErrorObject>
         _ => (Cause::TransportFailed, Value::Null),
     };
     Some(error_for(cause, (!detail.is_null()).then_some(detail)))
+}
+
+/// What the client is told when a forwarded request failed upstream: the
+/// sign-in's cause after a refusal, `access_refused` for a refusal after a
+/// good sign-in, else the SDK error's cause; over HTTP `data.detail` has
+/// the status.
+pub fn error_of_failed(failed: &crate::upstream::Failed, method: &str) -> Option<ErrorObject> {
+    use crate::upstream::SignInProblem;
+    let status = failed.http_status;
+    let refused = matches!(status, Some(401 | 403)) && !matches!(failed.error, mcp_sdk::Error::Rpc { .. });
+    let mut error = match (&failed.sign_in, refused) {
+        (Some(SignInProblem::User(failure)), _) => error_for(failure.cause(), None),
+        (Some(SignInProblem::Protocol(reason)), _) => error_for(Cause::SignInError, Some(json!({ "reason": reason }))),
+        (None, true) => error_for(Cause::AccessRefused, None),
+        (None, false) => error_of_sdk(&failed.error, method)?,
+    };
+    if let Some(status) = status.filter(|s| *s != 200) {
+        let data = error.data.get_or_insert_with(|| json!({}));
+        let previous = data.get("detail").cloned();
+        data["detail"] = match previous {
+            Some(Value::Object(mut map)) => {
+                map.insert("http_status".into(), json!(status));
+                Value::Object(map)
+            }
+            Some(other) => json!({ "http_status": status, "reason": other }),
+            None => json!({ "http_status": status }),
+        };
+    }
+    Some(error)
 }
 
 #[cfg(test)]
