@@ -185,3 +185,119 @@ async fn url_form_arguments_are_checked() {
     let out = run(&["ftp://mcp.example.com/mcp"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Runs the test browser on `url` (as the client would open a URL it was
+/// asked to).
+fn open_in_browser(w: &World, url: &str) {
+    let status = std::process::Command::new(w.dir.join("browser.py"))
+        .arg(url)
+        .env("FAKE_BROWSER_CA", &w.pki.ca_file)
+        .env("FAKE_BROWSER_LOG", w.dir.join("client-browser.log"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Reads messages until the response to `id`, answering the bridge's URL
+/// elicitation with `accept` (after opening the URL) or a decline.
+async fn answer_until(peer: &mut RawPeer, w: &World, id: i64, accept: bool) -> (serde_json::Value, usize) {
+    let mut asked = 0;
+    loop {
+        let message = peer.recv().await;
+        if message["method"] == "elicitation/create" {
+            asked += 1;
+            assert_eq!(message["params"]["mode"], "url", "{message}");
+            let answer = if accept {
+                open_in_browser(w, message["params"]["url"].as_str().unwrap());
+                json!({"action": "accept"})
+            } else {
+                json!({"action": "decline"})
+            };
+            let reply = json!({"jsonrpc": "2.0", "id": message["id"], "result": answer});
+            peer.send(&reply.to_string()).await;
+        } else if message["id"] == id {
+            return (message, asked);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_initialized_a_new_sign_in_asks_the_client_and_a_decline_cools_down() {
+    let w = world("consent").await;
+    let mut peer = bridge(&w, &w.dir.join("browser.py"), &[]);
+    legacy_initialize(&mut peer, json!({"elicitation": {"form": {}, "url": {}}})).await;
+    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    // The server forgets every token and refresh token: a new sign-in.
+    {
+        let mut issued = w.issued.lock().unwrap();
+        issued.valid.clear();
+        issued.refuse_refresh = true;
+    }
+    peer.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#).await;
+    let (listed, asked) = answer_until(&mut peer, &w, 3, true).await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    assert_eq!(asked, 1, "the client was asked once");
+    assert_eq!(
+        std::fs::read_to_string(w.dir.join("browser.log")).unwrap().lines().count(),
+        1,
+        "no browser after initialized"
+    );
+    // Once more, declined: the request fails with its cause, and the next
+    // one is not asked again during the cool-down.
+    w.issued.lock().unwrap().valid.clear();
+    peer.send(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#).await;
+    let (declined, asked) = answer_until(&mut peer, &w, 4, false).await;
+    assert_eq!((declined["error"]["data"]["cause"].clone(), asked), (json!("sign_in_denied"), 1), "{declined}");
+    peer.send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#).await;
+    let (again, asked) = answer_until(&mut peer, &w, 5, false).await;
+    assert_eq!((again["error"]["data"]["cause"].clone(), asked), (json!("sign_in_denied"), 0), "{again}");
+    let (code, stderr) = finish(peer).await;
+    assert_eq!(code, Some(0));
+    assert_no_secrets(&stderr);
+    let _ = std::fs::remove_dir_all(&w.dir);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_browser_the_sign_in_line_is_the_way_and_the_time_limit_holds() {
+    let w = world("no-browser").await;
+    let mut peer = bridge(&w, &w.dir.join("browser.py"), &["--no-browser", "--sign-in-timeout", "1"]);
+    let init = legacy_initialize(&mut peer, json!({})).await;
+    assert_eq!(init["error"]["data"]["cause"], "sign_in_timeout", "{init}");
+    assert!(init["error"]["message"].as_str().unwrap().contains("--sign-in-timeout"));
+    let (_, stderr) = finish(peer).await;
+    assert!(stderr.contains("mcp-bridge: sign in at https://"), "{stderr}");
+    assert!(!w.dir.join("browser.log").exists(), "no browser was started");
+    let _ = std::fs::remove_dir_all(&w.dir);
+}
+
+/// A browser that opens its URL twice without following the redirect, as
+/// when someone else opens the same link before the user finishes.
+const TWICE: &str = r#"#!/usr/bin/env python3
+import sys, urllib.request
+class Stay(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args):
+        return None
+opener = urllib.request.build_opener(Stay)
+for _ in range(2):
+    try:
+        opener.open(sys.argv[1], timeout=10).read()
+    except Exception:
+        pass
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_start_url_opened_twice_stops_the_sign_in() {
+    let w = world("reused").await;
+    let twice = w.dir.join("twice.py");
+    std::fs::write(&twice, TWICE).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&twice, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut peer = bridge(&w, &twice, &["--sign-in-timeout", "20"]);
+    let init = legacy_initialize(&mut peer, json!({})).await;
+    assert_eq!(init["error"]["data"]["cause"], "sign_in_start_reused", "{init}");
+    assert!(init["error"]["message"].as_str().unwrap().contains("--no-browser"));
+    assert_eq!(w.issued.lock().unwrap().authorizations, 0, "the authorization server was never reached");
+    let (_, stderr) = finish(peer).await;
+    assert_no_secrets(&stderr);
+    let _ = std::fs::remove_dir_all(&w.dir);
+}

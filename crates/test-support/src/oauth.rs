@@ -29,6 +29,8 @@ pub struct Issued {
     pub expires_in: u64,
     /// Refuse every token request with `invalid_grant`.
     pub refuse: bool,
+    /// Refuse refresh requests only (a revoked refresh token).
+    pub refuse_refresh: bool,
     /// The `iss` the authorize endpoint puts in its redirect; the issuer
     /// when `None`.
     pub iss_override: Option<String>,
@@ -192,7 +194,7 @@ pub async fn authorization_server(issued: Shared, pki: Option<&TestPki>) -> Stri
                 let grant = form.get("grant_type").cloned().unwrap_or_default();
                 issued.grants.push(grant.clone());
                 let refuse = |why: &str| (StatusCode::BAD_REQUEST, axum::Json(json!({"error": why}))).into_response();
-                if issued.refuse {
+                if issued.refuse || (issued.refuse_refresh && grant == "refresh_token") {
                     return refuse("invalid_grant");
                 }
                 if grant == "authorization_code" {
