@@ -57,6 +57,7 @@ async fn chromium_signs_in_and_the_pending_requests_succeed() {
         .env("HOME", dir.join("home"))
         .env_remove("XDG_STATE_HOME")
         .env_remove("XDG_CONFIG_HOME")
+        .env("MCP_BRIDGE_TOKEN_STORE", "files")
         .env("BROWSER", &wrapper)
         .args(["--ca-file", pki.ca_file.to_str().unwrap(), "--redirect-port", &port.to_string(), &url])
         .stderr(std::process::Stdio::piped());

@@ -65,6 +65,7 @@ fn bridge(w: &World, browser: &Path, extra: &[&str]) -> RawPeer {
         .env("HOME", w.dir.join("home"))
         .env_remove("XDG_STATE_HOME")
         .env_remove("XDG_CONFIG_HOME")
+        .env("MCP_BRIDGE_TOKEN_STORE", "files")
         .env("BROWSER", browser)
         .env("FAKE_BROWSER_CA", &w.pki.ca_file)
         .env("FAKE_BROWSER_LOG", w.dir.join("browser.log"))
@@ -129,12 +130,20 @@ async fn a_sign_in_in_the_browser_lets_the_pending_initialize_and_later_calls_th
     assert_eq!(w.issued.lock().unwrap().authorizations, 1, "no second sign-in");
 
     // Logout forgets them; the files go too.
-    let out =
-        std::process::Command::new(BRIDGE).env("HOME", w.dir.join("home")).args(["logout", &w.url]).output().unwrap();
+    let out = std::process::Command::new(BRIDGE)
+        .env("HOME", w.dir.join("home"))
+        .env("MCP_BRIDGE_TOKEN_STORE", "files")
+        .args(["logout", &w.url])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("forgot 1"), "{}", String::from_utf8_lossy(&out.stderr));
-    let out =
-        std::process::Command::new(BRIDGE).env("HOME", w.dir.join("home")).args(["logout", "--all"]).output().unwrap();
+    let out = std::process::Command::new(BRIDGE)
+        .env("HOME", w.dir.join("home"))
+        .env("MCP_BRIDGE_TOKEN_STORE", "files")
+        .args(["logout", "--all"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let tokens = w.dir.join("home/.local/state/mcp-bridge/tokens");
     let left: Vec<_> = std::fs::read_dir(&tokens).unwrap().map(|e| e.unwrap().file_name()).collect();
@@ -299,5 +308,74 @@ async fn a_start_url_opened_twice_stops_the_sign_in() {
     assert_eq!(w.issued.lock().unwrap().authorizations, 0, "the authorization server was never reached");
     let (_, stderr) = finish(peer).await;
     assert_no_secrets(&stderr);
+    let _ = std::fs::remove_dir_all(&w.dir);
+}
+
+/// Without a choice, the bridge keeps sign-ins in the keychain when the
+/// keychain works here (macOS, Windows), else in encrypted files (Linux);
+/// either way a second run uses them and logout clears them.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_automatic_store_keeps_the_sign_in_between_runs_and_logout_clears_it() {
+    use mcp_sdk::auth::TokenStore;
+    let w = world("auto-store").await;
+    let service = format!("mcp-bridge-test-{}", std::process::id());
+    let keychain = mcp_sdk::auth::KeychainStore::new(&service);
+    let keychain_works = keychain.works();
+    let run = |browser: PathBuf| {
+        let mut command = tokio::process::Command::new(BRIDGE);
+        command
+            .env("HOME", w.dir.join("home"))
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("MCP_BRIDGE_TOKEN_STORE")
+            .env("MCP_BRIDGE_KEYCHAIN_SERVICE", &service)
+            .env("BROWSER", browser)
+            .env("FAKE_BROWSER_CA", &w.pki.ca_file)
+            .env("FAKE_BROWSER_LOG", w.dir.join("browser.log"))
+            .args(["--ca-file", w.pki.ca_file.to_str().unwrap(), "--redirect-port", &free_port().to_string(), &w.url])
+            .stderr(std::process::Stdio::piped());
+        RawPeer::start(command)
+    };
+    let mut peer = run(w.dir.join("browser.py"));
+    assert!(legacy_initialize(&mut peer, json!({})).await["result"].is_object());
+    finish(peer).await;
+    let mut peer = run(PathBuf::from("/bin/false"));
+    assert!(legacy_initialize(&mut peer, json!({})).await["result"].is_object(), "the stored tokens were used");
+    finish(peer).await;
+    assert_eq!(w.issued.lock().unwrap().authorizations, 1);
+    let key = mcp_sdk::auth::store::tokens_key(&w.url);
+    let files = w.dir.join("home/.local/state/mcp-bridge/tokens");
+    if keychain_works {
+        assert!(keychain.load(&key).unwrap().is_some(), "the tokens are in the keychain");
+        assert!(!files.exists(), "nothing went to files");
+    } else {
+        assert!(std::fs::read_dir(&files).unwrap().count() >= 2, "the tokens are in files");
+    }
+    let out = std::process::Command::new(BRIDGE)
+        .env("HOME", w.dir.join("home"))
+        .env_remove("MCP_BRIDGE_TOKEN_STORE")
+        .env("MCP_BRIDGE_KEYCHAIN_SERVICE", &service)
+        .args(["logout", "--all"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    if keychain_works {
+        assert_eq!(keychain.load(&key).unwrap(), None, "logout removed the keychain entry");
+        let _ = keychain.remove("index");
+    } else {
+        assert!(std::fs::read_dir(&files).unwrap().count() <= 1, "only the index is left");
+    }
+    // Asking for the keychain by name where it does not work is an error.
+    if !keychain_works {
+        let out = std::process::Command::new(BRIDGE)
+            .env("MCP_BRIDGE_TOKEN_STORE", "keychain")
+            .env("MCP_BRIDGE_KEYCHAIN_SERVICE", &service)
+            .arg(&w.url)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("keychain does not work here"));
+    }
     let _ = std::fs::remove_dir_all(&w.dir);
 }

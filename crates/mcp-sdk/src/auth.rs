@@ -9,13 +9,14 @@
 //!
 //! - [`challenge`]: the `WWW-Authenticate` header.
 //! - [`discovery`]: where metadata is, and the checks of what it says.
-//! - [`store`]: the records and where they are kept ([`MemoryStore`],
-//!   [`FileStore`], [`Indexed`] for a list of them).
+//! - [`store`]: the records and where they are kept ([`KeychainStore`],
+//!   [`FileStore`], [`MemoryStore`], [`Indexed`] for a list of them).
 
 pub mod challenge;
 pub mod discovery;
 mod exchange;
 mod file_store;
+mod keychain;
 mod pkce;
 pub mod store;
 
@@ -27,6 +28,7 @@ use reqwest::Url;
 pub use challenge::Challenge;
 pub use discovery::{ResourceMetadata, ServerMetadata};
 pub use file_store::FileStore;
+pub use keychain::KeychainStore;
 pub use store::{ClientRecord, Indexed, MemoryStore, TokenRecord, TokenStore};
 
 use crate::server::BoxFuture;

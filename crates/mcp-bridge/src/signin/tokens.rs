@@ -1,27 +1,76 @@
-//! The bridge's token store: encrypted files under the user's state
-//! directory, indexed for logout.
+//! The bridge's token store: the operating system's keychain when it works
+//! here, else encrypted files under the user's state directory, else
+//! memory (sign in again at each start); indexed for logout.
+//! `MCP_BRIDGE_TOKEN_STORE=keychain|files|memory` picks one;
+//! `MCP_BRIDGE_KEYCHAIN_SERVICE` names the keychain service (default
+//! `mcp-bridge`), so separate setups keep separate sign-ins.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use mcp_sdk::auth::{FileStore, Indexed, KeychainStore, MemoryStore, TokenStore};
 
 /// The store of the bridge's sign-ins.
-pub type Store = mcp_sdk::auth::Indexed<mcp_sdk::auth::FileStore>;
+pub type Store = Indexed<Arc<dyn TokenStore>>;
 
-/// Where the bridge keeps its sign-ins: encrypted files in
-/// `$XDG_STATE_HOME/mcp-bridge/tokens` (else `~/.local/state/…`) sealed with
-/// the key in `$XDG_CONFIG_HOME/mcp-bridge/token.key` (else `~/.config/…`),
-/// with an index for logout.
-///
-/// # Errors
-/// No home directory, or the store does not open.
-pub fn open() -> Result<Store, String> {
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(std::path::PathBuf::from);
-    let base = |xdg: &str, fallback: &str| -> Result<std::path::PathBuf, String> {
+/// The keychain's service name of the bridge.
+pub const KEYCHAIN_SERVICE: &str = "mcp-bridge";
+
+fn keychain() -> KeychainStore {
+    let service = std::env::var("MCP_BRIDGE_KEYCHAIN_SERVICE").ok().filter(|s| !s.is_empty());
+    KeychainStore::new(service.unwrap_or_else(|| KEYCHAIN_SERVICE.to_owned()))
+}
+
+/// The encrypted files: `$XDG_STATE_HOME/mcp-bridge/tokens` (else
+/// `~/.local/state/…`), sealed with the key in
+/// `$XDG_CONFIG_HOME/mcp-bridge/token.key` (else `~/.config/…`).
+fn files() -> Result<FileStore, String> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    let base = |xdg: &str, fallback: &str| -> Result<PathBuf, String> {
         match std::env::var_os(xdg).filter(|v| !v.is_empty()) {
-            Some(dir) => Ok(std::path::PathBuf::from(dir)),
+            Some(dir) => Ok(PathBuf::from(dir)),
             None => home.as_ref().map(|h| h.join(fallback)).ok_or_else(|| format!("neither {xdg} nor HOME is set")),
         }
     };
     let tokens = base("XDG_STATE_HOME", ".local/state")?.join("mcp-bridge/tokens");
     let key = base("XDG_CONFIG_HOME", ".config")?.join("mcp-bridge/token.key");
-    mcp_sdk::auth::FileStore::open(tokens, &key).map(mcp_sdk::auth::Indexed::new)
+    FileStore::open(tokens, &key)
+}
+
+/// Opens the store the environment picks, or the first that works.
+///
+/// # Errors
+/// A store that was asked for by name does not open.
+pub fn open() -> Result<Store, String> {
+    let chosen: Arc<dyn TokenStore> = match std::env::var("MCP_BRIDGE_TOKEN_STORE").ok().as_deref() {
+        Some("keychain") => {
+            let keychain = keychain();
+            if !keychain.works() {
+                return Err("the keychain does not work here".into());
+            }
+            Arc::new(keychain)
+        }
+        Some("files") => Arc::new(files()?),
+        Some("memory") => Arc::new(MemoryStore::default()),
+        Some(other) if !other.is_empty() => {
+            return Err(format!("MCP_BRIDGE_TOKEN_STORE={other:?}; use keychain, files or memory"));
+        }
+        _ => {
+            let keychain = keychain();
+            if keychain.works() {
+                Arc::new(keychain)
+            } else {
+                match files() {
+                    Ok(files) => Arc::new(files),
+                    Err(e) => {
+                        tracing::warn!("no keychain and no token files ({e}); sign-ins last until the bridge stops");
+                        Arc::new(MemoryStore::default())
+                    }
+                }
+            }
+        }
+    };
+    Ok(Indexed::new(chosen))
 }
 
 /// Forgets the tokens of the server at `url`; `true` when there were some.
@@ -29,7 +78,6 @@ pub fn open() -> Result<Store, String> {
 /// # Errors
 /// The store's error, or a URL that does not parse.
 pub fn forget(store: &Store, url: &str) -> Result<bool, String> {
-    use mcp_sdk::auth::TokenStore;
     let parsed = reqwest::Url::parse(url).map_err(|e| format!("{url:?} is not a URL: {e}"))?;
     let key = mcp_sdk::auth::store::tokens_key(&mcp_sdk::auth::discovery::canonical_resource(&parsed));
     let found = store.load(&key)?.is_some();

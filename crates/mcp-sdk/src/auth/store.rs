@@ -99,6 +99,22 @@ pub trait TokenStore: Send + Sync + std::fmt::Debug {
     fn remove(&self, key: &str) -> Result<(), String>;
 }
 
+/// A shared store is a store (a choice made at run time: keychain, files
+/// or memory).
+impl<T: TokenStore + ?Sized> TokenStore for std::sync::Arc<T> {
+    fn load(&self, key: &str) -> Result<Option<String>, String> {
+        (**self).load(key)
+    }
+
+    fn save(&self, key: &str, value: &str) -> Result<(), String> {
+        (**self).save(key, value)
+    }
+
+    fn remove(&self, key: &str) -> Result<(), String> {
+        (**self).remove(key)
+    }
+}
+
 /// Records kept for the life of the process.
 #[derive(Default)]
 pub struct MemoryStore {
