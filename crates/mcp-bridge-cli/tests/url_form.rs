@@ -210,7 +210,20 @@ fn open_in_browser(w: &World, url: &str) {
 /// Reads messages until the response to `id`, answering the bridge's URL
 /// elicitation with `accept` (after opening the URL) or a decline.
 async fn answer_until(peer: &mut RawPeer, w: &World, id: i64, accept: bool) -> (serde_json::Value, usize) {
+    let (response, asked, _) = answer_collecting(peer, w, id, accept).await;
+    (response, asked)
+}
+
+/// [`answer_until`], also returning the methods of the notifications seen
+/// on the way.
+async fn answer_collecting(
+    peer: &mut RawPeer,
+    w: &World,
+    id: i64,
+    accept: bool,
+) -> (serde_json::Value, usize, Vec<String>) {
     let mut asked = 0;
+    let mut notifications = Vec::new();
     loop {
         let message = peer.recv().await;
         if message["method"] == "elicitation/create" {
@@ -225,7 +238,9 @@ async fn answer_until(peer: &mut RawPeer, w: &World, id: i64, accept: bool) -> (
             let reply = json!({"jsonrpc": "2.0", "id": message["id"], "result": answer});
             peer.send(&reply.to_string()).await;
         } else if message["id"] == id {
-            return (message, asked);
+            return (message, asked, notifications);
+        } else if let Some(method) = message["method"].as_str() {
+            notifications.push(method.to_owned());
         }
     }
 }
@@ -377,5 +392,43 @@ async fn the_automatic_store_keeps_the_sign_in_between_runs_and_logout_clears_it
         assert_eq!(out.status.code(), Some(2));
         assert!(String::from_utf8_lossy(&out.stderr).contains("keychain does not work here"));
     }
+    let _ = std::fs::remove_dir_all(&w.dir);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_listen_stream_waits_for_the_next_sign_in_of_a_request() {
+    let w = world("listen").await;
+    let mut peer = bridge(&w, &w.dir.join("browser.py"), &[]);
+    let init = legacy_initialize(&mut peer, json!({"elicitation": {"form": {}, "url": {}}})).await;
+    let gap = test_support::initialized_and_gap_events(&mut peer, &init).await;
+    assert!(!gap.is_empty());
+    // The server ends its streams; the tokens are revoked before the
+    // listener comes back (0.5 s later), so its new stream is refused.
+    peer.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"end_streams","arguments":{}}}"#).await;
+    let (ended, _) = answer_until(&mut peer, &w, 3, true).await;
+    assert!(ended["result"].is_object(), "{ended}");
+    {
+        let mut issued = w.issued.lock().unwrap();
+        issued.valid.clear();
+        issued.refuse_refresh = true;
+    }
+    // The refused stream asks nobody: nothing comes for a while.
+    let quiet = tokio::time::timeout(std::time::Duration::from_millis(1500), peer.recv()).await;
+    assert!(quiet.is_err(), "the listen stream started a sign-in: {quiet:?}");
+    // A request signs in (through the client); then the stream comes back
+    // and the gap events say what may have changed meanwhile.
+    peer.send(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#).await;
+    let (listed, asked, mut seen) = answer_collecting(&mut peer, &w, 4, true).await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    assert_eq!(asked, 1);
+    // The gap events of the new stream come around the response.
+    while !seen.iter().any(|m| m.ends_with("/list_changed")) {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(5), peer.recv()).await;
+        let Ok(event) = event else { panic!("no event after the sign-in") };
+        seen.extend(event["method"].as_str().map(str::to_owned));
+    }
+    let (_, stderr) = finish(peer).await;
+    assert!(stderr.contains("waits for the next sign-in"), "{stderr}");
+    assert_no_secrets(&stderr);
     let _ = std::fs::remove_dir_all(&w.dir);
 }

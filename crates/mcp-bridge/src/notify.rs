@@ -116,7 +116,34 @@ impl Listener {
 /// What streams tell the owner.
 enum StreamEvent {
     Acknowledged(u64),
-    Ended { generation: u64, error: Option<ErrorObject>, retry: bool },
+    Ended { generation: u64, error: Option<ErrorObject>, retry: Retry },
+}
+
+/// What follows the end of a stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Retry {
+    /// A new stream after the back-off.
+    Backoff,
+    /// A new stream after the next sign-in of another request (the server
+    /// refused the credentials: waiting on a timer would not help).
+    AfterSignIn,
+    /// No new stream.
+    Never,
+}
+
+/// What follows a failed listen request: over HTTP by its status (408,
+/// 429 and 5xx but 501 are passing; 401 and 403 wait for a sign-in; other
+/// statuses are final).
+fn retry_after(failed: &crate::upstream::Failed) -> Retry {
+    use mcp_sdk::Error;
+    match (&failed.error, failed.http_status) {
+        (Error::Cancelled { .. } | Error::Rpc { .. } | Error::Closed, _) => Retry::Never,
+        (_, Some(401 | 403)) => Retry::AfterSignIn,
+        (_, Some(408 | 429)) => Retry::Backoff,
+        (_, Some(status)) if (500..600).contains(&status) && status != 501 => Retry::Backoff,
+        (_, Some(status)) if status >= 400 => Retry::Never,
+        _ => Retry::Backoff,
+    }
 }
 
 struct Stream {
@@ -169,6 +196,9 @@ impl Owner {
         let mut backoff = LISTEN_BACKOFF;
         let mut reconnect_at: Option<tokio::time::Instant> = None;
         let mut retrying = true;
+        // Set while the stream waits for another request's sign-in.
+        let mut sign_ins = self.upstream.tokens_obtained();
+        let mut waiting_sign_in = false;
         loop {
             let sleep_until = reconnect_at.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400));
             tokio::select! {
@@ -190,6 +220,13 @@ impl Owner {
                 _ = tokio::time::sleep_until(sleep_until), if reconnect_at.is_some() => {
                     reconnect_at = None;
                     current = Some(self.open(&self.uris.clone(), &events_tx));
+                }
+                changed = async { match sign_ins.as_mut() { Some(rx) => rx.changed().await, None => std::future::pending().await } }, if waiting_sign_in => {
+                    waiting_sign_in = false;
+                    if changed.is_ok() {
+                        tracing::info!("signed in again; opening the listen stream");
+                        current = Some(self.open(&self.uris.clone(), &events_tx));
+                    }
                 }
                 Some(event) = events.recv() => match event {
                     StreamEvent::Acknowledged(generation) => {
@@ -221,7 +258,15 @@ impl Owner {
                         let Some(stream) = current.take_if(|s| s.generation == generation) else { continue };
                         tracing::info!(generation, "the listen stream of the upstream ended");
                         in_gap = true;
-                        if !retry || !retrying {
+                        if retry == Retry::AfterSignIn && retrying {
+                            tracing::info!("the listen stream was refused; it waits for the next sign-in");
+                            if let Some(rx) = sign_ins.as_mut() {
+                                rx.mark_unchanged();
+                            }
+                            waiting_sign_in = true;
+                            continue;
+                        }
+                        if retry == Retry::Never || !retrying {
                             retrying = false;
                             continue;
                         }
@@ -264,11 +309,15 @@ impl Owner {
         tokio::spawn(async move {
             let outcome = upstream.listen(filter, &options).await;
             let (error, retry) = match outcome {
-                Ok(_) => (None, true),
-                Err(mcp_sdk::Error::Cancelled { .. }) => (None, false),
-                Err(mcp_sdk::Error::Rpc { error }) => (Some(error), false),
-                Err(mcp_sdk::Error::Closed) => (None, false),
-                Err(other) => (translate_error(&other), true),
+                Ok(_) => (None, Retry::Backoff),
+                Err(failed) => {
+                    let error = match &failed.error {
+                        mcp_sdk::Error::Rpc { error } => Some(error.clone()),
+                        mcp_sdk::Error::Cancelled { .. } | mcp_sdk::Error::Closed => None,
+                        _ => crate::translate::errors::error_of_failed(&failed, "subscriptions/listen"),
+                    };
+                    (error, retry_after(&failed))
+                }
             };
             let _ = ended.send(StreamEvent::Ended { generation, error, retry });
         });
@@ -291,10 +340,6 @@ impl Owner {
             let _ = self.out.send(Message::Notification(n)).await;
         }
     }
-}
-
-fn translate_error(error: &mcp_sdk::Error) -> Option<ErrorObject> {
-    crate::translate::errors::error_of_sdk(error, "subscriptions/listen")
 }
 
 /// Writes one event of the active stream to the client, without the

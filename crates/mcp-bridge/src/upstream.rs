@@ -166,13 +166,22 @@ impl Upstream {
     /// Opens a `subscriptions/listen` stream; returns when it ends.
     ///
     /// # Errors
-    /// The SDK's error ([`mcp_sdk::Error::Cancelled`] when `options.cancel` fired).
+    /// The SDK's error ([`mcp_sdk::Error::Cancelled`] when `options.cancel`
+    /// fired), with what the HTTP transport saw.
     pub async fn listen(
         &self,
         filter: mcp_protocol::types::SubscriptionFilter,
         options: &RequestOptions,
-    ) -> Result<mcp_protocol::types::SubscriptionsListenResult, mcp_sdk::Error> {
-        self.client.listen(filter, options).await
+    ) -> Result<mcp_protocol::types::SubscriptionsListenResult, Failed> {
+        let diagnostics = options.diagnostics.clone().unwrap_or_default();
+        let options = RequestOptions { diagnostics: Some(diagnostics.clone()), ..options.clone() };
+        self.client.listen(filter, &options).await.map_err(|error| self.failed(error, &diagnostics))
+    }
+
+    /// Changes each time the upstream's OAuth client obtains new tokens;
+    /// `None` without OAuth.
+    pub fn tokens_obtained(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.oauth.as_ref().map(|o| o.tokens_obtained())
     }
 
     /// Completes when the upstream is lost for good (a child process that

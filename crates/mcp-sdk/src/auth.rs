@@ -218,6 +218,8 @@ struct Inner {
     /// One sign-in or refresh at a time.
     session: tokio::sync::Mutex<Session>,
     problem: Mutex<Option<SignInError>>,
+    /// Counts the tokens obtained (sign-ins and refreshes).
+    obtained: tokio::sync::watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for OAuthClient {
@@ -225,6 +227,9 @@ impl std::fmt::Debug for OAuthClient {
         f.debug_struct("OAuthClient").field("server_url", &self.0.config.server_url).finish_non_exhaustive()
     }
 }
+
+/// Methods whose refusal never starts a sign-in (see `on_refusal`).
+const PASSIVE_METHODS: [&str; 1] = ["subscriptions/listen"];
 
 /// Seconds before expiry an access token is refreshed.
 const REFRESH_MARGIN_S: u64 = 60;
@@ -250,7 +255,14 @@ impl OAuthClient {
             store,
             session: tokio::sync::Mutex::new(Session::default()),
             problem: Mutex::new(None),
+            obtained: tokio::sync::watch::channel(0).0,
         })))
+    }
+
+    /// Changes each time new tokens are obtained (a sign-in, a refresh): a
+    /// request refused before can be sent again then.
+    pub fn tokens_obtained(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.0.obtained.subscribe()
     }
 
     /// Why the last sign-in or refresh failed, if it did.
@@ -305,6 +317,7 @@ impl Inner {
         store::save(self.store.as_ref(), &store::tokens_key(&self.resource()), &record).map_err(SignInError::Store)?;
         session.record = Some(record);
         session.obtained = Some(Instant::now());
+        self.obtained.send_modify(|n| *n += 1);
         Ok(())
     }
 
@@ -527,6 +540,9 @@ impl Inner {
             .and_then(|r| r.scope.as_deref())
             .map(|s| s.split_whitespace().map(str::to_owned).collect())
             .unwrap_or_default();
+        // A long-lived stream does not start a sign-in of its own: it only
+        // refreshes, and waits for the sign-in of another request.
+        let interactive = !PASSIVE_METHODS.contains(&refusal.method.as_str());
         let outcome = match refusal.status {
             401 => {
                 if session.record.as_ref().is_some_and(|r| r.refresh_token.is_some())
@@ -534,8 +550,12 @@ impl Inner {
                 {
                     return true;
                 }
+                if !interactive {
+                    return false;
+                }
                 self.sign_in(&mut session, &challenge, &[]).await
             }
+            403 if !interactive => return false,
             403 if challenge.error.as_deref() == Some("insufficient_scope") => {
                 let wanted = discovery::select_scope(
                     challenge.scope.as_deref(),

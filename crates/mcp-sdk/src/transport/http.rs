@@ -275,6 +275,7 @@ async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Result<bool, 
     if let (Some(auth), 401 | 403) = (&config.auth, response.status().as_u16()) {
         let refusal = AuthRefusal {
             sent_at,
+            method: request.method.clone(),
             status: response.status().as_u16(),
             www_authenticate: response
                 .headers()

@@ -155,6 +155,9 @@ pub struct AuthRefusal {
     /// When the refused request was sent: credentials obtained after it
     /// may be good.
     pub sent_at: std::time::Instant,
+    /// The method of the refused request (a provider may sign in for some
+    /// methods only).
+    pub method: String,
 }
 
 /// Supplies the credentials of each HTTP request, and hears when the
