@@ -24,6 +24,9 @@ import os, ssl, sys, urllib.request
 context = ssl.create_default_context(cafile=os.environ["FAKE_BROWSER_CA"])
 with open(os.environ["FAKE_BROWSER_LOG"], "a") as log:
     log.write(sys.argv[1] + "\n")
+    for name, value in os.environ.items():
+        if "s3cret" in value:
+            log.write("leaked: " + name + "\n")
     try:
         urllib.request.urlopen(sys.argv[1], context=context, timeout=10).read()
     except Exception as e:
@@ -63,6 +66,8 @@ fn bridge(w: &World, browser: &Path, extra: &[&str]) -> RawPeer {
     let mut command = tokio::process::Command::new(BRIDGE);
     command
         .env("HOME", w.dir.join("home"))
+        // A secret in the bridge's environment must not reach the browser.
+        .env("SERVICE_API_TOKEN", "tok-s3cret")
         .env_remove("XDG_STATE_HOME")
         .env_remove("XDG_CONFIG_HOME")
         .env("MCP_BRIDGE_TOKEN_STORE", "files")

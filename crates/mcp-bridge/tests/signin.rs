@@ -179,3 +179,29 @@ async fn after_initialized_the_client_is_asked_and_a_refusal_cools_down() {
     signin.authorize()(request(port)).await.unwrap_err();
     assert_eq!(asked.lock().unwrap().len(), 1, "a declined sign-in is not asked again at once");
 }
+
+#[tokio::test]
+async fn at_most_16_connections_and_10_seconds_for_a_head() {
+    use mcp_bridge::signin::receiver::{HEAD_TIMEOUT, MAX_CONNECTIONS};
+    let receiver = Receiver::start(0, AUTH_URL, "st-1").await.unwrap();
+    let addr = receiver.addr();
+    // Connections that never send their head hold every slot...
+    let mut idle = Vec::new();
+    for _ in 0..MAX_CONNECTIONS {
+        idle.push(tokio::net::TcpStream::connect(addr).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // ...so one more is closed at once.
+    let mut extra = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let _ = extra.write_all(b"GET /callback HTTP/1.1\r\n\r\n").await;
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(2), extra.read_to_end(&mut answer)).await;
+    assert!(matches!(read, Ok(Ok(0)) | Ok(Err(_))), "the 17th connection was served: {answer:?}");
+    // After the head time limit the idle ones are closed and slots free up.
+    let mut first = idle.remove(0);
+    let mut rest = Vec::new();
+    let closed = tokio::time::timeout(HEAD_TIMEOUT + Duration::from_secs(3), first.read_to_end(&mut rest)).await;
+    assert!(matches!(closed, Ok(Ok(0)) | Ok(Err(_))), "an idle connection outlived the head time limit");
+    let (status, _) = get(addr, "/nowhere").await;
+    assert!(status.contains("404"), "{status}");
+}
