@@ -68,12 +68,7 @@ async fn chromium_signs_in_and_the_pending_requests_succeed() {
     assert_eq!(init["result"]["serverInfo"]["name"], "mcp-example-server", "{init}");
     peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
     peer.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).await;
-    let listed = loop {
-        let message = peer.recv().await;
-        if message["id"] == 2 {
-            break message;
-        }
-    };
+    let listed = peer.recv_response(2).await;
     let listed_after = started.elapsed();
     assert!(listed["result"]["tools"].as_array().unwrap().iter().any(|t| t["name"] == "echo"), "{listed}");
     let mut stderr = peer.child.stderr.take().unwrap();

@@ -106,12 +106,7 @@ async fn a_sign_in_in_the_browser_lets_the_pending_initialize_and_later_calls_th
     peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
     peer.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#)
         .await;
-    let answer = loop {
-        let message = peer.recv().await;
-        if message["id"] == 2 {
-            break message;
-        }
-    };
+    let answer = peer.recv_response(2).await;
     assert_eq!(answer["result"]["content"][0]["text"], "hi", "{answer}");
     let (code, stderr) = finish(peer).await;
     assert_eq!(code, Some(0));

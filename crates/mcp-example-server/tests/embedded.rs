@@ -72,12 +72,7 @@ async fn discover_then_initialize_takes_the_legacy_path() {
     assert_eq!(init["result"]["serverInfo"]["name"], "mcp-example-server");
     peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
     peer.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).await;
-    let listed = loop {
-        let message = peer.recv().await;
-        if message["id"] == 2 {
-            break message;
-        }
-    };
+    let listed = peer.recv_response(2).await;
     assert!(listed["result"]["tools"].as_array().unwrap().iter().any(|t| t["name"] == "ask_name"), "{listed}");
     assert!(listed["result"].get("resultType").is_none(), "a legacy result: {listed}");
     assert_eq!(peer.finish().await, Some(0));

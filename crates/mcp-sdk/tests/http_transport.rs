@@ -9,32 +9,23 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+mod common;
+
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
-use mcp_protocol::types::{CallToolResult, ContentBlock, Implementation, Tool};
+use mcp_protocol::types::ContentBlock;
 use mcp_sdk::client::Diagnostics;
 use mcp_sdk::server::BoxFuture;
 use mcp_sdk::server::http::HttpOptions;
 use mcp_sdk::transport::http::{AuthProvider, AuthRefusal, BearerToken, HttpConfig, ProxyConfig, connect};
-use mcp_sdk::{Client, ClientOptions, Error, Reply, RequestOptions, Server};
+use mcp_sdk::{Client, ClientOptions, Error, RequestOptions, Server};
 use serde_json::json;
+use test_support::oauth::{TestPki, serve as serve_tls};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 fn server() -> Server {
-    let tool: Tool = serde_json::from_value(json!({"name": "ping", "inputSchema": {"type": "object"}})).unwrap();
-    Server::builder(Implementation::new("transport-test", "1"))
-        .tool(tool, |_call, _ctx| async move {
-            Ok(Reply::Complete(CallToolResult {
-                result_type: Default::default(),
-                content: vec![ContentBlock::text("pong")],
-                structured_content: None,
-                is_error: None,
-                meta: None,
-                extra: Default::default(),
-            }))
-        })
-        .build()
+    common::ping_server()
 }
 
 async fn serve(router: axum::Router) -> SocketAddr {
@@ -235,105 +226,34 @@ async fn a_proxy_from_the_environment_never_gets_a_loopback_host() {
     assert!(heads.lock().unwrap().is_empty(), "127.0.0.1 is reached directly");
 }
 
-/// Serves the SDK's endpoint over TLS with a server certificate from `ca`
-/// and a required client certificate from the same CA.
-struct TlsListener {
-    tcp: TcpListener,
-    acceptor: tokio_rustls::TlsAcceptor,
-}
-
-impl axum::serve::Listener for TlsListener {
-    type Io = tokio_rustls::server::TlsStream<TcpStream>;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        loop {
-            let Ok((tcp, addr)) = self.tcp.accept().await else { continue };
-            if let Ok(tls) = self.acceptor.accept(tcp).await {
-                return (tls, addr);
-            }
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        self.tcp.local_addr()
-    }
-}
-
-/// PEM files of a test PKI: the CA, and a client's certificate with its key.
-struct Pki {
-    dir: std::path::PathBuf,
-    ca: std::path::PathBuf,
-    client: std::path::PathBuf,
-}
-
-async fn tls_server() -> (SocketAddr, Pki) {
-    use rcgen::{BasicConstraints, CertificateParams, ExtendedKeyUsagePurpose, IsCa, KeyPair};
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let server_key = KeyPair::generate().unwrap();
-    let server_cert =
-        CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap().signed_by(&server_key, &ca, &ca_key).unwrap();
-    let client_key = KeyPair::generate().unwrap();
-    let mut client_params = CertificateParams::new(vec!["client.test".to_owned()]).unwrap();
-    client_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
-    let client_cert = client_params.signed_by(&client_key, &ca, &ca_key).unwrap();
-
-    let dir = std::env::temp_dir().join(format!("mcp-sdk-tls-{}-{}", std::process::id(), line!()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let pki = Pki { ca: dir.join("ca.pem"), client: dir.join("client.pem"), dir };
-    std::fs::write(&pki.ca, ca.pem()).unwrap();
-    std::fs::write(&pki.client, format!("{}{}", client_cert.pem(), client_key.serialize_pem())).unwrap();
-
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(ca.der().clone()).unwrap();
-    let verifier =
-        rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone()).build().unwrap();
-    let key = rustls::pki_types::PrivateKeyDer::try_from(server_key.serialize_der()).unwrap();
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_client_cert_verifier(verifier)
-        .with_single_cert(vec![server_cert.der().clone()], key)
-        .unwrap();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    let tcp = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = tcp.local_addr().unwrap();
-    let listener = TlsListener { tcp, acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)) };
-    let router = server().http_router(HttpOptions::default());
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    (addr, pki)
-}
-
 #[tokio::test]
 async fn https_with_a_ca_file_and_a_client_certificate() {
-    let (addr, pki) = tls_server().await;
-    let url = format!("https://{addr}/mcp");
+    let dir = std::env::temp_dir().join(format!("mcp-sdk-tls-{}", std::process::id()));
+    let pki = TestPki::with_client_certificates(&dir);
+    let client_identity = pki.client_identity_file.clone().unwrap();
+    let url = format!("{}/mcp", serve_tls(server().http_router(HttpOptions::default()), Some(&pki)).await);
     let o = RequestOptions::default();
     let both = HttpConfig {
-        ca_file: Some(pki.ca.clone()),
-        client_identity_file: Some(pki.client.clone()),
+        ca_file: Some(pki.ca_file.clone()),
+        client_identity_file: Some(client_identity.clone()),
         ..HttpConfig::new(&url)
     };
     let result = client(both).call_tool("ping", json!({}), &o).await.unwrap();
     assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "pong"));
 
-    let untrusted = HttpConfig { client_identity_file: Some(pki.client.clone()), ..HttpConfig::new(&url) };
+    let untrusted = HttpConfig { client_identity_file: Some(client_identity.clone()), ..HttpConfig::new(&url) };
     let err = client(untrusted).discover(&o).await.unwrap_err();
     assert!(matches!(err, Error::InvalidResponse { .. }), "a server outside the trust anchors is refused: {err:?}");
-    let anonymous = HttpConfig { ca_file: Some(pki.ca.clone()), ..HttpConfig::new(&url) };
+    let anonymous = HttpConfig { ca_file: Some(pki.ca_file.clone()), ..HttpConfig::new(&url) };
     assert!(client(anonymous).discover(&o).await.is_err(), "the server requires a client certificate");
 
-    let missing = HttpConfig { ca_file: Some(pki.dir.join("nope.pem")), ..HttpConfig::new(&url) };
+    let missing = HttpConfig { ca_file: Some(dir.join("nope.pem")), ..HttpConfig::new(&url) };
     let err = connect(missing).unwrap_err();
     assert!(err.to_string().contains("cannot read the CA file"), "{err}");
-    std::fs::write(pki.dir.join("key-only.pem"), "-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n-----END PRIVATE KEY-----\n")
+    std::fs::write(dir.join("key-only.pem"), "-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n-----END PRIVATE KEY-----\n")
         .unwrap();
-    let broken = HttpConfig { client_identity_file: Some(pki.dir.join("key-only.pem")), ..HttpConfig::new(&url) };
+    let broken = HttpConfig { client_identity_file: Some(dir.join("key-only.pem")), ..HttpConfig::new(&url) };
     let err = connect(broken).unwrap_err().to_string();
     assert!(err.contains("needs a certificate and its private key") && !err.contains("c2VjcmV0"), "{err}");
-    let _ = std::fs::remove_dir_all(&pki.dir);
+    let _ = std::fs::remove_dir_all(&dir);
 }

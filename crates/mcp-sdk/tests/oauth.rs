@@ -5,36 +5,25 @@
 //! (The official conformance suite's `auth/*` scenarios run in
 //! `scripts/conformance`.)
 
+mod common;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mcp_protocol::types::{CallToolResult, ContentBlock, Implementation, Tool};
+use mcp_protocol::types::ContentBlock;
 use mcp_sdk::auth::{
     AuthorizationRequest, AuthorizationResponse, Authorize, MemoryStore, OAuthClient, OAuthConfig, TokenRecord,
     TokenStore,
 };
 use mcp_sdk::server::http::HttpOptions;
 use mcp_sdk::transport::http::{HttpConfig, connect};
-use mcp_sdk::{Client, ClientOptions, Reply, RequestOptions, Server};
+use mcp_sdk::{Client, ClientOptions, RequestOptions};
 use serde_json::json;
 use test_support::oauth::{Issued, Shared, authorization_server, protected};
 
 /// The MCP server the OAuth world protects.
 fn ping_server() -> axum::Router {
-    let tool: Tool = serde_json::from_value(json!({"name": "ping", "inputSchema": {"type": "object"}})).unwrap();
-    Server::builder(Implementation::new("protected", "1"))
-        .tool(tool, |_call, _ctx| async move {
-            Ok(Reply::Complete(CallToolResult {
-                result_type: Default::default(),
-                content: vec![ContentBlock::text("pong")],
-                structured_content: None,
-                is_error: None,
-                meta: None,
-                extra: Default::default(),
-            }))
-        })
-        .build()
-        .http_router(HttpOptions::default())
+    common::ping_server().http_router(HttpOptions::default())
 }
 
 /// A browser whose user approves at once; counts the sign-ins.

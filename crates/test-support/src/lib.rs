@@ -147,6 +147,17 @@ impl RawPeer {
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
     }
 
+    /// Reads lines until the response with this id; the messages before it
+    /// (notifications, other responses) are skipped.
+    pub async fn recv_response(&mut self, id: i64) -> Value {
+        loop {
+            let message = self.recv().await;
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+
     /// Closes the program's stdin (the end of its input).
     pub fn close_stdin(&mut self) {
         drop(self.stdin.take());

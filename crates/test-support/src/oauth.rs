@@ -45,17 +45,32 @@ pub struct Issued {
 /// The shared record of an authorization server.
 pub type Shared = Arc<Mutex<Issued>>;
 
-/// A test CA and a server certificate for 127.0.0.1 it signed.
+/// A test CA, a server certificate for 127.0.0.1 it signed, and with
+/// [`TestPki::with_client_certificates`] a client certificate the server
+/// requires.
 pub struct TestPki {
     /// The CA certificate, PEM, in a file.
     pub ca_file: PathBuf,
+    /// A client's certificate and key, PEM, in a file (when required).
+    pub client_identity_file: Option<PathBuf>,
     config: Arc<rustls::ServerConfig>,
 }
 
 impl TestPki {
-    /// Makes the CA and the certificate; the CA file goes into `dir`.
+    /// Makes the CA and the server certificate; files go into `dir`.
     pub fn new(dir: &Path) -> TestPki {
-        use rcgen::{BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, KeyPair};
+        TestPki::make(dir, false)
+    }
+
+    /// [`TestPki::new`], and the server requires a client certificate.
+    pub fn with_client_certificates(dir: &Path) -> TestPki {
+        TestPki::make(dir, true)
+    }
+
+    fn make(dir: &Path, client_certificates: bool) -> TestPki {
+        use rcgen::{
+            BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
+        };
         let named = |name: &str| {
             let mut dn = DistinguishedName::new();
             dn.push(DnType::CommonName, name);
@@ -76,15 +91,31 @@ impl TestPki {
         let ca_file = dir.join("test-ca.pem");
         std::fs::write(&ca_file, ca.pem()).unwrap();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let private = rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).unwrap();
-        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(vec![cert.der().clone()], private)
             .unwrap();
+        let mut client_identity_file = None;
+        let builder = if client_certificates {
+            let client_key = KeyPair::generate().unwrap();
+            let mut client_params = CertificateParams::new(vec!["client.test".to_owned()]).unwrap();
+            client_params.distinguished_name = named("client.test");
+            client_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+            let client_cert = client_params.signed_by(&client_key, &ca, &ca_key).unwrap();
+            let file = dir.join("client.pem");
+            std::fs::write(&file, format!("{}{}", client_cert.pem(), client_key.serialize_pem())).unwrap();
+            client_identity_file = Some(file);
+            let mut roots = rustls::RootCertStore::empty();
+            roots.add(ca.der().clone()).unwrap();
+            let verifier =
+                rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider).build().unwrap();
+            builder.with_client_cert_verifier(verifier)
+        } else {
+            builder.with_no_client_auth()
+        };
+        let private = rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).unwrap();
+        let mut config = builder.with_single_cert(vec![cert.der().clone()], private).unwrap();
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        TestPki { ca_file, config: Arc::new(config) }
+        TestPki { ca_file, client_identity_file, config: Arc::new(config) }
     }
 }
 
