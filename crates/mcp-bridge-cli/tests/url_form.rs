@@ -432,3 +432,24 @@ async fn a_refused_listen_stream_waits_for_the_next_sign_in_of_a_request() {
     assert_no_secrets(&stderr);
     let _ = std::fs::remove_dir_all(&w.dir);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_later_sign_in_with_a_client_that_cannot_show_urls_fails_fast() {
+    let w = world("reauth").await;
+    let mut peer = bridge(&w, &w.dir.join("browser.py"), &[]);
+    let init = legacy_initialize(&mut peer, json!({"elicitation": {"form": {}}})).await;
+    assert!(init["result"].is_object(), "{init}");
+    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    {
+        let mut issued = w.issued.lock().unwrap();
+        issued.valid.clear();
+        issued.refuse_refresh = true;
+    }
+    peer.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).await;
+    let failed = peer.recv_response(2).await;
+    assert_eq!(failed["error"]["data"]["cause"], "reauthorization_required", "{failed}");
+    assert_eq!(std::fs::read_to_string(w.dir.join("browser.log")).unwrap().lines().count(), 1, "no second browser");
+    let (_, stderr) = finish(peer).await;
+    assert_no_secrets(&stderr);
+    let _ = std::fs::remove_dir_all(&w.dir);
+}

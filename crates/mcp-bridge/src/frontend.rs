@@ -120,13 +120,13 @@ pub struct Hooks {
     /// started, so the watchdog can stop its group.
     pub on_upstream_started: Option<Arc<dyn Fn(u32) + Send + Sync>>,
     /// Called at the client's `notifications/initialized` with the way to
-    /// ask the client to let the user sign in (a URL elicitation), when
-    /// the client can show one: the sign-in gate takes it.
+    /// ask the client to let the user sign in (a URL elicitation), or
+    /// `None` when the client cannot show one: the sign-in gate takes it.
     pub on_initialized: Option<OnInitialized>,
 }
 
 /// Receives the way to ask the client about a sign-in (see [`Hooks`]).
-pub type OnInitialized = Box<dyn FnOnce(crate::signin::Consent) + Send>;
+pub type OnInitialized = Box<dyn FnOnce(Option<crate::signin::Consent>) + Send>;
 
 impl std::fmt::Debug for Hooks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -424,12 +424,13 @@ impl Frontend {
         let Some(hook) = lock(&self.on_initialized).take() else { return };
         let can_ask = lock(&self.client_capabilities).elicitation.as_ref().is_some_and(|e| e.supports_url());
         if !can_ask {
+            hook(None);
             return;
         }
         // Weak: the consent lives in the upstream's OAuth client, which the
         // front end owns.
         let frontend = Arc::downgrade(self);
-        hook(Arc::new(move |url: String| {
+        hook(Some(Arc::new(move |url: String| {
             let frontend = frontend.clone();
             Box::pin(async move {
                 let frontend = frontend.upgrade().ok_or("the client is gone")?;
@@ -444,7 +445,7 @@ impl Frontend {
                     Some(InputResponse::Elicit(answer)) if answer.action == mcp_protocol::types::ElicitAction::Accept
                 ))
             })
-        }));
+        })));
     }
 
     async fn handle_request(self: &Arc<Self>, request: JsonRpcRequest) {

@@ -44,6 +44,9 @@ pub enum Failure {
     RedirectPortUnavailable,
     /// The start URL was opened twice.
     StartReused,
+    /// A sign-in after `notifications/initialized` with a client that
+    /// cannot be asked to open a URL: it cannot reach the user.
+    ReauthorizationRequired,
 }
 
 impl Failure {
@@ -57,6 +60,7 @@ impl Failure {
             Failure::BrowserLaunchFailed => Cause::BrowserLaunchFailed,
             Failure::RedirectPortUnavailable => Cause::RedirectPortUnavailable,
             Failure::StartReused => Cause::SignInStartReused,
+            Failure::ReauthorizationRequired => Cause::ReauthorizationRequired,
         }
     }
 }
@@ -138,9 +142,9 @@ impl Gate {
     }
 
     /// The client sent `notifications/initialized`: from now on the client
-    /// is asked, through `consent`.
-    pub fn client_initialized(&self, consent: Consent) {
-        *self.consent.lock().unwrap_or_else(|e| e.into_inner()) = Some(consent);
+    /// is asked, through `consent` (`None`: it cannot show a URL).
+    pub fn client_initialized(&self, consent: Option<Consent>) {
+        *self.consent.lock().unwrap_or_else(|e| e.into_inner()) = consent;
         self.initialized.store(true, Ordering::SeqCst);
     }
 
@@ -158,7 +162,9 @@ impl Gate {
             return Err(Failure::Denied);
         }
         let consent = self.consent.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let Some(consent) = consent else { return Ok(Delivered::LineOnly) };
+        // The bridge never opens a browser once the client runs; a client
+        // that cannot show a URL leaves no way to the user but a restart.
+        let Some(consent) = consent else { return Err(Failure::ReauthorizationRequired) };
         match consent(authorization_url.to_owned()).await {
             Ok(true) => Ok(Delivered::Consented),
             Ok(false) => {

@@ -169,7 +169,7 @@ async fn after_initialized_the_client_is_asked_and_a_refusal_cools_down() {
         seen.lock().unwrap().push(url);
         Box::pin(async { Ok(false) })
     });
-    gate.client_initialized(declining);
+    gate.client_initialized(Some(declining));
     let port = free_port();
     let signin = sign_in(gate, port, Duration::from_secs(2), Arc::default());
     signin.authorize()(request(port)).await.unwrap_err();
@@ -204,4 +204,19 @@ async fn at_most_16_connections_and_10_seconds_for_a_head() {
     assert!(matches!(closed, Ok(Ok(0)) | Ok(Err(_))), "an idle connection outlived the head time limit");
     let (status, _) = get(addr, "/nowhere").await;
     assert!(status.contains("404"), "{status}");
+}
+
+#[tokio::test]
+async fn after_initialized_a_client_that_cannot_show_a_url_gets_reauthorization_required() {
+    let opened = Arc::new(AtomicUsize::new(0));
+    let gate = Gate::new(Some(approving_browser(opened.clone())));
+    gate.client_initialized(None);
+    let port = free_port();
+    let signin = sign_in(gate, port, Duration::from_secs(30), Arc::default());
+    let started = std::time::Instant::now();
+    let err = signin.authorize()(request(port)).await.unwrap_err();
+    assert_eq!(signin.last_failure(), Some(Failure::ReauthorizationRequired));
+    assert!(err.contains("restart the server"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5), "no wait for a sign-in nobody can see");
+    assert_eq!(opened.load(Ordering::SeqCst), 0);
 }

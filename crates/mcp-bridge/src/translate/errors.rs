@@ -82,11 +82,13 @@ pub enum Cause {
     SignInStartReused,
     /// The server refused access although the sign-in went through.
     AccessRefused,
+    /// A new sign-in is needed and the client cannot show it.
+    ReauthorizationRequired,
 }
 
 impl Cause {
     /// Every cause, for the table test.
-    pub const ALL: [Cause; 35] = [
+    pub const ALL: [Cause; 36] = [
         Cause::ParseError,
         Cause::InvalidRequestShape,
         Cause::LineTooLong,
@@ -122,6 +124,7 @@ impl Cause {
         Cause::RedirectPortUnavailable,
         Cause::SignInStartReused,
         Cause::AccessRefused,
+        Cause::ReauthorizationRequired,
     ];
 
     /// The name in `data.cause`.
@@ -162,6 +165,7 @@ impl Cause {
             Cause::RedirectPortUnavailable => "redirect_port_unavailable",
             Cause::SignInStartReused => "sign_in_start_reused",
             Cause::AccessRefused => "access_refused",
+            Cause::ReauthorizationRequired => "reauthorization_required",
         }
     }
 
@@ -226,6 +230,9 @@ impl Cause {
                 "The sign-in link was opened twice, so the sign-in was stopped; open it on the computer that runs mcp-bridge, or use --no-browser"
             }
             Cause::AccessRefused => "The MCP server refused access after the sign-in",
+            Cause::ReauthorizationRequired => {
+                "The MCP server needs a new sign-in, which this client cannot show; restart the server in your client to sign in again"
+            }
         }
     }
 }
