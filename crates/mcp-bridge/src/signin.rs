@@ -78,12 +78,13 @@ pub fn check_authorization_url(url: &str) -> Result<(), String> {
     if let Some(bad) = url.bytes().find(|b| !(0x21..=0x7e).contains(b) || b"\"<>\\^`{|}".contains(b)) {
         return Err(format!("holds the byte 0x{bad:02x}"));
     }
+    // The URL parser forgives `https:/host` and `https:///host`; the URL
+    // must be written as `https://host` itself (found by fuzzing).
+    let authority = match url.get(..8) {
+        Some(scheme) if scheme.eq_ignore_ascii_case("https://") => &url[8..],
+        _ => return Err("not https".into()),
+    };
     let parsed = reqwest::Url::parse(url).map_err(|e| format!("not a URL: {e}"))?;
-    if parsed.scheme() != "https" {
-        return Err("not https".into());
-    }
-    // The parser would read `https:///path` as the host `path`.
-    let authority = url.get(8..).unwrap_or_default();
     if authority.starts_with('/') || parsed.host_str().is_none_or(str::is_empty) {
         return Err("no host".into());
     }
@@ -324,6 +325,8 @@ mod tests {
             "https://auth.example.com/a\r\nSet-Cookie:x",
             "https://auth.example.com/<script>",
             "https:///path",
+            "https:/auth.example.com/authorize",
+            "https:auth.example.com/authorize",
             "javascript:alert(1)",
         ] {
             assert!(check_authorization_url(bad).is_err(), "{bad}");

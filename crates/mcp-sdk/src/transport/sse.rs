@@ -63,7 +63,7 @@ impl SseParser {
             self.after_cr = b == b'\r';
             if b == b'\n' || b == b'\r' {
                 let line = std::mem::take(&mut self.line);
-                if let Some(event) = self.take_line(&line) {
+                if let Some(event) = self.take_line(&line)? {
                     events.push(event);
                 }
                 continue;
@@ -77,7 +77,7 @@ impl SseParser {
         Ok(events)
     }
 
-    fn take_line(&mut self, line: &[u8]) -> Option<SseEvent> {
+    fn take_line(&mut self, line: &[u8]) -> Result<Option<SseEvent>, EventTooLarge> {
         if line.is_empty() {
             let event = self.has_data.then(|| SseEvent {
                 event: if self.event.is_empty() { "message".to_owned() } else { std::mem::take(&mut self.event) },
@@ -87,10 +87,10 @@ impl SseParser {
             self.data.clear();
             self.has_data = false;
             self.size = 0;
-            return event;
+            return Ok(event);
         }
         if line.first() == Some(&b':') {
-            return None;
+            return Ok(None);
         }
         let text = String::from_utf8_lossy(line);
         let (field, value) = match text.split_once(':') {
@@ -104,11 +104,16 @@ impl SseParser {
                 }
                 self.data.push_str(value);
                 self.has_data = true;
+                // Invalid UTF-8 grows as it is replaced: the limit holds for
+                // the data as decoded too (found by fuzzing).
+                if self.data.len() > self.max_event_bytes {
+                    return Err(EventTooLarge { limit: self.max_event_bytes });
+                }
             }
             "event" => self.event = value.to_owned(),
             _ => {}
         }
-        None
+        Ok(None)
     }
 }
 
