@@ -158,6 +158,17 @@ impl RawPeer {
         }
     }
 
+    /// Takes the program's stdin, to write from another task while this
+    /// one reads (a large burst would otherwise fill both pipes).
+    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
+        self.stdin.take()
+    }
+
+    /// Gives back a stdin taken with [`RawPeer::take_stdin`].
+    pub fn put_stdin(&mut self, stdin: ChildStdin) {
+        self.stdin = Some(stdin);
+    }
+
     /// Closes the program's stdin (the end of its input).
     pub fn close_stdin(&mut self) {
         drop(self.stdin.take());
