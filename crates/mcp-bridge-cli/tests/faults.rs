@@ -89,7 +89,7 @@ async fn a_response_with_an_unknown_id_is_dropped() {
     ready(&mut peer).await;
     let answers = two_calls(&mut peer).await;
     assert!(answers.values().all(|a| a["result"]["content"][0]["text"] == "ok"));
-    assert_eq!(peer.finish().await, Some(0));
+    finish_clean(peer, 0).await;
 }
 
 #[tokio::test]
@@ -187,7 +187,7 @@ async fn a_hanging_call_cancelled_by_the_client_gets_no_answer_and_the_bridge_go
     peer.send(&call(2)).await;
     let next = peer.recv().await;
     assert_eq!(next["id"], 2, "the cancelled call got no answer: {next}");
-    assert_eq!(peer.finish().await, Some(0));
+    finish_clean(peer, 0).await;
 }
 
 #[tokio::test]
@@ -246,7 +246,7 @@ async fn a_burst_of_10000_requests_gets_exactly_one_answer_each() {
         started.elapsed().as_secs_f64()
     );
     assert!(rss < 100 * 1024, "{rss} KiB");
-    assert_eq!(peer.finish().await, Some(0));
+    finish_clean(peer, 0).await;
 }
 
 fn peak_rss_kib(pid: u32) -> u64 {
@@ -256,4 +256,113 @@ fn peak_rss_kib(pid: u32) -> u64 {
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
+}
+
+/// The processes below `pid` (children, grandchildren, ...).
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    let mut stack = vec![pid];
+    while let Some(parent) = stack.pop() {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{parent}/task")) else { continue };
+        for task in tasks.flatten() {
+            let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            for child in children.split_whitespace().filter_map(|c| c.parse().ok()) {
+                found.push(child);
+                stack.push(child);
+            }
+        }
+    }
+    found
+}
+
+fn gone(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| s.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z')))
+        .unwrap_or(true)
+}
+
+/// Ends the peer (end of input) and checks the exit code and that no
+/// process it started is left.
+async fn finish_clean(peer: RawPeer, code: i32) {
+    let below = descendants(peer.child.id().unwrap());
+    assert!(!below.is_empty(), "the bridge had started its upstream");
+    assert_eq!(peer.finish().await, Some(code));
+    for _ in 0..300 {
+        if below.iter().all(|p| gone(*p)) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let left: Vec<u32> = below.into_iter().filter(|p| !gone(*p)).collect();
+    assert!(left.is_empty(), "processes left behind: {left:?}");
+}
+
+#[tokio::test]
+async fn a_listen_event_storm_reaches_the_client_and_the_bridge_stays_responsive() {
+    // An upstream that declares tool list changes and, on the listen
+    // stream, acknowledges and then sends 20000 events at once.
+    let script = r#"
+import json, sys
+def out(obj):
+    sys.stdout.write(json.dumps(obj) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    m = msg["method"]
+    if m == "server/discover":
+        out({"jsonrpc": "2.0", "id": msg["id"], "result": {"resultType": "complete", "supportedVersions": ["2026-07-28"],
+             "capabilities": {"tools": {"listChanged": True}}}})
+    elif m == "subscriptions/listen":
+        tag = {"io.modelcontextprotocol/subscriptionId": msg["id"]}
+        out({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {"_meta": tag, "notifications": {"toolsListChanged": True}}})
+        for _ in range(20000):
+            out({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": tag}})
+    else:
+        out({"jsonrpc": "2.0", "id": msg["id"], "result": {"resultType": "complete", "content": [{"type": "text", "text": "ok"}]}})
+"#;
+    let mut peer = bridge_to(script);
+    ready(&mut peer).await;
+    let started = Instant::now();
+    peer.send(&call(9)).await;
+    let mut events = 0usize;
+    loop {
+        let message = peer.recv().await;
+        if message["id"] == 9 {
+            assert_eq!(message["result"]["content"][0]["text"], "ok");
+            break;
+        }
+        if message["method"] == "notifications/tools/list_changed" {
+            events += 1;
+        }
+    }
+    let rss = peak_rss_kib(peer.child.id().unwrap());
+    eprintln!(
+        "listen storm of 20000 events: {events} list changes before the call's answer, {:.2} s; bridge peak RSS {rss} KiB",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(rss < 100 * 1024, "{rss} KiB");
+    finish_clean(peer, 0).await;
+}
+
+#[tokio::test]
+async fn cancelling_every_request_leaves_no_answer_and_no_process() {
+    let mut peer = bridge_to(&faulty("    time.sleep(0.05)\n    ok(msg)"));
+    ready(&mut peer).await;
+    for id in 1..=200 {
+        peer.send(&call(id)).await;
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}});
+        peer.send(&cancel.to_string()).await;
+    }
+    peer.send(&call(1000)).await;
+    // Answers of cancelled requests never come; the fresh call is answered.
+    loop {
+        let message = peer.recv().await;
+        let id = message["id"].as_i64();
+        assert!(id.is_none() || id == Some(1000), "a cancelled request was answered: {message}");
+        if id == Some(1000) {
+            break;
+        }
+    }
+    finish_clean(peer, 0).await;
 }
