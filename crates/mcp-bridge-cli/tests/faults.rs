@@ -366,3 +366,24 @@ async fn cancelling_every_request_leaves_no_answer_and_no_process() {
     }
     finish_clean(peer, 0).await;
 }
+
+#[tokio::test]
+async fn the_end_of_input_in_the_middle_of_an_input_round_ends_cleanly() {
+    let server = test_support::workspace_binary("mcp-example-server", "mcp-example-server");
+    let mut peer = RawPeer::spawn(BRIDGE, &["--", server.to_str().unwrap()]);
+    peer.send(
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"f","version":"1"}}}"#,
+    )
+    .await;
+    assert!(peer.recv().await["result"].is_object());
+    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    peer.send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask_name","arguments":{}}}"#).await;
+    loop {
+        if peer.recv().await["method"] == "elicitation/create" {
+            break;
+        }
+    }
+    let started = Instant::now();
+    finish_clean(peer, 0).await;
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+}
