@@ -34,11 +34,7 @@ fn first_answer(program: &str, args: &[&str], line: &str) -> std::io::Result<(Ch
 }
 
 fn peak_rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    test_support::proc_status_kib(pid, "VmHWM")
 }
 
 fn median<T: Ord + Copy>(mut v: Vec<T>) -> T {

@@ -23,14 +23,10 @@ fn peak_rss_kib(program: &str) -> std::io::Result<u64> {
     let mut line = String::new();
     stdout.read_line(&mut line)?;
     std::thread::sleep(Duration::from_secs(1));
-    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id()))?;
+    let peak = test_support::proc_status_kib(child.id(), "VmHWM");
     drop(stdin);
     child.wait()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .ok_or_else(|| std::io::Error::other("no VmHWM"))
+    peak.ok_or_else(|| std::io::Error::other("no VmHWM"))
 }
 
 fn main() -> std::io::Result<()> {

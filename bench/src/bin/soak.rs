@@ -93,13 +93,7 @@ impl Session {
     }
 
     fn rss_kib(&self) -> u64 {
-        let pid = self.child.id().unwrap_or(0);
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or(0)
+        test_support::proc_status_kib(self.child.id().unwrap_or(0), "VmRSS").unwrap_or(0)
     }
 
     async fn end(mut self) {

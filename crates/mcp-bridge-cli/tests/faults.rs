@@ -250,12 +250,7 @@ async fn a_burst_of_10000_requests_gets_exactly_one_answer_each() {
 }
 
 fn peak_rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
+    test_support::proc_status_kib(pid, "VmHWM").unwrap_or(0)
 }
 
 /// The processes below `pid` (children, grandchildren, ...).

@@ -227,6 +227,16 @@ pub async fn initialized_and_gap_events(peer: &mut RawPeer, init: &Value) -> Vec
     events
 }
 
+/// A size field of `/proc/<pid>/status` (`VmHWM`, `VmRSS`, ...) in KiB;
+/// `None` once the process is gone.
+pub fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
 /// The `_meta` of a 2026-07-28 request with these client capabilities.
 pub fn request_meta(capabilities: Value) -> Value {
     serde_json::json!({
