@@ -92,6 +92,13 @@ pub enum Error {
         /// The limit.
         limit: usize,
     },
+    /// The server's socket could not be connected to.
+    #[error("cannot connect to the server: {source}")]
+    Connect {
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// The server process could not be started.
     #[error("cannot start the server process: {source}")]
     Spawn {

@@ -14,6 +14,7 @@ pub mod lines;
 pub mod memory;
 pub mod sse;
 pub mod stdio;
+pub mod unix;
 
 use mcp_protocol::{Message, RequestId};
 use tokio::sync::mpsc;

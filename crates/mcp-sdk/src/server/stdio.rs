@@ -59,6 +59,44 @@ impl Server {
         read_result.and(write_result)
     }
 
+    /// Serves every client that connects to `listener` (a Unix domain
+    /// socket), each as [`Server::serve_stream`] does, until `shutdown`
+    /// completes; then the open listen streams end with their completion
+    /// result and no new client is taken.
+    ///
+    /// # Errors
+    /// None today: a failed accept is logged and the loop goes on.
+    pub async fn serve_unix(
+        &self,
+        listener: tokio::net::UnixListener,
+        shutdown: impl Future<Output = ()>,
+    ) -> std::io::Result<()> {
+        tokio::pin!(shutdown);
+        loop {
+            let stream = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(e) => {
+                        // Out of descriptors, say: not a reason to stop serving.
+                        tracing::warn!("accepting a socket client failed: {e}");
+                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                        continue;
+                    }
+                },
+                () = &mut shutdown => break,
+            };
+            let server = self.clone();
+            tokio::spawn(async move {
+                let (read, write) = stream.into_split();
+                if let Err(e) = server.serve_stream(read, write).await {
+                    tracing::debug!("a socket client's connection failed: {e}");
+                }
+            });
+        }
+        self.shutdown_subscriptions();
+        Ok(())
+    }
+
     /// Serves the process's own stdin and stdout until stdin ends.
     ///
     /// # Errors

@@ -1,7 +1,8 @@
 //! Newline-delimited JSON-RPC over a byte stream: the reader and the writer
-//! shared by the stdio server and the child-process client.
+//! shared by the stdio server, the child-process client and the Unix
+//! socket client.
 
-use mcp_protocol::{Frame, LineFramer, Message, encode_line};
+use mcp_protocol::{Frame, LineFramer, Message, decode_message, encode_line};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -44,6 +45,39 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             } else {
                 self.framer.push(&self.buf[..n]);
             }
+        }
+    }
+}
+
+/// Reads a server's messages from a byte stream into a client's channel
+/// until the stream ends: each line decoded with the depth limit, a bad or
+/// overlong line reported with the id it could be read back from.
+pub(crate) async fn read_frames<R: AsyncRead + Unpin>(
+    stream: R,
+    to_client: mpsc::Sender<super::Incoming>,
+    max_line: usize,
+    max_depth: usize,
+) {
+    use super::Incoming;
+    let mut reader = FrameReader::new(stream, max_line);
+    loop {
+        let item = match reader.next().await {
+            Ok(Some(Frame::Line(line))) => match decode_message(&line, max_depth) {
+                Ok(message) => Incoming::Message(message),
+                Err(e) => Incoming::Undecodable { id: e.reply_id(&line), reason: e.to_string() },
+            },
+            Ok(Some(Frame::TooLong(line))) => Incoming::Undecodable {
+                id: line.recover_id(),
+                reason: format!("a line of {} bytes is over the limit of {max_line}", line.len),
+            },
+            Ok(None) => return,
+            Err(e) => {
+                tracing::debug!("the server's stream failed: {e}");
+                return;
+            }
+        };
+        if to_client.send(item).await.is_err() {
+            return;
         }
     }
 }

@@ -18,12 +18,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_protocol::{Frame, Message, decode_message};
-use tokio::process::{Child, ChildStdout};
+use mcp_protocol::Message;
+use tokio::process::Child;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::lines::{FrameReader, write_lines};
+use super::lines::{read_frames, write_lines};
 use super::{Incoming, Transport};
 use crate::error::Error;
 use crate::limits::OUTGOING_QUEUE;
@@ -322,7 +322,7 @@ async fn run_child(
     });
 
     let gone = shared.closing.child_token();
-    let reader = tokio::spawn(read_child(stdout, to_client.clone(), command.max_line_bytes, command.max_depth));
+    let reader = tokio::spawn(read_frames(stdout, to_client.clone(), command.max_line_bytes, command.max_depth));
     let reader_done = gone.clone();
     let watch = async {
         tokio::select! {
@@ -341,29 +341,4 @@ async fn run_child(
         stop_group(pid, &exited, shared.grace).await;
     }
     let _ = to_client.send(Incoming::Disconnected).await;
-}
-
-/// Reads the child's stdout into the client's channel until it closes.
-async fn read_child(stdout: ChildStdout, to_client: mpsc::Sender<Incoming>, max_line: usize, max_depth: usize) {
-    let mut reader = FrameReader::new(stdout, max_line);
-    loop {
-        let item = match reader.next().await {
-            Ok(Some(Frame::Line(line))) => match decode_message(&line, max_depth) {
-                Ok(message) => Incoming::Message(message),
-                Err(e) => Incoming::Undecodable { id: e.reply_id(&line), reason: e.to_string() },
-            },
-            Ok(Some(Frame::TooLong(line))) => Incoming::Undecodable {
-                id: line.recover_id(),
-                reason: format!("a line of {} bytes is over the limit of {max_line}", line.len),
-            },
-            Ok(None) => return,
-            Err(e) => {
-                tracing::debug!("server stdout failed: {e}");
-                return;
-            }
-        };
-        if to_client.send(item).await.is_err() {
-            return;
-        }
-    }
 }
