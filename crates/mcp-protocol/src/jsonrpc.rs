@@ -187,6 +187,13 @@ pub fn encode_line<T: Serialize + ?Sized>(message: &T) -> Vec<u8> {
     out
 }
 
+/// A message as one JSON text without a line end, for transports that
+/// frame messages themselves (a WebSocket text message).
+pub fn encode_text<T: Serialize + ?Sized>(message: &T) -> String {
+    // As in encode_line: these types always serialize.
+    serde_json::to_string(message).expect("invariant: JSON-RPC messages always serialize")
+}
+
 /// Why a line is not a JSON-RPC 2.0 message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

@@ -50,7 +50,7 @@ pub use framing::{DEFAULT_MAX_LINE_BYTES, Frame, LineFramer, OverlongLine};
 pub use id::{ProgressToken, RequestId};
 pub use jsonrpc::{
     DecodeError, ErrorObject, JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest, JsonRpcResultResponse,
-    Message, ShapeRule, decode_message, encode_line,
+    Message, ShapeRule, decode_message, encode_line, encode_text,
 };
 pub use recover::recover_id;
 

@@ -99,6 +99,16 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The server did not accept the WebSocket upgrade; `status` is its HTTP
+    /// status when it answered with one (404 for a wrong path, 401 for
+    /// missing credentials).
+    #[error("the WebSocket upgrade failed: {reason}")]
+    Upgrade {
+        /// The HTTP status of the refusal.
+        status: Option<u16>,
+        /// What went wrong.
+        reason: String,
+    },
     /// The server process could not be started.
     #[error("cannot start the server process: {source}")]
     Spawn {

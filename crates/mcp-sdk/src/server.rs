@@ -24,6 +24,7 @@ mod request_state;
 mod stdio;
 mod subscriptions;
 mod uri_template;
+mod websocket;
 
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -6,6 +6,8 @@
 //! ```text
 //!  Client ──Message──▶ outgoing ──▶ [memory: server connection | stdio: child stdin]
 //!  Client ◀─Incoming── incoming ◀── [memory: server connection | stdio: child stdout]
+//!
+//! and likewise a Unix socket, a WebSocket, or HTTP (one POST per message).
 //! ```
 
 pub mod headers;
@@ -14,7 +16,9 @@ pub mod lines;
 pub mod memory;
 pub mod sse;
 pub mod stdio;
+mod tls;
 pub mod unix;
+pub mod websocket;
 
 use mcp_protocol::{Message, RequestId};
 use tokio::sync::mpsc;

@@ -119,6 +119,14 @@ impl TestPki {
     }
 }
 
+impl TestPki {
+    /// The server side of TLS with the test certificate, for a server the
+    /// test runs itself.
+    pub fn acceptor(&self) -> tokio_rustls::TlsAcceptor {
+        tokio_rustls::TlsAcceptor::from(self.config.clone())
+    }
+}
+
 /// A TLS listener for `axum::serve`.
 struct TlsListener {
     tcp: TcpListener,

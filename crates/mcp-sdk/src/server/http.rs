@@ -29,7 +29,9 @@ use crate::transport::headers::{check_header_values, decode_header_value};
 /// arguments, small enough that a client cannot make the server buffer much.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
-/// How the HTTP endpoint checks what it is sent.
+/// How the HTTP endpoint checks what it is sent; the WebSocket endpoint
+/// ([`Server::serve_websocket`]) takes the same, with `max_body_bytes` the
+/// limit of each message.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
     /// The path of the endpoint.
@@ -133,6 +135,19 @@ fn origin_allowed(origin: &str, options: &HttpOptions) -> bool {
     authority.is_some_and(|a| ["localhost", "127.0.0.1", "[::1]"].contains(&host_name(a)))
 }
 
+/// Why a request's `Origin` or `Host` is refused (DNS rebinding, a web
+/// page of another site), or `None` when both are allowed.
+pub(super) fn refusal_by_origin_or_host(headers: &HeaderMap, options: &HttpOptions) -> Option<&'static str> {
+    if headers.get(header::ORIGIN).is_some_and(|o| !o.to_str().is_ok_and(|o| origin_allowed(o, options))) {
+        return Some("origin not allowed");
+    }
+    let host_ok = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|h| options.allowed_hosts.iter().any(|a| a == host_name(h)));
+    (!host_ok).then_some("host not allowed")
+}
+
 /// A header value, with the `=?base64?…?=` sentinel decoded.
 fn decoded_header(headers: &HeaderMap, name: &str) -> Option<Result<String, ()>> {
     let raw = headers.get(name)?.to_str().map_err(|_| ());
@@ -210,15 +225,8 @@ fn status_of(error: &ErrorObject) -> StatusCode {
 
 async fn handle_post(State(endpoint): State<Endpoint>, headers: HeaderMap, body: Bytes) -> Response {
     let options = &endpoint.options;
-    if headers.get(header::ORIGIN).is_some_and(|o| !o.to_str().is_ok_and(|o| origin_allowed(o, options))) {
-        return (StatusCode::FORBIDDEN, "origin not allowed").into_response();
-    }
-    let host_ok = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .is_some_and(|h| options.allowed_hosts.iter().any(|a| a == host_name(h)));
-    if !host_ok {
-        return (StatusCode::FORBIDDEN, "host not allowed").into_response();
+    if let Some(refusal) = refusal_by_origin_or_host(&headers, options) {
+        return (StatusCode::FORBIDDEN, refusal).into_response();
     }
     let is_json = headers
         .get(header::CONTENT_TYPE)

@@ -27,8 +27,8 @@ use crate::limits::OUTGOING_QUEUE;
 
 mod config;
 
-pub(crate) use config::build_client_with;
 pub use config::{AuthProvider, AuthRefusal, BearerToken, DEFAULT_MAX_RESPONSE_BYTES, HttpConfig, ProxyConfig};
+pub(crate) use config::{build_client_with, without_credentials};
 
 /// A header value as the specification wants it: plain when it is visible
 /// ASCII without surrounding spaces, else the `=?base64?…?=` sentinel.

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::error::Error;
 use crate::server::BoxFuture;
+use crate::transport::tls::read_pem;
 
 /// The largest JSON body or SSE event accepted by default.
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 4 * 1024 * 1024;
@@ -202,11 +203,6 @@ impl AuthProvider for BearerToken {
         // The same token would be refused again.
         Box::pin(async { false })
     }
-}
-
-fn read_pem(path: &PathBuf, what: &str) -> Result<Vec<u8>, Error> {
-    std::fs::read(path)
-        .map_err(|e| Error::InvalidRequest { reason: format!("cannot read the {what} {}: {e}", path.display()) })
 }
 
 /// The `reqwest` client of a configuration.
