@@ -141,3 +141,39 @@ async fn our_client_uses_a_python_server() {
     assert!(checked >= 5, "only {checked} messages checked");
     let _ = std::fs::remove_file(&log);
 }
+
+#[tokio::test]
+async fn our_client_caches_the_lists_a_python_server_gives_a_lifetime() {
+    let python = python_peer();
+    let log = log_path("cache");
+    let command = StdioCommand::new(&python)
+        .args([
+            script("tap.py").into_os_string(),
+            log.clone().into_os_string(),
+            "--".into(),
+            python.clone().into_os_string(),
+            script("python_server.py").into_os_string(),
+        ])
+        .env("PY_CACHE_TTL_MS", "60000");
+    let options = ClientOptions {
+        cache: mcp_sdk::client::CacheOptions { enabled: true, ..Default::default() },
+        ..ClientOptions::new("mcp-sdk-interop", "0.1")
+    };
+    let client = Client::new(options, spawn(command).unwrap());
+    let diagnostics = std::sync::Arc::new(std::sync::Mutex::new(mcp_sdk::client::Diagnostics::default()));
+    let o = RequestOptions { diagnostics: Some(diagnostics.clone()), ..Default::default() };
+    let first = client.list_tools(None, &o).await.unwrap();
+    assert_eq!((first.ttl_ms, first.cache_scope), (Some(60000), Some(mcp_protocol::types::CacheScope::Public)));
+    assert!(!diagnostics.lock().unwrap().from_cache);
+    let second = client.list_tools(None, &o).await.unwrap();
+    assert!(diagnostics.lock().unwrap().from_cache);
+    assert_eq!(second.tools.len(), first.tools.len());
+    // Discovery has no hint from this server: it is asked each time.
+    client.discover(&o).await.unwrap();
+    client.discover(&o).await.unwrap();
+    client.close().await;
+    let asked =
+        |method: &str| read_tap(&log).iter().filter(|(to_server, m)| *to_server && m["method"] == method).count();
+    assert_eq!((asked("tools/list"), asked("server/discover")), (1, 2));
+    let _ = std::fs::remove_file(&log);
+}

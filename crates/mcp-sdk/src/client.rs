@@ -2,6 +2,7 @@
 //! notifications, runs multi round-trip requests through the input hooks,
 //! and gives owned, typed results.
 
+mod cache;
 pub mod input;
 mod options;
 mod router;
@@ -26,6 +27,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 
+use cache::ResultCache;
+pub use cache::{CacheMode, CacheOptions};
 use options::Callbacks;
 pub use options::{
     ClientOptions, Diagnostics, Hook, InputHooks, LogCallback, NotificationCallback, ProgressCallback, RequestOptions,
@@ -55,6 +58,10 @@ struct ClientInner {
     timed: bool,
     /// Output schemas from `tools/list`, to check `structuredContent`.
     output_schemas: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
+    /// Results with a lifetime, when the options enable the cache.
+    cache: Option<Arc<ResultCache>>,
+    /// The transport's credential, which private cached results belong to.
+    credential: crate::transport::Credential,
 }
 
 impl std::fmt::Debug for Client {
@@ -69,6 +76,7 @@ impl Client {
     pub fn new(options: ClientOptions, transport: Transport) -> Self {
         let router = Arc::new(Router::default());
         let timed = transport.timed;
+        let cache = options.cache.enabled.then(|| Arc::new(ResultCache::new(options.cache)));
         tokio::spawn(router.clone().run(
             transport.incoming,
             transport.outgoing.clone(),
@@ -83,6 +91,8 @@ impl Client {
                 process: transport.process,
                 timed,
                 output_schemas: Mutex::default(),
+                cache,
+                credential: transport.credential,
             }),
         }
     }
@@ -99,6 +109,13 @@ impl Client {
         match &self.inner.process {
             Some(process) => process.close().await,
             None => None,
+        }
+    }
+
+    /// Drops every cached result (see [`CacheOptions`]).
+    pub fn invalidate_cache(&self) {
+        if let Some(cache) = &self.inner.cache {
+            cache.clear();
         }
     }
 
@@ -266,16 +283,68 @@ impl Client {
         let mut params = Map::new();
         params.insert("notifications".into(), to_json(&filter)?);
         let timeout = options.timeout.map(|t| t.min(options.max_total_timeout.unwrap_or(MAX_TOTAL_TIMEOUT)));
-        let value = self.send_once("subscriptions/listen", params, options, timeout).await?;
+        let mut options = options.clone();
+        if let Some(cache) = self.inner.cache.clone() {
+            // A change event makes the cached list stale before the caller hears of it.
+            let caller = options.on_notification.take();
+            options.on_notification = Some(Arc::new(move |event| {
+                cache.drop_for_event(event);
+                if let Some(caller) = &caller {
+                    caller(event);
+                }
+            }));
+        }
+        let value = self.send_once("subscriptions/listen", params, &options, timeout).await?;
         parse_result("subscriptions/listen", value)
     }
 
     /// Sends any request and returns its raw result, after the input rounds
     /// (or the `InputRequiredResult` itself with `allow_input_required`).
+    /// Discovery, list and read results come from the cache when it is on
+    /// and holds a fresh one (see [`CacheOptions`] and [`CacheMode`]).
     ///
     /// # Errors
     /// See [`Error`].
     pub async fn request(&self, method: &str, params: Map<String, Value>, options: &RequestOptions) -> Result<Value> {
+        let cache = self
+            .inner
+            .cache
+            .as_ref()
+            .filter(|_| options.cache_mode != CacheMode::Bypass && cache::cacheable(method, &params));
+        let Some(cache) = cache else { return self.request_rounds(method, params, options).await.map(|(v, _)| v) };
+        let credential = self.inner.credential.digest().await;
+        cache.saw_credential(credential);
+        if options.cache_mode == CacheMode::Default
+            && let Some(value) = cache.get(method, &params, credential)
+        {
+            options.diagnose(|d| d.from_cache = true);
+            return Ok(value);
+        }
+        match self.request_rounds(method, params.clone(), options).await {
+            Ok((value, rounds)) => {
+                // A result reached through input rounds answered this caller's input.
+                if rounds == 0 {
+                    cache.put(method, &params, &value, credential);
+                }
+                Ok(value)
+            }
+            Err(Error::Rpc { error }) if error.code == error_code::INVALID_PARAMS && params.contains_key("cursor") => {
+                // The cursor is stale: so may the pages around it be.
+                cache.drop_method(method);
+                Err(Error::Rpc { error })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// [`Client::request`] without the cache; also says how many input
+    /// rounds it took.
+    async fn request_rounds(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<(Value, usize)> {
         let timeout = options
             .timeout
             .unwrap_or(self.inner.options.request_timeout)
@@ -288,7 +357,7 @@ impl Client {
             if value.get("resultType").and_then(Value::as_str) != Some("input_required") || options.allow_input_required
             {
                 options.diagnose(|d| d.rounds = round);
-                return Ok(value);
+                return Ok((value, round));
             }
             if round == MAX_INPUT_ROUNDS {
                 break;

@@ -20,8 +20,13 @@ mod tls;
 pub mod unix;
 pub mod websocket;
 
+use std::sync::Arc;
+
 use mcp_protocol::{Message, RequestId};
+use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
+
+use http::AuthProvider;
 
 /// What the client's reader receives.
 #[derive(Debug)]
@@ -54,4 +59,53 @@ pub struct Transport {
     pub(crate) process: Option<stdio::ChildProcess>,
     /// Whether request time limits apply (not on the in-memory link).
     pub(crate) timed: bool,
+    /// Who the requests speak for, as the result cache tells callers apart.
+    pub(crate) credential: Credential,
+}
+
+/// The credential a transport sends with each request (HTTP, WebSocket),
+/// for the result cache: private results are kept per credential.
+#[derive(Clone, Default)]
+pub(crate) enum Credential {
+    /// None: a local transport.
+    #[default]
+    None,
+    /// A fixed `Authorization` header value.
+    Fixed(String),
+    /// The provider that gives each request its credentials.
+    Provider(Arc<dyn AuthProvider>),
+}
+
+impl std::fmt::Debug for Credential {
+    /// The kind of credential, never its value.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Credential::None => "None",
+            Credential::Fixed(_) => "Fixed(***)",
+            Credential::Provider(_) => "Provider",
+        })
+    }
+}
+
+impl Credential {
+    /// The credential of a transport with this provider and these headers.
+    pub(crate) fn of(auth: Option<&Arc<dyn AuthProvider>>, headers: &[(String, String)]) -> Credential {
+        match auth {
+            Some(provider) => Credential::Provider(provider.clone()),
+            None => headers
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+                .map_or(Credential::None, |(_, value)| Credential::Fixed(value.clone())),
+        }
+    }
+
+    /// The SHA-256 digest of the current credential, if there is one.
+    pub(crate) async fn digest(&self) -> Option<[u8; 32]> {
+        let value = match self {
+            Credential::None => return None,
+            Credential::Fixed(value) => value.clone(),
+            Credential::Provider(provider) => provider.authorization().await.ok().flatten()?,
+        };
+        Some(Sha256::digest(value.as_bytes()).into())
+    }
 }

@@ -1,10 +1,15 @@
 """A small 2026-07-28 server built with the Python `mcp` SDK, on stdio, or
-on Streamable HTTP at http://127.0.0.1:PORT/mcp with `--http PORT`."""
+on Streamable HTTP at http://127.0.0.1:PORT/mcp with `--http PORT`. With
+PY_CACHE_TTL_MS set, its tools/list results carry that public `ttlMs`."""
+import os
 import sys
 
+from mcp.server.caching import CacheHint
 from mcp.server.mcpserver import MCPServer
 
-server = MCPServer(name="python-peer", version="2.3.0-test")
+ttl_ms = os.environ.get("PY_CACHE_TTL_MS")
+cache_hints = {"tools/list": CacheHint(ttl_ms=int(ttl_ms), scope="public")} if ttl_ms else None
+server = MCPServer(name="python-peer", version="2.3.0-test", cache_hints=cache_hints)
 
 
 @server.tool()

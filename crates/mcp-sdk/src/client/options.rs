@@ -71,6 +71,8 @@ pub struct ClientOptions {
     pub on_notification: Option<NotificationCallback>,
     /// Time of a request when its options give none.
     pub request_timeout: Duration,
+    /// The result cache; off by default.
+    pub cache: super::CacheOptions,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -95,6 +97,7 @@ impl ClientOptions {
             hooks: InputHooks::default(),
             on_notification: None,
             request_timeout: REQUEST_TIMEOUT,
+            cache: super::CacheOptions::default(),
         }
     }
 }
@@ -113,6 +116,8 @@ pub struct Diagnostics {
     /// failed (Streamable HTTP only): tells a wrong path (404) from an
     /// answer that is not valid.
     pub http_status: Option<u16>,
+    /// The result came from the client's cache, not from the server.
+    pub from_cache: bool,
 }
 
 /// What to do when the connection is lost before a response arrived.
@@ -181,6 +186,8 @@ pub struct RequestOptions {
     pub retry: RetryPolicy,
     /// Filled in with what the client found out.
     pub diagnostics: Option<Arc<Mutex<Diagnostics>>>,
+    /// How this request uses the client's result cache.
+    pub cache_mode: super::CacheMode,
 }
 
 impl std::fmt::Debug for RequestOptions {

@@ -30,5 +30,5 @@ pub fn connect(server: &Server) -> Transport {
             }
         }
     });
-    Transport { outgoing: to_server, incoming, process: None, timed: false }
+    Transport { outgoing: to_server, incoming, process: None, timed: false, credential: Default::default() }
 }

@@ -253,7 +253,13 @@ pub fn spawn(command: StdioCommand) -> Result<Transport, Error> {
     let (to_client, incoming) = mpsc::channel::<Incoming>(OUTGOING_QUEUE);
     shared.pid.store(child.id().unwrap_or(0), Ordering::SeqCst);
     tokio::spawn(supervise(command, child, shared.clone(), out_rx, to_client));
-    Ok(Transport { outgoing, incoming, process: Some(ChildProcess { shared }), timed: true })
+    Ok(Transport {
+        outgoing,
+        incoming,
+        process: Some(ChildProcess { shared }),
+        timed: true,
+        credential: Default::default(),
+    })
 }
 
 /// Runs children one after the other until the last one ends.

@@ -107,7 +107,8 @@ pub async fn connect(config: WebSocketConfig) -> Result<Transport, Error> {
             format!("no WebSocket connection within {} ms", timeout.as_millis()),
         ),
     })??;
-    Ok(start(stream, config.max_message_bytes))
+    let credential = super::Credential::of(config.auth.as_ref(), &config.headers);
+    Ok(start(stream, config.max_message_bytes, credential))
 }
 
 /// A byte stream that is plain TCP or TLS over it.
@@ -228,7 +229,7 @@ async fn upgrade_request(config: &WebSocketConfig) -> Result<Request, Error> {
 /// Runs an open connection as a client transport: a reader task decoding
 /// each text message for the client's router, a writer task sending the
 /// client's messages.
-fn start<S>(stream: WebSocketStream<S>, max_message_bytes: usize) -> Transport
+fn start<S>(stream: WebSocketStream<S>, max_message_bytes: usize, credential: super::Credential) -> Transport
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -256,5 +257,5 @@ where
         // waiting requests fail with Closed.
         let _ = close.send(why_closed);
     });
-    Transport { outgoing, incoming, process: None, timed: true }
+    Transport { outgoing, incoming, process: None, timed: true, credential }
 }
