@@ -18,7 +18,7 @@ use mcp_protocol::meta::{
 };
 use mcp_protocol::types::{
     CallToolResult, CompleteResult, CompletionArgument, CompletionContext, CompletionReference, DiscoverResult,
-    GetPromptResult, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    GetPromptResult, Icon, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     ListToolsResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, SubscriptionFilter,
     SubscriptionsListenResult, Tool,
 };
@@ -37,6 +37,7 @@ pub use options::{
 use router::{Pending, Route, Router, cancelled_notification, event_queue};
 
 use crate::error::{Error, Result};
+use crate::icons::{IconError, IconWanted, Image};
 use crate::limits::{MAX_AUTO_PAGES, MAX_INPUT_ROUNDS, MAX_LOST_STREAM_RETRIES, MAX_TOTAL_TIMEOUT};
 use crate::transport::Transport;
 use crate::transport::stdio::ChildProcess;
@@ -62,6 +63,8 @@ struct ClientInner {
     cache: Option<Arc<ResultCache>>,
     /// The transport's credential, which private cached results belong to.
     credential: crate::transport::Credential,
+    /// The endpoint URL of a network transport, the origin of its icons.
+    endpoint: Option<String>,
 }
 
 impl std::fmt::Debug for Client {
@@ -93,6 +96,7 @@ impl Client {
                 output_schemas: Mutex::default(),
                 cache,
                 credential: transport.credential,
+                endpoint: transport.endpoint,
             }),
         }
     }
@@ -110,6 +114,22 @@ impl Client {
             Some(process) => process.close().await,
             None => None,
         }
+    }
+
+    /// The icon to show among `icons` (of a tool, a prompt, a resource or
+    /// the server), as [`crate::icons::select`] ranks them under the
+    /// client's policy, for this transport's endpoint.
+    pub fn select_icon<'a>(&self, icons: &'a [Icon], wanted: &IconWanted) -> Option<&'a Icon> {
+        crate::icons::select(icons, wanted, self.inner.endpoint.as_deref(), &self.inner.options.icons)
+    }
+
+    /// Fetches and checks an icon under the client's policy: https icons of
+    /// the endpoint's origin (or a trusted one) and data: icons.
+    ///
+    /// # Errors
+    /// The [`IconError`] of the rule the icon breaks.
+    pub async fn fetch_icon(&self, icon: &Icon) -> std::result::Result<Image, IconError> {
+        crate::icons::fetch(icon, self.inner.endpoint.as_deref(), &self.inner.options.icons).await
     }
 
     /// Drops every cached result (see [`CacheOptions`]).

@@ -48,6 +48,7 @@
 pub mod auth;
 pub mod client;
 pub mod error;
+pub mod icons;
 pub mod limits;
 pub mod server;
 pub mod transport;

@@ -61,6 +61,8 @@ pub struct Transport {
     pub(crate) timed: bool,
     /// Who the requests speak for, as the result cache tells callers apart.
     pub(crate) credential: Credential,
+    /// The endpoint URL of a network transport (the origin of its icons).
+    pub(crate) endpoint: Option<String>,
 }
 
 /// The credential a transport sends with each request (HTTP, WebSocket),

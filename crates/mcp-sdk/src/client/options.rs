@@ -73,6 +73,8 @@ pub struct ClientOptions {
     pub request_timeout: Duration,
     /// The result cache; off by default.
     pub cache: super::CacheOptions,
+    /// What the client accepts as an icon.
+    pub icons: crate::icons::IconPolicy,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -98,6 +100,7 @@ impl ClientOptions {
             on_notification: None,
             request_timeout: REQUEST_TIMEOUT,
             cache: super::CacheOptions::default(),
+            icons: crate::icons::IconPolicy::default(),
         }
     }
 }

@@ -78,10 +78,11 @@ fn metadata_headers(method: &str, params: Option<&Value>) -> HeaderMap {
 pub fn connect(config: HttpConfig) -> Result<Transport, Error> {
     let http = config::build_client(&config)?;
     let credential = super::Credential::of(config.auth.as_ref(), &config.headers);
+    let endpoint = Some(config.url.clone());
     let (outgoing, out_rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
     let (to_client, incoming) = mpsc::channel::<Incoming>(OUTGOING_QUEUE);
     tokio::spawn(pump(http, Arc::new(config), out_rx, to_client));
-    Ok(Transport { outgoing, incoming, process: None, timed: true, credential })
+    Ok(Transport { outgoing, incoming, process: None, timed: true, credential, endpoint })
 }
 
 type InFlight = Arc<Mutex<HashMap<RequestId, AbortHandle>>>;

@@ -30,5 +30,12 @@ pub fn connect(server: &Server) -> Transport {
             }
         }
     });
-    Transport { outgoing: to_server, incoming, process: None, timed: false, credential: Default::default() }
+    Transport {
+        outgoing: to_server,
+        incoming,
+        process: None,
+        timed: false,
+        credential: Default::default(),
+        endpoint: None,
+    }
 }

@@ -259,6 +259,7 @@ pub fn spawn(command: StdioCommand) -> Result<Transport, Error> {
         process: Some(ChildProcess { shared }),
         timed: true,
         credential: Default::default(),
+        endpoint: None,
     })
 }
 

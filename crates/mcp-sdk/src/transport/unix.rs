@@ -40,5 +40,5 @@ pub async fn connect(path: impl AsRef<Path>) -> Result<Transport, Error> {
         }
         drop(to_client);
     });
-    Ok(Transport { outgoing, incoming, process: None, timed: true, credential: Default::default() })
+    Ok(Transport { outgoing, incoming, process: None, timed: true, credential: Default::default(), endpoint: None })
 }

@@ -108,7 +108,9 @@ pub async fn connect(config: WebSocketConfig) -> Result<Transport, Error> {
         ),
     })??;
     let credential = super::Credential::of(config.auth.as_ref(), &config.headers);
-    Ok(start(stream, config.max_message_bytes, credential))
+    let mut transport = start(stream, config.max_message_bytes, credential);
+    transport.endpoint = Some(config.url);
+    Ok(transport)
 }
 
 /// A byte stream that is plain TCP or TLS over it.
@@ -257,5 +259,5 @@ where
         // waiting requests fail with Closed.
         let _ = close.send(why_closed);
     });
-    Transport { outgoing, incoming, process: None, timed: true, credential }
+    Transport { outgoing, incoming, process: None, timed: true, credential, endpoint: None }
 }
