@@ -244,3 +244,45 @@ fn authorization_url_check() {
     });
     report("authorization_url", r);
 }
+
+#[test]
+fn icon_bytes() {
+    use mcp_sdk::icons::{ExtraFormats, Format, IconPolicy, inspect};
+    let policy = IconPolicy {
+        formats: ExtraFormats { gif: true, webp: true, svg: true },
+        decoder: Some(std::sync::Arc::new(Ok)),
+        max_dimension: 4096,
+        ..IconPolicy::default()
+    };
+    let r = fuzz("icon_bytes", |input| {
+        if let Ok(image) = inspect(input.to_vec(), None, None, &policy) {
+            if Some(image.format) != Format::detect(input) {
+                return Err(format!("accepted as {} bytes that are not", image.format));
+            }
+            if image.dimensions.is_some_and(|(w, h)| w > 4096 || h > 4096) {
+                return Err(format!("accepted dimensions {:?}", image.dimensions));
+            }
+            if (image.format == Format::Svg) != image.dimensions.is_none() {
+                return Err("dimensions for SVG, or none for a raster image".into());
+            }
+        }
+        Ok(())
+    });
+    report("icon_bytes", r);
+}
+
+#[test]
+fn icon_source() {
+    use mcp_sdk::icons::{IconPolicy, Source, check_source};
+    let policy = IconPolicy::default();
+    let r = fuzz("icon_source", |input| {
+        let src = String::from_utf8_lossy(input);
+        if let Ok(Source::Https(url)) = check_source(&src, Some("https://mcp.example.com/mcp"), &policy)
+            && (url.scheme() != "https" || !url.username().is_empty() || url.host_str() != Some("mcp.example.com"))
+        {
+            return Err(format!("accepted {src:?}"));
+        }
+        Ok(())
+    });
+    report("icon_source", r);
+}
