@@ -24,7 +24,7 @@ const TEST_AUDIO_BASE64: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABA
 
 /// Parses one of this file's literal definitions; they are fixed at
 /// compile time, so a failure is a bug here, not bad input.
-fn literal<T: serde::de::DeserializeOwned>(value: Value) -> T {
+pub(crate) fn literal<T: serde::de::DeserializeOwned>(value: Value) -> T {
     serde_json::from_value(value).expect("invariant: the conformance surface's literals are valid")
 }
 
@@ -43,12 +43,12 @@ fn text(text: impl Into<String>) -> Result<Reply<CallToolResult>, HandlerError> 
 }
 
 /// Input requests from their JSON form.
-fn requests(value: Value) -> Result<InputRequests, HandlerError> {
+pub(crate) fn requests(value: Value) -> Result<InputRequests, HandlerError> {
     serde_json::from_value(value).map_err(|e| HandlerError::internal(e.to_string()))
 }
 
 /// A form elicitation with one required field.
-fn form(message: &str, field: &str, kind: &str) -> Value {
+pub(crate) fn form(message: &str, field: &str, kind: &str) -> Value {
     json!({"method": "elicitation/create", "params": {
         "message": message,
         "requestedSchema": {"type": "object", "properties": {field: {"type": kind}}, "required": [field]}
@@ -62,19 +62,19 @@ fn sampling(prompt: &str, max_tokens: u32) -> Value {
     }})
 }
 
-fn ask(value: Value, state: Option<Value>) -> Result<Reply<CallToolResult>, HandlerError> {
+pub(crate) fn ask(value: Value, state: Option<Value>) -> Result<Reply<CallToolResult>, HandlerError> {
     Ok(Reply::InputRequired { requests: requests(value)?, state })
 }
 
 /// The accepted content of the elicitation answered under `key`.
-fn elicited<'a>(call: &'a ToolCall, key: &str) -> Option<&'a serde_json::Map<String, Value>> {
+pub(crate) fn elicited<'a>(call: &'a ToolCall, key: &str) -> Option<&'a serde_json::Map<String, Value>> {
     match call.input_responses.get(key) {
         Some(InputResponse::Elicit(answer)) => answer.content.as_ref(),
         _ => None,
     }
 }
 
-fn elicited_text(call: &ToolCall, key: &str, field: &str) -> String {
+pub(crate) fn elicited_text(call: &ToolCall, key: &str, field: &str) -> String {
     elicited(call, key).and_then(|c| c.get(field)).and_then(Value::as_str).unwrap_or("unknown").to_owned()
 }
 
@@ -101,6 +101,7 @@ pub fn build_server() -> Server {
     let builder = content_tools(builder);
     let builder = input_tools(builder);
     let builder = diagnostic_tools(builder);
+    let builder = crate::tasks::task_tools(builder);
     let builder = prompts(builder);
     resources(builder)
         .completion(|_request, _ctx| async move {

@@ -7,3 +7,4 @@
 
 pub mod everything;
 pub mod player;
+mod tasks;

@@ -63,6 +63,7 @@ impl Declared {
             prompts_list_changed: self.prompts.then_some(true),
             resources_list_changed: self.resources.then_some(true),
             resource_subscriptions: (self.subscribe && !uris.is_empty()).then(|| uris.iter().cloned().collect()),
+            task_ids: None,
             extra: Default::default(),
         }
     }

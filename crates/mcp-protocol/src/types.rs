@@ -19,6 +19,7 @@ mod resources;
 mod roots;
 mod sampling;
 mod subscriptions;
+mod tasks;
 mod tools;
 
 pub use capabilities::*;
@@ -34,4 +35,5 @@ pub use resources::*;
 pub use roots::*;
 pub use sampling::*;
 pub use subscriptions::*;
+pub use tasks::*;
 pub use tools::*;

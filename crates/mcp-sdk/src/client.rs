@@ -6,6 +6,7 @@ mod cache;
 pub mod input;
 mod options;
 mod router;
+mod tasks;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -35,6 +36,7 @@ pub use options::{
     RetryPolicy,
 };
 use router::{Pending, Route, Router, cancelled_notification, event_queue};
+pub use tasks::{ToolOutcome, task_of_notification, task_result};
 
 use crate::error::{Error, Result};
 use crate::icons::{IconError, IconWanted, Image};
@@ -223,22 +225,18 @@ impl Client {
         .await
     }
 
-    /// `tools/call`, with input rounds answered by the hooks. A result whose
-    /// `structuredContent` breaks the tool's output schema is still returned,
-    /// with a warning and `structured_content_invalid` in the diagnostics.
+    /// `tools/call`, with input rounds answered by the hooks, and a task the
+    /// server makes of it (Tasks extension) followed to its end. A result
+    /// whose `structuredContent` breaks the tool's output schema is still
+    /// returned, with a warning and `structured_content_invalid` in the
+    /// diagnostics.
     ///
     /// # Errors
-    /// See [`Error`]. With `allow_input_required`, an input request comes
-    /// back as [`Error::InvalidResponse`]; use [`Client::request`] to see it.
+    /// See [`Error`] and [`Client::await_task`]. With
+    /// `allow_input_required`, an input request comes back as
+    /// [`Error::InvalidResponse`]; use [`Client::request`] to see it.
     pub async fn call_tool(&self, name: &str, arguments: Value, options: &RequestOptions) -> Result<CallToolResult> {
-        let mut params = Map::new();
-        params.insert("name".into(), json!(name));
-        if !arguments.is_null() {
-            params.insert("arguments".into(), arguments);
-        }
-        let result: CallToolResult = self.typed("tools/call", params, options).await?;
-        self.check_structured_content(name, &result, options);
-        Ok(result)
+        self.call_tool_to_the_end(name, arguments, options).await
     }
 
     /// `prompts/get`, with input rounds answered by the hooks.

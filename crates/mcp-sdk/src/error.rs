@@ -109,6 +109,12 @@ pub enum Error {
         /// What went wrong.
         reason: String,
     },
+    /// The server cancelled the task the request became (Tasks extension).
+    #[error("task {task_id} was cancelled")]
+    TaskCancelled {
+        /// The task.
+        task_id: String,
+    },
     /// The server process could not be started.
     #[error("cannot start the server process: {source}")]
     Spawn {

@@ -23,6 +23,7 @@ pub mod http;
 mod request_state;
 mod stdio;
 mod subscriptions;
+mod tasks;
 mod uri_template;
 mod websocket;
 
@@ -43,6 +44,7 @@ pub(crate) use connection::Connection;
 pub use context::RequestContext;
 pub use request_state::DEFAULT_STATE_TTL;
 pub use subscriptions::ChangeEvent;
+pub use tasks::{TaskContext, TaskOptions, TaskSupport, TaskWork};
 
 use crate::error::HandlerError;
 use crate::limits::ServerLimits;
@@ -51,7 +53,7 @@ use crate::limits::ServerLimits;
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
 /// What a handler of a method that may ask for input returns.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub enum Reply<R> {
     /// The final result.
     Complete(R),
@@ -64,6 +66,10 @@ pub enum Reply<R> {
         /// What the handler wants back on the retry.
         state: Option<Value>,
     },
+    /// Work that may run as a task (the Tasks extension; see
+    /// [`Reply::task`]). Only `tools/call` makes tasks; elsewhere the work
+    /// runs before the answer.
+    Task(TaskWork<R>),
 }
 
 /// A `tools/call` as its handler sees it.
@@ -124,6 +130,8 @@ pub(crate) struct ToolEntry {
     /// The parameters mirrored into `Mcp-Param-*` headers on HTTP.
     header_params: Vec<crate::transport::headers::HeaderParam>,
     handler: Handler<ToolCall, Reply<CallToolResult>>,
+    /// Whether the tool can be served without a task.
+    task_support: TaskSupport,
 }
 
 impl ToolEntry {
@@ -133,7 +141,13 @@ impl ToolEntry {
                 tracing::warn!(tool = %tool.name, "x-mcp-header annotations are invalid, headers will not be checked: {e}");
                 Vec::new()
             });
-        ToolEntry { input_validator: compile_schema(&tool), header_params, tool, handler }
+        ToolEntry {
+            input_validator: compile_schema(&tool),
+            header_params,
+            tool,
+            handler,
+            task_support: TaskSupport::Optional,
+        }
     }
 }
 
@@ -181,7 +195,9 @@ pub(crate) struct ServerInner {
     /// Which lists the server declares; fixed at build time so the
     /// capabilities never change under a client.
     offers: Offers,
-    hub: subscriptions::Hub,
+    hub: Arc<subscriptions::Hub>,
+    /// The tasks, when the server offers the Tasks extension.
+    tasks: Option<Arc<tasks::TaskRegistry>>,
     sealer: request_state::StateSealer,
     cache: CacheHints,
     page_size: usize,
@@ -225,6 +241,7 @@ pub struct ServerBuilder {
     cache: CacheHints,
     page_size: usize,
     limits: ServerLimits,
+    tasks: Option<TaskOptions>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -259,6 +276,28 @@ impl ServerBuilder {
     {
         self.offers.tools = true;
         self.tools.push(ToolEntry::new(tool, boxed(handler)));
+        self
+    }
+
+    /// Registers a tool whose handler may answer [`Reply::task`]; with
+    /// [`TaskSupport::Required`] a client that did not declare the Tasks
+    /// extension gets -32021 before the handler runs. Needs
+    /// [`ServerBuilder::tasks`].
+    pub fn task_tool<F, Fut>(mut self, tool: Tool, support: TaskSupport, handler: F) -> Self
+    where
+        F: Fn(ToolCall, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Reply<CallToolResult>, HandlerError>> + Send + 'static,
+    {
+        self.offers.tools = true;
+        self.tools.push(ToolEntry { task_support: support, ..ToolEntry::new(tool, boxed(handler)) });
+        self
+    }
+
+    /// Offers the Tasks extension (`io.modelcontextprotocol/tasks`): tool
+    /// handlers' [`Reply::task`] work becomes a task for clients that
+    /// declare it, kept as `options` says.
+    pub fn tasks(mut self, options: TaskOptions) -> Self {
+        self.tasks = Some(options);
         self
     }
 
@@ -351,6 +390,7 @@ impl ServerBuilder {
             Some(key) => request_state::StateSealer::new(key, self.state_ttl),
             None => request_state::StateSealer::random(self.state_ttl),
         };
+        let hub = Arc::new(subscriptions::Hub::default());
         Server {
             inner: Arc::new(ServerInner {
                 info: self.info,
@@ -361,7 +401,8 @@ impl ServerBuilder {
                 templates: RwLock::new(self.templates),
                 completion: self.completion,
                 offers: self.offers,
-                hub: subscriptions::Hub::default(),
+                tasks: self.tasks.map(|options| Arc::new(tasks::TaskRegistry::new(options, hub.clone()))),
+                hub,
                 sealer,
                 cache: self.cache,
                 page_size: self.page_size,
@@ -397,6 +438,7 @@ impl Server {
             cache: CacheHints::default(),
             page_size: 100,
             limits: ServerLimits::default(),
+            tasks: None,
         }
     }
 

@@ -128,6 +128,9 @@ pub enum ResultType {
     Complete,
     /// The server needs input first (an [`crate::types::InputRequiredResult`]).
     InputRequired,
+    /// The server made a task of the request (the Tasks extension, a
+    /// [`crate::types::CreateTaskResult`]).
+    Task,
     /// A value from a later revision.
     Other(String),
 }
@@ -138,6 +141,7 @@ impl ResultType {
         match self {
             ResultType::Complete => "complete",
             ResultType::InputRequired => "input_required",
+            ResultType::Task => "task",
             ResultType::Other(s) => s,
         }
     }
@@ -146,6 +150,7 @@ impl ResultType {
         match s {
             "complete" => ResultType::Complete,
             "input_required" => ResultType::InputRequired,
+            "task" => ResultType::Task,
             other => ResultType::Other(other.to_owned()),
         }
     }

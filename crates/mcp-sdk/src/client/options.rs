@@ -152,6 +152,8 @@ impl RetryPolicy {
                     | "resources/templates/list"
                     | "resources/read"
                     | "completion/complete"
+                    | "tasks/get"
+                    | "tasks/cancel"
             ),
         }
     }

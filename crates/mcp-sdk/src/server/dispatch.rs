@@ -16,8 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::request_state::params_digest;
 use super::{
-    BoxFuture, PromptRequest, Reply, RequestContext, ResourceRequest, Server, ToolCall, read, subscriptions,
-    uri_template,
+    BoxFuture, PromptRequest, Reply, RequestContext, ResourceRequest, Server, TaskContext, TaskSupport, ToolCall, read,
+    subscriptions, tasks, uri_template,
 };
 use crate::error::{HandlerError, ServerFault};
 use crate::limits::SUPPORTED_VERSIONS;
@@ -28,7 +28,11 @@ fn is_served_method(method: &str) -> bool {
     mcp_protocol::method::SHARED_REQUEST_METHODS.contains(&method)
         || method == "server/discover"
         || method == "subscriptions/listen"
+        || TASK_METHODS.contains(&method)
 }
+
+/// The methods of the Tasks extension (served when the server offers it).
+const TASK_METHODS: [&str; 3] = ["tasks/get", "tasks/update", "tasks/cancel"];
 
 /// Why a request's envelope (params and `_meta`) cannot be served, checked
 /// before any handler runs; `None` for a sound envelope or a method this
@@ -79,7 +83,10 @@ fn check_meta(params: &Map<String, Value>) -> Result<RequestMeta, ServerFault> {
 /// The capability a client must have declared to answer this input
 /// request, as the `requiredCapabilities` of a -32021 error; `None` when
 /// it has it.
-fn missing_capability(request: &InputRequest, caps: &ClientCapabilities) -> Result<Option<Value>, HandlerError> {
+pub(crate) fn missing_capability(
+    request: &InputRequest,
+    caps: &ClientCapabilities,
+) -> Result<Option<Value>, HandlerError> {
     use mcp_protocol::types::ElicitRequestParams;
     Ok(match request {
         InputRequest::Elicit(call) => match &call.params {
@@ -157,7 +164,10 @@ impl Server {
             "prompts/get" => self.get_prompt(params, ctx).await,
             "resources/read" => self.read_resource(params, ctx).await,
             "completion/complete" => self.complete(params, ctx).await,
-            "subscriptions/listen" => return self.listen(request.id, &params, conn, cancel).await,
+            "subscriptions/listen" => {
+                return self.listen(request.id, &params, &ctx.client_capabilities, conn, cancel).await;
+            }
+            "tasks/get" | "tasks/update" | "tasks/cancel" => self.task_method(method, &params, &ctx).await,
             _ => Err(ServerFault::MethodNotFound { method: method.to_owned() }),
         })
     }
@@ -169,6 +179,7 @@ impl Server {
             Some("prompts") => offers.prompts,
             Some("resources") => offers.resources,
             Some("completion") => offers.completions,
+            Some("tasks") => self.inner.tasks.is_some(),
             _ => true,
         }
     }
@@ -187,6 +198,9 @@ impl Server {
             }),
             completions: offers.completions.then(Map::new),
             logging: Some(Map::new()),
+            extensions: self.inner.tasks.is_some().then(|| {
+                Map::from_iter([(mcp_protocol::types::TASKS_EXTENSION.to_owned(), Value::Object(Map::new()))])
+            }),
             ..ServerCapabilities::default()
         }
     }
@@ -241,7 +255,7 @@ impl Server {
     /// Runs a handler of a method that may ask for input: opens the
     /// `requestState`, passes the answers, and turns an input request into
     /// an `InputRequiredResult` with a freshly sealed state.
-    async fn with_input<R: Serialize>(
+    async fn with_input<R: Serialize + Send + 'static>(
         &self,
         method: &str,
         params: &Map<String, Value>,
@@ -265,6 +279,13 @@ impl Server {
         };
         match run(responses, state).await.map_err(ServerFault::Handler)? {
             Reply::Complete(result) => to_value(&result),
+            Reply::Task(work) => match &self.inner.tasks {
+                Some(registry) if method == "tools/call" && tasks::declares_tasks(&ctx.client_capabilities) => {
+                    to_value(&registry.create(work, ctx.client_capabilities.clone())?)
+                }
+                // No task for this client: the work runs before the answer.
+                _ => to_value(&(work.0)(TaskContext::inline()).await.map_err(ServerFault::Handler)?),
+            },
             Reply::InputRequired { requests, state } => {
                 for (key, request) in &requests {
                     let missing =
@@ -298,14 +319,17 @@ impl Server {
             Some(Value::Object(a)) => a.clone(),
             Some(_) => return Err(ServerFault::InvalidParams { reason: "arguments must be an object".into() }),
         };
-        let (handler, validator) = {
+        let (handler, validator, task_support) = {
             let tools = read(&self.inner.tools);
             let entry = tools
                 .iter()
                 .find(|t| t.tool.name == name)
                 .ok_or_else(|| ServerFault::InvalidParams { reason: format!("unknown tool: {name}") })?;
-            (entry.handler.clone(), entry.input_validator.clone())
+            (entry.handler.clone(), entry.input_validator.clone(), entry.task_support)
         };
+        if task_support == TaskSupport::Required && !tasks::declares_tasks(&ctx.client_capabilities) {
+            return Err(ServerFault::Handler(HandlerError::missing_capability(tasks::tasks_capability())));
+        }
         if let Some(validator) = validator {
             let instance = Value::Object(arguments.clone());
             if let Some(error) = validator.iter_errors(&instance).next() {
@@ -392,16 +416,48 @@ impl Server {
         Ok(json!({ "resultType": "complete", "completion": completion }))
     }
 
-    /// Narrows a filter to what this server can send.
+    /// Narrows a filter to what this server can send: the lists it
+    /// offers, and the tasks it knows.
     fn agreed_filter(&self, wanted: SubscriptionFilter) -> SubscriptionFilter {
         let offers = self.inner.offers;
         let keep = |on: bool, v: Option<bool>| if on { v.filter(|b| *b) } else { None };
+        let task_ids = match (&self.inner.tasks, wanted.task_ids) {
+            (Some(registry), Some(ids)) => Some(ids.into_iter().filter(|id| registry.exists(id)).collect()),
+            _ => None,
+        };
         SubscriptionFilter {
             tools_list_changed: keep(offers.tools, wanted.tools_list_changed),
             prompts_list_changed: keep(offers.prompts, wanted.prompts_list_changed),
             resources_list_changed: keep(offers.resources, wanted.resources_list_changed),
             resource_subscriptions: if offers.resources { wanted.resource_subscriptions } else { None },
+            task_ids,
             extra: Map::new(),
+        }
+    }
+
+    /// `tasks/get`, `tasks/update` and `tasks/cancel`, for clients that
+    /// declare the extension.
+    async fn task_method(&self, method: &str, params: &Map<String, Value>, ctx: &RequestContext) -> Outcome {
+        let registry = self.inner.tasks.as_ref().ok_or(ServerFault::MethodNotFound { method: method.to_owned() })?;
+        if !tasks::declares_tasks(&ctx.client_capabilities) {
+            return Err(ServerFault::Handler(HandlerError::missing_capability(tasks::tasks_capability())));
+        }
+        let task_id = required_str(params, "taskId")?;
+        match method {
+            "tasks/get" => to_value(&registry.get(&task_id)?),
+            "tasks/update" => {
+                let responses: InputResponses = match params.get("inputResponses") {
+                    Some(v @ Value::Object(_)) => serde_json::from_value(v.clone())
+                        .map_err(|e| ServerFault::InvalidParams { reason: format!("inputResponses: {e}") })?,
+                    _ => return Err(ServerFault::InvalidParams { reason: "inputResponses must be an object".into() }),
+                };
+                registry.update(&task_id, responses).await?;
+                Ok(json!({ "resultType": "complete" }))
+            }
+            _ => {
+                registry.cancel(&task_id).await?;
+                Ok(json!({ "resultType": "complete" }))
+            }
         }
     }
 
@@ -409,6 +465,7 @@ impl Server {
         &self,
         id: RequestId,
         params: &Map<String, Value>,
+        capabilities: &ClientCapabilities,
         conn: &ConnectionHandle,
         cancel: CancellationToken,
     ) -> Option<Outcome> {
@@ -418,6 +475,10 @@ impl Server {
             Some(Err(e)) => return Some(Err(ServerFault::InvalidParams { reason: format!("notifications: {e}") })),
             None => return Some(Err(ServerFault::InvalidParams { reason: "notifications is required".into() })),
         };
+        if filter.task_ids.as_ref().is_some_and(|ids| !ids.is_empty()) && !tasks::declares_tasks(capabilities) {
+            let required = tasks::tasks_capability();
+            return Some(Err(ServerFault::Handler(HandlerError::missing_capability(required))));
+        }
         let agreed = self.agreed_filter(filter);
         // The acknowledgment is queued before the stream can receive events.
         let ack = subscriptions::acknowledgment(&id, &agreed);

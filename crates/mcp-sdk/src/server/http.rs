@@ -23,7 +23,7 @@ use tokio::sync::mpsc;
 
 use super::{Connection, Server};
 use crate::limits::OUTGOING_QUEUE;
-use crate::transport::headers::{check_header_values, decode_header_value};
+use crate::transport::headers::{check_header_values, decode_header_value, name_member};
 
 /// The largest request body accepted by default: generous for tool
 /// arguments, small enough that a client cannot make the server buffer much.
@@ -180,12 +180,7 @@ fn check_headers(headers: &HeaderMap, request: &JsonRpcRequest, server: &Server)
         }
         Some(Err(())) => return Err(Mismatch("the Mcp-Method header is not valid".into())),
     }
-    let name_field = match request.method.as_str() {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        _ => None,
-    };
-    if let Some(field) = name_field {
+    if let Some(field) = name_member(&request.method) {
         let body_name = request.params.as_ref().and_then(|p| p.get(field)).and_then(Value::as_str);
         match (decoded_header(headers, "mcp-name"), body_name) {
             (None, _) => return Err(Mismatch("the Mcp-Name header is required".into())),

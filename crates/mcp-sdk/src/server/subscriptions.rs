@@ -11,7 +11,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// A change a server publishes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ChangeEvent {
     /// The tool list changed.
     ToolsListChanged,
@@ -24,6 +25,9 @@ pub enum ChangeEvent {
         /// Its URI.
         uri: String,
     },
+    /// A task changed (`notifications/tasks`, the Tasks extension); the
+    /// server publishes these itself.
+    Task(Box<mcp_protocol::types::Task>),
 }
 
 impl ChangeEvent {
@@ -35,6 +39,7 @@ impl ChangeEvent {
             ChangeEvent::ResourceUpdated { uri } => {
                 filter.resource_subscriptions.as_ref().is_some_and(|uris| uris.iter().any(|u| u == uri))
             }
+            ChangeEvent::Task(task) => filter.task_ids.as_ref().is_some_and(|ids| ids.contains(&task.task_id)),
         }
     }
 
@@ -46,6 +51,11 @@ impl ChangeEvent {
             ChangeEvent::ResourcesListChanged => ("notifications/resources/list_changed", json!({ "_meta": meta })),
             ChangeEvent::ResourceUpdated { uri } => {
                 ("notifications/resources/updated", json!({ "_meta": meta, "uri": uri }))
+            }
+            ChangeEvent::Task(task) => {
+                let mut params = serde_json::to_value(task).unwrap_or_default();
+                params["_meta"] = meta;
+                ("notifications/tasks", params)
             }
         };
         JsonRpcNotification::new(method, Some(params))

@@ -162,6 +162,17 @@ pub fn check_header_values<'a>(
     Ok(())
 }
 
+/// The member of a request's params that `Mcp-Name` mirrors: the tool or
+/// prompt name, the resource URI, or the task id (Tasks extension).
+pub(crate) fn name_member(method: &str) -> Option<&'static str> {
+    match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

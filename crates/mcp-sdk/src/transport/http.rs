@@ -59,11 +59,7 @@ fn metadata_headers(method: &str, params: Option<&Value>) -> HeaderMap {
         .and_then(Value::as_str)
         .unwrap_or(mcp_protocol::PROTOCOL_VERSION);
     put(&mut headers, "mcp-protocol-version", version);
-    let name = match method {
-        "tools/call" | "prompts/get" => params.and_then(|p| p.get("name")),
-        "resources/read" => params.and_then(|p| p.get("uri")),
-        _ => None,
-    };
+    let name = super::headers::name_member(method).and_then(|member| params.and_then(|p| p.get(member)));
     if let Some(name) = name.and_then(Value::as_str) {
         put(&mut headers, "mcp-name", name);
     }

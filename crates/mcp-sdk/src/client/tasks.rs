@@ -1,0 +1,214 @@
+//! The client's side of the Tasks extension (SEP-2663): a `tools/call`
+//! that comes back as a task is polled at the server's pace, its input
+//! requests answered by the hooks once each, until it ends.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use mcp_protocol::types::{CallToolResult, InputResponses, TASKS_EXTENSION, Task, TaskStatus};
+use mcp_protocol::{JsonRpcNotification, error_code};
+use serde_json::{Map, Value, json};
+
+use super::{Client, RequestOptions, input, parse_result, to_json};
+use crate::error::{Error, Result};
+use crate::limits::MAX_TOTAL_TIMEOUT;
+
+/// The shortest and longest wait between two polls, whatever the server
+/// suggests: a poll loop must neither spin nor stall.
+const MIN_POLL_INTERVAL: Duration = Duration::from_millis(50);
+const MAX_POLL_INTERVAL: Duration = Duration::from_secs(30);
+/// The wait between polls when the server suggests none.
+const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
+
+/// What a `tools/call` gave: its result, or the task that will produce it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolOutcome {
+    /// The result, at once.
+    Complete(CallToolResult),
+    /// A task to follow with [`Client::await_task`] (or poll yourself).
+    Task(Task),
+}
+
+/// The task carried by a `notifications/tasks` event of a listen stream.
+pub fn task_of_notification(notification: &JsonRpcNotification) -> Option<Task> {
+    if notification.method != "notifications/tasks" {
+        return None;
+    }
+    serde_json::from_value(notification.params.clone()?).ok()
+}
+
+/// The tool result of a completed task.
+///
+/// # Errors
+/// [`Error::InvalidResponse`] when the task holds no tool result.
+pub fn task_result(task: &Task) -> Result<CallToolResult> {
+    let result = task.result.clone().ok_or_else(|| Error::InvalidResponse {
+        method: "tasks/get".into(),
+        reason: format!("task {} is {:?} and holds no result", task.task_id, task.status),
+    })?;
+    parse_result("tasks/get", Value::Object(result))
+}
+
+fn task_params(task_id: &str) -> Map<String, Value> {
+    Map::from_iter([("taskId".to_owned(), json!(task_id))])
+}
+
+impl Client {
+    /// Whether this client declares the Tasks extension.
+    fn declares_tasks(&self) -> bool {
+        self.inner.options.capabilities.extensions.as_ref().is_some_and(|e| e.contains_key(TASKS_EXTENSION))
+    }
+
+    /// `tools/call` that gives a task as it is, when the server makes one
+    /// (only for a client that declares the Tasks extension).
+    ///
+    /// # Errors
+    /// See [`Error`]; a task for a client that did not declare the
+    /// extension is an [`Error::InvalidResponse`].
+    pub async fn call_tool_or_task(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: &RequestOptions,
+    ) -> Result<ToolOutcome> {
+        let mut params = Map::new();
+        params.insert("name".into(), json!(name));
+        if !arguments.is_null() {
+            params.insert("arguments".into(), arguments);
+        }
+        let value = self.request("tools/call", params, options).await?;
+        if value.get("resultType").and_then(Value::as_str) == Some("task") {
+            if !self.declares_tasks() {
+                return Err(Error::InvalidResponse {
+                    method: "tools/call".into(),
+                    reason: "a task, but this client did not declare the Tasks extension".into(),
+                });
+            }
+            return Ok(ToolOutcome::Task(parse_result("tools/call", value)?));
+        }
+        let result: CallToolResult = parse_result("tools/call", value)?;
+        self.check_structured_content(name, &result, options);
+        Ok(ToolOutcome::Complete(result))
+    }
+
+    /// `tasks/get`: the task as it is now.
+    ///
+    /// # Errors
+    /// See [`Error`]; an unknown or expired task is an [`Error::Rpc`] -32602.
+    pub async fn get_task(&self, task_id: &str, options: &RequestOptions) -> Result<Task> {
+        let value = self.request("tasks/get", task_params(task_id), options).await?;
+        parse_result("tasks/get", value)
+    }
+
+    /// `tasks/update`: answers to the task's input requests, by key.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn update_task(&self, task_id: &str, responses: InputResponses, options: &RequestOptions) -> Result<()> {
+        let mut params = task_params(task_id);
+        params.insert("inputResponses".into(), to_json(&responses)?);
+        self.request("tasks/update", params, options).await.map(|_| ())
+    }
+
+    /// `tasks/cancel`: asks the server to stop the task (it may still end
+    /// otherwise).
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn cancel_task(&self, task_id: &str, options: &RequestOptions) -> Result<()> {
+        self.request("tasks/cancel", task_params(task_id), options).await.map(|_| ())
+    }
+
+    /// Follows a task to its end: polls at the server's suggested interval,
+    /// answers each new input request once with the hooks, and returns the
+    /// completed task (see [`task_result`]). The time limit is
+    /// `options.timeout` (600 s when unset); when it passes, or
+    /// `options.cancel` fires, the task is cancelled on the server too.
+    ///
+    /// # Errors
+    /// [`Error::Rpc`] with the task's error (also in the diagnostics) when
+    /// it failed, [`Error::TaskCancelled`] when it was cancelled,
+    /// [`Error::Timeout`] or [`Error::Cancelled`] as above.
+    pub async fn await_task(&self, task_id: &str, options: &RequestOptions) -> Result<Task> {
+        let limit =
+            options.timeout.unwrap_or(MAX_TOTAL_TIMEOUT).min(options.max_total_timeout.unwrap_or(MAX_TOTAL_TIMEOUT));
+        let deadline = tokio::time::Instant::now() + limit;
+        let cancel = options.cancel.clone().unwrap_or_default();
+        let poll = RequestOptions { timeout: None, cancel: None, ..options.clone() };
+        let mut answered = BTreeSet::new();
+        let stopped = loop {
+            let task = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => break Error::Cancelled { method: "tasks/get".into() },
+                _ = tokio::time::sleep_until(deadline) => {
+                    break Error::Timeout { method: "tasks/get".into(), timeout_ms: limit.as_millis() };
+                }
+                task = self.get_task(task_id, &poll) => task?,
+            };
+            match task.status {
+                TaskStatus::Completed => return Ok(task),
+                TaskStatus::Failed => {
+                    let error = task.error.unwrap_or_else(|| {
+                        mcp_protocol::ErrorObject::new(error_code::INTERNAL_ERROR, "the task failed without an error")
+                    });
+                    options.diagnose(|d| d.rpc_error = Some(error.clone()));
+                    return Err(Error::Rpc { error });
+                }
+                TaskStatus::Cancelled => return Err(Error::TaskCancelled { task_id: task_id.to_owned() }),
+                TaskStatus::InputRequired => {
+                    let new: mcp_protocol::types::InputRequests = task
+                        .input_requests
+                        .clone()
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|(key, _)| !answered.contains(key))
+                        .collect();
+                    if !new.is_empty() {
+                        let keys: Vec<String> = new.keys().cloned().collect();
+                        let options = &self.inner.options;
+                        let responses = input::answer_round(new, &options.capabilities, &options.hooks).await?;
+                        self.update_task(task_id, responses, &poll).await?;
+                        answered.extend(keys);
+                        continue;
+                    }
+                }
+                TaskStatus::Working => {}
+            }
+            let interval = task
+                .poll_interval_ms
+                .map_or(DEFAULT_POLL_INTERVAL, Duration::from_millis)
+                .clamp(MIN_POLL_INTERVAL, MAX_POLL_INTERVAL);
+            tokio::select! {
+                _ = cancel.cancelled() => break Error::Cancelled { method: "tasks/get".into() },
+                _ = tokio::time::sleep_until(deadline) => {
+                    break Error::Timeout { method: "tasks/get".into(), timeout_ms: limit.as_millis() };
+                }
+                _ = tokio::time::sleep(interval) => {}
+            }
+        };
+        // Cooperative: the server is told, whatever it makes of it.
+        if let Err(e) = self.cancel_task(task_id, &RequestOptions::default()).await {
+            tracing::debug!(task_id, "the task could not be cancelled: {e}");
+        }
+        Err(stopped)
+    }
+
+    /// `tools/call` to the end: a task the server makes of it is followed
+    /// with [`Client::await_task`].
+    pub(crate) async fn call_tool_to_the_end(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: &RequestOptions,
+    ) -> Result<CallToolResult> {
+        match self.call_tool_or_task(name, arguments, options).await? {
+            ToolOutcome::Complete(result) => Ok(result),
+            ToolOutcome::Task(task) => {
+                let done = self.await_task(&task.task_id, options).await?;
+                let result = task_result(&done)?;
+                self.check_structured_content(name, &result, options);
+                Ok(result)
+            }
+        }
+    }
+}
