@@ -6,6 +6,7 @@ mod cache;
 pub mod input;
 mod options;
 mod router;
+mod task_store;
 mod tasks;
 
 use std::collections::HashMap;
@@ -36,7 +37,8 @@ pub use options::{
     RetryPolicy,
 };
 use router::{Pending, Route, Router, cancelled_notification, event_queue};
-pub use tasks::{ToolOutcome, task_of_notification, task_result};
+pub use task_store::{TaskRecord, TaskStore};
+pub use tasks::{ResumedTask, ToolOutcome, task_of_notification, task_result};
 
 use crate::error::{Error, Result};
 use crate::icons::{IconError, IconWanted, Image};

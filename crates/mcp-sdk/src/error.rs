@@ -115,6 +115,12 @@ pub enum Error {
         /// The task.
         task_id: String,
     },
+    /// The durable task store cannot be read or written.
+    #[error("the task store failed: {reason}")]
+    TaskStore {
+        /// Why.
+        reason: String,
+    },
     /// The server process could not be started.
     #[error("cannot start the server process: {source}")]
     Spawn {

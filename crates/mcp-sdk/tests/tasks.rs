@@ -11,7 +11,8 @@ use mcp_protocol::types::{
     CallToolResult, ContentBlock, ElicitResult, Implementation, InputRequests, InputResponse, InputResponses,
     SubscriptionFilter, TaskStatus, Tool,
 };
-use mcp_sdk::client::{Diagnostics, InputHooks, ToolOutcome, task_of_notification, task_result};
+use mcp_sdk::auth::TokenStore;
+use mcp_sdk::client::{Diagnostics, InputHooks, TaskRecord, TaskStore, ToolOutcome, task_of_notification, task_result};
 use mcp_sdk::server::{TaskOptions, TaskSupport, ToolCall};
 use mcp_sdk::{Client, ClientOptions, Error, HandlerError, Reply, RequestOptions, Server, transport};
 use serde_json::{Value, json};
@@ -105,7 +106,13 @@ fn server() -> Server {
 /// A client that declares the extension (when `tasks`) and form
 /// elicitation, answering every question with `reply`; counts its answers.
 fn client(server: &Server, tasks: bool, asked: Arc<AtomicUsize>) -> Client {
+    stored_client(server, tasks, asked, None)
+}
+
+/// [`client`] with a task store.
+fn stored_client(server: &Server, tasks: bool, asked: Arc<AtomicUsize>, store: Option<TaskStore>) -> Client {
     let mut options = ClientOptions::new("tasks-client", "1");
+    options.task_store = store;
     let mut capabilities = json!({"elicitation": {}});
     if tasks {
         capabilities["extensions"] = json!({"io.modelcontextprotocol/tasks": {}});
@@ -306,4 +313,102 @@ async fn tasks_over_http_carry_the_task_id_in_mcp_name() {
         .unwrap();
     assert_eq!(raw.status(), 400);
     assert_eq!(raw.json::<Value>().await.unwrap()["error"]["code"], -32020);
+}
+
+/// Waits until the task asks for input.
+async fn input_required(client: &Client, id: &str) {
+    while client.get_task(id, &RequestOptions::default()).await.unwrap().status != TaskStatus::InputRequired {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[tokio::test]
+async fn recorded_tasks_survive_a_restart_and_saved_answers_are_not_asked_again() {
+    let dir = std::env::temp_dir().join(format!("mcp-sdk-task-store-{}", std::process::id()));
+    let key_file = dir.join("key");
+    let records = dir.join("records");
+    let server = server();
+    let o = RequestOptions::default();
+    // The first process: two tasks wait for input when it stops.
+    let (saved_answer, unanswered) = {
+        let store = TaskStore::files(&records, &key_file).unwrap();
+        let before = stored_client(&server, true, Arc::default(), Some(store.clone()));
+        let ToolOutcome::Task(a) = before.call_tool_or_task("ask", json!({}), &o).await.unwrap() else { panic!() };
+        let ToolOutcome::Task(b) = before.call_tool_or_task("ask", json!({}), &o).await.unwrap() else { panic!() };
+        let ids: Vec<String> = store.tasks().unwrap().into_iter().map(|r| r.task_id).collect();
+        assert_eq!(ids, [a.task_id.clone(), b.task_id.clone()], "tasks are recorded as they are created");
+        input_required(&before, &a.task_id).await;
+        input_required(&before, &b.task_id).await;
+        // It had saved its answer to task a, and stopped before sending it.
+        let answer: InputResponse =
+            serde_json::from_value(json!({"action": "accept", "content": {"answer": "saved before the crash"}}))
+                .unwrap();
+        let mut tasks = store.tasks().unwrap();
+        tasks[0].pending_input.insert("q1".into(), answer);
+        let raw = mcp_sdk::auth::FileStore::open(&records, &key_file).unwrap();
+        raw.save("tasks", &serde_json::to_string(&tasks).unwrap()).unwrap();
+        (a.task_id, b.task_id)
+    };
+    // Owner-only, and nothing readable in the file.
+    use std::os::unix::fs::PermissionsExt;
+    for entry in std::fs::read_dir(&records).unwrap() {
+        let path = entry.unwrap().path();
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert!(!String::from_utf8_lossy(&std::fs::read(&path).unwrap()).contains("saved before the crash"));
+    }
+    // The second process resumes both.
+    let asked = Arc::new(AtomicUsize::new(0));
+    let store = TaskStore::files(&records, &key_file).unwrap();
+    let after = stored_client(&server, true, asked.clone(), Some(store.clone()));
+    let resumed = after.resume_tasks(&o).await.unwrap();
+    assert_eq!(resumed.len(), 2);
+    let result_of = |id: &str| {
+        let task = resumed.iter().find(|r| r.record.task_id == id).unwrap();
+        text_of(&task_result(task.outcome.as_ref().unwrap()).unwrap()).to_owned()
+    };
+    assert_eq!(result_of(&saved_answer), "answered saved before the crash");
+    assert_eq!(result_of(&unanswered), "answered re: First?");
+    assert_eq!(asked.load(Ordering::SeqCst), 1, "only the unanswered question is asked");
+    assert!(store.tasks().unwrap().is_empty(), "ended tasks are forgotten");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A store that cannot be written; it keeps what it was asked to save.
+#[derive(Debug, Default)]
+struct BrokenStore(Mutex<Vec<String>>);
+
+impl TokenStore for BrokenStore {
+    fn load(&self, _key: &str) -> Result<Option<String>, String> {
+        Ok(None)
+    }
+    fn save(&self, _key: &str, value: &str) -> Result<(), String> {
+        self.0.lock().unwrap().push(value.to_owned());
+        Err("the disk is full".into())
+    }
+    fn remove(&self, _key: &str) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_task_that_cannot_be_recorded_is_cancelled_and_unknown_tasks_are_dropped() {
+    let server = server();
+    let o = RequestOptions::default();
+    let broken = Arc::new(BrokenStore::default());
+    let recording = stored_client(&server, true, Arc::default(), Some(TaskStore::new(broken.clone(), "tasks")));
+    let err = recording.call_tool_or_task("sleep", json!({"ms": 60_000}), &o).await.unwrap_err();
+    assert!(matches!(&err, Error::TaskStore { reason } if reason.contains("disk is full")), "{err:?}");
+    // The server was told: no task is left running for nobody.
+    let attempted: Vec<TaskRecord> = serde_json::from_str(&broken.0.lock().unwrap()[0]).unwrap();
+    let observer = client(&server, true, Arc::default());
+    assert_eq!(observer.get_task(&attempted[0].task_id, &o).await.unwrap().status, TaskStatus::Cancelled);
+
+    // A recorded task the server does not know (expired) is forgotten.
+    let records = Arc::new(mcp_sdk::auth::MemoryStore::default());
+    records.save("tasks", &json!([{"taskId": "not-a-task", "tool": "sleep"}]).to_string()).unwrap();
+    let store = TaskStore::new(records, "tasks");
+    let resuming = stored_client(&server, true, Arc::default(), Some(store.clone()));
+    let resumed = resuming.resume_tasks(&o).await.unwrap();
+    assert!(matches!(&resumed[0].outcome, Err(Error::Rpc { error }) if error.code == -32602));
+    assert!(store.tasks().unwrap().is_empty());
 }

@@ -75,6 +75,9 @@ pub struct ClientOptions {
     pub cache: super::CacheOptions,
     /// What the client accepts as an icon.
     pub icons: crate::icons::IconPolicy,
+    /// Where the tasks this client follows are recorded, to resume them
+    /// after a restart ([`super::Client::resume_tasks`]); none by default.
+    pub task_store: Option<super::TaskStore>,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -101,6 +104,7 @@ impl ClientOptions {
             request_timeout: REQUEST_TIMEOUT,
             cache: super::CacheOptions::default(),
             icons: crate::icons::IconPolicy::default(),
+            task_store: None,
         }
     }
 }

@@ -9,7 +9,7 @@ use mcp_protocol::types::{CallToolResult, InputResponses, TASKS_EXTENSION, Task,
 use mcp_protocol::{JsonRpcNotification, error_code};
 use serde_json::{Map, Value, json};
 
-use super::{Client, RequestOptions, input, parse_result, to_json};
+use super::{Client, RequestOptions, TaskRecord, input, parse_result, to_json};
 use crate::error::{Error, Result};
 use crate::limits::MAX_TOTAL_TIMEOUT;
 
@@ -27,6 +27,15 @@ pub enum ToolOutcome {
     Complete(CallToolResult),
     /// A task to follow with [`Client::await_task`] (or poll yourself).
     Task(Task),
+}
+
+/// A recorded task followed again by [`Client::resume_tasks`].
+#[derive(Debug)]
+pub struct ResumedTask {
+    /// What the client had recorded of it.
+    pub record: TaskRecord,
+    /// How it ended: the completed task, or why not.
+    pub outcome: Result<Task>,
 }
 
 /// The task carried by a `notifications/tasks` event of a listen stream.
@@ -84,11 +93,49 @@ impl Client {
                     reason: "a task, but this client did not declare the Tasks extension".into(),
                 });
             }
-            return Ok(ToolOutcome::Task(parse_result("tools/call", value)?));
+            let task: Task = parse_result("tools/call", value)?;
+            self.record_new_task(&task, name).await?;
+            return Ok(ToolOutcome::Task(task));
         }
         let result: CallToolResult = parse_result("tools/call", value)?;
         self.check_structured_content(name, &result, options);
         Ok(ToolOutcome::Complete(result))
+    }
+
+    /// Records a task a tool call created; when that fails, the task is
+    /// cancelled on the server (nobody could resume it) and the call fails.
+    async fn record_new_task(&self, task: &Task, tool: &str) -> Result<()> {
+        let Some(store) = &self.inner.options.task_store else { return Ok(()) };
+        let record = TaskRecord {
+            task_id: task.task_id.clone(),
+            tool: tool.to_owned(),
+            pending_input: InputResponses::new(),
+            answered: BTreeSet::new(),
+        };
+        if let Err(reason) = store.change(|tasks| tasks.push(record)) {
+            if let Err(e) = self.cancel_task(&task.task_id, &RequestOptions::default()).await {
+                tracing::debug!(task_id = %task.task_id, "the unrecorded task could not be cancelled: {e}");
+            }
+            return Err(Error::TaskStore { reason });
+        }
+        Ok(())
+    }
+
+    /// Resumes every recorded task after a restart: answers saved before
+    /// the restart are sent again (nobody is asked twice), then each task
+    /// is followed as [`Client::await_task`] does, all at once.
+    ///
+    /// # Errors
+    /// [`Error::TaskStore`] when the records cannot be read; each task's
+    /// own outcome is in its [`ResumedTask`].
+    pub async fn resume_tasks(&self, options: &RequestOptions) -> Result<Vec<ResumedTask>> {
+        let Some(store) = &self.inner.options.task_store else { return Ok(Vec::new()) };
+        let records = store.tasks().map_err(|reason| Error::TaskStore { reason })?;
+        let follow = records.into_iter().map(|record| async move {
+            let outcome = self.await_task(&record.task_id, options).await;
+            ResumedTask { record, outcome }
+        });
+        Ok(futures_util::future::join_all(follow).await)
     }
 
     /// `tasks/get`: the task as it is now.
@@ -133,9 +180,81 @@ impl Client {
         let limit =
             options.timeout.unwrap_or(MAX_TOTAL_TIMEOUT).min(options.max_total_timeout.unwrap_or(MAX_TOTAL_TIMEOUT));
         let deadline = tokio::time::Instant::now() + limit;
-        let cancel = options.cancel.clone().unwrap_or_default();
         let poll = RequestOptions { timeout: None, cancel: None, ..options.clone() };
+        let store = self.inner.options.task_store.as_ref();
+        let record = store.map(|s| s.task(task_id)).transpose().map_err(|reason| Error::TaskStore { reason })?;
         let mut answered = BTreeSet::new();
+        if let Some(record) = record.flatten() {
+            answered = record.answered;
+            // Answers saved before a restart go out again instead of asking twice.
+            if !record.pending_input.is_empty() {
+                self.send_answers(task_id, record.pending_input, &mut answered, &poll).await?;
+            }
+        }
+        let outcome = self.follow_task(task_id, options, &poll, limit, deadline, &mut answered).await;
+        // A task that ended, is unknown, or was cancelled by us is no longer
+        // followed; one whose connection broke is kept to resume later.
+        let over = matches!(
+            &outcome,
+            Ok(_)
+                | Err(Error::Rpc { .. }
+                    | Error::TaskCancelled { .. }
+                    | Error::Timeout { .. }
+                    | Error::Cancelled { .. })
+        );
+        if let (Some(store), true) = (store, over)
+            && let Err(reason) = store.forget(task_id)
+        {
+            tracing::warn!(task_id, "the ended task stays in the task store: {reason}");
+        }
+        outcome
+    }
+
+    /// Saves the answers to a task's input requests, then sends them; once
+    /// acknowledged they count as answered.
+    async fn send_answers(
+        &self,
+        task_id: &str,
+        responses: InputResponses,
+        answered: &mut BTreeSet<String>,
+        options: &RequestOptions,
+    ) -> Result<()> {
+        let keys: Vec<String> = responses.keys().cloned().collect();
+        if let Some(store) = &self.inner.options.task_store {
+            let saved = responses.clone();
+            if let Err(reason) = store.change_task(task_id, |r| r.pending_input.extend(saved)) {
+                // Sent anyway: the user's answer is worth more than the record.
+                tracing::warn!(task_id, "the answers could not be saved before they were sent: {reason}");
+            }
+        }
+        self.update_task(task_id, responses, options).await?;
+        answered.extend(keys.iter().cloned());
+        if let Some(store) = &self.inner.options.task_store {
+            let done = keys.clone();
+            let moved = store.change_task(task_id, |r| {
+                for key in done {
+                    r.pending_input.remove(&key);
+                    r.answered.insert(key);
+                }
+            });
+            if let Err(reason) = moved {
+                tracing::warn!(task_id, "the task store still lists sent answers as pending: {reason}");
+            }
+        }
+        Ok(())
+    }
+
+    /// The polling loop of [`Client::await_task`].
+    async fn follow_task(
+        &self,
+        task_id: &str,
+        options: &RequestOptions,
+        poll: &RequestOptions,
+        limit: Duration,
+        deadline: tokio::time::Instant,
+        answered: &mut BTreeSet<String>,
+    ) -> Result<Task> {
+        let cancel = options.cancel.clone().unwrap_or_default();
         let stopped = loop {
             let task = tokio::select! {
                 biased;
@@ -143,7 +262,7 @@ impl Client {
                 _ = tokio::time::sleep_until(deadline) => {
                     break Error::Timeout { method: "tasks/get".into(), timeout_ms: limit.as_millis() };
                 }
-                task = self.get_task(task_id, &poll) => task?,
+                task = self.get_task(task_id, poll) => task?,
             };
             match task.status {
                 TaskStatus::Completed => return Ok(task),
@@ -164,11 +283,9 @@ impl Client {
                         .filter(|(key, _)| !answered.contains(key))
                         .collect();
                     if !new.is_empty() {
-                        let keys: Vec<String> = new.keys().cloned().collect();
                         let options = &self.inner.options;
                         let responses = input::answer_round(new, &options.capabilities, &options.hooks).await?;
-                        self.update_task(task_id, responses, &poll).await?;
-                        answered.extend(keys);
+                        self.send_answers(task_id, responses, answered, poll).await?;
                         continue;
                     }
                 }
