@@ -286,3 +286,18 @@ fn icon_source() {
     });
     report("icon_source", r);
 }
+
+#[test]
+fn skill_frontmatter() {
+    let r = fuzz("skill_frontmatter", |input| {
+        let text = String::from_utf8_lossy(input);
+        if let Ok(fields) = mcp_sdk::skills::frontmatter(&text)
+            && !(fields.get("name").is_some_and(Value::is_string)
+                && fields.get("description").is_some_and(Value::is_string))
+        {
+            return Err(format!("accepted frontmatter without a name and description: {fields:?}"));
+        }
+        Ok(())
+    });
+    report("skill_frontmatter", r);
+}

@@ -342,7 +342,8 @@ for line in sys.stdin:
 
 #[tokio::test]
 async fn cancelling_every_request_leaves_no_answer_and_no_process() {
-    let mut peer = bridge_to(&faulty("    time.sleep(0.05)\n    ok(msg)"));
+    // The upstream answers one call at a time: 200 × 10 ms before the fresh call.
+    let mut peer = bridge_to(&faulty("    time.sleep(0.01)\n    ok(msg)"));
     ready(&mut peer).await;
     for id in 1..=200 {
         peer.send(&call(id)).await;

@@ -16,9 +16,12 @@
 //! | tool | `toggle_bonus` | a tool list change, published to listen streams |
 //! | tool | `set_note` | a resource update, published to listen streams |
 //! | tool | `big` | a result of a chosen size, for benchmarks |
+//! | tool | `long_job` | a task (Tasks extension), with a confirmation through `tasks/update` |
+//! | tool | `weather` | a tool with a view (MCP Apps), `ui://example/weather` |
 //! | prompt | `greet` | arguments, one required |
 //! | resource | `example://readme`, `example://logo.png` | text and binary contents |
 //! | template | `note://{name}` | resource templates and completion |
+//! | skill | `skill://example-tour/SKILL.md` | the Skills extension: a skill and its reference file |
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -30,7 +33,7 @@ use mcp_protocol::types::{
     InputResponse, LoggingLevel, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
 };
 use mcp_sdk::limits::ServerLimits;
-use mcp_sdk::server::{ChangeEvent, PromptRequest, ResourceRequest, ToolCall};
+use mcp_sdk::server::{ChangeEvent, PromptRequest, ResourceRequest, SkillPackage, TaskContext, TaskOptions, ToolCall};
 use mcp_sdk::{HandlerError, Reply, RequestContext, Server};
 use serde_json::{Value, json};
 
@@ -41,6 +44,14 @@ const LOGO_PNG: &[u8] = &[
     0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00, 0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00,
     0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
 ];
+
+/// The files of the `example-tour` skill.
+const TOUR_SKILL_MD: &str = include_str!("../skills/example-tour/SKILL.md");
+const TOUR_TOOLS_MD: &str = include_str!("../skills/example-tour/reference/tools.md");
+
+/// The view of `weather` (MCP Apps).
+const WEATHER_VIEW: &str = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Weather</title></head>\
+<body><h1>Weather</h1><p id=\"forecast\">Waiting for the tool result…</p></body></html>";
 
 /// Largest result `big` makes: the bridge's line limit.
 const MAX_BIG_BYTES: u64 = 64 * 1024 * 1024;
@@ -90,8 +101,60 @@ pub fn build_server_with(limits: ServerLimits) -> Server {
     let notes_for_complete = notes;
 
     Server::builder(mcp_protocol::types::Implementation::new("mcp-example-server", env!("CARGO_PKG_VERSION")))
-        .instructions("A demo server: try echo, add, ask_name, and the note://{name} resources.")
+        .instructions(
+            "A demo server: try echo, add, ask_name, and the note://{name} resources. \
+             The skill skill://example-tour/SKILL.md gives a tour.",
+        )
         .limits(limits)
+        .tasks(TaskOptions::default())
+        .skill(
+            SkillPackage::new(
+                "example-tour",
+                vec![
+                    ("SKILL.md".to_owned(), TOUR_SKILL_MD.as_bytes().to_vec()),
+                    ("reference/tools.md".to_owned(), TOUR_TOOLS_MD.as_bytes().to_vec()),
+                ],
+            )
+            .expect("invariant: the example's skill follows the rules"),
+        )
+        .tool(
+            tool(json!({
+                "name": "long_job", "description": "Waits a while and reports done; a task for clients that take them.",
+                "inputSchema": {"type": "object", "properties": {
+                    "seconds": {"type": "number", "minimum": 0, "maximum": 600},
+                    "confirm": {"type": "boolean"}
+                }}
+            })),
+            |call: ToolCall, _ctx| async move {
+                let seconds = call.arguments.get("seconds").and_then(Value::as_f64).unwrap_or(1.0).clamp(0.0, 600.0);
+                let confirm = call.arguments.get("confirm").and_then(Value::as_bool).unwrap_or(false);
+                Ok(Reply::task(move |task: TaskContext| long_job(task, seconds, confirm)))
+            },
+        )
+        .tool(
+            tool(json!({
+                "name": "weather", "description": "Today's forecast, with a view for MCP Apps hosts.",
+                "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}},
+                "_meta": {"ui": {"resourceUri": "ui://example/weather"}}
+            })),
+            |call: ToolCall, _ctx| async move {
+                let city = call.arguments.get("city").and_then(Value::as_str).unwrap_or("here").to_owned();
+                Ok(Reply::Complete(CallToolResult {
+                    content: vec![ContentBlock::text(format!("Sunny in {city}, 21 °C"))],
+                    structured_content: Some(json!({"city": city, "sky": "sunny", "celsius": 21})),
+                    ..empty_result()
+                }))
+            },
+        )
+        .resource(
+            resource(json!({"uri": "ui://example/weather", "name": "weather-view", "mimeType": "text/html;profile=mcp-app"})),
+            |request: ResourceRequest, _ctx| async move {
+                Ok(Reply::Complete(vec![contents(json!({
+                    "uri": request.uri, "mimeType": "text/html;profile=mcp-app", "text": WEATHER_VIEW,
+                    "_meta": {"ui": {"prefersBorder": true}}
+                }))?]))
+            },
+        )
         .tool(
             tool(json!({
                 "name": "echo", "title": "Echo", "description": "Returns the text it is given.",
@@ -334,6 +397,25 @@ async fn slow(call: ToolCall, ctx: RequestContext) -> Result<Reply<CallToolResul
         ctx.log(LoggingLevel::Info, Some("slow"), json!(format!("step {i} of {steps} done"))).await;
     }
     Ok(text_result(format!("counted to {steps}")))
+}
+
+/// The work of `long_job`: a confirmation first when asked for, then the wait.
+async fn long_job(task: TaskContext, seconds: f64, confirm: bool) -> Result<CallToolResult, HandlerError> {
+    if confirm {
+        let question = json!({"method": "elicitation/create", "params": {
+            "message": format!("Run a job of {seconds} s?"),
+            "requestedSchema": {"type": "object", "properties": {"run": {"type": "boolean"}}, "required": ["run"]}
+        }});
+        let answers = task.input(one_request("confirm", question)?).await?;
+        let run = matches!(answers.get("confirm"), Some(InputResponse::Elicit(a))
+            if a.content.as_ref().and_then(|c| c.get("run")) == Some(&json!(true)));
+        if !run {
+            return Ok(CallToolResult { content: vec![ContentBlock::text("job not run")], ..empty_result() });
+        }
+    }
+    task.set_status_message(format!("working for {seconds} s")).await;
+    tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+    Ok(CallToolResult { content: vec![ContentBlock::text(format!("job done after {seconds} s"))], ..empty_result() })
 }
 
 /// The form elicitation of a name.

@@ -3,6 +3,7 @@
 //! and gives owned, typed results.
 
 mod cache;
+mod extensions;
 pub mod input;
 mod options;
 mod router;

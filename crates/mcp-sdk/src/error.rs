@@ -115,6 +115,10 @@ pub enum Error {
         /// The task.
         task_id: String,
     },
+    /// A skill's file failed a check against the skill's entry (Skills
+    /// extension); its bytes are not used.
+    #[error("the skill file is refused: {0}")]
+    Skill(#[from] crate::skills::SkillError),
     /// The durable task store cannot be read or written.
     #[error("the task store failed: {reason}")]
     TaskStore {

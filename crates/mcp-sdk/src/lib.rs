@@ -45,12 +45,14 @@
 
 #![cfg_attr(not(test), warn(clippy::print_stdout, clippy::unwrap_used))]
 
+pub mod apps;
 pub mod auth;
 pub mod client;
 pub mod error;
 pub mod icons;
 pub mod limits;
 pub mod server;
+pub mod skills;
 pub mod transport;
 
 pub use client::{Client, ClientOptions, RequestOptions};

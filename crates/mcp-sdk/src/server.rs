@@ -21,6 +21,7 @@ mod context;
 mod dispatch;
 pub mod http;
 mod request_state;
+mod skills;
 mod stdio;
 mod subscriptions;
 mod tasks;
@@ -43,6 +44,7 @@ use serde_json::{Map, Value};
 pub(crate) use connection::Connection;
 pub use context::RequestContext;
 pub use request_state::DEFAULT_STATE_TTL;
+pub use skills::SkillPackage;
 pub use subscriptions::ChangeEvent;
 pub use tasks::{TaskContext, TaskOptions, TaskSupport, TaskWork};
 
@@ -198,6 +200,8 @@ pub(crate) struct ServerInner {
     hub: Arc<subscriptions::Hub>,
     /// The tasks, when the server offers the Tasks extension.
     tasks: Option<Arc<tasks::TaskRegistry>>,
+    /// The skills, when the server offers the Skills extension.
+    skills: Option<skills::SkillCatalog>,
     sealer: request_state::StateSealer,
     cache: CacheHints,
     page_size: usize,
@@ -242,6 +246,7 @@ pub struct ServerBuilder {
     page_size: usize,
     limits: ServerLimits,
     tasks: Option<TaskOptions>,
+    skills: Vec<SkillPackage>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -298,6 +303,22 @@ impl ServerBuilder {
     /// declare it, kept as `options` says.
     pub fn tasks(mut self, options: TaskOptions) -> Self {
         self.tasks = Some(options);
+        self
+    }
+
+    /// Publishes a skill (the Skills extension): each of its files becomes a
+    /// `skill://` resource, and the server answers `skills/list`,
+    /// `skills/get` and `resources/directory/read`.
+    pub fn skill(mut self, package: SkillPackage) -> Self {
+        self.offers.resources = true;
+        for (resource, contents) in package.resources() {
+            let handler = move |_request: ResourceRequest, _ctx: RequestContext| {
+                let contents = contents.clone();
+                async move { Ok(Reply::Complete(vec![contents])) }
+            };
+            self.resources.push(ResourceEntry { resource, handler: boxed(handler) });
+        }
+        self.skills.push(package);
         self
     }
 
@@ -402,6 +423,7 @@ impl ServerBuilder {
                 completion: self.completion,
                 offers: self.offers,
                 tasks: self.tasks.map(|options| Arc::new(tasks::TaskRegistry::new(options, hub.clone()))),
+                skills: (!self.skills.is_empty()).then(|| skills::SkillCatalog::new(self.skills)),
                 hub,
                 sealer,
                 cache: self.cache,
@@ -439,6 +461,7 @@ impl Server {
             page_size: 100,
             limits: ServerLimits::default(),
             tasks: None,
+            skills: Vec::new(),
         }
     }
 

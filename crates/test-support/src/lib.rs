@@ -105,8 +105,10 @@ pub struct RawPeer {
     lines: Lines<BufReader<ChildStdout>>,
 }
 
-/// How long a test waits for one line.
-pub const LINE_DEADLINE: Duration = Duration::from_secs(10);
+/// How long a test waits for one line: a guard against a hang, not a
+/// measure of speed, so generous enough for a loaded two-core CI machine
+/// running a dozen bridges and Python peers at once.
+pub const LINE_DEADLINE: Duration = Duration::from_secs(30);
 
 impl RawPeer {
     /// Starts `program` with `args`, stderr passed through.

@@ -46,8 +46,16 @@ pub enum CacheMode {
 }
 
 /// The methods whose results may carry `ttlMs`.
-const CACHEABLE_METHODS: [&str; 6] =
-    ["server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"];
+const CACHEABLE_METHODS: [&str; 8] = [
+    "server/discover",
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "skills/list",
+    "skills/get",
+];
 
 /// Whether a request may use the cache: a cacheable method, and not a
 /// round of a multi round-trip request.

@@ -29,7 +29,11 @@ fn is_served_method(method: &str) -> bool {
         || method == "server/discover"
         || method == "subscriptions/listen"
         || TASK_METHODS.contains(&method)
+        || SKILL_METHODS.contains(&method)
 }
+
+/// The methods of the Skills extension (served when the server has skills).
+const SKILL_METHODS: [&str; 3] = ["skills/list", "skills/get", "resources/directory/read"];
 
 /// The methods of the Tasks extension (served when the server offers it).
 const TASK_METHODS: [&str; 3] = ["tasks/get", "tasks/update", "tasks/cancel"];
@@ -168,12 +172,16 @@ impl Server {
                 return self.listen(request.id, &params, &ctx.client_capabilities, conn, cancel).await;
             }
             "tasks/get" | "tasks/update" | "tasks/cancel" => self.task_method(method, &params, &ctx).await,
+            "skills/list" | "skills/get" | "resources/directory/read" => self.skill_method(method, &params),
             _ => Err(ServerFault::MethodNotFound { method: method.to_owned() }),
         })
     }
 
     fn serves(&self, method: &str) -> bool {
         let offers = self.inner.offers;
+        if SKILL_METHODS.contains(&method) {
+            return self.inner.skills.is_some();
+        }
         match method.split('/').next() {
             Some("tools") => offers.tools,
             Some("prompts") => offers.prompts,
@@ -198,11 +206,21 @@ impl Server {
             }),
             completions: offers.completions.then(Map::new),
             logging: Some(Map::new()),
-            extensions: self.inner.tasks.is_some().then(|| {
-                Map::from_iter([(mcp_protocol::types::TASKS_EXTENSION.to_owned(), Value::Object(Map::new()))])
-            }),
+            extensions: self.extensions(),
             ..ServerCapabilities::default()
         }
+    }
+
+    /// The extensions the server offers, with their settings.
+    fn extensions(&self) -> Option<Map<String, Value>> {
+        let mut extensions = Map::new();
+        if self.inner.tasks.is_some() {
+            extensions.insert(mcp_protocol::types::TASKS_EXTENSION.to_owned(), json!({}));
+        }
+        if self.inner.skills.is_some() {
+            extensions.insert(mcp_protocol::types::SKILLS_EXTENSION.to_owned(), json!({ "directoryRead": true }));
+        }
+        (!extensions.is_empty()).then_some(extensions)
     }
 
     /// What the server answers to `server/discover`.
@@ -432,6 +450,25 @@ impl Server {
             resource_subscriptions: if offers.resources { wanted.resource_subscriptions } else { None },
             task_ids,
             extra: Map::new(),
+        }
+    }
+
+    /// `skills/list`, `skills/get` and `resources/directory/read`.
+    fn skill_method(&self, method: &str, params: &Map<String, Value>) -> Outcome {
+        let catalog = self.inner.skills.as_ref().ok_or(ServerFault::MethodNotFound { method: method.to_owned() })?;
+        match method {
+            "skills/list" => self.list_page(params, "skills", |_| catalog.entries()),
+            "skills/get" => {
+                let skill = catalog.get(&required_str(params, "uri")?)?;
+                let cache = self.inner.cache;
+                Ok(
+                    json!({ "resultType": "complete", "skill": skill, "ttlMs": cache.ttl_ms, "cacheScope": cache.scope }),
+                )
+            }
+            _ => {
+                let children = catalog.directory(&required_str(params, "uri")?)?;
+                self.list_page(params, "resources", |_| children)
+            }
         }
     }
 
