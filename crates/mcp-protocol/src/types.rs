@@ -6,6 +6,7 @@
 //! discriminator (`type`, `method`, `mode`, `resultType`) are read by it, and
 //! an unknown discriminator is kept as an `Unknown` value rather than refused.
 
+mod apps;
 mod capabilities;
 mod common;
 mod completion;
@@ -23,6 +24,7 @@ mod subscriptions;
 mod tasks;
 mod tools;
 
+pub use apps::*;
 pub use capabilities::*;
 pub use common::*;
 pub use completion::*;

@@ -3,21 +3,16 @@
 //! a `ui://` view must pass before a host renders it (in its own sandbox;
 //! the SDK renders nothing).
 
+pub use mcp_protocol::types::{APP_MIME_TYPE, UI_EXTENSION};
 use mcp_protocol::types::{ClientCapabilities, Tool};
-use serde_json::{Map, Value, json};
-
-/// The extension's identifier.
-pub const UI_EXTENSION: &str = "io.modelcontextprotocol/ui";
-
-/// The media type of an HTML view.
-pub const APP_MIME_TYPE: &str = "text/html;profile=mcp-app";
+use serde_json::{Map, Value};
 
 /// Declares the extension in a client's capabilities, for HTML views.
 pub fn declare(capabilities: &mut ClientCapabilities) {
     capabilities
         .extensions
         .get_or_insert_with(Map::new)
-        .insert(UI_EXTENSION.to_owned(), json!({ "mimeTypes": [APP_MIME_TYPE] }));
+        .insert(UI_EXTENSION.to_owned(), mcp_protocol::types::ui_extension_settings());
 }
 
 /// A tool's UI metadata (`_meta.ui`).

@@ -47,6 +47,24 @@ use crate::limits::{MAX_AUTO_PAGES, MAX_INPUT_ROUNDS, MAX_LOST_STREAM_RETRIES, M
 use crate::transport::Transport;
 use crate::transport::stdio::ChildProcess;
 
+/// How [`Client::listen_with_recovery`] reopens a lost stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListenRecovery {
+    /// Fresh streams opened after losses before giving up.
+    pub max_retries: u32,
+    /// The wait before each new stream.
+    pub delay: Duration,
+    /// The time for everything, all streams included; none by default.
+    pub deadline: Option<Duration>,
+}
+
+impl Default for ListenRecovery {
+    /// Five retries, a second apart, no deadline.
+    fn default() -> Self {
+        ListenRecovery { max_retries: 5, delay: Duration::from_secs(1), deadline: None }
+    }
+}
+
 /// An MCP client of revision 2026-07-28 on one transport. Cheap to clone:
 /// clones share the connection.
 #[derive(Clone)]
@@ -317,6 +335,65 @@ impl Client {
         }
         let value = self.send_once("subscriptions/listen", params, &options, timeout).await?;
         parse_result("subscriptions/listen", value)
+    }
+
+    /// [`Client::listen`] that opens a fresh stream (a new request) when the
+    /// connection is lost ([`Error::Closed`]: a restarted child process, a
+    /// dropped HTTP stream), at most `recovery.max_retries` times, waiting
+    /// `recovery.delay` between attempts, within `recovery.deadline`, until
+    /// `options.cancel` fires. Events after a reconnection may repeat ones
+    /// seen before it.
+    ///
+    /// # Errors
+    /// The last attempt's error once the retries are spent (or any other
+    /// error at once); [`Error::Timeout`] past the deadline;
+    /// [`Error::Cancelled`] when cancelled.
+    pub async fn listen_with_recovery(
+        &self,
+        filter: SubscriptionFilter,
+        recovery: &ListenRecovery,
+        options: &RequestOptions,
+    ) -> Result<SubscriptionsListenResult> {
+        let method = "subscriptions/listen";
+        let started = tokio::time::Instant::now();
+        let deadline = recovery.deadline.map(|d| started + d);
+        let cancel = options.cancel.clone().unwrap_or_default();
+        // The deadline stops a stream as a cancel does (the server is
+        // told), without cancelling the caller's token.
+        let stop = cancel.child_token();
+        let options = RequestOptions { cancel: Some(stop.clone()), ..options.clone() };
+        let timed_out = || Error::Timeout {
+            method: method.to_owned(),
+            timeout_ms: recovery.deadline.unwrap_or_default().as_millis(),
+        };
+        let mut retries = 0;
+        loop {
+            let attempt = self.listen(filter.clone(), &options);
+            tokio::pin!(attempt);
+            let outcome = tokio::select! {
+                outcome = &mut attempt => outcome,
+                _ = async { match deadline { Some(d) => tokio::time::sleep_until(d).await, None => std::future::pending().await } } => {
+                    stop.cancel();
+                    let _ = attempt.await;
+                    return Err(timed_out());
+                }
+            };
+            match outcome {
+                Err(Error::Closed) if retries < recovery.max_retries => {
+                    retries += 1;
+                    tracing::debug!(attempt = retries, "the listen stream was lost; opening it again");
+                }
+                other => return other,
+            }
+            let wake = tokio::time::Instant::now() + recovery.delay;
+            if deadline.is_some_and(|d| wake >= d) {
+                return Err(timed_out());
+            }
+            tokio::select! {
+                _ = cancel.cancelled() => return Err(Error::Cancelled { method: method.to_owned() }),
+                _ = tokio::time::sleep_until(wake) => {}
+            }
+        }
     }
 
     /// Sends any request and returns its raw result, after the input rounds

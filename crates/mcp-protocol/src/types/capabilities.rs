@@ -139,3 +139,113 @@ pub struct ResourcesCapability {
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
+impl ClientCapabilities {
+    /// A builder with nothing declared: each of its methods declares one
+    /// thing the client can do.
+    pub fn builder() -> ClientCapabilitiesBuilder {
+        ClientCapabilitiesBuilder::default()
+    }
+}
+
+/// Builds [`ClientCapabilities`] without hand-written JSON; declare only
+/// what the client's hooks can answer.
+#[derive(Debug, Clone, Default)]
+pub struct ClientCapabilitiesBuilder {
+    capabilities: ClientCapabilities,
+}
+
+impl ClientCapabilitiesBuilder {
+    fn elicitation(&mut self) -> &mut ElicitationCapability {
+        self.capabilities.elicitation.get_or_insert_with(ElicitationCapability::default)
+    }
+
+    fn sampling_capability(&mut self) -> &mut SamplingCapability {
+        self.capabilities.sampling.get_or_insert_with(SamplingCapability::default)
+    }
+
+    /// Form elicitation.
+    pub fn form_elicitation(mut self) -> Self {
+        self.elicitation().form = Some(Map::new());
+        self
+    }
+
+    /// URL elicitation.
+    pub fn url_elicitation(mut self) -> Self {
+        self.elicitation().url = Some(Map::new());
+        self
+    }
+
+    /// Sampling.
+    pub fn sampling(mut self) -> Self {
+        self.sampling_capability();
+        self
+    }
+
+    /// Sampling with tools in the request.
+    pub fn sampling_with_tools(mut self) -> Self {
+        self.sampling_capability().tools = Some(Map::new());
+        self
+    }
+
+    /// Roots.
+    pub fn roots(mut self) -> Self {
+        self.capabilities.roots.get_or_insert_with(RootsCapability::default);
+        self
+    }
+
+    /// An extension, by identifier, with its settings.
+    pub fn extension(mut self, id: impl Into<String>, settings: Value) -> Self {
+        self.capabilities.extensions.get_or_insert_with(Map::new).insert(id.into(), settings);
+        self
+    }
+
+    /// The Tasks extension: tool calls may become tasks.
+    pub fn tasks(self) -> Self {
+        self.extension(super::TASKS_EXTENSION, Value::Object(Map::new()))
+    }
+
+    /// MCP Apps, for HTML views.
+    pub fn apps(self) -> Self {
+        self.extension(super::UI_EXTENSION, super::ui_extension_settings())
+    }
+
+    /// The capabilities.
+    pub fn build(self) -> ClientCapabilities {
+        self.capabilities
+    }
+}
+
+#[cfg(test)]
+mod builder_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_builder_writes_the_wire_shape() {
+        let caps = ClientCapabilities::builder()
+            .form_elicitation()
+            .url_elicitation()
+            .sampling_with_tools()
+            .roots()
+            .tasks()
+            .apps()
+            .extension("com.example/thing", json!({"level": 2}))
+            .build();
+        assert_eq!(
+            serde_json::to_value(&caps).unwrap(),
+            json!({
+                "elicitation": {"form": {}, "url": {}},
+                "sampling": {"tools": {}},
+                "roots": {},
+                "extensions": {
+                    "io.modelcontextprotocol/tasks": {},
+                    "io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]},
+                    "com.example/thing": {"level": 2}
+                }
+            })
+        );
+        let sampling = ClientCapabilities::builder().sampling().build();
+        assert_eq!(serde_json::to_value(sampling).unwrap(), json!({"sampling": {}}));
+        assert_eq!(serde_json::to_value(ClientCapabilities::builder().build()).unwrap(), json!({}));
+    }
+}
