@@ -100,7 +100,7 @@ impl Client {
     /// A client on `transport`. Must be called inside a tokio runtime: the
     /// client's reader runs on its own task.
     pub fn new(options: ClientOptions, transport: Transport) -> Self {
-        let router = Arc::new(Router::default());
+        let router = Arc::new(Router::new(options.max_pending));
         let timed = transport.timed;
         let cache = options.cache.enabled.then(|| Arc::new(ResultCache::new(options.cache)));
         tokio::spawn(router.clone().run(

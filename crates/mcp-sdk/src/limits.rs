@@ -18,6 +18,14 @@ pub const MAX_INPUT_ROUNDS: usize = 10;
 /// restarted child process); enough for a flapping server, not a loop.
 pub const MAX_LOST_STREAM_RETRIES: usize = 3;
 
+/// Requests one client keeps waiting for answers by default: far beyond
+/// any real workload, low enough that a runaway caller fails fast.
+pub const MAX_PENDING_REQUESTS: usize = 4096;
+
+/// Streamable HTTP requests sent at once by default; more wait for a free
+/// slot (listen streams are not counted: they stay open by design).
+pub const HTTP_MAX_IN_FLIGHT: usize = 64;
+
 /// Pages the automatic pagination helpers read before they stop.
 pub const MAX_AUTO_PAGES: usize = 64;
 

@@ -257,3 +257,44 @@ async fn https_with_a_ca_file_and_a_client_certificate() {
     assert!(err.contains("needs a certificate and its private key") && !err.contains("c2VjcmV0"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn requests_beyond_max_in_flight_wait_for_a_slot_and_pending_requests_are_bounded() {
+    // A server that answers after 300 ms and records how many it holds at once.
+    let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (n, m) = (now.clone(), most.clone());
+    let router = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(move |body: axum::body::Bytes| {
+            let (now, most) = (n.clone(), m.clone());
+            async move {
+                let held = now.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(held, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                now.fetch_sub(1, Ordering::SeqCst);
+                let request: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                axum::Json(json!({"jsonrpc": "2.0", "id": request["id"],
+                    "result": {"resultType": "complete", "content": [{"type": "text", "text": "pong"}]}}))
+            }
+        }),
+    );
+    let addr = serve(router).await;
+    let config = HttpConfig { max_in_flight: 2, ..HttpConfig::new(format!("http://{addr}/mcp")) };
+    let options = ClientOptions { max_pending: 6, ..ClientOptions::new("bounded", "1") };
+    let client = Client::new(options, connect(config).unwrap());
+    let o = RequestOptions::default();
+    let waiting: Vec<_> = (0..6)
+        .map(|_| {
+            let client = client.clone();
+            tokio::spawn(async move { client.call_tool("ping", json!({}), &RequestOptions::default()).await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // All six are waiting; a seventh is refused at once.
+    let refused = client.call_tool("ping", json!({}), &o).await;
+    assert!(matches!(refused, Err(Error::Busy { limit: 6 })), "{refused:?}");
+    for result in futures_util::future::join_all(waiting).await {
+        assert!(result.unwrap().is_ok());
+    }
+    assert_eq!(most.load(Ordering::SeqCst), 2, "never more than two at once on the wire");
+}

@@ -181,6 +181,12 @@ impl ClientCapabilitiesBuilder {
         self
     }
 
+    /// Sampling that may include context from the client's other servers.
+    pub fn sampling_with_context(mut self) -> Self {
+        self.sampling_capability().context = Some(Map::new());
+        self
+    }
+
     /// Sampling with tools in the request.
     pub fn sampling_with_tools(mut self) -> Self {
         self.sampling_capability().tools = Some(Map::new());
@@ -226,6 +232,7 @@ mod builder_tests {
             .form_elicitation()
             .url_elicitation()
             .sampling_with_tools()
+            .sampling_with_context()
             .roots()
             .tasks()
             .apps()
@@ -235,7 +242,7 @@ mod builder_tests {
             serde_json::to_value(&caps).unwrap(),
             json!({
                 "elicitation": {"form": {}, "url": {}},
-                "sampling": {"tools": {}},
+                "sampling": {"tools": {}, "context": {}},
                 "roots": {},
                 "extensions": {
                     "io.modelcontextprotocol/tasks": {},

@@ -13,7 +13,7 @@ use mcp_protocol::{ErrorObject, JsonRpcNotification};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::limits::{MAX_PROGRESS_RATE_PER_S, REQUEST_TIMEOUT};
+use crate::limits::{MAX_PENDING_REQUESTS, MAX_PROGRESS_RATE_PER_S, REQUEST_TIMEOUT};
 use crate::server::BoxFuture;
 
 /// A callback for notifications; it gets a reference valid during the call.
@@ -71,6 +71,9 @@ pub struct ClientOptions {
     pub on_notification: Option<NotificationCallback>,
     /// Time of a request when its options give none.
     pub request_timeout: Duration,
+    /// The most requests waiting for their answer at once; one more fails
+    /// at once with [`crate::Error::Busy`] instead of queueing without end.
+    pub max_pending: usize,
     /// The result cache; off by default.
     pub cache: super::CacheOptions,
     /// What the client accepts as an icon.
@@ -102,6 +105,7 @@ impl ClientOptions {
             hooks: InputHooks::default(),
             on_notification: None,
             request_timeout: REQUEST_TIMEOUT,
+            max_pending: MAX_PENDING_REQUESTS,
             cache: super::CacheOptions::default(),
             icons: crate::icons::IconPolicy::default(),
             task_store: None,

@@ -32,24 +32,34 @@ pub(crate) struct Pending {
 }
 
 /// The table of requests waiting for their response.
-#[derive(Default)]
 pub(crate) struct Router {
     pending: Mutex<HashMap<RequestId, Pending>>,
     closed: Mutex<bool>,
+    /// The most requests waiting at once; one more fails with Busy.
+    max_pending: usize,
 }
 
 impl Router {
+    pub(crate) fn new(max_pending: usize) -> Self {
+        Router { pending: Mutex::default(), closed: Mutex::default(), max_pending: max_pending.max(1) }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Pending>> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Adds a request; fails when the connection is already closed.
+    /// Adds a request; fails when the connection is already closed, or
+    /// when as many requests as allowed are waiting already.
     pub(crate) fn register(&self, id: RequestId, pending: Pending) -> Result<(), Error> {
         let closed = self.closed.lock().unwrap_or_else(|e| e.into_inner());
         if *closed {
             return Err(Error::Closed);
         }
-        self.lock().insert(id, pending);
+        let mut table = self.lock();
+        if table.len() >= self.max_pending {
+            return Err(Error::Busy { limit: self.max_pending });
+        }
+        table.insert(id, pending);
         Ok(())
     }
 

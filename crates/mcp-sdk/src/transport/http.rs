@@ -94,6 +94,8 @@ struct Shared {
     to_client: mpsc::Sender<Incoming>,
     in_flight: InFlight,
     annotations: Annotations,
+    /// Slots for requests sent at once.
+    slots: Arc<tokio::sync::Semaphore>,
 }
 
 /// Turns each outgoing message into a POST of its own.
@@ -103,7 +105,8 @@ async fn pump(
     mut out_rx: mpsc::Receiver<Message>,
     to_client: mpsc::Sender<Incoming>,
 ) {
-    let shared = Shared { http, config, to_client, in_flight: Arc::default(), annotations: Arc::default() };
+    let slots = Arc::new(tokio::sync::Semaphore::new(config.max_in_flight.max(1)));
+    let shared = Shared { http, config, to_client, in_flight: Arc::default(), annotations: Arc::default(), slots };
     while let Some(message) = out_rx.recv().await {
         match message {
             Message::Request(request) => {
@@ -163,6 +166,11 @@ async fn notify(http: reqwest::Client, config: Arc<HttpConfig>, n: JsonRpcNotifi
 /// client's reader.
 async fn exchange(shared: Shared, request: JsonRpcRequest) {
     let id = request.id.clone();
+    // A listen stream stays open by design: it takes no slot.
+    let _slot = match request.method.as_str() {
+        "subscriptions/listen" => None,
+        _ => shared.slots.clone().acquire_owned().await.ok(),
+    };
     let outcome = read_answer(&shared, &request).await;
     lock(&shared.in_flight).remove(&id);
     let item = match outcome {

@@ -32,6 +32,9 @@ pub struct HttpConfig {
     pub client_identity_file: Option<PathBuf>,
     /// Credentials of each request; told when the server refuses them.
     pub auth: Option<Arc<dyn AuthProvider>>,
+    /// Requests sent at once; more wait for a free slot (listen streams
+    /// are not counted).
+    pub max_in_flight: usize,
 }
 
 impl std::fmt::Debug for HttpConfig {
@@ -46,6 +49,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("ca_file", &self.ca_file)
             .field("client_identity_file", &self.client_identity_file)
             .field("auth", &self.auth)
+            .field("max_in_flight", &self.max_in_flight)
             .finish()
     }
 }
@@ -70,6 +74,7 @@ impl HttpConfig {
             ca_file: None,
             client_identity_file: None,
             auth: None,
+            max_in_flight: crate::limits::HTTP_MAX_IN_FLIGHT,
         }
     }
 }
