@@ -36,16 +36,7 @@ fn the_typescript_client_uses_the_example_server_directly() {
     assert_eq!(seen["slow"], "counted to 3");
     assert_eq!(seen["cancelled"], true);
     assert_eq!(seen["prompt"], "Please write a formal greeting for Ada.");
-    assert_eq!(
-        seen["resources"],
-        json!([
-            "example://logo.png",
-            "example://readme",
-            "skill://example-tour/SKILL.md",
-            "skill://example-tour/reference/tools.md",
-            "ui://example/weather"
-        ])
-    );
+    assert_eq!(seen["resources"], json!(test_support::EXAMPLE_SERVER_RESOURCES));
     assert_eq!(seen["completion"], json!(["shopping"]));
 }
 

@@ -239,6 +239,16 @@ pub fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
+/// The URIs of the example server's resources, sorted: what a client that
+/// lists them all sees.
+pub const EXAMPLE_SERVER_RESOURCES: [&str; 5] = [
+    "example://logo.png",
+    "example://readme",
+    "skill://example-tour/SKILL.md",
+    "skill://example-tour/reference/tools.md",
+    "ui://example/weather",
+];
+
 /// The `_meta` of a 2026-07-28 request with these client capabilities.
 pub fn request_meta(capabilities: Value) -> Value {
     serde_json::json!({

@@ -71,20 +71,8 @@ impl Server {
         listener: tokio::net::UnixListener,
         shutdown: impl Future<Output = ()>,
     ) -> std::io::Result<()> {
-        tokio::pin!(shutdown);
-        loop {
-            let stream = tokio::select! {
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => stream,
-                    Err(e) => {
-                        // Out of descriptors, say: not a reason to stop serving.
-                        tracing::warn!("accepting a socket client failed: {e}");
-                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                        continue;
-                    }
-                },
-                () = &mut shutdown => break,
-            };
+        let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
+        accept_until(accept, shutdown, "a socket client", |stream: tokio::net::UnixStream| {
             let server = self.clone();
             tokio::spawn(async move {
                 let (read, write) = stream.into_split();
@@ -92,7 +80,8 @@ impl Server {
                     tracing::debug!("a socket client's connection failed: {e}");
                 }
             });
-        }
+        })
+        .await;
         self.shutdown_subscriptions();
         Ok(())
     }
@@ -103,5 +92,31 @@ impl Server {
     /// An I/O error of stdin or stdout.
     pub async fn serve_stdio(&self) -> std::io::Result<()> {
         self.serve_stream(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+}
+
+/// Takes connections until `shutdown` completes, handing each to `serve`.
+/// A failed accept (out of descriptors, say) is not a reason to stop
+/// serving: it is logged and tried again a little later.
+pub(super) async fn accept_until<S, A>(
+    mut accept: impl FnMut() -> A,
+    shutdown: impl Future<Output = ()>,
+    what: &str,
+    mut serve: impl FnMut(S),
+) where
+    A: Future<Output = std::io::Result<S>>,
+{
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = accept() => match accepted {
+                Ok(stream) => serve(stream),
+                Err(e) => {
+                    tracing::warn!("accepting {what} failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+            },
+            () = &mut shutdown => return,
+        }
     }
 }

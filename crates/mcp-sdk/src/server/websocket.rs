@@ -16,6 +16,7 @@ use tokio_tungstenite::tungstenite::handshake::server::{Callback, ErrorResponse,
 use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode, header};
 
 use super::http::{HttpOptions, refusal_by_origin_or_host};
+use super::stdio::accept_until;
 use super::{Connection, Server};
 use crate::limits::OUTGOING_QUEUE;
 use crate::transport::websocket::SUBPROTOCOL;
@@ -40,23 +41,12 @@ impl Server {
         shutdown: impl Future<Output = ()>,
     ) -> std::io::Result<()> {
         let options = Arc::new(options);
-        tokio::pin!(shutdown);
-        loop {
-            let stream = tokio::select! {
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => stream,
-                    Err(e) => {
-                        // Out of descriptors, say: not a reason to stop serving.
-                        tracing::warn!("accepting a WebSocket client failed: {e}");
-                        tokio::time::sleep(Duration::from_millis(100)).await;
-                        continue;
-                    }
-                },
-                () = &mut shutdown => break,
-            };
+        let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
+        accept_until(accept, shutdown, "a WebSocket client", |stream| {
             let (server, options) = (self.clone(), options.clone());
             tokio::spawn(async move { server.serve_websocket_connection(stream, &options).await });
-        }
+        })
+        .await;
         self.shutdown_subscriptions();
         Ok(())
     }
