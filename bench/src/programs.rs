@@ -1,0 +1,144 @@
+//! The programs a benchmark run measures and how long it measures them.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Where the programs under test are.
+#[derive(Clone, Debug)]
+pub struct Programs {
+    /// `mcp-bridge`.
+    pub bridge: PathBuf,
+    /// `mcp-example-server`.
+    pub example_server: PathBuf,
+    /// The Python interpreter with the `mcp` SDK.
+    pub python: PathBuf,
+    /// The Python server script (`add` on stdio, or HTTP with `--http PORT`).
+    pub python_server: PathBuf,
+    /// The Node.js interpreter that runs mcp-remote.
+    pub node: PathBuf,
+    /// mcp-remote's `proxy.js`; its scenario is left out without it.
+    pub mcp_remote: Option<PathBuf>,
+    /// The rmcp 3.x server of `bench/peers/rmcp-server`; left out without it.
+    pub rmcp_server: Option<PathBuf>,
+    /// A directory for the programs' own files (mcp-remote's config).
+    pub scratch: PathBuf,
+}
+
+/// A server compared in the servers scenario.
+#[derive(Clone, Debug)]
+pub struct ServerUnderTest {
+    /// Name in tables and charts.
+    pub name: String,
+    /// The program.
+    pub program: PathBuf,
+    /// Arguments that serve on stdio.
+    pub stdio_args: Vec<String>,
+    /// Arguments that serve Streamable HTTP; `{port}` is replaced by the port.
+    pub http_args: Vec<String>,
+}
+
+impl ServerUnderTest {
+    /// The HTTP arguments for `port`.
+    pub fn http_args(&self, port: u16) -> Vec<String> {
+        self.http_args.iter().map(|a| a.replace("{port}", &port.to_string())).collect()
+    }
+}
+
+impl Programs {
+    /// The programs where `scripts/bench` puts them under `root`: release
+    /// builds in `target/`, peers in `.peers/`.
+    pub fn installed(root: &Path) -> Programs {
+        let optional = |path: PathBuf| path.is_file().then_some(path);
+        Programs {
+            bridge: root.join("target/release/mcp-bridge"),
+            example_server: root.join("target/release/mcp-example-server"),
+            python: root.join(".peers/py/bin/python"),
+            python_server: root.join("crates/mcp-example-server/tests/python/python_server.py"),
+            node: PathBuf::from("node"),
+            mcp_remote: optional(root.join(".peers/bench/node_modules/mcp-remote/dist/proxy.js")),
+            rmcp_server: optional(root.join("target/peers/release/rmcp-bench-server")),
+            scratch: root.join("target/bench"),
+        }
+    }
+
+    /// The servers of the servers scenario: ours, rmcp's when built, Python's.
+    pub fn servers(&self) -> Vec<ServerUnderTest> {
+        let http = |args: &[&str]| args.iter().map(|a| (*a).to_owned()).collect();
+        let mut servers = vec![ServerUnderTest {
+            name: "mcp-example-server (this SDK)".into(),
+            program: self.example_server.clone(),
+            stdio_args: Vec::new(),
+            http_args: http(&["--http", "127.0.0.1:{port}"]),
+        }];
+        if let Some(rmcp) = &self.rmcp_server {
+            servers.push(ServerUnderTest {
+                name: "rmcp 3.11.0".into(),
+                program: rmcp.clone(),
+                stdio_args: Vec::new(),
+                http_args: http(&["--http", "127.0.0.1:{port}"]),
+            });
+        }
+        let script = self.python_server.display().to_string();
+        servers.push(ServerUnderTest {
+            name: "Python mcp 2.3.0".into(),
+            program: self.python.clone(),
+            stdio_args: vec![script.clone()],
+            http_args: vec![script, "--http".into(), "{port}".into()],
+        });
+        servers
+    }
+}
+
+/// How long and how often each figure is measured.
+#[derive(Clone, Debug)]
+pub struct Timing {
+    /// Runs per figure; the median run is reported.
+    pub runs: usize,
+    /// Calls before a run's window, not measured.
+    pub warm_up: Duration,
+    /// A run's measured window.
+    pub window: Duration,
+    /// Start-ups measured per program.
+    pub startups: usize,
+    /// Idle time before an idle memory figure.
+    pub idle: Duration,
+    /// Calls per run with a large result: this many MiB of results in all
+    /// (at least one call).
+    pub large_mib_per_run: u64,
+    /// The large results relayed in the stdio scenario: name and size.
+    pub large_results: Vec<(&'static str, u64)>,
+}
+
+impl Timing {
+    /// The figures of `BENCHMARKS.md`.
+    pub fn full() -> Timing {
+        Timing {
+            runs: 5,
+            warm_up: Duration::from_millis(500),
+            window: Duration::from_secs(2),
+            startups: 11,
+            idle: Duration::from_secs(1),
+            large_mib_per_run: 256,
+            // 64 MiB less 4 KiB: the whole answer line must fit the 64 MiB limit.
+            large_results: vec![("1 MiB", 1 << 20), ("16 MiB", 16 << 20), ("64 MiB", (64 << 20) - 4096)],
+        }
+    }
+
+    /// A run of every code path in seconds, for the tests.
+    pub fn quick() -> Timing {
+        Timing {
+            runs: 1,
+            warm_up: Duration::from_millis(20),
+            window: Duration::from_millis(100),
+            startups: 1,
+            idle: Duration::from_millis(50),
+            large_mib_per_run: 1,
+            large_results: vec![("1 MiB", 1 << 20)],
+        }
+    }
+
+    /// Calls per run for results of `bytes`.
+    pub fn large_calls(&self, bytes: u64) -> usize {
+        ((self.large_mib_per_run * 1024 * 1024 / bytes.max(1)) as usize).clamp(1, 200)
+    }
+}

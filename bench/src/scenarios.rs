@@ -1,0 +1,635 @@
+//! The scenarios of a side-by-side run. Each measures its programs in the
+//! same run and returns its part of the report: tables with the median of
+//! several runs and the ratio to the baseline, the targets, a chart.
+
+use std::ffi::OsStr;
+use std::io;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::chart::{Chart, Group};
+use crate::http_load;
+use crate::programs::{Programs, Timing};
+use crate::report::{Section, Table};
+use crate::stats::{Run, median, median_by, ms};
+use crate::stdio_peer::{Dialect, StdioPeer};
+
+/// The text of a small call: 100 bytes.
+const SMALL_TEXT: &str =
+    "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789";
+/// The large result of the mcp-remote scenario.
+const REMOTE_LARGE: u64 = 4 << 20;
+/// In-flight counts of the stdio throughput figures.
+const IN_FLIGHT: [usize; 2] = [16, 256];
+/// Concurrency levels of the servers scenario.
+const SERVER_CONCURRENCY: [usize; 2] = [1, 64];
+
+/// A way of reaching a server: a program, its arguments, the client's dialect.
+struct Route {
+    name: String,
+    program: PathBuf,
+    args: Vec<String>,
+    envs: Vec<(&'static str, PathBuf)>,
+    dialect: Dialect,
+}
+
+impl Route {
+    async fn start(&self) -> io::Result<StdioPeer> {
+        let envs: Vec<(&str, &OsStr)> = self.envs.iter().map(|(k, v)| (*k, v.as_os_str())).collect();
+        StdioPeer::start(&self.program, &self.args, &envs, self.dialect).await
+    }
+}
+
+fn bridge_route(p: &Programs) -> Route {
+    Route {
+        name: "through mcp-bridge (2025-11-25 client)".into(),
+        program: p.bridge.clone(),
+        args: vec!["--".into(), p.example_server.display().to_string()],
+        envs: Vec::new(),
+        dialect: Dialect::Legacy,
+    }
+}
+
+fn direct_route(p: &Programs) -> Route {
+    Route {
+        name: "direct (2026-07-28 client)".into(),
+        program: p.example_server.clone(),
+        args: Vec::new(),
+        envs: Vec::new(),
+        dialect: Dialect::Modern,
+    }
+}
+
+fn echo_small(peer: &mut StdioPeer) -> (u64, Vec<u8>) {
+    peer.request("tools/call", json!({"name": "echo", "arguments": {"text": SMALL_TEXT}}))
+}
+
+fn add(peer: &mut StdioPeer) -> (u64, Vec<u8>) {
+    peer.request("tools/call", json!({"name": "add", "arguments": {"a": 1, "b": 2}}))
+}
+
+fn big(bytes: u64) -> Value {
+    json!({"name": "big", "arguments": {"bytes": bytes}})
+}
+
+/// `t.runs` closed-loop runs; the median by `key`.
+async fn loop_runs(
+    peer: &mut StdioPeer,
+    make: &dyn Fn(&mut StdioPeer) -> (u64, Vec<u8>),
+    in_flight: usize,
+    t: &Timing,
+    key: fn(&Run) -> f64,
+) -> io::Result<Run> {
+    let mut runs = Vec::with_capacity(t.runs);
+    for _ in 0..t.runs {
+        runs.push(peer.closed_loop(make, in_flight, t.warm_up, t.window).await?);
+    }
+    Ok(median_by(runs, key).unwrap_or_default())
+}
+
+/// `t.runs` runs of `count` sequential calls; the median by p50.
+async fn sequential_runs(peer: &mut StdioPeer, params: &Value, count: usize, t: &Timing) -> io::Result<Run> {
+    let mut runs = Vec::with_capacity(t.runs);
+    for _ in 0..t.runs {
+        runs.push(peer.sequential("tools/call", params, count).await?);
+    }
+    Ok(median_by(runs, |r| ms(r.p50())).unwrap_or_default())
+}
+
+/// `t.runs` runs of whole calls (input rounds answered) for the window;
+/// the median by p50.
+async fn call_runs(peer: &mut StdioPeer, params: &Value, t: &Timing) -> io::Result<Run> {
+    let mut runs = Vec::with_capacity(t.runs);
+    for _ in 0..t.runs {
+        let measure_from = Instant::now() + t.warm_up;
+        let stop = measure_from + t.window;
+        let mut latencies = Vec::new();
+        while Instant::now() < stop {
+            let sent = Instant::now();
+            peer.call("tools/call", params.clone()).await?;
+            if sent >= measure_from {
+                latencies.push(sent.elapsed());
+            }
+        }
+        runs.push(Run::new(latencies, t.window));
+    }
+    Ok(median_by(runs, |r| ms(r.p50())).unwrap_or_default())
+}
+
+fn ratio(a: f64, b: f64) -> String {
+    if b > 0.0 { format!("{:.2}x", a / b) } else { "—".into() }
+}
+
+fn ms_cell(d: Duration) -> String {
+    format!("{:.3} ms", ms(d))
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+/// "met" or "missed", for the target lines.
+fn verdict(met: bool) -> &'static str {
+    if met { "**met**" } else { "**missed**" }
+}
+
+/// The figures of one route in the stdio scenario.
+struct StdioFigures {
+    one: Run,
+    loaded: Vec<Run>,
+    large: Vec<(Run, u64)>,
+}
+
+async fn stdio_figures(route: &Route, t: &Timing) -> io::Result<StdioFigures> {
+    let mut peer = route.start().await?;
+    let one = loop_runs(&mut peer, &echo_small, 1, t, |r| ms(r.p50())).await?;
+    let mut loaded = Vec::new();
+    for in_flight in IN_FLIGHT {
+        loaded.push(loop_runs(&mut peer, &echo_small, in_flight, t, |r| r.per_second).await?);
+    }
+    peer.close().await;
+    let mut large = Vec::new();
+    for (_, bytes) in &t.large_results {
+        // A fresh process per size: its peak memory is that size's.
+        let mut peer = route.start().await?;
+        let run = sequential_runs(&mut peer, &big(*bytes), t.large_calls(*bytes), t).await?;
+        large.push((run, peer.peak_rss_kib()));
+        peer.close().await;
+    }
+    Ok(StdioFigures { one, loaded, large })
+}
+
+/// Scenario 1: the bridge on a stdio upstream against a direct connection.
+pub async fn stdio_overhead(p: &Programs, t: &Timing) -> io::Result<Section> {
+    let (bridge, direct) = (bridge_route(p), direct_route(p));
+    let through = stdio_figures(&bridge, t).await?;
+    let alone = stdio_figures(&direct, t).await?;
+    let mut calls = Table::new(&["measure", &bridge.name, &direct.name, "bridge ÷ direct"]);
+    let mut row = |label: String, a: String, b: String, r: String| calls.row(vec![label, a, b, r]);
+    for (label, q) in [("p50", 0.5), ("p99", 0.99)] {
+        let (a, b) = (through.one.percentile(q), alone.one.percentile(q));
+        row(format!("tools/call {label}, 100 B, 1 in flight"), ms_cell(a), ms_cell(b), ratio(ms(a), ms(b)));
+    }
+    for (in_flight, (a, b)) in IN_FLIGHT.iter().zip(through.loaded.iter().zip(&alone.loaded)) {
+        row(
+            format!("calls/s, 100 B, {in_flight} in flight"),
+            format!("{:.0}", a.per_second),
+            format!("{:.0}", b.per_second),
+            ratio(a.per_second, b.per_second),
+        );
+    }
+    for ((name, _), ((a, _), (b, _))) in t.large_results.iter().zip(through.large.iter().zip(&alone.large)) {
+        row(
+            format!("tools/call p50, {name} result"),
+            ms_cell(a.p50()),
+            ms_cell(b.p50()),
+            ratio(ms(a.p50()), ms(b.p50())),
+        );
+    }
+    let mut memory = Table::new(&["result", "bridge peak RSS", "bridge peak RSS ÷ result", "server peak RSS (direct)"]);
+    for ((name, bytes), ((_, bridge_kib), (_, server_kib))) in
+        t.large_results.iter().zip(through.large.iter().zip(&alone.large))
+    {
+        memory.row(vec![
+            (*name).to_owned(),
+            format!("{:.1} MiB", mib(*bridge_kib)),
+            ratio(*bridge_kib as f64 * 1024.0, *bytes as f64),
+            format!("{:.1} MiB", mib(*server_kib)),
+        ]);
+    }
+    let one_ratio = ms(through.one.p50()) / ms(alone.one.p50()).max(f64::MIN_POSITIVE);
+    let mut targets = vec![format!(
+        "per-call overhead at 1 in flight (p50): {one_ratio:.2}x direct; target ≤ 1.10x: {}",
+        verdict(one_ratio <= 1.1)
+    )];
+    if let (Some(a), Some(b)) = (through.loaded.last(), alone.loaded.last()) {
+        let r = a.per_second / b.per_second.max(f64::MIN_POSITIVE);
+        targets.push(format!("throughput at 256 in flight: {r:.2}x direct; target ≥ 0.90x: {}", verdict(r >= 0.9)));
+    }
+    if let (Some((name, bytes)), Some((_, kib))) = (t.large_results.last(), through.large.last()) {
+        let r = *kib as f64 * 1024.0 / *bytes as f64;
+        targets.push(format!(
+            "bridge peak RSS relaying a {name} result: {r:.2}x the result; target ≤ 3x: {}",
+            verdict(r <= 3.0)
+        ));
+    }
+    let mut groups = vec![
+        Group {
+            label: "p50, 100 B".into(),
+            unit: "ms",
+            values: vec![Some(ms(through.one.p50())), Some(ms(alone.one.p50()))],
+        },
+        Group {
+            label: "p99, 100 B".into(),
+            unit: "ms",
+            values: vec![Some(ms(through.one.p99())), Some(ms(alone.one.p99()))],
+        },
+    ];
+    for (in_flight, (a, b)) in IN_FLIGHT.iter().zip(through.loaded.iter().zip(&alone.loaded)) {
+        groups.push(Group {
+            label: format!("calls/s, {in_flight} in flight"),
+            unit: "/s",
+            values: vec![Some(a.per_second), Some(b.per_second)],
+        });
+    }
+    for ((name, _), ((a, ka), (b, kb))) in t.large_results.iter().zip(through.large.iter().zip(&alone.large)) {
+        groups.push(Group {
+            label: format!("p50, {name} result"),
+            unit: "ms",
+            values: vec![Some(ms(a.p50())), Some(ms(b.p50()))],
+        });
+        groups.push(Group {
+            label: format!("peak RSS, {name}"),
+            unit: "MiB",
+            values: vec![Some(mib(*ka)), Some(mib(*kb))],
+        });
+    }
+    Ok(Section {
+        name: "stdio-overhead",
+        title: "1. The bridge on a stdio upstream".into(),
+        intro: format!(
+            "`tools/call` sent as lines over pipes: a 2025-11-25 client driving `mcp-bridge -- mcp-example-server`, \
+             and a 2026-07-28 client driving `mcp-example-server` directly. Small calls are `echo` of {} bytes: \
+             latency with one call in flight, throughput with 16 and 256 kept in flight; large results are `big`, \
+             one call after another, each size in a fresh process whose peak RSS (`VmHWM`) is shown. Median of {} runs \
+             ({} s measured after {} ms warm-up for the small calls).",
+            SMALL_TEXT.len(),
+            t.runs,
+            t.window.as_secs_f64(),
+            t.warm_up.as_millis()
+        ),
+        tables: vec![calls, memory],
+        targets,
+        chart: Chart {
+            title: "Bridge on a stdio upstream vs direct".into(),
+            series: vec![bridge.name.clone(), direct.name.clone()],
+            groups,
+        },
+    })
+}
+
+/// Scenario 2: spawn to the first answer, and idle memory.
+pub async fn startup(p: &Programs, t: &Timing) -> io::Result<Section> {
+    let (bridge, direct) = (bridge_route(p), direct_route(p));
+    let (mut bridge_ms, mut server_ms, mut bridge_kib, mut server_kib) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..t.startups {
+        let started = Instant::now();
+        let peer = bridge.start().await?;
+        bridge_ms.push(ms(started.elapsed()));
+        tokio::time::sleep(t.idle).await;
+        bridge_kib.push(peer.peak_rss_kib() as f64);
+        peer.close().await;
+        let started = Instant::now();
+        let peer = direct.start().await?;
+        server_ms.push(ms(started.elapsed()));
+        tokio::time::sleep(t.idle).await;
+        server_kib.push(peer.peak_rss_kib() as f64);
+        peer.close().await;
+    }
+    let (b_ms, s_ms, b_kib, s_kib) = (median(&bridge_ms), median(&server_ms), median(&bridge_kib), median(&server_kib));
+    let mut table = Table::new(&[
+        &format!("measure (median of {})", t.startups),
+        "mcp-bridge -- mcp-example-server",
+        "mcp-example-server alone",
+        "difference",
+        "ratio",
+    ]);
+    table.row(vec![
+        "spawn to first answer (initialize / server/discover)".into(),
+        format!("{b_ms:.2} ms"),
+        format!("{s_ms:.2} ms"),
+        format!("{:+.2} ms", b_ms - s_ms),
+        ratio(b_ms, s_ms),
+    ]);
+    table.row(vec![
+        format!("peak RSS after {} ms idle (the bridge process / the server process)", t.idle.as_millis()),
+        format!("{:.1} MiB", b_kib / 1024.0),
+        format!("{:.1} MiB", s_kib / 1024.0),
+        format!("{:+.1} MiB", (b_kib - s_kib) / 1024.0),
+        ratio(b_kib, s_kib),
+    ]);
+    let idle_bytes = b_kib * 1024.0;
+    let targets = vec![
+        format!(
+            "bridge start-up beyond the upstream's own discover: {:.2} ms; target ≤ 10 ms: {}",
+            b_ms - s_ms,
+            verdict(b_ms - s_ms <= 10.0)
+        ),
+        format!("bridge idle peak RSS: {:.2} MB; target ≤ 8 MB: {}", idle_bytes / 1e6, verdict(idle_bytes <= 8e6)),
+    ];
+    Ok(Section {
+        name: "startup",
+        title: "2. Start-up and idle memory".into(),
+        intro: "Time from spawning `mcp-bridge -- mcp-example-server` to its `initialize` response (the bridge \
+                spawns the server and discovers it first), beside the time from spawning `mcp-example-server` to \
+                its `server/discover` response: the upstream's own share. Then the peak RSS of each process alone \
+                after it has been idle."
+            .into(),
+        tables: vec![table],
+        targets,
+        chart: Chart {
+            title: "Start-up and idle memory".into(),
+            series: vec!["mcp-bridge -- mcp-example-server".into(), "mcp-example-server alone".into()],
+            groups: vec![
+                Group { label: "spawn to first answer".into(), unit: "ms", values: vec![Some(b_ms), Some(s_ms)] },
+                Group {
+                    label: "peak RSS idle".into(),
+                    unit: "MiB",
+                    values: vec![Some(b_kib / 1024.0), Some(s_kib / 1024.0)],
+                },
+            ],
+        },
+    })
+}
+
+/// The figures of one proxy in the mcp-remote scenario.
+struct RemoteFigures {
+    start_ms: f64,
+    idle_kib: f64,
+    small: Run,
+    large: Run,
+    peak_kib: u64,
+}
+
+async fn remote_figures(route: &Route, t: &Timing) -> io::Result<RemoteFigures> {
+    let (mut starts, mut idle) = (Vec::new(), Vec::new());
+    for _ in 0..t.startups {
+        let started = Instant::now();
+        let peer = route.start().await?;
+        starts.push(ms(started.elapsed()));
+        tokio::time::sleep(t.idle).await;
+        idle.push(peer.peak_rss_kib() as f64);
+        peer.close().await;
+    }
+    let mut peer = route.start().await?;
+    let small = loop_runs(&mut peer, &echo_small, 1, t, |r| ms(r.p50())).await?;
+    let large = sequential_runs(&mut peer, &big(REMOTE_LARGE), t.large_calls(REMOTE_LARGE), t).await?;
+    let peak_kib = peer.peak_rss_kib();
+    peer.close().await;
+    Ok(RemoteFigures { start_ms: median(&starts), idle_kib: median(&idle), small, large, peak_kib })
+}
+
+/// Scenario 3: what users run today (mcp-remote) against `mcp-bridge URL`,
+/// both in front of `mcp-example-server --http`.
+pub async fn remote(p: &Programs, t: &Timing, proxy_js: &std::path::Path) -> io::Result<Section> {
+    let port = http_load::free_port()?;
+    let _server = http_load::serve(&p.example_server, &["--http".into(), format!("127.0.0.1:{port}")], port)?;
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let ours = Route {
+        name: "mcp-bridge URL".into(),
+        program: p.bridge.clone(),
+        args: vec![url.clone()],
+        envs: Vec::new(),
+        dialect: Dialect::Legacy,
+    };
+    let mut args = vec![proxy_js.display().to_string(), url.clone()];
+    args.extend(["--protocol", "auto", "--allow-http", "--transport", "http-only"].map(String::from));
+    let theirs = Route {
+        name: "mcp-remote 0.15.1".into(),
+        program: p.node.clone(),
+        args,
+        envs: vec![("MCP_REMOTE_CONFIG_DIR", p.scratch.join("mcp-remote"))],
+        dialect: Dialect::Legacy,
+    };
+    let a = remote_figures(&ours, t).await?;
+    let b = remote_figures(&theirs, t).await?;
+    let large_name = format!("{} MiB", REMOTE_LARGE >> 20);
+    let mut table = Table::new(&["measure", &ours.name, &theirs.name, "mcp-remote ÷ mcp-bridge"]);
+    table.row(vec![
+        format!("spawn to initialize result (median of {})", t.startups),
+        format!("{:.1} ms", a.start_ms),
+        format!("{:.1} ms", b.start_ms),
+        ratio(b.start_ms, a.start_ms),
+    ]);
+    table.row(vec![
+        "peak RSS after start-up, idle".into(),
+        format!("{:.1} MiB", a.idle_kib / 1024.0),
+        format!("{:.1} MiB", b.idle_kib / 1024.0),
+        ratio(b.idle_kib, a.idle_kib),
+    ]);
+    for (label, q) in [("p50", 0.5), ("p99", 0.99)] {
+        let (x, y) = (a.small.percentile(q), b.small.percentile(q));
+        table.row(vec![format!("tools/call {label}, 100 B"), ms_cell(x), ms_cell(y), ratio(ms(y), ms(x))]);
+    }
+    table.row(vec![
+        format!("tools/call p50, {large_name} result"),
+        ms_cell(a.large.p50()),
+        ms_cell(b.large.p50()),
+        ratio(ms(b.large.p50()), ms(a.large.p50())),
+    ]);
+    table.row(vec![
+        format!("peak RSS after the {large_name} calls"),
+        format!("{:.1} MiB", mib(a.peak_kib)),
+        format!("{:.1} MiB", mib(b.peak_kib)),
+        ratio(b.peak_kib as f64, a.peak_kib as f64),
+    ]);
+    let (start_x, idle_x, peak_x) = (
+        b.start_ms / a.start_ms.max(f64::MIN_POSITIVE),
+        b.idle_kib / a.idle_kib.max(f64::MIN_POSITIVE),
+        b.peak_kib as f64 / (a.peak_kib as f64).max(f64::MIN_POSITIVE),
+    );
+    let targets = vec![
+        format!(
+            "start-up: mcp-bridge {start_x:.1}x faster than mcp-remote; target ≥ 30x: {}",
+            verdict(start_x >= 30.0)
+        ),
+        format!(
+            "memory: mcp-bridge {idle_x:.1}x less idle RSS and {peak_x:.1}x less peak RSS than mcp-remote; target ≥ 30x: {}",
+            verdict(idle_x >= 30.0 && peak_x >= 30.0)
+        ),
+    ];
+    Ok(Section {
+        name: "mcp-remote",
+        title: "3. mcp-bridge URL against mcp-remote".into(),
+        intro: format!(
+            "A 2025-11-25 client through each proxy to the same local Streamable HTTP server, `mcp-example-server --http` \
+             on loopback: `mcp-bridge {url}` and `node proxy.js {url} --protocol auto --allow-http --transport http-only` \
+             (mcp-remote's own Node process, no `npx` wrapper). Start-up is spawn to the `initialize` result; calls \
+             are `echo` of 100 B with one in flight for {} s, and `big` of {large_name} one after another.",
+            t.window.as_secs_f64()
+        )
+        .replace(&url, "URL"),
+        tables: vec![table],
+        targets,
+        chart: Chart {
+            title: "mcp-bridge URL vs mcp-remote".into(),
+            series: vec![ours.name.clone(), theirs.name.clone()],
+            groups: vec![
+                Group { label: "start-up".into(), unit: "ms", values: vec![Some(a.start_ms), Some(b.start_ms)] },
+                Group { label: "idle RSS".into(), unit: "MiB", values: vec![Some(a.idle_kib / 1024.0), Some(b.idle_kib / 1024.0)] },
+                Group { label: "p50, 100 B".into(), unit: "ms", values: vec![Some(ms(a.small.p50())), Some(ms(b.small.p50()))] },
+                Group { label: format!("p50, {large_name}"), unit: "ms", values: vec![Some(ms(a.large.p50())), Some(ms(b.large.p50()))] },
+                Group { label: "peak RSS".into(), unit: "MiB", values: vec![Some(mib(a.peak_kib)), Some(mib(b.peak_kib))] },
+            ],
+        },
+    })
+}
+
+/// Scenario 4: the SDK's server against rmcp's and Python's, over
+/// Streamable HTTP and stdio, the same `add` tool.
+pub async fn servers(p: &Programs, t: &Timing) -> io::Result<Section> {
+    let servers = p.servers();
+    // (server index, transport, concurrency) → the median run
+    let mut results: Vec<(usize, &'static str, usize, Run)> = Vec::new();
+    for (index, server) in servers.iter().enumerate() {
+        let port = http_load::free_port()?;
+        let served = http_load::serve(&server.program, &server.http_args(port), port)?;
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        for clients in SERVER_CONCURRENCY {
+            let mut runs = Vec::new();
+            for _ in 0..t.runs {
+                let run = http_load::measure(&url, "add", json!({"a": 1, "b": 2}), clients, t.warm_up, t.window)
+                    .await
+                    .map_err(|e| io::Error::other(format!("{}: {e}", server.name)))?;
+                runs.push(run);
+            }
+            results.push((index, "HTTP", clients, median_by(runs, |r| r.per_second).unwrap_or_default()));
+        }
+        drop(served);
+        let route = Route {
+            name: server.name.clone(),
+            program: server.program.clone(),
+            args: server.stdio_args.clone(),
+            envs: Vec::new(),
+            dialect: Dialect::Modern,
+        };
+        let mut peer = route.start().await?;
+        for in_flight in SERVER_CONCURRENCY {
+            let run = loop_runs(&mut peer, &add, in_flight, t, |r| r.per_second).await?;
+            results.push((index, "stdio", in_flight, run));
+        }
+        peer.close().await;
+    }
+    let ours = |transport: &str, level: usize| {
+        results.iter().find(|(i, tr, c, _)| *i == 0 && *tr == transport && *c == level).map(|r| r.3.per_second)
+    };
+    let mut table =
+        Table::new(&["server", "transport", "concurrency", "calls/s", "p50", "p99", "÷ this SDK (calls/s)"]);
+    for (index, transport, level, run) in &results {
+        let unit = if *transport == "HTTP" { "connections" } else { "in flight" };
+        table.row(vec![
+            servers[*index].name.clone(),
+            (*transport).to_owned(),
+            format!("{level} {unit}"),
+            format!("{:.0}", run.per_second),
+            ms_cell(run.p50()),
+            ms_cell(run.p99()),
+            ratio(run.per_second, ours(transport, *level).unwrap_or(0.0)),
+        ]);
+    }
+    let mut targets = Vec::new();
+    if let Some(rmcp) = servers.iter().position(|s| s.name.starts_with("rmcp")) {
+        for level in SERVER_CONCURRENCY {
+            let theirs = results.iter().find(|(i, tr, c, _)| *i == rmcp && *tr == "HTTP" && *c == level);
+            if let (Some(ours), Some((_, _, _, theirs))) = (ours("HTTP", level), theirs) {
+                let r = ours / theirs.per_second.max(f64::MIN_POSITIVE);
+                targets.push(format!(
+                    "HTTP server at {level} connections: this SDK {r:.2}x rmcp's calls/s; target ≥ 1x: {}",
+                    verdict(r >= 1.0)
+                ));
+            }
+        }
+    }
+    let mut groups = Vec::new();
+    for (transport, unit) in [("HTTP", "connections"), ("stdio", "in flight")] {
+        for level in SERVER_CONCURRENCY {
+            let pick = |f: fn(&Run) -> f64| {
+                (0..servers.len())
+                    .map(|i| {
+                        results.iter().find(|(j, tr, c, _)| *j == i && *tr == transport && *c == level).map(|r| f(&r.3))
+                    })
+                    .collect::<Vec<_>>()
+            };
+            groups.push(Group {
+                label: format!("{transport}, {level} {unit}"),
+                unit: "/s",
+                values: pick(|r| r.per_second),
+            });
+            groups.push(Group {
+                label: format!("p99, {transport}, {level}"),
+                unit: "ms",
+                values: pick(|r| ms(r.p99())),
+            });
+        }
+    }
+    Ok(Section {
+        name: "servers",
+        title: "4. The SDK's server against rmcp and Python".into(),
+        intro: format!(
+            "`tools/call` of `add` (the same tool on each server, 2026-07-28 requests). Streamable HTTP: each of 1 or 64 \
+             clients holds its own keep-alive connection to the server on loopback and sends one request after another. \
+             stdio: one 2026-07-28 client keeps 1 or 64 requests in flight over the pipes. The load generator shares the \
+             machine's cores with the server. Median of {} runs of {} s after {} ms warm-up.",
+            t.runs,
+            t.window.as_secs_f64(),
+            t.warm_up.as_millis()
+        ),
+        tables: vec![table],
+        targets,
+        chart: Chart {
+            title: "tools/call: calls/s and p99 by server".into(),
+            series: servers.iter().map(|s| s.name.clone()).collect(),
+            groups,
+        },
+    })
+}
+
+/// Scenario 5: a call with one input round against a plain call.
+pub async fn input_round(p: &Programs, t: &Timing) -> io::Result<Section> {
+    let plain = json!({"name": "echo", "arguments": {"text": SMALL_TEXT}});
+    let asking = json!({"name": "ask_name", "arguments": {}});
+    let mut table =
+        Table::new(&["route", "plain call p50", "with an input round p50", "ratio", "plain p99", "with a round p99"]);
+    let mut groups = Vec::new();
+    for route in [bridge_route(p), direct_route(p)] {
+        let mut peer = route.start().await?;
+        let a = call_runs(&mut peer, &plain, t).await?;
+        let b = call_runs(&mut peer, &asking, t).await?;
+        peer.close().await;
+        table.row(vec![
+            route.name.clone(),
+            ms_cell(a.p50()),
+            ms_cell(b.p50()),
+            ratio(ms(b.p50()), ms(a.p50())),
+            ms_cell(a.p99()),
+            ms_cell(b.p99()),
+        ]);
+        groups.push(Group {
+            label: format!("p50, {}", short(&route.name)),
+            unit: "ms",
+            values: vec![Some(ms(a.p50())), Some(ms(b.p50()))],
+        });
+        groups.push(Group {
+            label: format!("p99, {}", short(&route.name)),
+            unit: "ms",
+            values: vec![Some(ms(a.p99())), Some(ms(b.p99()))],
+        });
+    }
+    Ok(Section {
+        name: "input-round",
+        title: "5. An input round".into(),
+        intro: format!(
+            "`tools/call` of `ask_name`, which needs one form elicitation, against a plain `echo` call, one after \
+             another. Through the bridge the client answers the bridge's `elicitation/create` and the bridge retries \
+             upstream with the answer and the sealed request state; directly, the 2026-07-28 client gets the \
+             `InputRequiredResult` and retries itself. Median of {} runs of {} s.",
+            t.runs,
+            t.window.as_secs_f64()
+        ),
+        tables: vec![table],
+        targets: Vec::new(),
+        chart: Chart {
+            title: "Input round vs plain call".into(),
+            series: vec!["plain call".into(), "with an input round".into()],
+            groups,
+        },
+    })
+}
+
+/// The first words of a route's name, for chart labels.
+fn short(name: &str) -> &str {
+    name.split(" (").next().unwrap_or(name)
+}

@@ -1,0 +1,75 @@
+//! The side-by-side scenarios run end to end in their quick form against
+//! the debug builds and the installed peers (Python `mcp`, mcp-remote):
+//! every figure is measured (none zero), every table is complete, every
+//! chart is written. The rmcp peer takes minutes to build, so it is left to
+//! `scripts/bench`; its server runs through the same code as Python's.
+
+use mcp_bench::programs::{Programs, Timing};
+use mcp_bench::report::{self, Section};
+use mcp_bench::scenarios;
+use test_support::{python_peer, workspace_binary, workspace_root};
+
+fn programs() -> Programs {
+    let root = workspace_root();
+    let mcp_remote = root.join(".peers/bench/node_modules/mcp-remote/dist/proxy.js");
+    assert!(mcp_remote.is_file(), "mcp-remote is not installed at {}: run scripts/test", mcp_remote.display());
+    Programs {
+        bridge: workspace_binary("mcp-bridge-cli", "mcp-bridge"),
+        example_server: workspace_binary("mcp-example-server", "mcp-example-server"),
+        python: python_peer(),
+        python_server: root.join("crates/mcp-example-server/tests/python/python_server.py"),
+        node: "node".into(),
+        mcp_remote: Some(mcp_remote),
+        rmcp_server: None,
+        scratch: std::env::temp_dir().join(format!("mcp-bench-{}", std::process::id())),
+    }
+}
+
+/// Every table cell after the first column holds a figure other than zero.
+fn assert_measured(section: &Section) {
+    for table in &section.tables {
+        assert!(!table.rows.is_empty(), "{}: empty table", section.name);
+        for row in &table.rows {
+            assert_eq!(row.len(), table.header.len(), "{}: {row:?}", section.name);
+            for cell in row.iter().skip(1) {
+                let number: String = cell.chars().filter(|c| c.is_ascii_digit() || *c == '.').collect();
+                if let Ok(value) = number.trim_matches('.').parse::<f64>() {
+                    assert!(value > 0.0, "{}: a zero figure in {row:?}", section.name);
+                }
+            }
+        }
+    }
+    for group in &section.chart.groups {
+        assert_eq!(group.values.len(), section.chart.series.len(), "{}: {}", section.name, group.label);
+        assert!(group.values.iter().all(|v| v.is_some_and(|v| v > 0.0)), "{}: {group:?}", section.name);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_scenario_measures_every_figure() {
+    let programs = programs();
+    let timing = Timing::quick();
+    let proxy = programs.mcp_remote.clone().unwrap_or_default();
+    let sections = vec![
+        scenarios::stdio_overhead(&programs, &timing).await.unwrap(),
+        scenarios::startup(&programs, &timing).await.unwrap(),
+        scenarios::remote(&programs, &timing, &proxy).await.unwrap(),
+        scenarios::servers(&programs, &timing).await.unwrap(),
+        scenarios::input_round(&programs, &timing).await.unwrap(),
+    ];
+    for section in &sections {
+        assert_measured(section);
+    }
+    let servers = &sections[3];
+    assert_eq!(servers.chart.series, ["mcp-example-server (this SDK)", "Python mcp 2.3.0"]);
+    assert_eq!(servers.tables[0].rows.len(), 8, "2 servers × (HTTP, stdio) × 2 levels");
+
+    let charts = programs.scratch.join("charts");
+    let text = report::write("# run", &sections, &charts, "charts").unwrap();
+    for section in &sections {
+        let svg = std::fs::read_to_string(charts.join(format!("{}.svg", section.name))).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains(&section.chart.series[0]), "{}", section.name);
+        assert!(text.contains(&format!("(charts/{}.svg)", section.name)));
+    }
+    let _ = std::fs::remove_dir_all(&programs.scratch);
+}

@@ -1,0 +1,35 @@
+# The third-party peers the tests and benchmarks run against, installed
+# into .peers/ when missing or of another version. Sourced by scripts/test
+# and scripts/bench from the repository root.
+
+# The Python MCP SDK: the interoperability tests' peer and a benchmarked server.
+PY_MCP_VERSION=2.3.0
+install_python_peer() {
+  if ! .peers/py/bin/python -c "import mcp, importlib.metadata as m; assert m.version('mcp') == '$PY_MCP_VERSION'" 2>/dev/null; then
+    echo "installing the Python mcp $PY_MCP_VERSION peer into .peers/py" >&2
+    python3 -m venv .peers/py
+    .peers/py/bin/pip install --quiet --disable-pip-version-check "mcp==$PY_MCP_VERSION"
+  fi
+}
+
+# An npm package at an exact version into .peers/DIR.
+install_npm_peer() {
+  local dir="$1" package="$2" version="$3"
+  if ! grep -qs "\"version\": \"$version\"" ".peers/$dir/node_modules/$package/package.json"; then
+    echo "installing $package $version into .peers/$dir" >&2
+    mkdir -p ".peers/$dir"
+    (cd ".peers/$dir" && { [ -f package.json ] || npm init -y >/dev/null; } &&
+      npm install --no-audit --no-fund --silent "$package@$version")
+  fi
+}
+
+# The TypeScript SDK 1.x: the legacy client of the end-to-end bridge tests.
+install_ts_sdk() {
+  install_npm_peer ts @modelcontextprotocol/sdk 1.32.2
+}
+
+# mcp-remote: what users run today in front of a remote server; benchmarked
+# against `mcp-bridge URL`.
+install_mcp_remote() {
+  install_npm_peer bench mcp-remote 0.15.1
+}
