@@ -164,8 +164,8 @@ async fn stdio_figures(route: &Route, t: &Timing) -> io::Result<StdioFigures> {
 /// Scenario 1: the bridge on a stdio upstream against a direct connection.
 pub async fn stdio_overhead(p: &Programs, t: &Timing) -> io::Result<Section> {
     let (bridge, direct) = (bridge_route(p), direct_route(p));
-    let through = stdio_figures(&bridge, t).await?;
-    let alone = stdio_figures(&direct, t).await?;
+    let through = stdio_figures(&bridge, t).await.map_err(|e| io::Error::other(format!("{}: {e}", bridge.name)))?;
+    let alone = stdio_figures(&direct, t).await.map_err(|e| io::Error::other(format!("{}: {e}", direct.name)))?;
     let mut calls = Table::new(&["measure", &bridge.name, &direct.name, "bridge ÷ direct"]);
     let mut row = |label: String, a: String, b: String, r: String| calls.row(vec![label, a, b, r]);
     for (label, q) in [("p50", 0.5), ("p99", 0.99)] {

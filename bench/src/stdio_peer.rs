@@ -245,11 +245,12 @@ impl StdioPeer {
         self.stdin.flush().await?;
         let mut latencies = Vec::new();
         while !sent_at.is_empty() {
-            let incoming = classify(self.next_line().await?);
-            let Incoming::Answer { id, ok } = incoming else { continue };
+            let line = self.next_line().await?;
+            let Incoming::Answer { id, ok } = classify(line) else { continue };
             let Some(sent) = sent_at.remove(&id) else { continue };
             if !ok {
-                return Err(io::Error::other(format!("request {id} was answered with an error")));
+                let start = String::from_utf8_lossy(&line[..line.len().min(300)]).into_owned();
+                return Err(io::Error::other(format!("request {id} was answered with an error: {start}")));
             }
             if sent >= measure_from && sent < stop {
                 latencies.push(sent.elapsed());

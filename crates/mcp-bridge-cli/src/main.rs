@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use mcp_bridge::{Hooks, RunOutcome};
+use mcp_sdk::transport::process_stdio;
 
 /// The time after the end of stdin before the bridge stops whatever is left
 /// and exits: VS Code sends SIGTERM after 10 s, so 8 s stays ahead of it.
@@ -111,13 +112,9 @@ fn run(config: config::Config) -> anyhow::Result<ExitCode> {
             Box::new(move |consent| gate.client_initialized(consent))
         }),
     };
-    let outcome = runtime.block_on(mcp_bridge::run(
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-        config.upstream,
-        config.frontend,
-        hooks,
-    ));
+    let outcome = runtime.block_on(async {
+        mcp_bridge::run(process_stdio::stdin(), process_stdio::stdout(), config.upstream, config.frontend, hooks).await
+    });
     runtime.shutdown_timeout(Duration::from_secs(1));
     match outcome {
         Ok(RunOutcome::Eof) => Ok(ExitCode::SUCCESS),

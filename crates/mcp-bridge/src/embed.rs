@@ -10,6 +10,7 @@ use std::io::Cursor;
 
 use mcp_protocol::{ErrorObject, JsonRpcErrorResponse, Message, decode_message, error_code};
 use mcp_sdk::Server;
+use mcp_sdk::transport::process_stdio;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::frontend::{FrontendOptions, Hooks, run};
@@ -161,5 +162,5 @@ where
 /// # Errors
 /// An I/O error of stdin or stdout.
 pub async fn serve_stdio_vscode(server: &Server) -> std::io::Result<Path> {
-    serve_stdio_auto(server, tokio::io::stdin(), tokio::io::stdout(), EmbedOptions::default()).await
+    serve_stdio_auto(server, process_stdio::stdin(), process_stdio::stdout(), EmbedOptions::default()).await
 }

@@ -430,3 +430,57 @@ async fn without_restarts_a_forced_retry_still_fails_with_closed() {
     assert_eq!(client.process().unwrap().restarts(), 0);
     let _ = std::fs::remove_file(&marker);
 }
+
+/// The server's stdin and stdout as a Node.js client hands them over (one
+/// socket of a pair for both) and as a shell does with `< file`: the same
+/// answers as over pipes.
+#[test]
+fn stdin_and_stdout_may_be_a_socket_pair_or_a_file() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::fd::OwnedFd;
+    use std::os::unix::net::UnixStream;
+    use std::process::{Command, Stdio};
+
+    let lines = format!(
+        "{}\n{}\n",
+        request(1, "server/discover", meta_params(json!({}))),
+        request(2, "tools/call", meta_params(json!({"name": "echo", "arguments": {"text": "over a socket"}})))
+    );
+    let answers = |text: &str| -> Vec<Value> { text.lines().map(|l| serde_json::from_str(l).unwrap()).collect() };
+    let check = |answers: Vec<Value>| {
+        assert_eq!(answers.len(), 2, "{answers:?}");
+        assert!(answers[0]["result"]["supportedVersions"].is_array(), "{}", answers[0]);
+        assert_eq!(answers[1]["result"]["content"][0]["text"], "over a socket");
+    };
+
+    let (ours, theirs) = UnixStream::pair().unwrap();
+    ours.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut child = Command::new(SERVER)
+        .stdin(Stdio::from(OwnedFd::from(theirs.try_clone().unwrap())))
+        .stdout(Stdio::from(OwnedFd::from(theirs)))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    (&ours).write_all(lines.as_bytes()).unwrap();
+    let mut reader = BufReader::new(&ours);
+    let mut text = String::new();
+    for _ in 0..2 {
+        reader.read_line(&mut text).unwrap();
+    }
+    check(answers(&text));
+    // Read by the event loop, not a blocking thread: the socket is non-blocking.
+    let fdinfo = std::fs::read_to_string(format!("/proc/{}/fdinfo/0", child.id())).unwrap();
+    let flags =
+        fdinfo.lines().find_map(|l| l.strip_prefix("flags:")).map(|f| u32::from_str_radix(f.trim(), 8).unwrap());
+    assert_eq!(flags.map(|f| f & 0o4000), Some(0o4000), "{fdinfo}");
+    ours.shutdown(std::net::Shutdown::Write).unwrap();
+    assert!(child.wait().unwrap().success());
+
+    let file = std::env::temp_dir().join(format!("mcp-example-stdin-{}", std::process::id()));
+    std::fs::write(&file, &lines).unwrap();
+    let output =
+        Command::new(SERVER).stdin(std::fs::File::open(&file).unwrap()).stderr(Stdio::null()).output().unwrap();
+    std::fs::remove_file(&file).unwrap();
+    assert!(output.status.success());
+    check(answers(&String::from_utf8(output.stdout).unwrap()));
+}

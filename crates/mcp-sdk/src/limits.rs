@@ -48,6 +48,8 @@ pub struct ServerLimits {
     /// Deepest accepted nesting of a client message.
     pub max_depth: usize,
     /// Requests handled at once; one more is rejected with -32603 at once.
+    /// Listen streams (`subscriptions/listen`) are not counted: they have a
+    /// bound of their own, the same number.
     pub max_in_flight: usize,
     /// Time the requests in flight get to finish at the end of the input.
     pub shutdown_grace: Duration,

@@ -14,6 +14,7 @@ pub mod headers;
 pub mod http;
 pub mod lines;
 pub mod memory;
+pub mod process_stdio;
 pub mod sse;
 pub mod stdio;
 mod tls;

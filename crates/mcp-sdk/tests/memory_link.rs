@@ -371,6 +371,24 @@ async fn a_request_over_the_in_flight_limit_is_refused_at_once() {
 }
 
 #[tokio::test]
+async fn a_listen_stream_does_not_take_a_request_slot() {
+    let limits = ServerLimits { max_in_flight: 1, ..ServerLimits::default() };
+    let server = builder().limits(limits).tool(tool("t"), |_c, _x| async { Ok(text("x")) }).build();
+    let client = plain_client(&server);
+    let filter: SubscriptionFilter = serde_json::from_value(json!({"toolsListChanged": true})).unwrap();
+    let stream = tokio::spawn({
+        let (client, filter) = (client.clone(), filter.clone());
+        async move { client.listen(filter, &RequestOptions::default()).await }
+    });
+    wait_for("the stream", || server.open_subscriptions() == 1).await;
+    assert!(client.call_tool("t", json!({}), &RequestOptions::default()).await.is_ok(), "one stream and one call");
+    // Listen streams have a bound of their own.
+    assert_eq!(rpc_code(client.listen(filter, &RequestOptions::default()).await), -32603);
+    server.shutdown_subscriptions();
+    assert!(stream.await.unwrap().is_ok());
+}
+
+#[tokio::test]
 async fn unsupported_version_is_refused_with_the_supported_list() {
     let server = builder().tool(tool("t"), |_c, _x| async { Ok(text("x")) }).build();
     let mut options = ClientOptions::new("old", "1");

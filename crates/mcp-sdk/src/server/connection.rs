@@ -15,8 +15,19 @@ use super::Server;
 use super::dispatch::ConnectionHandle;
 use crate::error::ServerFault;
 
-/// The requests of one connection that are still running, by id.
-type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
+/// The requests of one connection that are still running.
+type InFlight = Arc<Mutex<Running>>;
+
+/// The running requests by id, and how many of them are listen streams:
+/// those last as long as the client wants, so they are bounded on their
+/// own and leave the in-flight bound to the requests that end.
+#[derive(Default)]
+struct Running {
+    tokens: HashMap<RequestId, CancellationToken>,
+    listens: usize,
+}
+
+const LISTEN: &str = "subscriptions/listen";
 
 /// The server side of one connection.
 pub(crate) struct Connection {
@@ -60,7 +71,7 @@ impl Connection {
             Message::Notification(n) if n.method == "notifications/cancelled" => {
                 let id =
                     n.params.as_ref().and_then(|p| p.get("requestId")).and_then(|v| RequestId::try_from_value(v).ok());
-                if let Some(token) = id.and_then(|id| lock(&self.in_flight).get(&id).cloned()) {
+                if let Some(token) = id.and_then(|id| lock(&self.in_flight).tokens.get(&id).cloned()) {
                     token.cancel();
                 }
             }
@@ -73,15 +84,18 @@ impl Connection {
 
     async fn admit(&self, request: JsonRpcRequest) {
         let limit = self.server.inner.limits.max_in_flight;
+        let listen = request.method == LISTEN;
         let token = {
-            let mut in_flight = lock(&self.in_flight);
-            if in_flight.contains_key(&request.id) {
+            let mut running = lock(&self.in_flight);
+            let ending = running.tokens.len() - running.listens;
+            if running.tokens.contains_key(&request.id) {
                 Err(ServerFault::DuplicateId { id: request.id.clone() })
-            } else if in_flight.len() >= limit {
+            } else if (listen && running.listens >= limit) || (!listen && ending >= limit) {
                 Err(ServerFault::TooManyRequests { limit })
             } else {
                 let token = self.cancel.child_token();
-                in_flight.insert(request.id.clone(), token.clone());
+                running.tokens.insert(request.id.clone(), token.clone());
+                running.listens += usize::from(listen);
                 Ok(token)
             }
         };
@@ -104,8 +118,9 @@ impl Connection {
             // Removing the entry and checking the token under one lock makes
             // "cancelled" and "answered" exclusive.
             let answer = {
-                let mut in_flight = lock(&in_flight);
-                in_flight.remove(&id);
+                let mut running = lock(&in_flight);
+                running.tokens.remove(&id);
+                running.listens -= usize::from(listen);
                 if token.is_cancelled() { None } else { outcome }
             };
             let message = match answer {
@@ -138,7 +153,7 @@ impl Connection {
     }
 }
 
-fn lock(map: &InFlight) -> std::sync::MutexGuard<'_, HashMap<RequestId, CancellationToken>> {
+fn lock(map: &InFlight) -> std::sync::MutexGuard<'_, Running> {
     map.lock().unwrap_or_else(|e| e.into_inner())
 }
 

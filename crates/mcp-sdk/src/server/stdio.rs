@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Connection, Server};
 use crate::limits::OUTGOING_QUEUE;
 use crate::transport::lines::{FrameReader, finish_writer, write_lines};
+use crate::transport::process_stdio;
 
 impl Server {
     /// Serves one client over a byte stream until the input ends: reads
@@ -91,7 +92,7 @@ impl Server {
     /// # Errors
     /// An I/O error of stdin or stdout.
     pub async fn serve_stdio(&self) -> std::io::Result<()> {
-        self.serve_stream(tokio::io::stdin(), tokio::io::stdout()).await
+        self.serve_stream(process_stdio::stdin(), process_stdio::stdout()).await
     }
 }
 
