@@ -74,48 +74,83 @@ fn big(bytes: u64) -> Value {
     json!({"name": "big", "arguments": {"bytes": bytes}})
 }
 
-/// `t.runs` closed-loop runs; the median by `key`.
-async fn loop_runs(
-    peer: &mut StdioPeer,
-    make: &dyn Fn(&mut StdioPeer) -> (u64, Vec<u8>),
-    in_flight: usize,
+/// One measured run of a peer.
+type Measure = dyn for<'p> Fn(&'p mut StdioPeer) -> std::pin::Pin<Box<dyn Future<Output = io::Result<Run>> + 'p>>;
+
+/// `t.runs` runs of `measure` on each peer, taken in turns (one run of
+/// each, then the next round) so that a change in the machine's load
+/// reaches every peer alike; the median run of each peer by `key`.
+async fn in_turns(
+    peers: &mut [StdioPeer],
     t: &Timing,
+    measure: &Measure,
     key: fn(&Run) -> f64,
-) -> io::Result<Run> {
-    let mut runs = Vec::with_capacity(t.runs);
+) -> io::Result<Vec<Run>> {
+    let mut runs: Vec<Vec<Run>> = peers.iter().map(|_| Vec::with_capacity(t.runs)).collect();
     for _ in 0..t.runs {
-        runs.push(peer.closed_loop(make, in_flight, t.warm_up, t.window).await?);
-    }
-    Ok(median_by(runs, key).unwrap_or_default())
-}
-
-/// `t.runs` runs of `count` sequential calls; the median by p50.
-async fn sequential_runs(peer: &mut StdioPeer, params: &Value, count: usize, t: &Timing) -> io::Result<Run> {
-    let mut runs = Vec::with_capacity(t.runs);
-    for _ in 0..t.runs {
-        runs.push(peer.sequential("tools/call", params, count).await?);
-    }
-    Ok(median_by(runs, |r| ms(r.p50())).unwrap_or_default())
-}
-
-/// `t.runs` runs of whole calls (input rounds answered) for the window;
-/// the median by p50.
-async fn call_runs(peer: &mut StdioPeer, params: &Value, t: &Timing) -> io::Result<Run> {
-    let mut runs = Vec::with_capacity(t.runs);
-    for _ in 0..t.runs {
-        let measure_from = Instant::now() + t.warm_up;
-        let stop = measure_from + t.window;
-        let mut latencies = Vec::new();
-        while Instant::now() < stop {
-            let sent = Instant::now();
-            peer.call("tools/call", params.clone()).await?;
-            if sent >= measure_from {
-                latencies.push(sent.elapsed());
-            }
+        for (peer, runs) in peers.iter_mut().zip(&mut runs) {
+            runs.push(measure(peer).await?);
         }
-        runs.push(Run::new(latencies, t.window));
     }
-    Ok(median_by(runs, |r| ms(r.p50())).unwrap_or_default())
+    Ok(runs.into_iter().map(|r| median_by(r, key).unwrap_or_default()).collect())
+}
+
+/// Closed-loop runs of `make` with `in_flight` requests outstanding.
+fn closed_loop(make: fn(&mut StdioPeer) -> (u64, Vec<u8>), in_flight: usize, t: &Timing) -> Box<Measure> {
+    let (warm_up, window) = (t.warm_up, t.window);
+    Box::new(move |peer| Box::pin(async move { peer.closed_loop(&make, in_flight, warm_up, window).await }))
+}
+
+/// Runs of `count` calls of `params` one after another.
+fn sequential(params: Value, count: usize) -> Box<Measure> {
+    Box::new(move |peer| {
+        let params = params.clone();
+        Box::pin(async move { peer.sequential("tools/call", &params, count).await })
+    })
+}
+
+/// Runs of whole calls of `params` (input rounds answered) for the window.
+fn whole_calls(params: Value, t: &Timing) -> Box<Measure> {
+    let (warm_up, window) = (t.warm_up, t.window);
+    Box::new(move |peer| {
+        let params = params.clone();
+        Box::pin(async move {
+            let measure_from = Instant::now() + warm_up;
+            let stop = measure_from + window;
+            let mut latencies = Vec::new();
+            while Instant::now() < stop {
+                let sent = Instant::now();
+                peer.call("tools/call", params.clone()).await?;
+                if sent >= measure_from {
+                    latencies.push(sent.elapsed());
+                }
+            }
+            Ok(Run::new(latencies, window))
+        })
+    })
+}
+
+fn by_p50(run: &Run) -> f64 {
+    ms(run.p50())
+}
+
+fn by_rate(run: &Run) -> f64 {
+    run.per_second
+}
+
+/// Starts every route's program.
+async fn start_all(routes: &[&Route]) -> io::Result<Vec<StdioPeer>> {
+    let mut peers = Vec::with_capacity(routes.len());
+    for route in routes {
+        peers.push(route.start().await.map_err(|e| io::Error::other(format!("{}: {e}", route.name)))?);
+    }
+    Ok(peers)
+}
+
+async fn close_all(peers: Vec<StdioPeer>) {
+    for peer in peers {
+        peer.close().await;
+    }
 }
 
 fn ratio(a: f64, b: f64) -> String {
@@ -136,125 +171,132 @@ fn verdict(met: bool) -> &'static str {
 }
 
 /// The figures of one route in the stdio scenario.
+#[derive(Default)]
 struct StdioFigures {
     one: Run,
     loaded: Vec<Run>,
     large: Vec<(Run, u64)>,
 }
 
-async fn stdio_figures(route: &Route, t: &Timing) -> io::Result<StdioFigures> {
-    let mut peer = route.start().await?;
-    let one = loop_runs(&mut peer, &echo_small, 1, t, |r| ms(r.p50())).await?;
-    let mut loaded = Vec::new();
+/// One figure of a route, read from its figures.
+type Figure = dyn Fn(&StdioFigures) -> f64;
+
+/// The stdio figures of each route, measured in turns.
+async fn stdio_figures(routes: &[&Route], t: &Timing) -> io::Result<Vec<StdioFigures>> {
+    let mut figures: Vec<StdioFigures> = routes.iter().map(|_| StdioFigures::default()).collect();
+    let mut peers = start_all(routes).await?;
+    for (f, run) in figures.iter_mut().zip(in_turns(&mut peers, t, &*closed_loop(echo_small, 1, t), by_p50).await?) {
+        f.one = run;
+    }
     for in_flight in IN_FLIGHT {
-        loaded.push(loop_runs(&mut peer, &echo_small, in_flight, t, |r| r.per_second).await?);
+        let runs = in_turns(&mut peers, t, &*closed_loop(echo_small, in_flight, t), by_rate).await?;
+        for (f, run) in figures.iter_mut().zip(runs) {
+            f.loaded.push(run);
+        }
     }
-    peer.close().await;
-    let mut large = Vec::new();
+    close_all(peers).await;
     for (_, bytes) in &t.large_results {
-        // A fresh process per size: its peak memory is that size's.
-        let mut peer = route.start().await?;
-        let run = sequential_runs(&mut peer, &big(*bytes), t.large_calls(*bytes), t).await?;
-        large.push((run, peer.peak_rss_kib()));
-        peer.close().await;
+        // Fresh processes per size: their peak memory is that size's.
+        let mut peers = start_all(routes).await?;
+        let runs = in_turns(&mut peers, t, &*sequential(big(*bytes), t.large_calls(*bytes)), by_p50).await?;
+        for ((f, run), peer) in figures.iter_mut().zip(runs).zip(&peers) {
+            f.large.push((run, peer.peak_rss_kib()));
+        }
+        close_all(peers).await;
     }
-    Ok(StdioFigures { one, loaded, large })
+    Ok(figures)
 }
 
 /// Scenario 1: the bridge on a stdio upstream against a direct connection.
 pub async fn stdio_overhead(p: &Programs, t: &Timing) -> io::Result<Section> {
-    let (bridge, direct) = (bridge_route(p), direct_route(p));
-    let through = stdio_figures(&bridge, t).await.map_err(|e| io::Error::other(format!("{}: {e}", bridge.name)))?;
-    let alone = stdio_figures(&direct, t).await.map_err(|e| io::Error::other(format!("{}: {e}", direct.name)))?;
-    let mut calls = Table::new(&["measure", &bridge.name, &direct.name, "bridge ÷ direct"]);
-    let mut row = |label: String, a: String, b: String, r: String| calls.row(vec![label, a, b, r]);
-    for (label, q) in [("p50", 0.5), ("p99", 0.99)] {
-        let (a, b) = (through.one.percentile(q), alone.one.percentile(q));
-        row(format!("tools/call {label}, 100 B, 1 in flight"), ms_cell(a), ms_cell(b), ratio(ms(a), ms(b)));
-    }
-    for (in_flight, (a, b)) in IN_FLIGHT.iter().zip(through.loaded.iter().zip(&alone.loaded)) {
-        row(
+    let embedded = Route {
+        name: "embedded bridge (2025-11-25 client to mcp-example-server)".into(),
+        dialect: Dialect::Legacy,
+        ..direct_route(p)
+    };
+    let routes = [bridge_route(p), embedded, direct_route(p)];
+    let figures = stdio_figures(&routes.iter().collect::<Vec<_>>(), t).await?;
+    let direct = figures.len() - 1;
+    // Each figure: its label, unit and value; the ratios are to the direct route's.
+    let mut measures: Vec<(String, &str, Box<Figure>)> = vec![
+        ("tools/call p50, 100 B, 1 in flight".into(), "ms", Box::new(|f| ms(f.one.p50()))),
+        ("tools/call p99, 100 B, 1 in flight".into(), "ms", Box::new(|f| ms(f.one.p99()))),
+    ];
+    for (index, in_flight) in IN_FLIGHT.iter().enumerate() {
+        measures.push((
             format!("calls/s, 100 B, {in_flight} in flight"),
-            format!("{:.0}", a.per_second),
-            format!("{:.0}", b.per_second),
-            ratio(a.per_second, b.per_second),
-        );
+            "/s",
+            Box::new(move |f| f.loaded.get(index).map_or(0.0, |r| r.per_second)),
+        ));
     }
-    for ((name, _), ((a, _), (b, _))) in t.large_results.iter().zip(through.large.iter().zip(&alone.large)) {
-        row(
+    for (index, (name, _)) in t.large_results.iter().enumerate() {
+        measures.push((
             format!("tools/call p50, {name} result"),
-            ms_cell(a.p50()),
-            ms_cell(b.p50()),
-            ratio(ms(a.p50()), ms(b.p50())),
-        );
+            "ms",
+            Box::new(move |f| f.large.get(index).map_or(0.0, |(r, _)| ms(r.p50()))),
+        ));
+    }
+    let mut header = vec!["measure".to_owned()];
+    header.extend(routes.iter().map(|r| r.name.clone()));
+    header.extend(routes[..direct].iter().map(|r| format!("{} ÷ direct", short(&r.name))));
+    let mut calls = Table { header, rows: Vec::new() };
+    let mut groups = Vec::new();
+    for (label, unit, value) in &measures {
+        let values: Vec<f64> = figures.iter().map(value).collect();
+        let mut row = vec![label.clone()];
+        row.extend(values.iter().map(|v| if *unit == "ms" { format!("{v:.3} ms") } else { format!("{v:.0}") }));
+        row.extend(values[..direct].iter().map(|v| ratio(*v, values[direct])));
+        calls.row(row);
+        groups.push(Group {
+            label: label.replace("tools/call ", ""),
+            unit,
+            values: values.into_iter().map(Some).collect(),
+        });
     }
     let mut memory = Table::new(&["result", "bridge peak RSS", "bridge peak RSS ÷ result", "server peak RSS (direct)"]);
-    for ((name, bytes), ((_, bridge_kib), (_, server_kib))) in
-        t.large_results.iter().zip(through.large.iter().zip(&alone.large))
-    {
+    for (index, (name, bytes)) in t.large_results.iter().enumerate() {
+        let kib = |f: &StdioFigures| f.large.get(index).map_or(0, |(_, kib)| *kib);
+        let (bridge_kib, server_kib) = (kib(&figures[0]), kib(&figures[direct]));
         memory.row(vec![
             (*name).to_owned(),
-            format!("{:.1} MiB", mib(*bridge_kib)),
-            ratio(*bridge_kib as f64 * 1024.0, *bytes as f64),
-            format!("{:.1} MiB", mib(*server_kib)),
+            format!("{:.1} MiB", mib(bridge_kib)),
+            ratio(bridge_kib as f64 * 1024.0, *bytes as f64),
+            format!("{:.1} MiB", mib(server_kib)),
         ]);
+        groups.push(Group {
+            label: format!("peak RSS, {name}"),
+            unit: "MiB",
+            values: figures.iter().map(|f| Some(mib(kib(f)))).collect(),
+        });
     }
-    let one_ratio = ms(through.one.p50()) / ms(alone.one.p50()).max(f64::MIN_POSITIVE);
+    let ratio_of =
+        |route: usize, value: &Figure| value(&figures[route]) / value(&figures[direct]).max(f64::MIN_POSITIVE);
+    let (one, embedded_one) = (ratio_of(0, &|f| ms(f.one.p50())), ratio_of(1, &|f| ms(f.one.p50())));
     let mut targets = vec![format!(
-        "per-call overhead at 1 in flight (p50): {one_ratio:.2}x direct; target ≤ 1.10x: {}",
-        verdict(one_ratio <= 1.1)
+        "per-call overhead at 1 in flight (p50): {one:.2}x direct through `mcp-bridge`, {embedded_one:.2}x with the \
+         embedded bridge; target ≤ 1.10x: {}",
+        verdict(one <= 1.1)
     )];
-    if let (Some(a), Some(b)) = (through.loaded.last(), alone.loaded.last()) {
-        let r = a.per_second / b.per_second.max(f64::MIN_POSITIVE);
-        targets.push(format!("throughput at 256 in flight: {r:.2}x direct; target ≥ 0.90x: {}", verdict(r >= 0.9)));
-    }
-    if let (Some((name, bytes)), Some((_, kib))) = (t.large_results.last(), through.large.last()) {
+    let loaded = ratio_of(0, &|f| f.loaded.last().map_or(0.0, |r| r.per_second));
+    targets
+        .push(format!("throughput at 256 in flight: {loaded:.2}x direct; target ≥ 0.90x: {}", verdict(loaded >= 0.9)));
+    if let (Some((name, bytes)), Some((_, kib))) = (t.large_results.last(), figures[0].large.last()) {
         let r = *kib as f64 * 1024.0 / *bytes as f64;
         targets.push(format!(
             "bridge peak RSS relaying a {name} result: {r:.2}x the result; target ≤ 3x: {}",
             verdict(r <= 3.0)
         ));
     }
-    let mut groups = vec![
-        Group {
-            label: "p50, 100 B".into(),
-            unit: "ms",
-            values: vec![Some(ms(through.one.p50())), Some(ms(alone.one.p50()))],
-        },
-        Group {
-            label: "p99, 100 B".into(),
-            unit: "ms",
-            values: vec![Some(ms(through.one.p99())), Some(ms(alone.one.p99()))],
-        },
-    ];
-    for (in_flight, (a, b)) in IN_FLIGHT.iter().zip(through.loaded.iter().zip(&alone.loaded)) {
-        groups.push(Group {
-            label: format!("calls/s, {in_flight} in flight"),
-            unit: "/s",
-            values: vec![Some(a.per_second), Some(b.per_second)],
-        });
-    }
-    for ((name, _), ((a, ka), (b, kb))) in t.large_results.iter().zip(through.large.iter().zip(&alone.large)) {
-        groups.push(Group {
-            label: format!("p50, {name} result"),
-            unit: "ms",
-            values: vec![Some(ms(a.p50())), Some(ms(b.p50()))],
-        });
-        groups.push(Group {
-            label: format!("peak RSS, {name}"),
-            unit: "MiB",
-            values: vec![Some(mib(*ka)), Some(mib(*kb))],
-        });
-    }
     Ok(Section {
         name: "stdio-overhead",
         title: "1. The bridge on a stdio upstream".into(),
         intro: format!(
-            "`tools/call` sent as lines over pipes: a 2025-11-25 client driving `mcp-bridge -- mcp-example-server`, \
-             and a 2026-07-28 client driving `mcp-example-server` directly. Small calls are `echo` of {} bytes: \
-             latency with one call in flight, throughput with 16 and 256 kept in flight; large results are `big`, \
-             one call after another, each size in a fresh process whose peak RSS (`VmHWM`) is shown. Median of {} runs \
-             ({} s measured after {} ms warm-up for the small calls).",
+            "`tools/call` sent as lines over pipes: a 2025-11-25 client driving `mcp-bridge -- mcp-example-server`; \
+             the same client driving `mcp-example-server` itself, which serves it through its embedded bridge; and a \
+             2026-07-28 client driving `mcp-example-server` directly, the baseline. Small calls are `echo` of {} bytes: \
+             latency with one call in flight, throughput with 16 and 256 kept in flight; large results are `big`, one \
+             call after another, each size in fresh processes whose peak RSS (`VmHWM`) is shown. The routes are measured \
+             in turns; median of {} runs ({} s measured after {} ms warm-up for the small calls).",
             SMALL_TEXT.len(),
             t.runs,
             t.window.as_secs_f64(),
@@ -264,7 +306,7 @@ pub async fn stdio_overhead(p: &Programs, t: &Timing) -> io::Result<Section> {
         targets,
         chart: Chart {
             title: "Bridge on a stdio upstream vs direct".into(),
-            series: vec![bridge.name.clone(), direct.name.clone()],
+            series: routes.iter().map(|r| r.name.clone()).collect(),
             groups,
         },
     })
@@ -354,22 +396,34 @@ struct RemoteFigures {
     peak_kib: u64,
 }
 
-async fn remote_figures(route: &Route, t: &Timing) -> io::Result<RemoteFigures> {
-    let (mut starts, mut idle) = (Vec::new(), Vec::new());
+/// The figures of each proxy, measured in turns.
+async fn remote_figures(routes: &[&Route], t: &Timing) -> io::Result<Vec<RemoteFigures>> {
+    let (mut starts, mut idle) = (vec![Vec::new(); routes.len()], vec![Vec::new(); routes.len()]);
     for _ in 0..t.startups {
-        let started = Instant::now();
-        let peer = route.start().await?;
-        starts.push(ms(started.elapsed()));
-        tokio::time::sleep(t.idle).await;
-        idle.push(peer.peak_rss_kib() as f64);
-        peer.close().await;
+        for (index, route) in routes.iter().enumerate() {
+            let started = Instant::now();
+            let peer = route.start().await?;
+            starts[index].push(ms(started.elapsed()));
+            tokio::time::sleep(t.idle).await;
+            idle[index].push(peer.peak_rss_kib() as f64);
+            peer.close().await;
+        }
     }
-    let mut peer = route.start().await?;
-    let small = loop_runs(&mut peer, &echo_small, 1, t, |r| ms(r.p50())).await?;
-    let large = sequential_runs(&mut peer, &big(REMOTE_LARGE), t.large_calls(REMOTE_LARGE), t).await?;
-    let peak_kib = peer.peak_rss_kib();
-    peer.close().await;
-    Ok(RemoteFigures { start_ms: median(&starts), idle_kib: median(&idle), small, large, peak_kib })
+    let mut peers = start_all(routes).await?;
+    let small = in_turns(&mut peers, t, &*closed_loop(echo_small, 1, t), by_p50).await?;
+    let large = in_turns(&mut peers, t, &*sequential(big(REMOTE_LARGE), t.large_calls(REMOTE_LARGE)), by_p50).await?;
+    let peaks: Vec<u64> = peers.iter().map(StdioPeer::peak_rss_kib).collect();
+    close_all(peers).await;
+    Ok((0..routes.len())
+        .zip(small.into_iter().zip(large))
+        .map(|(index, (small, large))| RemoteFigures {
+            start_ms: median(&starts[index]),
+            idle_kib: median(&idle[index]),
+            small,
+            large,
+            peak_kib: peaks[index],
+        })
+        .collect())
 }
 
 /// Scenario 3: what users run today (mcp-remote) against `mcp-bridge URL`,
@@ -394,8 +448,10 @@ pub async fn remote(p: &Programs, t: &Timing, proxy_js: &std::path::Path) -> io:
         envs: vec![("MCP_REMOTE_CONFIG_DIR", p.scratch.join("mcp-remote"))],
         dialect: Dialect::Legacy,
     };
-    let a = remote_figures(&ours, t).await?;
-    let b = remote_figures(&theirs, t).await?;
+    let mut figures = remote_figures(&[&ours, &theirs], t).await?.into_iter();
+    let (Some(a), Some(b)) = (figures.next(), figures.next()) else {
+        return Err(io::Error::other("no figures"));
+    };
     let large_name = format!("{} MiB", REMOTE_LARGE >> 20);
     let mut table = Table::new(&["measure", &ours.name, &theirs.name, "mcp-remote ÷ mcp-bridge"]);
     table.row(vec![
@@ -474,35 +530,46 @@ pub async fn servers(p: &Programs, t: &Timing) -> io::Result<Section> {
     let servers = p.servers();
     // (server index, transport, concurrency) → the median run
     let mut results: Vec<(usize, &'static str, usize, Run)> = Vec::new();
-    for (index, server) in servers.iter().enumerate() {
+    let mut served = Vec::new();
+    let mut urls = Vec::new();
+    for server in &servers {
         let port = http_load::free_port()?;
-        let served = http_load::serve(&server.program, &server.http_args(port), port)?;
-        let url = format!("http://127.0.0.1:{port}/mcp");
-        for clients in SERVER_CONCURRENCY {
-            let mut runs = Vec::new();
-            for _ in 0..t.runs {
-                let run = http_load::measure(&url, "add", json!({"a": 1, "b": 2}), clients, t.warm_up, t.window)
+        served.push(http_load::serve(&server.program, &server.http_args(port), port)?);
+        urls.push(format!("http://127.0.0.1:{port}/mcp"));
+    }
+    for clients in SERVER_CONCURRENCY {
+        // In turns, as for the stdio peers.
+        let mut runs: Vec<Vec<Run>> = servers.iter().map(|_| Vec::new()).collect();
+        for _ in 0..t.runs {
+            for ((server, url), runs) in servers.iter().zip(&urls).zip(&mut runs) {
+                let run = http_load::measure(url, "add", json!({"a": 1, "b": 2}), clients, t.warm_up, t.window)
                     .await
                     .map_err(|e| io::Error::other(format!("{}: {e}", server.name)))?;
                 runs.push(run);
             }
-            results.push((index, "HTTP", clients, median_by(runs, |r| r.per_second).unwrap_or_default()));
         }
-        drop(served);
-        let route = Route {
+        for (index, runs) in runs.into_iter().enumerate() {
+            results.push((index, "HTTP", clients, median_by(runs, by_rate).unwrap_or_default()));
+        }
+    }
+    drop(served);
+    let routes: Vec<Route> = servers
+        .iter()
+        .map(|server| Route {
             name: server.name.clone(),
             program: server.program.clone(),
             args: server.stdio_args.clone(),
             envs: Vec::new(),
             dialect: Dialect::Modern,
-        };
-        let mut peer = route.start().await?;
-        for in_flight in SERVER_CONCURRENCY {
-            let run = loop_runs(&mut peer, &add, in_flight, t, |r| r.per_second).await?;
-            results.push((index, "stdio", in_flight, run));
-        }
-        peer.close().await;
+        })
+        .collect();
+    let mut peers = start_all(&routes.iter().collect::<Vec<_>>()).await?;
+    for in_flight in SERVER_CONCURRENCY {
+        let runs = in_turns(&mut peers, t, &*closed_loop(add, in_flight, t), by_rate).await?;
+        results.extend(runs.into_iter().enumerate().map(|(index, run)| (index, "stdio", in_flight, run)));
     }
+    close_all(peers).await;
+    results.sort_by_key(|(index, transport, level, _)| (*index, *transport, *level));
     let ours = |transport: &str, level: usize| {
         results.iter().find(|(i, tr, c, _)| *i == 0 && *tr == transport && *c == level).map(|r| r.3.per_second)
     };
@@ -584,11 +651,12 @@ pub async fn input_round(p: &Programs, t: &Timing) -> io::Result<Section> {
     let mut table =
         Table::new(&["route", "plain call p50", "with an input round p50", "ratio", "plain p99", "with a round p99"]);
     let mut groups = Vec::new();
-    for route in [bridge_route(p), direct_route(p)] {
-        let mut peer = route.start().await?;
-        let a = call_runs(&mut peer, &plain, t).await?;
-        let b = call_runs(&mut peer, &asking, t).await?;
-        peer.close().await;
+    let routes = [bridge_route(p), direct_route(p)];
+    let mut peers = start_all(&[&routes[0], &routes[1]]).await?;
+    let plain_runs = in_turns(&mut peers, t, &*whole_calls(plain, t), by_p50).await?;
+    let asking_runs = in_turns(&mut peers, t, &*whole_calls(asking, t), by_p50).await?;
+    close_all(peers).await;
+    for ((route, a), b) in routes.iter().zip(plain_runs).zip(asking_runs) {
         table.row(vec![
             route.name.clone(),
             ms_cell(a.p50()),

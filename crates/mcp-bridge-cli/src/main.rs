@@ -100,7 +100,10 @@ fn start_watchdog(upstream_group: Arc<AtomicU32>) {
 }
 
 fn run(config: config::Config) -> anyhow::Result<ExitCode> {
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    // One thread: the bridge relays one client's lines, and a second worker
+    // only added cross-thread wake-ups and allocator lock contention
+    // (stdio calls/s at 256 in flight 53.7k -> 63.3k, BENCHMARKS.md).
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let upstream_group = Arc::new(AtomicU32::new(0));
     let watched = upstream_group.clone();
     let recorded = upstream_group.clone();

@@ -36,6 +36,7 @@ pub mod depth;
 pub mod error_code;
 pub mod framing;
 pub mod id;
+pub mod json_writer;
 pub mod jsonrpc;
 pub mod legacy;
 pub mod meta;
@@ -50,7 +51,7 @@ pub use framing::{DEFAULT_MAX_LINE_BYTES, Frame, LineFramer, OverlongLine};
 pub use id::{ProgressToken, RequestId};
 pub use jsonrpc::{
     DecodeError, ErrorObject, JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest, JsonRpcResultResponse,
-    Message, ShapeRule, decode_message, encode_line, encode_text,
+    Message, ShapeRule, append_line, append_message_line, decode_message, encode_line, encode_text,
 };
 pub use recover::recover_id;
 

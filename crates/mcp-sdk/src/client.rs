@@ -447,13 +447,18 @@ impl Client {
             .timeout
             .unwrap_or(self.inner.options.request_timeout)
             .min(options.max_total_timeout.unwrap_or(MAX_TOTAL_TIMEOUT));
+        if options.allow_input_required {
+            // The caller runs the rounds: nothing to keep for a retry.
+            let value = self.send_once(method, params, options, Some(timeout)).await?;
+            options.diagnose(|d| d.rounds = 0);
+            return Ok((value, 0));
+        }
         let deadline = tokio::time::Instant::now() + timeout;
         let mut params = params;
         for round in 0..=MAX_INPUT_ROUNDS {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             let value = self.send_once(method, params.clone(), options, Some(left)).await?;
-            if value.get("resultType").and_then(Value::as_str) != Some("input_required") || options.allow_input_required
-            {
+            if value.get("resultType").and_then(Value::as_str) != Some("input_required") {
                 options.diagnose(|d| d.rounds = round);
                 return Ok((value, round));
             }

@@ -18,7 +18,7 @@ use crate::transport::Incoming;
 /// Where a request's notifications go.
 pub(crate) enum Route {
     /// Queued for the request's own task.
-    Queued(mpsc::Sender<JsonRpcNotification>),
+    Queued(mpsc::Sender<Box<JsonRpcNotification>>),
     /// Delivered on the reader, in order of arrival.
     Inline(Arc<Callbacks>),
 }
@@ -167,7 +167,7 @@ impl Router {
                 callbacks.deliver(&n);
             }
             Some(Route::Queued(tx)) => {
-                if tx.try_send(n).is_err() {
+                if tx.try_send(Box::new(n)).is_err() {
                     tracing::warn!(target: "mcp_router", %key, "notification queue of a request is full; dropped");
                 }
             }
@@ -181,7 +181,8 @@ pub(crate) fn cancelled_notification(id: &RequestId, reason: &str) -> JsonRpcNot
     JsonRpcNotification::new("notifications/cancelled", Some(serde_json::json!({ "requestId": id, "reason": reason })))
 }
 
-/// A queue for a request's notifications.
-pub(crate) fn event_queue() -> (mpsc::Sender<JsonRpcNotification>, mpsc::Receiver<JsonRpcNotification>) {
+/// A queue for a request's notifications. Boxed, so that the queue's first
+/// block (made with every request) is a small allocation.
+pub(crate) fn event_queue() -> (mpsc::Sender<Box<JsonRpcNotification>>, mpsc::Receiver<Box<JsonRpcNotification>>) {
     mpsc::channel(REQUEST_EVENT_QUEUE)
 }

@@ -2,13 +2,16 @@
 //! shared by the stdio server, the child-process client and the Unix
 //! socket client.
 
-use mcp_protocol::{Frame, LineFramer, Message, decode_message, encode_line};
+use mcp_protocol::{Frame, LineFramer, Message, append_message_line, decode_message};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// Size of one read from the stream.
 const READ_CHUNK: usize = 64 * 1024;
+
+/// Bytes of queued lines gathered into one write.
+const WRITE_BATCH: usize = 64 * 1024;
 
 /// Reads frames from a byte stream through a [`LineFramer`]; the reading half
 /// of every line-framed transport.
@@ -82,23 +85,37 @@ pub(crate) async fn read_frames<R: AsyncRead + Unpin>(
     }
 }
 
-/// Owns a byte stream's writing side: writes each message as one line and
-/// flushes, until the channel closes or `stop` fires (checked only between
-/// lines, so a line is never cut). Returns when the stream is shut down;
-/// the channel stays usable for the next stream (a restarted child).
+/// Owns a byte stream's writing side: writes each message as one line,
+/// until the channel closes or `stop` fires (checked only between writes,
+/// so a line is never cut). The messages already queued when one is
+/// written go out with it in one write and one flush. Returns when the
+/// stream is shut down; the channel stays usable for the next stream (a
+/// restarted child).
 pub async fn write_lines<W: AsyncWrite + Unpin>(
     mut writer: W,
     messages: &mut mpsc::Receiver<Message>,
     stop: CancellationToken,
 ) -> std::io::Result<()> {
+    let mut batch = Vec::new();
     loop {
         let message = tokio::select! {
             biased;
             m = messages.recv() => match m { Some(m) => m, None => break },
             _ = stop.cancelled() => break,
         };
-        writer.write_all(&encode_line(&message)).await?;
+        append_message_line(&mut batch, &message);
+        drop(message);
+        while batch.len() < WRITE_BATCH {
+            let Ok(message) = messages.try_recv() else { break };
+            append_message_line(&mut batch, &message);
+        }
+        writer.write_all(&batch).await?;
         writer.flush().await?;
+        batch.clear();
+        if batch.capacity() > 4 * WRITE_BATCH {
+            // A large line's buffer is not kept for the small ones after it.
+            batch = Vec::new();
+        }
     }
     writer.shutdown().await
 }
