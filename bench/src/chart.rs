@@ -52,7 +52,8 @@ fn escape(text: &str) -> String {
 impl Chart {
     /// The chart as an SVG document.
     pub fn to_svg(&self) -> String {
-        let legend_height = 24.0;
+        // One legend line per series: the names are long.
+        let legend_height = 16.0 * self.series.len() as f64 + 8.0;
         let top = 40.0 + legend_height;
         let group_height = |g: &Group| g.values.len() as f64 * BAR_HEIGHT + GROUP_GAP;
         let height = top + self.groups.iter().map(group_height).sum::<f64>() + 10.0;
@@ -63,12 +64,11 @@ impl Chart {
         );
         let _ = write!(svg, r#"<rect width="100%" height="100%" fill="white"/>"#);
         let _ = write!(svg, r#"<text x="10" y="22" font-size="15" font-weight="bold">{}</text>"#, escape(&self.title));
-        let mut x = 10.0;
         for (index, name) in self.series.iter().enumerate() {
             let colour = COLOURS[index % COLOURS.len()];
-            let _ = write!(svg, r#"<rect x="{x}" y="36" width="12" height="12" fill="{colour}"/>"#);
-            let _ = write!(svg, r#"<text x="{}" y="46">{}</text>"#, x + 16.0, escape(name));
-            x += 30.0 + 7.0 * name.chars().count() as f64;
+            let y = 36.0 + 16.0 * index as f64;
+            let _ = write!(svg, r#"<rect x="10" y="{y}" width="12" height="12" fill="{colour}"/>"#);
+            let _ = write!(svg, r#"<text x="26" y="{}">{}</text>"#, y + 10.0, escape(name));
         }
         let mut y = top;
         for group in &self.groups {

@@ -576,7 +576,11 @@ pub async fn servers(p: &Programs, t: &Timing) -> io::Result<Section> {
     let mut table =
         Table::new(&["server", "transport", "concurrency", "calls/s", "p50", "p99", "÷ this SDK (calls/s)"]);
     for (index, transport, level, run) in &results {
-        let unit = if *transport == "HTTP" { "connections" } else { "in flight" };
+        let unit = match (*transport, *level) {
+            ("HTTP", 1) => "connection",
+            ("HTTP", _) => "connections",
+            _ => "in flight",
+        };
         table.row(vec![
             servers[*index].name.clone(),
             (*transport).to_owned(),
@@ -594,7 +598,7 @@ pub async fn servers(p: &Programs, t: &Timing) -> io::Result<Section> {
             if let (Some(ours), Some((_, _, _, theirs))) = (ours("HTTP", level), theirs) {
                 let r = ours / theirs.per_second.max(f64::MIN_POSITIVE);
                 targets.push(format!(
-                    "HTTP server at {level} connections: this SDK {r:.2}x rmcp's calls/s; target ≥ 1x: {}",
+                    "HTTP server, {level} clients at once: this SDK {r:.2}x rmcp's calls/s; target ≥ 1x: {}",
                     verdict(r >= 1.0)
                 ));
             }

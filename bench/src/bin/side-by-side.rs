@@ -136,7 +136,12 @@ fn main() -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
     let sections = runtime.block_on(run(&options, &programs)).map_err(|e| e.to_string())?;
     let charts = options.charts.clone().unwrap_or_else(|| root.join("target/bench/charts"));
-    let link_base = options.benchmarks.as_ref().and_then(|b| b.parent().map(Path::to_path_buf)).unwrap_or(root.clone());
+    // Links are relative to the document's folder ("" for a bare file name).
+    let link_base = match options.benchmarks.as_ref().and_then(|b| b.parent()) {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        Some(_) => PathBuf::from("."),
+        None => root.clone(),
+    };
     let link_base = link_base.canonicalize().unwrap_or(link_base);
     std::fs::create_dir_all(&charts).map_err(|e| e.to_string())?;
     let charts = charts.canonicalize().map_err(|e| e.to_string())?;
