@@ -116,11 +116,6 @@ impl LineFramer {
     pub fn push(&mut self, mut input: &[u8]) {
         while !input.is_empty() {
             match memchr::memchr(b'\n', input) {
-                Some(at) if self.current.is_empty() && self.overlong.is_none() && at <= self.max_line_bytes => {
-                    // A whole line in this input: one allocation of its size.
-                    self.complete(input[..at].to_vec());
-                    input = &input[at + 1..];
-                }
                 Some(at) => {
                     self.extend_current(&input[..at]);
                     self.end_line();
@@ -186,13 +181,7 @@ impl LineFramer {
             self.ready.push_back(Frame::TooLong(line));
             return;
         }
-        let line = std::mem::take(&mut self.current);
-        self.complete(line);
-    }
-
-    /// Queues a line within the limit: without a trailing `\r`, and not at
-    /// all when it is blank.
-    fn complete(&mut self, mut line: Vec<u8>) {
+        let mut line = std::mem::take(&mut self.current);
         if line.last() == Some(&b'\r') {
             line.pop();
         }
