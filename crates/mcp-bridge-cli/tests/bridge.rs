@@ -367,6 +367,13 @@ async fn stderr_lines_have_the_fixed_format() {
     use tokio::io::AsyncWriteExt;
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(format!("{}\n", initialize(1)).as_bytes()).await.unwrap();
+    // The failed initialize is answered before the end of the input: at the
+    // end of the input a request still in flight is cancelled, unstarted.
+    let mut stdout = tokio::io::BufReader::new(child.stdout.take().unwrap());
+    let mut answer = String::new();
+    use tokio::io::AsyncBufReadExt;
+    tokio::time::timeout(Duration::from_secs(10), stdout.read_line(&mut answer)).await.unwrap().unwrap();
+    assert!(answer.contains("\"error\""), "{answer}");
     drop(stdin);
     let output = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output()).await.unwrap().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
