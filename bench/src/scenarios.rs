@@ -114,19 +114,7 @@ fn whole_calls(params: Value, t: &Timing) -> Box<Measure> {
     let (warm_up, window) = (t.warm_up, t.window);
     Box::new(move |peer| {
         let params = params.clone();
-        Box::pin(async move {
-            let measure_from = Instant::now() + warm_up;
-            let stop = measure_from + window;
-            let mut latencies = Vec::new();
-            while Instant::now() < stop {
-                let sent = Instant::now();
-                peer.call("tools/call", params.clone()).await?;
-                if sent >= measure_from {
-                    latencies.push(sent.elapsed());
-                }
-            }
-            Ok(Run::new(latencies, window))
-        })
+        Box::pin(async move { peer.timed_calls("tools/call", &params, warm_up, window).await })
     })
 }
 
@@ -151,6 +139,24 @@ async fn close_all(peers: Vec<StdioPeer>) {
     for peer in peers {
         peer.close().await;
     }
+}
+
+/// Each route started `t.startups` times, in turns: the median time from
+/// the spawn to the first answer (ms) and the median peak RSS after
+/// `t.idle` (KiB).
+async fn startups(routes: &[&Route], t: &Timing) -> io::Result<Vec<(f64, f64)>> {
+    let (mut starts, mut idle) = (vec![Vec::new(); routes.len()], vec![Vec::new(); routes.len()]);
+    for _ in 0..t.startups {
+        for (index, route) in routes.iter().enumerate() {
+            let started = Instant::now();
+            let peer = route.start().await?;
+            starts[index].push(ms(started.elapsed()));
+            tokio::time::sleep(t.idle).await;
+            idle[index].push(peer.peak_rss_kib() as f64);
+            peer.close().await;
+        }
+    }
+    Ok(starts.iter().zip(&idle).map(|(s, i)| (median(s), median(i))).collect())
 }
 
 fn ratio(a: f64, b: f64) -> String {
@@ -315,23 +321,8 @@ pub async fn stdio_overhead(p: &Programs, t: &Timing) -> io::Result<Section> {
 /// Scenario 2: spawn to the first answer, and idle memory.
 pub async fn startup(p: &Programs, t: &Timing) -> io::Result<Section> {
     let (bridge, direct) = (bridge_route(p), direct_route(p));
-    let (mut bridge_ms, mut server_ms, mut bridge_kib, mut server_kib) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..t.startups {
-        let started = Instant::now();
-        let peer = bridge.start().await?;
-        bridge_ms.push(ms(started.elapsed()));
-        tokio::time::sleep(t.idle).await;
-        bridge_kib.push(peer.peak_rss_kib() as f64);
-        peer.close().await;
-        let started = Instant::now();
-        let peer = direct.start().await?;
-        server_ms.push(ms(started.elapsed()));
-        tokio::time::sleep(t.idle).await;
-        server_kib.push(peer.peak_rss_kib() as f64);
-        peer.close().await;
-    }
-    let (b_ms, s_ms, b_kib, s_kib) = (median(&bridge_ms), median(&server_ms), median(&bridge_kib), median(&server_kib));
+    let starts = startups(&[&bridge, &direct], t).await?;
+    let ((b_ms, b_kib), (s_ms, s_kib)) = (starts[0], starts[1]);
     let mut table = Table::new(&[
         &format!("measure (median of {})", t.startups),
         "mcp-bridge -- mcp-example-server",
@@ -398,17 +389,7 @@ struct RemoteFigures {
 
 /// The figures of each proxy, measured in turns.
 async fn remote_figures(routes: &[&Route], t: &Timing) -> io::Result<Vec<RemoteFigures>> {
-    let (mut starts, mut idle) = (vec![Vec::new(); routes.len()], vec![Vec::new(); routes.len()]);
-    for _ in 0..t.startups {
-        for (index, route) in routes.iter().enumerate() {
-            let started = Instant::now();
-            let peer = route.start().await?;
-            starts[index].push(ms(started.elapsed()));
-            tokio::time::sleep(t.idle).await;
-            idle[index].push(peer.peak_rss_kib() as f64);
-            peer.close().await;
-        }
-    }
+    let starts = startups(routes, t).await?;
     let mut peers = start_all(routes).await?;
     let small = in_turns(&mut peers, t, &*closed_loop(echo_small, 1, t), by_p50).await?;
     let large = in_turns(&mut peers, t, &*sequential(big(REMOTE_LARGE), t.large_calls(REMOTE_LARGE)), by_p50).await?;
@@ -417,8 +398,8 @@ async fn remote_figures(routes: &[&Route], t: &Timing) -> io::Result<Vec<RemoteF
     Ok((0..routes.len())
         .zip(small.into_iter().zip(large))
         .map(|(index, (small, large))| RemoteFigures {
-            start_ms: median(&starts[index]),
-            idle_kib: median(&idle[index]),
+            start_ms: starts[index].0,
+            idle_kib: starts[index].1,
             small,
             large,
             peak_kib: peaks[index],

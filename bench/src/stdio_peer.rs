@@ -291,6 +291,29 @@ impl StdioPeer {
         Ok(Run::new(latencies, total))
     }
 
+    /// Whole calls of `method` (input rounds answered, see [`call`](Self::call))
+    /// one after another for `warm_up + window`; those sent in the window
+    /// are measured.
+    pub async fn timed_calls(
+        &mut self,
+        method: &str,
+        params: &Value,
+        warm_up: Duration,
+        window: Duration,
+    ) -> io::Result<Run> {
+        let measure_from = Instant::now() + warm_up;
+        let stop = measure_from + window;
+        let mut latencies = Vec::new();
+        while Instant::now() < stop {
+            let sent = Instant::now();
+            self.call(method, params.clone()).await?;
+            if sent >= measure_from {
+                latencies.push(sent.elapsed());
+            }
+        }
+        Ok(Run::new(latencies, window))
+    }
+
     /// Closes stdin and waits (at most 10 s) for the program to exit.
     pub async fn close(mut self) {
         let _ = self.stdin.shutdown().await;
