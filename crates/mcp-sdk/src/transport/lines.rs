@@ -104,6 +104,7 @@ pub async fn write_lines<W: AsyncWrite + Unpin>(
             _ = stop.cancelled() => break,
         };
         append_message_line(&mut batch, &message);
+        // Encoded: a large message's tree is freed before the write waits.
         drop(message);
         while batch.len() < WRITE_BATCH {
             let Ok(message) = messages.try_recv() else { break };
