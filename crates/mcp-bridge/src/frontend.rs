@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use mcp_protocol::types::{
     ClientCapabilities, InputRequest, InputRequests, InputResponse, InputResponses, LoggingLevel,
-    ProgressNotificationParams,
+    LoggingMessageNotificationParams, ProgressNotificationParams,
 };
 use mcp_protocol::{
     ErrorObject, Frame, JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest, JsonRpcResultResponse, Message,
@@ -351,7 +351,13 @@ impl Frontend {
             return None;
         }
         let mut listener = lock(&self.listener);
-        Some(listener.get_or_insert_with(|| notify::start(upstream.clone(), declared, self.out.clone())).clone())
+        Some(
+            listener
+                .get_or_insert_with(|| {
+                    notify::start(upstream.clone(), declared, self.out.clone(), self.log_level.clone())
+                })
+                .clone(),
+        )
     }
 
     async fn change_subscription(self: Arc<Self>, request: JsonRpcRequest, token: CancellationToken) {
@@ -614,7 +620,11 @@ impl Frontend {
         let upstream = Upstream::connect(&self.config, params.client_info, upstream_capabilities, on_unrouted)
             .map_err(|e| {
                 tracing::error!("cannot start the MCP server: {e}");
-                Some(error_for(Cause::SpawnFailed, None))
+                let cause = match self.config {
+                    crate::upstream::UpstreamConfig::Http(_) => Cause::ConnectFailed,
+                    _ => Cause::SpawnFailed,
+                };
+                Some(error_for(cause, None))
             })?;
         if let (Some(pid), Some(hook)) = (upstream.process_id(), &self.on_upstream_started) {
             hook(pid);
@@ -652,14 +662,10 @@ impl Frontend {
                     mcp_sdk::Error::Timeout { .. } => {
                         error_for(Cause::DiscoverFailed, Some(json!({ "timeout_ms": limit.as_millis() })))
                     }
-                    mcp_sdk::Error::Closed => error_for(Cause::DiscoverFailed, Some(json!("the MCP server stopped"))),
-                    ref other => {
-                        let mut detail = json!({ "reason": other.to_string() });
-                        if let Some(status) = failed.http_status {
-                            detail["http_status"] = json!(status);
-                        }
-                        error_for(Cause::DiscoverFailed, Some(detail))
-                    }
+                    // Not discover's own failure: the cause of the SDK's error
+                    // (upstream_exited, closed, transport_failed, ...).
+                    _ => translate::errors::error_of_failed(&failed, "server/discover")
+                        .unwrap_or_else(|| error_for(Cause::Closed, None)),
                 };
                 Err(Some(error))
             }
@@ -683,10 +689,19 @@ impl Frontend {
             });
             callback
         });
+        // Over HTTP the upstream's log messages come on the request's own
+        // stream; they reach the client at its level, as on stdio.
+        let (out, level) = (self.out.clone(), self.log_level.clone());
+        let on_log: mcp_sdk::client::LogCallback = Arc::new(move |message: &LoggingMessageNotificationParams| {
+            if let Ok(params) = serde_json::to_value(message) {
+                forward_log(&out, &level, &JsonRpcNotification::new("notifications/message", Some(params)));
+            }
+        });
         let options = RequestOptions {
             timeout: Some(limit),
             max_total_timeout: Some(limit),
             cancel: Some(token.clone()),
+            on_log: Some(on_log),
             log_level: *lock(&self.log_level),
             meta: forwarded.meta,
             on_progress,
@@ -694,7 +709,8 @@ impl Frontend {
             ..Default::default()
         };
         let id = request.id;
-        match self.run_rounds(&upstream, &method, forwarded.params, &options, &token).await {
+        let work = self.run_rounds(&upstream, &id, &method, forwarded.params, &options, &token);
+        match crate::watch::watched(crate::watch::Forwarded { id: &id, method: &method }, work).await {
             Some(outcome) => self.respond(id, outcome).await,
             None => {
                 lock(&self.slots).remove(&id);
@@ -708,6 +724,7 @@ impl Frontend {
     async fn run_rounds(
         &self,
         upstream: &Upstream,
+        client_id: &RequestId,
         method: &str,
         mut params: serde_json::Map<String, Value>,
         options: &RequestOptions,
@@ -715,7 +732,10 @@ impl Frontend {
     ) -> Option<Result<Value, ErrorObject>> {
         let mut sent_state = false;
         for round in 0..=input::MAX_ROUNDS {
-            let value = match upstream.request(method, params.clone(), options).await {
+            let sent_at = std::time::Instant::now();
+            let exchanged = upstream.request(method, params.clone(), options).await;
+            trace_exchange(client_id, round, method, &exchanged, sent_at.elapsed());
+            let value = match exchanged {
                 Ok(value) => value,
                 Err(crate::upstream::Failed { error: mcp_sdk::Error::Rpc { error }, .. })
                     if sent_state && error.code == mcp_protocol::error_code::INVALID_PARAMS =>
@@ -874,6 +894,23 @@ fn state_refused(method: &str, error: ErrorObject) -> Result<Value, ErrorObject>
         refused.data = error.data;
         Err(refused)
     }
+}
+
+/// The tracer's line for one exchange with the upstream (seed:
+/// Diagnostics): the client's request id, the round, the method, the
+/// outcome and the time it took.
+fn trace_exchange(
+    client_id: &RequestId,
+    round: usize,
+    method: &str,
+    exchanged: &Result<Value, crate::upstream::Failed>,
+    took: std::time::Duration,
+) {
+    let outcome = match exchanged {
+        Ok(value) => value.get("resultType").and_then(Value::as_str).unwrap_or("complete").to_owned(),
+        Err(failed) => format!("failed: {}", failed.error),
+    };
+    tracing::debug!("exchange: request {client_id} round {round} {method}: {outcome} in {} ms", took.as_millis());
 }
 
 /// Forwards an upstream log message to the client when it is at or above

@@ -13,6 +13,7 @@
 //! - [`notify`]: the upstream's listen stream as the client's change
 //!   notifications.
 //! - [`upstream`]: the SDK client toward the 2026-07-28 server.
+//! - [`watch`]: the info lines about requests that wait long.
 //! - [`signin`]: the sign-in at an HTTP upstream (the OAuth client's
 //!   authorize hook: URL check, loopback receiver, browser or consent).
 //! - [`embed`]: one stdio connection of an SDK server, for legacy and
@@ -32,6 +33,7 @@ pub mod profile;
 pub mod signin;
 pub mod translate;
 pub mod upstream;
+pub mod watch;
 
 pub use frontend::{FrontendOptions, Hooks, RunOutcome, Timeouts, run};
 pub use profile::Profile;

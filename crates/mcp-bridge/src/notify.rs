@@ -14,11 +14,11 @@
 //! ```
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mcp_protocol::types::SubscriptionFilter;
+use mcp_protocol::types::{LoggingLevel, SubscriptionFilter};
 use mcp_protocol::{ErrorObject, JsonRpcNotification, Message};
 use mcp_sdk::RequestOptions;
 use mcp_sdk::client::RetryPolicy;
@@ -35,6 +35,10 @@ pub const LISTEN_BACKOFF: Duration = Duration::from_millis(500);
 pub const LISTEN_MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// A stream that lived this long after its acknowledgment resets the wait.
 pub const LISTEN_STABLE: Duration = Duration::from_secs(10);
+/// Time a local upstream gets to acknowledge a listen stream (the seed's
+/// listen_ack_timeout): a child that takes longer is stuck, and the owner's
+/// back-off opens a new stream.
+pub const LISTEN_ACK_TIMEOUT: Duration = Duration::from_secs(10);
 /// Commands queued for the owner.
 const COMMAND_QUEUE: usize = 64;
 
@@ -134,10 +138,13 @@ enum Retry {
 
 /// What follows a failed listen request: over HTTP by its status (408,
 /// 429 and 5xx but 501 are passing; 401 and 403 wait for a sign-in; other
-/// statuses are final).
+/// statuses are final). A closed connection ends a local upstream (the
+/// child is gone) but only one stream of a remote one (a redeploy, a
+/// proxy's idle cut).
 fn retry_after(failed: &crate::upstream::Failed) -> Retry {
     use mcp_sdk::Error;
     match (&failed.error, failed.http_status) {
+        (Error::Closed, _) if failed.remote => Retry::Backoff,
         (Error::Cancelled { .. } | Error::Rpc { .. } | Error::Closed, _) => Retry::Never,
         (_, Some(401 | 403)) => Retry::AfterSignIn,
         (_, Some(408 | 429)) => Retry::Backoff,
@@ -153,8 +160,14 @@ struct Stream {
     acknowledged_at: Option<Instant>,
 }
 
-/// Starts the listener's owner task.
-pub fn start(upstream: Upstream, declared: Declared, out: mpsc::Sender<Message>) -> Listener {
+/// Starts the listener's owner task. Each stream it opens carries the
+/// level of the client's last `logging/setLevel` (`log_level`).
+pub fn start(
+    upstream: Upstream,
+    declared: Declared,
+    out: mpsc::Sender<Message>,
+    log_level: Arc<Mutex<Option<LoggingLevel>>>,
+) -> Listener {
     let (commands, command_rx) = mpsc::channel(COMMAND_QUEUE);
     let stop = CancellationToken::new();
     let owner = Owner {
@@ -165,6 +178,7 @@ pub fn start(upstream: Upstream, declared: Declared, out: mpsc::Sender<Message>)
         next_generation: 0,
         uris: BTreeSet::new(),
         stop: stop.clone(),
+        log_level,
     };
     tokio::spawn(owner.run(command_rx));
     Listener { commands, stop }
@@ -179,6 +193,7 @@ struct Owner {
     next_generation: u64,
     uris: BTreeSet<String>,
     stop: CancellationToken,
+    log_level: Arc<Mutex<Option<LoggingLevel>>>,
 }
 
 /// A change waiting for its new stream.
@@ -292,8 +307,11 @@ impl Owner {
         let generation = self.next_generation;
         let cancel = self.stop.child_token();
         let (out, active, acked) = (self.out.clone(), self.active.clone(), events.clone());
+        let ack_seen = Arc::new(tokio::sync::Notify::new());
+        let on_ack = ack_seen.clone();
         let on_notification: mcp_sdk::client::NotificationCallback = Arc::new(move |n: &JsonRpcNotification| {
             if n.method == "notifications/subscriptions/acknowledged" {
+                on_ack.notify_one();
                 let _ = acked.send(StreamEvent::Acknowledged(generation));
             } else if active.load(Ordering::SeqCst) == generation {
                 forward_event(&out, n);
@@ -303,12 +321,40 @@ impl Owner {
             on_notification: Some(on_notification),
             inline_notifications: true,
             cancel: Some(cancel.clone()),
-            retry: RetryPolicy::Never,
+            // A lost stream is opened again at once, a few times, before
+            // the owner's back-off takes over.
+            retry: RetryPolicy::Force,
+            log_level: *self.log_level.lock().unwrap_or_else(|e| e.into_inner()),
             ..Default::default()
         };
         let (upstream, filter, ended) = (self.upstream.clone(), self.declared.filter(uris), events.clone());
+        let remote = self.upstream.origin() == crate::translate::Origin::Remote;
+        let stream_cancel = cancel.clone();
         tokio::spawn(async move {
-            let outcome = upstream.listen(filter, &options).await;
+            let listening = upstream.listen(filter, &options);
+            tokio::pin!(listening);
+            // A local upstream acknowledges at once or not at all (the
+            // acknowledgment goes out before any event); over HTTP the
+            // request's own time limits and statuses apply.
+            let unacknowledged = async {
+                if remote {
+                    return std::future::pending().await;
+                }
+                if tokio::time::timeout(LISTEN_ACK_TIMEOUT, ack_seen.notified()).await.is_ok() {
+                    std::future::pending().await
+                }
+            };
+            let outcome = tokio::select! {
+                outcome = &mut listening => outcome,
+                () = unacknowledged => {
+                    tracing::info!(generation, "the listen stream was not acknowledged within {LISTEN_ACK_TIMEOUT:?}");
+                    stream_cancel.cancel();
+                    let _ = listening.await;
+                    let error = error_for(Cause::Timeout, Some(json!("the upstream did not acknowledge the listen stream")));
+                    let _ = ended.send(StreamEvent::Ended { generation, error: Some(error), retry: Retry::Backoff });
+                    return;
+                }
+            };
             let (error, retry) = match outcome {
                 Ok(_) => (None, Retry::Backoff),
                 Err(failed) => {
@@ -410,5 +456,32 @@ mod tests {
                 json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "a://1"}}),
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod retry_tests {
+    use super::*;
+    use crate::upstream::Failed;
+
+    fn failed(error: mcp_sdk::Error, http_status: Option<u16>, remote: bool) -> Failed {
+        Failed { error, http_status, sign_in: None, remote }
+    }
+
+    #[test]
+    fn a_lost_stream_is_opened_again_unless_the_upstream_is_gone_or_said_no() {
+        use mcp_sdk::Error;
+        let rpc = || Error::Rpc { error: ErrorObject::new(-32601, "no") };
+        assert_eq!(retry_after(&failed(Error::Closed, None, true)), Retry::Backoff);
+        assert_eq!(retry_after(&failed(Error::Closed, None, false)), Retry::Never);
+        assert_eq!(retry_after(&failed(rpc(), Some(200), true)), Retry::Never);
+        assert_eq!(retry_after(&failed(Error::Cancelled { method: "m".into() }, None, true)), Retry::Never);
+        assert_eq!(retry_after(&failed(Error::Closed, Some(503), true)), Retry::Backoff);
+        assert_eq!(retry_after(&failed(Error::Closed, Some(401), true)), Retry::Backoff);
+        let broken = || Error::InvalidResponse { method: "m".into(), reason: "cut".into() };
+        assert_eq!(retry_after(&failed(broken(), Some(401), true)), Retry::AfterSignIn);
+        assert_eq!(retry_after(&failed(broken(), Some(429), true)), Retry::Backoff);
+        assert_eq!(retry_after(&failed(broken(), Some(501), true)), Retry::Never);
+        assert_eq!(retry_after(&failed(broken(), Some(404), true)), Retry::Never);
     }
 }

@@ -49,6 +49,9 @@ pub struct Failed {
     pub http_status: Option<u16>,
     /// Why the sign-in failed, when the server refused (401, 403) after one.
     pub sign_in: Option<SignInProblem>,
+    /// Whether the upstream is at a URL: a closed connection there is one
+    /// lost stream, not the end of a process.
+    pub remote: bool,
 }
 
 /// Why a sign-in failed.
@@ -56,13 +59,19 @@ pub struct Failed {
 pub enum SignInProblem {
     /// The user's part (the browser, the consent, the time).
     User(crate::signin::Failure),
-    /// The OAuth exchange, in words without secrets.
-    Protocol(String),
+    /// The OAuth exchange (its texts hold no secrets), and the redirect URI
+    /// a registration must list.
+    Protocol {
+        /// What failed.
+        error: mcp_sdk::auth::SignInError,
+        /// The bridge's redirect URI.
+        redirect_uri: String,
+    },
 }
 
 impl From<mcp_sdk::Error> for Failed {
     fn from(error: mcp_sdk::Error) -> Self {
-        Failed { error, http_status: None, sign_in: None }
+        Failed { error, http_status: None, sign_in: None, remote: false }
     }
 }
 
@@ -140,12 +149,15 @@ impl Upstream {
         let sign_in = match http_status {
             Some(401 | 403) => {
                 self.sign_in.as_ref().and_then(|s| s.last_failure()).map(SignInProblem::User).or_else(|| {
-                    self.oauth.as_ref().and_then(|o| o.last_problem()).map(|p| SignInProblem::Protocol(p.to_string()))
+                    self.oauth.as_ref().and_then(|o| {
+                        let redirect_uri = o.redirect_uri().to_owned();
+                        o.last_problem().map(|error| SignInProblem::Protocol { error, redirect_uri })
+                    })
                 })
             }
             _ => None,
         };
-        Failed { error, http_status, sign_in }
+        Failed { error, http_status, sign_in, remote: self.origin == Origin::Remote }
     }
 
     /// Sends a forwarded request and returns its raw result.

@@ -84,6 +84,16 @@ pub enum SignInError {
     /// The user or the server refused.
     #[error("the authorization server refused: {0}")]
     Denied(String),
+    /// The authorization server does not know the client (`invalid_client`):
+    /// a registration it forgot, or a client ID metadata document it will
+    /// not use.
+    #[error("the authorization server refused the client: {reason}")]
+    ClientRejected {
+        /// Whether the client id was a client ID metadata document's URL.
+        metadata_document: bool,
+        /// The server's answer, without secrets.
+        reason: String,
+    },
     /// The token endpoint refused or answered badly.
     #[error("the token request failed: {0}")]
     Token(String),
@@ -265,6 +275,12 @@ impl OAuthClient {
         self.0.obtained.subscribe()
     }
 
+    /// Where the authorization server sends the browser back: the redirect
+    /// URI a registration must list.
+    pub fn redirect_uri(&self) -> &str {
+        &self.0.config.redirect_uri
+    }
+
     /// Why the last sign-in or refresh failed, if it did.
     pub fn last_problem(&self) -> Option<SignInError> {
         self.0.problem.lock().unwrap_or_else(|e| e.into_inner()).clone()
@@ -362,7 +378,7 @@ impl Inner {
         let form = vec![
             ("grant_type", "refresh_token".to_owned()),
             ("refresh_token", refresh_token),
-            ("resource", self.resource()),
+            ("resource", record.resource.clone().unwrap_or_else(|| self.resource())),
         ];
         let fresh = exchange::token_request(&self.http, &metadata.token_endpoint, &client, form, Some(&record)).await?;
         self.keep(session, fresh)
@@ -481,7 +497,7 @@ impl Inner {
                 .append_pair("code_challenge", &pkce.challenge)
                 .append_pair("code_challenge_method", "S256")
                 .append_pair("state", &state)
-                .append_pair("resource", &self.resource());
+                .append_pair("resource", &resource.resource);
             if let Some(scope) = &scope {
                 query.append_pair("scope", scope);
             }
@@ -514,7 +530,9 @@ impl Inner {
             ("code", code),
             ("redirect_uri", self.config.redirect_uri.clone()),
             ("code_verifier", pkce.verifier),
-            ("resource", self.resource()),
+            // Exactly as the metadata publishes it (RFC 8707 wants the
+            // server to recognise it; no slash added by a URL parser).
+            ("resource", resource.resource.clone()),
         ];
         if let Some(scope) = &scope {
             form.push(("scope", scope.clone()));
@@ -523,6 +541,7 @@ impl Inner {
         if record.scope.is_none() {
             record.scope = scope;
         }
+        record.resource = Some(resource.resource);
         self.keep(session, record)
     }
 

@@ -604,7 +604,7 @@ impl Client {
         let id = RequestId::Number(inner.next_id.fetch_add(1, Ordering::Relaxed));
         params.insert("_meta".into(), Value::Object(self.build_meta(&id, options)?));
         let (reply_tx, mut reply_rx) = oneshot::channel();
-        let callbacks = Arc::new(Callbacks::new(options));
+        let callbacks = Arc::new(Callbacks::new(options, inner.options.on_notification.as_ref()));
         let (route, mut events) = if options.inline_notifications {
             (Route::Inline(callbacks.clone()), None)
         } else {

@@ -92,6 +92,14 @@ pub enum Error {
         /// The limit.
         limit: usize,
     },
+    /// The request could not reach the server, or its answer was cut off by
+    /// the network (an HTTP connection refused, reset or timed out; a proxy
+    /// that refused the tunnel).
+    #[error("the transport failed: {reason}")]
+    Transport {
+        /// What failed, without URLs or credentials.
+        reason: String,
+    },
     /// The server's socket could not be connected to.
     #[error("cannot connect to the server: {source}")]
     Connect {

@@ -4,14 +4,20 @@
 //! # Layout
 //!
 //! - [`server`]: registrations, dispatch, `_meta` checks, sealed
-//!   `requestState`, `subscriptions/listen`, serving a byte stream.
+//!   `requestState`, `subscriptions/listen`, tasks; serving a byte stream
+//!   (stdio, Unix sockets), Streamable HTTP and WebSocket, with connection
+//!   limits.
 //! - [`client`]: `_meta` stamping, routing, time limits, cancellation, input
-//!   hooks of multi round-trip requests, typed methods.
-//! - [`transport`]: the in-memory link, child processes over stdio, and
-//!   Streamable HTTP (proxies, HTTPS options, an authorization hook).
+//!   hooks of multi round-trip requests, typed methods, the result cache,
+//!   following tasks.
+//! - [`transport`]: the in-memory link, child processes over stdio, Unix
+//!   domain sockets, WebSocket (ws/wss) and Streamable HTTP (proxies, HTTPS
+//!   options, an authorization hook); line framing and the SSE parser.
 //! - [`auth`]: OAuth sign-in at a protected server (discovery, client
 //!   registration, PKCE, refresh, step-up), as the HTTP transport's
-//!   authorization provider.
+//!   authorization provider, with its token stores.
+//! - [`icons`]: icon source rules, selection and a checked fetch.
+//! - [`skills`] and [`apps`]: the Skills and Apps extensions.
 //! - [`limits`]: every limit and time limit, with its reason.
 //! - [`error`]: the SDK's error type and the server's error mapping.
 //!

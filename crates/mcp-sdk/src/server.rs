@@ -521,9 +521,12 @@ impl Server {
 
     /// Sends a change to every stream that asked for it. Returns once the
     /// events are queued on their connections, so an event published by a
-    /// handler reaches its client before that handler's result.
+    /// handler reaches its client before that handler's result. Never waits
+    /// on a client: a stream whose connection's writer is full (its client
+    /// reads too slowly, or not at all) is ended with its completion result
+    /// instead, and its client opens a new one and re-lists.
     pub async fn publish(&self, event: ChangeEvent) {
-        self.inner.hub.publish(&event).await;
+        self.inner.hub.publish(&event);
     }
 
     /// Ends every open `subscriptions/listen` stream with a completion

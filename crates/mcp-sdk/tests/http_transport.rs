@@ -207,7 +207,7 @@ async fn a_proxy_that_refuses_the_tunnel_fails_the_request_without_hanging() {
     let (o, _) = with_diagnostics();
     let err = client(config).discover(&o).await.unwrap_err();
     assert!(
-        matches!(&err, Error::InvalidResponse { reason, .. } if reason.contains("cannot connect: client error (Connect): tunnel error")),
+        matches!(&err, Error::Transport { reason } if reason.contains("cannot connect: client error (Connect): tunnel error")),
         "{err:?}"
     );
     assert!(heads.lock().unwrap()[0].starts_with("CONNECT mcp.example.test:443 "));
@@ -243,7 +243,7 @@ async fn https_with_a_ca_file_and_a_client_certificate() {
 
     let untrusted = HttpConfig { client_identity_file: Some(client_identity.clone()), ..HttpConfig::new(&url) };
     let err = client(untrusted).discover(&o).await.unwrap_err();
-    assert!(matches!(err, Error::InvalidResponse { .. }), "a server outside the trust anchors is refused: {err:?}");
+    assert!(matches!(err, Error::Transport { .. }), "a server outside the trust anchors is refused: {err:?}");
     let anonymous = HttpConfig { ca_file: Some(pki.ca_file.clone()), ..HttpConfig::new(&url) };
     assert!(client(anonymous).discover(&o).await.is_err(), "the server requires a client certificate");
 

@@ -14,7 +14,7 @@ use std::time::Duration;
 use futures_util::{SinkExt, StreamExt};
 use mcp_protocol::types::{CallToolResult, ContentBlock, SubscriptionFilter, Tool};
 use mcp_sdk::server::BoxFuture;
-use mcp_sdk::server::http::HttpOptions;
+use mcp_sdk::server::http::{ConnectionLimits, HttpOptions};
 use mcp_sdk::transport::http::{AuthProvider, AuthRefusal, BearerToken};
 use mcp_sdk::transport::websocket::{WebSocketConfig, connect};
 use mcp_sdk::{Client, ClientOptions, Error, Reply, RequestOptions, Server};
@@ -361,4 +361,35 @@ async fn the_typescript_sdk_websocket_client_is_served() {
     let by_id = |id: i64| answers.iter().find(|a| a["id"] == id).unwrap();
     assert_eq!(by_id(1)["result"]["tools"][0]["name"], "ping");
     assert_eq!(by_id(2)["result"]["content"][0]["text"], "pong");
+}
+
+#[tokio::test]
+async fn an_unused_connection_is_closed_and_one_over_the_cap_gets_503() {
+    let connections = ConnectionLimits {
+        idle_timeout: Duration::from_millis(300),
+        max_connections: 2,
+        ..ConnectionLimits::default()
+    };
+    let (addr, _stop, _serving) = serve(server(), HttpOptions { connections, ..HttpOptions::default() }).await;
+    let upgrade = || async move {
+        let request = format!("ws://{addr}/mcp").into_client_request().unwrap();
+        tokio_tungstenite::client_async(request, tokio::net::TcpStream::connect(addr).await.unwrap()).await
+    };
+    let (mut first, _) = upgrade().await.unwrap();
+    let (_second, _) = upgrade().await.unwrap();
+    match upgrade().await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => assert_eq!(response.status(), 503),
+        other => panic!("a third connection over the cap of 2 was not refused: {other:?}"),
+    }
+    // Used, the first connection stays open past the idle timeout of its
+    // quiet time before; unused afterwards, it is closed as going away.
+    let meta = test_support::request_meta(json!({}));
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ping", "arguments": {}, "_meta": meta}});
+    first.send(WsMessage::text(call.to_string())).await.unwrap();
+    let Some(Ok(WsMessage::Text(_))) = first.next().await else { panic!("an answer was expected") };
+    let closed = tokio::time::timeout(Duration::from_secs(30), first.next()).await.expect("never closed");
+    match closed {
+        Some(Ok(WsMessage::Close(Some(frame)))) => assert_eq!(frame.code, CloseCode::Away),
+        other => panic!("a close frame was expected, got {other:?}"),
+    }
 }

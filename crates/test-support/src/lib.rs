@@ -22,19 +22,10 @@ pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
 }
 
-/// The folder of the official schemas of `revision`: `$MCP_SPEC_DIR`, else
-/// the team's `shared/spec` beside the workspace or one of its parents.
+/// The folder of the official schemas and examples of `revision`, kept in
+/// the repository's `spec/` (see its README for their source and license).
 pub fn spec_dir(revision: &str) -> PathBuf {
-    if let Some(dir) = std::env::var_os("MCP_SPEC_DIR") {
-        return PathBuf::from(dir).join(revision);
-    }
-    workspace_root()
-        .ancestors()
-        .map(|dir| dir.join("shared/spec").join(revision))
-        .find(|dir| dir.join("schema.json").is_file())
-        .unwrap_or_else(|| {
-            panic!("official MCP schemas not found: set MCP_SPEC_DIR or place shared/spec beside the repository")
-        })
+    workspace_root().join("spec").join(revision)
 }
 
 /// Reads a JSON file, naming it in the panic when it cannot.

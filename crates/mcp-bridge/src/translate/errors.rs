@@ -84,11 +84,22 @@ pub enum Cause {
     AccessRefused,
     /// A new sign-in is needed and the client cannot show it.
     ReauthorizationRequired,
+    /// The sign-in stopped for another reason than the user's (the
+    /// authorization hook failed).
+    SignInFailed,
+    /// The authorization server offers no way to register the bridge.
+    RegistrationUnavailable,
+    /// The dynamic registration at the authorization server failed.
+    RegistrationFailed,
+    /// The authorization server does not know the bridge's registration.
+    IssuerNotRegistered,
+    /// The authorization server refused the client metadata document.
+    InvalidClientMetadataUrl,
 }
 
 impl Cause {
     /// Every cause, for the table test.
-    pub const ALL: [Cause; 36] = [
+    pub const ALL: [Cause; 41] = [
         Cause::ParseError,
         Cause::InvalidRequestShape,
         Cause::LineTooLong,
@@ -125,6 +136,11 @@ impl Cause {
         Cause::SignInStartReused,
         Cause::AccessRefused,
         Cause::ReauthorizationRequired,
+        Cause::SignInFailed,
+        Cause::RegistrationUnavailable,
+        Cause::RegistrationFailed,
+        Cause::IssuerNotRegistered,
+        Cause::InvalidClientMetadataUrl,
     ];
 
     /// The name in `data.cause`.
@@ -166,6 +182,11 @@ impl Cause {
             Cause::SignInStartReused => "sign_in_start_reused",
             Cause::AccessRefused => "access_refused",
             Cause::ReauthorizationRequired => "reauthorization_required",
+            Cause::SignInFailed => "sign_in_failed",
+            Cause::RegistrationUnavailable => "registration_unavailable",
+            Cause::RegistrationFailed => "registration_failed",
+            Cause::IssuerNotRegistered => "issuer_not_registered",
+            Cause::InvalidClientMetadataUrl => "invalid_client_metadata_url",
         }
     }
 
@@ -233,6 +254,21 @@ impl Cause {
             Cause::ReauthorizationRequired => {
                 "The MCP server needs a new sign-in, which this client cannot show; restart the server in your client to sign in again"
             }
+            Cause::SignInFailed => {
+                "The sign-in could not be done; try again, or use --no-browser and open the link yourself"
+            }
+            Cause::RegistrationUnavailable => {
+                "The authorization server offers no way to register mcp-bridge (no dynamic registration, no client ID metadata documents); publish a client metadata document and pass its https URL with --client-metadata-url"
+            }
+            Cause::RegistrationFailed => {
+                "Registering mcp-bridge at the authorization server failed; ask its administrator to allow the redirect URI below, or pass a client metadata document with --client-metadata-url"
+            }
+            Cause::IssuerNotRegistered => {
+                "The authorization server does not know mcp-bridge's registration; forget it with `mcp-bridge logout URL` and sign in again"
+            }
+            Cause::InvalidClientMetadataUrl => {
+                "The authorization server refused the client metadata document of --client-metadata-url; check that the document is served at that https URL and lists the redirect URI"
+            }
         }
     }
 }
@@ -295,6 +331,12 @@ mod tests {
             (Cause::Timeout, -32603),
             (Cause::UndeclaredInputRequest, -32603),
             (Cause::Rpc, -32603),
+            (Cause::ConnectFailed, -32603),
+            (Cause::SignInFailed, -32603),
+            (Cause::RegistrationUnavailable, -32603),
+            (Cause::RegistrationFailed, -32603),
+            (Cause::IssuerNotRegistered, -32603),
+            (Cause::InvalidClientMetadataUrl, -32603),
         ];
         for (cause, code) in table {
             assert_eq!(cause.code(), code, "{}", cause.name());
@@ -324,9 +366,35 @@ pub fn error_of_sdk(error: &mcp_sdk::Error, method: &str) -> Option<ErrorObject>
         Error::HookFailed { key, .. } => (Cause::HookFailed, json!({ "key": key })),
         Error::Busy { limit } => (Cause::TooManyRequests, json!(limit)),
         Error::Spawn { .. } => (Cause::SpawnFailed, Value::Null),
+        Error::Transport { reason } => (Cause::TransportFailed, json!(reason)),
         _ => (Cause::TransportFailed, Value::Null),
     };
     Some(error_for(cause, (!detail.is_null()).then_some(detail)))
+}
+
+/// The cause of a failed OAuth exchange.
+pub fn cause_of_sign_in(error: &mcp_sdk::auth::SignInError) -> Cause {
+    use mcp_sdk::auth::SignInError;
+    match error {
+        SignInError::NoRegistration => Cause::RegistrationUnavailable,
+        SignInError::Registration(_) => Cause::RegistrationFailed,
+        SignInError::ClientRejected { metadata_document: true, .. } => Cause::InvalidClientMetadataUrl,
+        SignInError::ClientRejected { metadata_document: false, .. } => Cause::IssuerNotRegistered,
+        SignInError::Authorize(_) => Cause::SignInFailed,
+        _ => Cause::SignInError,
+    }
+}
+
+/// The error of a failed OAuth exchange: its cause, the reason in
+/// `data.detail`, and for a registration problem the redirect URI in the
+/// message (what an administrator must allow).
+fn error_of_sign_in(error: &mcp_sdk::auth::SignInError, redirect_uri: &str) -> ErrorObject {
+    let cause = cause_of_sign_in(error);
+    let mut object = error_for(cause, Some(json!({ "reason": error.to_string() })));
+    if matches!(cause, Cause::RegistrationUnavailable | Cause::RegistrationFailed | Cause::InvalidClientMetadataUrl) {
+        object.message = format!("{} (redirect URI: {redirect_uri})", object.message);
+    }
+    object
 }
 
 /// What the client is told when a forwarded request failed upstream: the
@@ -339,8 +407,11 @@ pub fn error_of_failed(failed: &crate::upstream::Failed, method: &str) -> Option
     let refused = matches!(status, Some(401 | 403)) && !matches!(failed.error, mcp_sdk::Error::Rpc { .. });
     let mut error = match (&failed.sign_in, refused) {
         (Some(SignInProblem::User(failure)), _) => error_for(failure.cause(), None),
-        (Some(SignInProblem::Protocol(reason)), _) => error_for(Cause::SignInError, Some(json!({ "reason": reason }))),
+        (Some(SignInProblem::Protocol { error, redirect_uri }), _) => error_of_sign_in(error, redirect_uri),
         (None, true) => error_for(Cause::AccessRefused, None),
+        (None, false) if failed.remote && matches!(failed.error, mcp_sdk::Error::Closed) => {
+            error_for(Cause::Closed, Some(json!({ "method": method })))
+        }
         (None, false) => error_of_sdk(&failed.error, method)?,
     };
     if let Some(status) = status.filter(|s| *s != 200) {
@@ -361,6 +432,50 @@ pub fn error_of_failed(failed: &crate::upstream::Failed, method: &str) -> Option
 #[cfg(test)]
 mod sdk_tests {
     use super::*;
+
+    #[test]
+    fn sign_in_failures_name_their_cause_the_option_and_for_registration_the_redirect_uri() {
+        use mcp_sdk::auth::SignInError;
+        let redirect = "http://127.0.0.1:33418/callback";
+        let of = |error: SignInError| {
+            let failed = crate::upstream::Failed {
+                error: mcp_sdk::Error::Closed,
+                http_status: Some(401),
+                sign_in: Some(crate::upstream::SignInProblem::Protocol { error, redirect_uri: redirect.into() }),
+                remote: true,
+            };
+            let object = error_of_failed(&failed, "tools/call").unwrap();
+            (object.data.unwrap()["cause"].as_str().unwrap().to_owned(), object.message)
+        };
+        let (cause, message) = of(SignInError::NoRegistration);
+        assert_eq!(cause, "registration_unavailable");
+        assert!(message.contains("--client-metadata-url") && message.contains(redirect), "{message}");
+        let (cause, message) = of(SignInError::Registration("HTTP 400".into()));
+        assert_eq!(cause, "registration_failed");
+        assert!(message.contains(redirect), "{message}");
+        let rejected = |metadata_document| SignInError::ClientRejected { metadata_document, reason: "HTTP 401".into() };
+        let (cause, message) = of(rejected(false));
+        assert_eq!(cause, "issuer_not_registered");
+        assert!(message.contains("mcp-bridge logout"), "{message}");
+        let (cause, message) = of(rejected(true));
+        assert_eq!(cause, "invalid_client_metadata_url");
+        assert!(message.contains("--client-metadata-url") && message.contains(redirect), "{message}");
+        assert_eq!(of(SignInError::Authorize("the hook stopped".into())).0, "sign_in_failed");
+        assert_eq!(of(SignInError::NoPkce).0, "sign_in_error");
+    }
+
+    #[test]
+    fn a_closed_connection_is_closed_at_a_url_and_upstream_exited_for_a_process() {
+        let failed = |remote| crate::upstream::Failed {
+            error: mcp_sdk::Error::Closed,
+            http_status: None,
+            sign_in: None,
+            remote,
+        };
+        let cause = |remote| error_of_failed(&failed(remote), "tools/call").unwrap().data.unwrap()["cause"].clone();
+        assert_eq!(cause(true), json!("closed"));
+        assert_eq!(cause(false), json!("upstream_exited"));
+    }
 
     #[test]
     fn sdk_errors_map_to_their_causes() {

@@ -117,6 +117,17 @@ pub(crate) async fn register(
 }
 
 /// `: error (description)` of an OAuth error body, or nothing.
+/// The `error` code of an OAuth error answer.
+fn oauth_error_code(body: &[u8]) -> Option<String> {
+    let value = serde_json::from_slice::<Value>(body).ok()?;
+    value.get("error")?.as_str().map(str::to_owned)
+}
+
+/// Whether the client id is a client ID metadata document's URL.
+fn is_metadata_document(client: &ClientRecord) -> bool {
+    client.client_id.starts_with("https://")
+}
+
 fn oauth_error(body: &[u8]) -> String {
     let Ok(value) = serde_json::from_slice::<Value>(body) else { return String::new() };
     let printable = |v: &Value| v.as_str().map(|s| s.chars().filter(|c| !c.is_control()).take(200).collect::<String>());
@@ -180,7 +191,11 @@ pub(crate) async fn token_request(
         .map_err(|e| SignInError::Http(format!("token endpoint: {}", e.without_url())))?;
     let (status, body) = body_of(response, "token endpoint").await?;
     if status != 200 {
-        return Err(SignInError::Token(format!("HTTP {status}{}", oauth_error(&body))));
+        let reason = format!("HTTP {status}{}", oauth_error(&body));
+        if oauth_error_code(&body).as_deref() == Some("invalid_client") {
+            return Err(SignInError::ClientRejected { metadata_document: is_metadata_document(client), reason });
+        }
+        return Err(SignInError::Token(reason));
     }
     let tokens: TokenResponse =
         serde_json::from_slice(&body).map_err(|e| SignInError::Token(format!("the answer is not valid: {e}")))?;
@@ -195,6 +210,7 @@ pub(crate) async fn token_request(
         expires_at: tokens.expires_in.map(|s| now_s().saturating_add(s)),
         issued_at: Some(now_s()),
         scope: tokens.scope.or_else(|| previous.and_then(|p| p.scope.clone())),
+        resource: previous.and_then(|p| p.resource.clone()),
     })
 }
 

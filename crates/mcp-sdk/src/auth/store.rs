@@ -28,6 +28,10 @@ pub struct TokenRecord {
     /// The scopes granted, space-separated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// The resource they were asked for, exactly as the server's protected
+    /// resource metadata names it (sent again on each refresh).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
 }
 
 impl std::fmt::Debug for TokenRecord {

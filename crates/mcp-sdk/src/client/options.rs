@@ -67,7 +67,9 @@ pub struct ClientOptions {
     /// Answers to input requests.
     pub hooks: InputHooks,
     /// Notifications that belong to no request (a log message on stdio,
-    /// for one).
+    /// for one), and those routed to a request whose options have no
+    /// `on_notification` (but progress and log messages, which go only to
+    /// the request's own callbacks).
     pub on_notification: Option<NotificationCallback>,
     /// Time of a request when its options give none.
     pub request_timeout: Duration,
@@ -232,11 +234,15 @@ pub(crate) struct Callbacks {
 }
 
 impl Callbacks {
-    pub(crate) fn new(options: &RequestOptions) -> Self {
+    /// The callbacks of one request. A notification other than progress
+    /// and log messages goes to the request's `on_notification`, else to the
+    /// client's (as the client guide says); progress and log messages
+    /// without their callback are dropped.
+    pub(crate) fn new(options: &RequestOptions, client_level: Option<&NotificationCallback>) -> Self {
         Callbacks {
             on_progress: options.on_progress.clone(),
             on_log: options.on_log.clone(),
-            on_notification: options.on_notification.clone(),
+            on_notification: options.on_notification.clone().or_else(|| client_level.cloned()),
             window: Mutex::new((Instant::now(), 0)),
         }
     }
@@ -265,6 +271,7 @@ impl Callbacks {
                     cb(&p);
                 }
             }
+            "notifications/progress" | "notifications/message" => {}
             _ => {
                 if let Some(cb) = &self.on_notification {
                     cb(n);

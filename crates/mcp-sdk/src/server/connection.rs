@@ -132,6 +132,11 @@ impl Connection {
         });
     }
 
+    /// Whether nothing runs on the connection: no request, no listen stream.
+    pub(crate) fn is_idle(&self) -> bool {
+        lock(&self.in_flight).tokens.is_empty()
+    }
+
     /// Cancels every request of the connection at once (its peer is gone).
     pub(crate) fn abort(&self) {
         self.cancel.cancel();

@@ -9,7 +9,9 @@
 //! and the headers against the body (`MCP-Protocol-Version`, `Mcp-Method`,
 //! `Mcp-Name`, -32020 `HeaderMismatch` with status 400).
 
-use std::net::SocketAddr;
+mod connections;
+
+use std::sync::Arc;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -19,8 +21,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use mcp_protocol::{ErrorObject, JsonRpcErrorResponse, JsonRpcRequest, Message, RequestId, decode_message, error_code};
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::{Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
+pub use self::connections::ConnectionLimits;
+pub(crate) use self::connections::refuse_connection;
+use super::stdio::accept_until;
 use super::{Connection, Server};
 use crate::limits::OUTGOING_QUEUE;
 use crate::transport::headers::{check_header_values, decode_header_value, name_member};
@@ -44,6 +51,9 @@ pub struct HttpOptions {
     /// Origins (`scheme://host[:port]`) accepted in `Origin`; with the
     /// default empty list, loopback origins on any port.
     pub allowed_origins: Vec<String>,
+    /// Time limits of slow or unused connections and the cap on open ones
+    /// ([`Server::serve_http`] and [`Server::serve_websocket`]).
+    pub connections: ConnectionLimits,
 }
 
 impl Default for HttpOptions {
@@ -53,6 +63,7 @@ impl Default for HttpOptions {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()],
             allowed_origins: Vec::new(),
+            connections: ConnectionLimits::default(),
         }
     }
 }
@@ -67,34 +78,47 @@ impl Server {
     /// The HTTP endpoint as an axum router, to mount in an application.
     pub fn http_router(&self, options: HttpOptions) -> Router {
         let path = options.path.clone();
-        // The body is read no further than the limit (axum's own default is
-        // 2 MiB, whatever the option says).
-        let body_limit = axum::extract::DefaultBodyLimit::max(options.max_body_bytes.saturating_add(1));
         Router::new()
             .route(&path, post(handle_post).get(method_not_allowed).delete(method_not_allowed))
-            .layer(body_limit)
             .with_state(Endpoint { server: self.clone(), options })
     }
 
     /// Serves the endpoint on `listener` until `shutdown` completes; then the
-    /// open listen streams end with their completion result.
+    /// open listen streams end with their completion result, the responses
+    /// in progress are finished and the connections closed. Connections are
+    /// held to `options.connections`: a client slow to send its request, or
+    /// keeping an unused connection, is cut off; one connection over the cap
+    /// gets 503 with `Retry-After`.
     ///
     /// # Errors
-    /// An I/O error of the listener.
+    /// None today: a failed accept is logged and the loop goes on.
     pub async fn serve_http(
         &self,
         listener: tokio::net::TcpListener,
         options: HttpOptions,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        let server = self.clone();
-        let shutdown = async move {
-            shutdown.await;
-            server.shutdown_subscriptions();
-        };
-        axum::serve(listener, self.http_router(options).into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(shutdown)
-            .await
+        let limits = options.connections;
+        let router = self.http_router(options);
+        let slots = Arc::new(Semaphore::new(limits.max_connections));
+        let stop = CancellationToken::new();
+        let connections = TaskTracker::new();
+        let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
+        accept_until(accept, shutdown, "an HTTP client", |stream| match slots.clone().try_acquire_owned() {
+            Ok(permit) => {
+                connections.spawn(connections::serve_connection(stream, router.clone(), limits, stop.clone(), permit));
+            }
+            Err(_) => {
+                tracing::warn!(limit = limits.max_connections, "refusing an HTTP connection: too many are open");
+                connections.spawn(connections::refuse_connection(stream));
+            }
+        })
+        .await;
+        self.shutdown_subscriptions();
+        stop.cancel();
+        connections.close();
+        connections.wait().await;
+        Ok(())
     }
 }
 
@@ -218,7 +242,7 @@ fn status_of(error: &ErrorObject) -> StatusCode {
     }
 }
 
-async fn handle_post(State(endpoint): State<Endpoint>, headers: HeaderMap, body: Bytes) -> Response {
+async fn handle_post(State(endpoint): State<Endpoint>, headers: HeaderMap, body: Body) -> Response {
     let options = &endpoint.options;
     if let Some(refusal) = refusal_by_origin_or_host(&headers, options) {
         return (StatusCode::FORBIDDEN, refusal).into_response();
@@ -230,9 +254,14 @@ async fn handle_post(State(endpoint): State<Endpoint>, headers: HeaderMap, body:
     if !is_json {
         return (StatusCode::UNSUPPORTED_MEDIA_TYPE, "the body must be application/json").into_response();
     }
-    if body.len() > options.max_body_bytes {
-        return (StatusCode::PAYLOAD_TOO_LARGE, "the body is over the limit").into_response();
-    }
+    // The body gets the time a request has to arrive, so a client trickling
+    // it cannot hold the connection (the head's time is the watchdog's).
+    let read = axum::body::to_bytes(body, options.max_body_bytes);
+    let body: Bytes = match tokio::time::timeout(options.connections.request_read_timeout, read).await {
+        Ok(Ok(body)) => body,
+        Ok(Err(_)) => return (StatusCode::PAYLOAD_TOO_LARGE, "the body is over the limit").into_response(),
+        Err(_) => return (StatusCode::REQUEST_TIMEOUT, "the body did not arrive in time").into_response(),
+    };
     let limits = endpoint.server.limits().clone();
     let message = match decode_message(&body, limits.max_depth) {
         Ok(message) => message,

@@ -102,16 +102,29 @@ impl Hub {
         self.lock().retain(|s| !(s.connection == connection && &s.id == id));
     }
 
-    /// Sends the event to every stream that asked for it. Each notification
-    /// is queued on its connection's writer before this returns, so an event
-    /// published by a handler reaches the client before that handler's result.
-    pub(crate) async fn publish(&self, event: &ChangeEvent) {
-        let targets: Vec<(RequestId, mpsc::Sender<Message>)> =
-            self.lock().iter().filter(|s| event.wanted_by(&s.filter)).map(|s| (s.id.clone(), s.out.clone())).collect();
-        for (id, out) in targets {
-            // A closed connection has no stream left to feed.
-            let _ = out.send(Message::Notification(event.to_notification(&id))).await;
-        }
+    /// Sends the event to every stream that asked for it, without waiting:
+    /// each notification is queued on its connection's writer before this
+    /// returns, so an event published by a handler reaches the client before
+    /// that handler's result. A stream whose writer is full has fallen
+    /// behind: it is ended with its completion result (the client opens a
+    /// new one and re-lists, as after any lost stream), so one client that
+    /// never reads cannot stall the publishers or grow memory.
+    pub(crate) fn publish(&self, event: &ChangeEvent) {
+        self.lock().retain(|s| {
+            if !event.wanted_by(&s.filter) {
+                return true;
+            }
+            match s.out.try_send(Message::Notification(event.to_notification(&s.id))) {
+                Ok(()) => true,
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    tracing::info!(connection = s.connection, subscription = %s.id, "listen stream fell behind; ending it");
+                    s.end.cancel();
+                    false
+                }
+                // A closed connection has no stream left to feed.
+                Err(mpsc::error::TrySendError::Closed(_)) => false,
+            }
+        });
     }
 
     /// Ends every stream (of one connection, or all) with a completion result.

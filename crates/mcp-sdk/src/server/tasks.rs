@@ -288,7 +288,7 @@ impl TaskRegistry {
             entry.updated = SystemTime::now();
             self.snapshot(id, entry)
         };
-        self.hub.publish(&ChangeEvent::Task(Box::new(snapshot))).await;
+        self.hub.publish(&ChangeEvent::Task(Box::new(snapshot)));
     }
 
     /// `tasks/get`.

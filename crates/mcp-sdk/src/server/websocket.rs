@@ -11,11 +11,12 @@ use futures_util::StreamExt;
 use mcp_protocol::decode_message;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::handshake::server::{Callback, ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode, header};
 
-use super::http::{HttpOptions, refusal_by_origin_or_host};
+use super::http::{HttpOptions, refusal_by_origin_or_host, refuse_connection};
 use super::stdio::accept_until;
 use super::{Connection, Server};
 use crate::limits::OUTGOING_QUEUE;
@@ -30,7 +31,10 @@ impl Server {
     /// `options.path`, each as [`Server::serve_stream`] serves one, until
     /// `shutdown` completes; then the open listen streams end with their
     /// completion result and no new client is taken. `options.max_body_bytes`
-    /// limits each message; a longer one closes the connection (1009).
+    /// limits each message; a longer one closes the connection (1009). At
+    /// most `options.connections.max_connections` are open (one more gets
+    /// 503); one with nothing running and no message for
+    /// `options.connections.idle_timeout` is closed (1001).
     ///
     /// # Errors
     /// None today: a failed accept is logged and the loop goes on.
@@ -41,10 +45,21 @@ impl Server {
         shutdown: impl Future<Output = ()>,
     ) -> std::io::Result<()> {
         let options = Arc::new(options);
+        let limit = options.connections.max_connections;
+        let slots = Arc::new(Semaphore::new(limit));
         let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
-        accept_until(accept, shutdown, "a WebSocket client", |stream| {
-            let (server, options) = (self.clone(), options.clone());
-            tokio::spawn(async move { server.serve_websocket_connection(stream, &options).await });
+        accept_until(accept, shutdown, "a WebSocket client", |stream| match slots.clone().try_acquire_owned() {
+            Ok(permit) => {
+                let (server, options) = (self.clone(), options.clone());
+                tokio::spawn(async move {
+                    server.serve_websocket_connection(stream, &options).await;
+                    drop(permit);
+                });
+            }
+            Err(_) => {
+                tracing::warn!(limit, "refusing a WebSocket connection: too many are open");
+                tokio::spawn(refuse_connection(stream));
+            }
         })
         .await;
         self.shutdown_subscriptions();
@@ -123,8 +138,23 @@ where
     let mut writer = tokio::spawn(frames::write_messages(sink, out_rx, close_rx));
     let connection = Connection::new(server, out);
     let mut close = Some(close);
+    let idle_timeout = options.connections.idle_timeout;
+    let mut idle_deadline = Instant::now() + idle_timeout;
     loop {
-        match frames::receive(&mut messages_in, max_message_bytes).await {
+        let received = tokio::select! {
+            received = frames::receive(&mut messages_in, max_message_bytes) => received,
+            () = tokio::time::sleep_until(idle_deadline) => {
+                if connection.is_idle() {
+                    tracing::debug!("closing a WebSocket connection unused for {idle_timeout:?}");
+                    Received::Fatal(frames::going_away("the connection was unused for too long"))
+                } else {
+                    idle_deadline = Instant::now() + idle_timeout;
+                    continue;
+                }
+            }
+        };
+        idle_deadline = Instant::now() + idle_timeout;
+        match received {
             Received::Text(text) => match decode_message(text.as_bytes(), limits.max_depth) {
                 Ok(message) => connection.handle(message).await,
                 Err(e) => connection.reject(e.reply_id(text.as_bytes()), e.to_error_object()).await,

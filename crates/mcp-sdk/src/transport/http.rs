@@ -178,6 +178,7 @@ async fn exchange(shared: Shared, request: JsonRpcRequest) {
         Ok(false) => Incoming::Lost { id },
         Err(Failure::BeforeSending(reason)) => Incoming::Failed { id, error: Error::InvalidRequest { reason } },
         Err(Failure::Answer(reason)) => Incoming::Undecodable { id: Some(id), reason },
+        Err(Failure::Transport(reason)) => Incoming::Failed { id, error: Error::Transport { reason } },
     };
     let _ = shared.to_client.send(item).await;
 }
@@ -188,6 +189,8 @@ enum Failure {
     BeforeSending(String),
     /// The answer is not valid.
     Answer(String),
+    /// The request did not reach the server.
+    Transport(String),
 }
 
 /// The `Mcp-Param-*` headers of a `tools/call`.
@@ -251,8 +254,15 @@ async fn send(
         if let (true, ProxyConfig::Explicit { url, .. }) = (e.is_connect(), &config.proxy) {
             tracing::warn!(target: "mcp_proxy", proxy = %config::without_credentials(url), "cannot reach the server through the proxy: {reason}");
         }
-        Failure::Answer(format!("the HTTP request failed: {reason}"))
+        Failure::Transport(format!("the HTTP request failed: {reason}"))
     })
+}
+
+/// An answer cut off by the network: the stream is lost (the caller's
+/// retry policy decides what follows), not an invalid answer.
+fn lost(status: u16, error: &reqwest::Error) -> bool {
+    tracing::debug!(target: "mcp_router", "HTTP {status}: the answer was cut off: {}", error_chain(error));
+    false
 }
 
 /// A reqwest error with its causes (a refused proxy tunnel is only named
@@ -306,9 +316,10 @@ async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Result<bool, 
     match content_type.as_str() {
         "application/json" => {
             let mut body = Vec::new();
-            while let Some(chunk) =
-                response.chunk().await.map_err(|e| Answer(format!("HTTP {status}: {}", e.without_url())))?
-            {
+            while let Some(chunk) = match response.chunk().await {
+                Ok(chunk) => chunk,
+                Err(e) => return Ok(lost(status, &e)),
+            } {
                 if body.len() + chunk.len() > max {
                     return Err(Answer(format!("HTTP {status}: the JSON body is larger than {max} bytes")));
                 }
@@ -335,9 +346,10 @@ async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Result<bool, 
         }
         "text/event-stream" => {
             let mut parser = SseParser::new(max);
-            while let Some(chunk) =
-                response.chunk().await.map_err(|e| Answer(format!("HTTP {status}: {}", e.without_url())))?
-            {
+            while let Some(chunk) = match response.chunk().await {
+                Ok(chunk) => chunk,
+                Err(e) => return Ok(lost(status, &e)),
+            } {
                 let events = parser.push(&chunk).map_err(|e| Answer(format!("HTTP {status}: {e}")))?;
                 for event in events {
                     let mut message = match decode_message(event.data.as_bytes(), mcp_protocol::UPSTREAM_MAX_DEPTH) {

@@ -30,6 +30,11 @@ pub(crate) enum Received {
     Fatal(CloseFrame),
 }
 
+/// The close frame of a server ending an unused connection.
+pub(crate) fn going_away(reason: &str) -> CloseFrame {
+    CloseFrame { code: CloseCode::Away, reason: reason.to_owned().into() }
+}
+
 fn fatal(code: CloseCode, reason: String) -> Received {
     Received::Fatal(CloseFrame { code, reason: reason.into() })
 }

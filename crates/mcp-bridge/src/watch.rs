@@ -1,0 +1,91 @@
+//! The watcher of forwarded requests (seed: Diagnostics): a request that
+//! waits long gets an info line after 10 s and every 30 s after, so a user
+//! reading the log sees what the client is waiting for.
+
+use std::fmt::Display;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// The first note about a waiting request.
+pub const FIRST_NOTE: Duration = Duration::from_secs(10);
+/// The notes after the first.
+pub const NOTE_EVERY: Duration = Duration::from_secs(30);
+
+/// A forwarded request, as the watcher names it (formatted only when a
+/// note is written).
+#[derive(Debug, Clone, Copy)]
+pub struct Forwarded<'a> {
+    /// The client's id of the request.
+    pub id: &'a mcp_protocol::RequestId,
+    /// Its method.
+    pub method: &'a str,
+}
+
+impl Display for Forwarded<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "request {} {}", self.id, self.method)
+    }
+}
+
+/// Runs `work`, writing an info line about `what` while it waits.
+///
+/// # Cancel safety
+/// As cancel safe as `work`: dropping this drops `work`.
+pub async fn watched<F: Future>(what: impl Display, work: F) -> F::Output {
+    tokio::pin!(work);
+    let started = Instant::now();
+    let mut next_note = started + FIRST_NOTE;
+    loop {
+        tokio::select! {
+            output = &mut work => return output,
+            () = tokio::time::sleep_until(next_note) => {
+                tracing::info!("{what}: still waiting after {} s", started.elapsed().as_secs());
+                next_note += NOTE_EVERY;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// Collects the lines written by the subscriber of one test.
+    #[derive(Clone, Default)]
+    struct Lines(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Lines {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_long_wait_is_noted_after_10_s_then_every_30_s_and_the_work_is_untouched() {
+        let lines = Lines::default();
+        let writer = lines.clone();
+        let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let started = Instant::now();
+        let output = watched("request 1 tools/call", async {
+            tokio::time::sleep(Duration::from_secs(75)).await;
+            7
+        })
+        .await;
+        assert_eq!(output, 7);
+        assert_eq!(started.elapsed().as_secs(), 75);
+        let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+        let notes: Vec<&str> = text.lines().filter(|l| l.contains("request 1 tools/call: still waiting")).collect();
+        assert_eq!(notes.len(), 3, "{text}");
+        assert!(
+            notes[0].ends_with("after 10 s") && notes[1].ends_with("after 40 s") && notes[2].ends_with("after 70 s")
+        );
+    }
+}

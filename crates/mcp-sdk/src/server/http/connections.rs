@@ -1,0 +1,291 @@
+//! The TCP connections of the HTTP endpoint: a cap on how many are open,
+//! and a watchdog that closes one whose client is too slow to send its
+//! request or keeps it open without using it. A response in progress (a
+//! result being computed, an SSE stream such as a listen stream) is never
+//! timed out: only a connection waiting on its client is.
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::Request;
+use bytes::Bytes;
+use hyper::body::{Frame, Incoming, SizeHint};
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::sync::{Notify, OwnedSemaphorePermit};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tower_service::Service;
+
+/// How long a client may take, and how many connections may be open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    /// Time a client gets to send a whole request (head and body) once its
+    /// first byte arrived, and to send its first request after connecting.
+    /// 10 s: far more than any real client needs on a working network.
+    pub request_read_timeout: Duration,
+    /// Time a kept-alive connection may stay unused between requests.
+    /// 60 s: longer than the pools of common HTTP clients keep an idle
+    /// connection (reqwest 90 s is cut, then reconnects), short enough that
+    /// abandoned connections do not pile up.
+    pub idle_timeout: Duration,
+    /// Connections open at once; one more is answered 503 with
+    /// `Retry-After` and closed. Listen streams count too.
+    pub max_connections: usize,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        ConnectionLimits {
+            request_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 1024,
+        }
+    }
+}
+
+/// What a connection is doing, as far as its timeouts care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Waiting for a request to start, since the instant given.
+    Idle(Instant),
+    /// Reading a request that started (or the first one) at the instant.
+    Reading(Instant),
+    /// Answering this many requests: no timeout applies.
+    Busy(usize),
+}
+
+impl Phase {
+    /// When the connection is to be closed if nothing changes.
+    fn deadline(self, limits: &ConnectionLimits) -> Option<Instant> {
+        match self {
+            Phase::Idle(since) => Some(since + limits.idle_timeout),
+            Phase::Reading(since) => Some(since + limits.request_read_timeout),
+            Phase::Busy(_) => None,
+        }
+    }
+
+    fn bytes_read(self, now: Instant) -> Phase {
+        match self {
+            Phase::Idle(_) => Phase::Reading(now),
+            other => other,
+        }
+    }
+
+    fn request_started(self) -> Phase {
+        match self {
+            Phase::Busy(n) => Phase::Busy(n + 1),
+            _ => Phase::Busy(1),
+        }
+    }
+
+    fn response_ended(self, now: Instant) -> Phase {
+        match self {
+            Phase::Busy(n) if n > 1 => Phase::Busy(n - 1),
+            _ => Phase::Idle(now),
+        }
+    }
+}
+
+/// The phase of one connection, shared by its reader, its requests and its
+/// watchdog.
+#[derive(Debug)]
+struct Activity {
+    phase: Mutex<Phase>,
+    changed: Notify,
+}
+
+impl Activity {
+    fn new() -> Arc<Self> {
+        Arc::new(Activity { phase: Mutex::new(Phase::Reading(Instant::now())), changed: Notify::new() })
+    }
+
+    fn update(&self, change: impl FnOnce(Phase) -> Phase) {
+        let mut phase = self.phase.lock().unwrap_or_else(|e| e.into_inner());
+        let next = change(*phase);
+        if next != *phase {
+            *phase = next;
+            self.changed.notify_one();
+        }
+    }
+
+    fn current(&self) -> Phase {
+        *self.phase.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Completes when the connection has waited on its client too long.
+    async fn expired(&self, limits: &ConnectionLimits) {
+        loop {
+            let changed = self.changed.notified();
+            match self.current().deadline(limits) {
+                Some(deadline) if deadline <= Instant::now() => return,
+                Some(deadline) => {
+                    tokio::select! {
+                        () = tokio::time::sleep_until(deadline) => {}
+                        () = changed => {}
+                    }
+                }
+                None => changed.await,
+            }
+        }
+    }
+}
+
+/// The socket, telling the watchdog when a request starts to arrive.
+struct Watched {
+    stream: TcpStream,
+    activity: Arc<Activity>,
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.stream).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.activity.update(|phase| phase.bytes_read(Instant::now()));
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+}
+
+/// A response body that marks its request answered when it is dropped
+/// (sent to its end, or abandoned with the connection).
+struct Answering {
+    body: Body,
+    activity: Arc<Activity>,
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        self.activity.update(|phase| phase.response_ended(Instant::now()));
+    }
+}
+
+impl hyper::body::Body for Answering {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// Serves one accepted connection with `router` until it ends, its client
+/// waits too long, or `shutdown` fires (then the response in progress is
+/// finished and the connection closed). The permit is its place under the
+/// connection cap, given back when it ends.
+pub(crate) async fn serve_connection(
+    stream: TcpStream,
+    router: Router,
+    limits: ConnectionLimits,
+    shutdown: CancellationToken,
+    _permit: OwnedSemaphorePermit,
+) {
+    let activity = Activity::new();
+    let io = TokioIo::new(Watched { stream, activity: activity.clone() });
+    let for_requests = activity.clone();
+    let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+        for_requests.update(Phase::request_started);
+        let activity = for_requests.clone();
+        let mut router = router.clone();
+        async move {
+            // A Router is always ready, and its error type is Infallible.
+            let response = router.call(request.map(Body::new)).await?;
+            Ok::<_, std::convert::Infallible>(response.map(|body| Answering { body, activity }))
+        }
+    });
+    let connection = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
+    tokio::pin!(connection);
+    let mut draining = false;
+    loop {
+        tokio::select! {
+            served = connection.as_mut() => {
+                if let Err(e) = served {
+                    tracing::debug!("an HTTP connection ended with an error: {e}");
+                }
+                return;
+            }
+            () = activity.expired(&limits) => {
+                tracing::debug!("closing an HTTP connection whose client sent nothing in time");
+                return;
+            }
+            () = shutdown.cancelled(), if !draining => {
+                draining = true;
+                connection.as_mut().graceful_shutdown();
+            }
+        }
+    }
+}
+
+/// Answers a connection over the cap at once and closes it.
+pub(crate) async fn refuse_connection(mut stream: TcpStream) {
+    const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n\
+Content-Type: text/plain\r\nContent-Length: 35\r\n\r\ntoo many connections; try again soon";
+    // A client already gone needs no answer; the write is bounded by the
+    // socket buffer of a fresh connection, which holds these few bytes.
+    let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(BUSY)).await;
+    let _ = stream.shutdown().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_connection_waiting_on_its_client_has_a_deadline() {
+        let limits = ConnectionLimits::default();
+        let t0 = Instant::now();
+        let reading = Phase::Reading(t0);
+        assert_eq!(reading.deadline(&limits), Some(t0 + limits.request_read_timeout));
+        let busy = reading.request_started();
+        assert_eq!(busy, Phase::Busy(1));
+        assert_eq!(busy.deadline(&limits), None);
+        // Bytes of a pipelined request change nothing while busy.
+        assert_eq!(busy.bytes_read(t0), busy);
+        assert_eq!(busy.request_started().response_ended(t0), Phase::Busy(1));
+        let t1 = t0 + Duration::from_secs(3);
+        let idle = busy.response_ended(t1);
+        assert_eq!(idle.deadline(&limits), Some(t1 + limits.idle_timeout));
+        let t2 = t1 + Duration::from_secs(5);
+        assert_eq!(idle.bytes_read(t2).deadline(&limits), Some(t2 + limits.request_read_timeout));
+    }
+}
