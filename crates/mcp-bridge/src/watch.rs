@@ -49,30 +49,11 @@ pub async fn watched<F: Future>(what: impl Display, work: F) -> F::Output {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Mutex};
-
     use super::*;
-
-    /// Collects the lines written by the subscriber of one test.
-    #[derive(Clone, Default)]
-    struct Lines(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Lines {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
 
     #[tokio::test(start_paused = true)]
     async fn a_long_wait_is_noted_after_10_s_then_every_30_s_and_the_work_is_untouched() {
-        let lines = Lines::default();
-        let writer = lines.clone();
-        let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
-        let _guard = tracing::subscriber::set_default(subscriber);
+        let (lines, _guard) = test_support::LogCapture::start();
         let started = Instant::now();
         let output = watched("request 1 tools/call", async {
             tokio::time::sleep(Duration::from_secs(75)).await;
@@ -81,7 +62,7 @@ mod tests {
         .await;
         assert_eq!(output, 7);
         assert_eq!(started.elapsed().as_secs(), 75);
-        let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+        let text = lines.text();
         let notes: Vec<&str> = text.lines().filter(|l| l.contains("request 1 tools/call: still waiting")).collect();
         assert_eq!(notes.len(), 3, "{text}");
         assert!(

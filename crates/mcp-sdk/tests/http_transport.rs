@@ -194,6 +194,8 @@ async fn an_explicit_proxy_carries_the_requests_and_gets_its_credentials() {
     let heads = heads.lock().unwrap();
     assert!(!heads.is_empty(), "the request went through the proxy");
     assert!(heads.iter().all(|h| h.to_ascii_lowercase().contains("proxy-authorization: basic")), "{heads:?}");
+    // A plain http:// endpoint is tunnelled too: the proxy sees no request.
+    assert!(heads.iter().all(|h| h.starts_with(&format!("CONNECT {origin} "))), "{heads:?}");
 }
 
 #[tokio::test]
@@ -205,12 +207,19 @@ async fn a_proxy_that_refuses_the_tunnel_fails_the_request_without_hanging() {
     };
     let started = Instant::now();
     let (o, _) = with_diagnostics();
+    let (lines, guard) = test_support::LogCapture::start();
     let err = client(config).discover(&o).await.unwrap_err();
-    assert!(
-        matches!(&err, Error::Transport { reason } if reason.contains("cannot connect: client error (Connect): tunnel error")),
-        "{err:?}"
-    );
+    drop(guard);
+    assert!(matches!(&err, Error::Transport { .. }), "{err:?}");
     assert!(heads.lock().unwrap()[0].starts_with("CONNECT mcp.example.test:443 "));
+    let log = lines.text();
+    let warning = log.lines().find(|l| l.contains("mcp_proxy")).unwrap_or_else(|| panic!("no proxy warning: {log}"));
+    assert!(
+        warning.contains(&format!("http://{proxy_addr}"))
+            && warning.contains("mcp.example.test:443")
+            && warning.contains("HTTP 403"),
+        "the warning names the proxy, the target and the status: {warning}"
+    );
     assert!(started.elapsed() < Duration::from_secs(10));
 }
 

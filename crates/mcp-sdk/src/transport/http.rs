@@ -26,6 +26,8 @@ use crate::error::Error;
 use crate::limits::OUTGOING_QUEUE;
 
 mod config;
+#[cfg(unix)]
+mod tunnel;
 
 pub use config::{AuthProvider, AuthRefusal, BearerToken, DEFAULT_MAX_RESPONSE_BYTES, HttpConfig, ProxyConfig};
 pub(crate) use config::{build_client_with, without_credentials};
@@ -72,13 +74,50 @@ fn metadata_headers(method: &str, params: Option<&Value>) -> HeaderMap {
 /// [`Error::InvalidRequest`] when the HTTP client cannot be built: a proxy
 /// that is not `http://`, a CA or identity file that cannot be read.
 pub fn connect(config: HttpConfig) -> Result<Transport, Error> {
-    let http = config::build_client(&config)?;
+    let (http, tunnel) = client_and_tunnel(&config)?;
     let credential = super::Credential::of(config.auth.as_ref(), &config.headers);
     let endpoint = Some(config.url.clone());
     let (outgoing, out_rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
     let (to_client, incoming) = mpsc::channel::<Incoming>(OUTGOING_QUEUE);
-    tokio::spawn(pump(http, Arc::new(config), out_rx, to_client));
+    tokio::spawn(async move {
+        pump(http, Arc::new(config), out_rx, to_client).await;
+        // The tunnel's socket lives as long as the transport.
+        drop(tunnel);
+    });
     Ok(Transport { outgoing, incoming, process: None, timed: true, credential, endpoint })
+}
+
+/// The transport's HTTP client; through an explicit proxy (on Unix), every
+/// connection to the endpoint is a CONNECT tunnel, `http://` included.
+#[cfg(unix)]
+fn client_and_tunnel(config: &HttpConfig) -> Result<(reqwest::Client, Option<tunnel::Tunnel>), Error> {
+    let ProxyConfig::Explicit { url: proxy, no_proxy } = &config.proxy else {
+        return Ok((config::build_client(config)?, None));
+    };
+    let endpoint = reqwest::Url::parse(&config.url)
+        .map_err(|e| Error::InvalidRequest { reason: format!("the server URL is not valid: {e}") })?;
+    let (Some(host), Some(port)) = (endpoint.host_str(), endpoint.port_or_known_default()) else {
+        return Ok((config::build_client(config)?, None));
+    };
+    if config::bypasses_proxy(host, no_proxy) {
+        return Ok((config::build_client(config)?, None));
+    }
+    // Checks the proxy URL as the plain client does.
+    config::build_client(config)?;
+    let target = if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    };
+    let tunnel = tunnel::Tunnel::start(proxy, target)
+        .map_err(|e| Error::InvalidRequest { reason: format!("the proxy tunnel cannot be set up: {e}") })?;
+    Ok((config::build_tunnelled_client(config, &tunnel.socket())?, Some(tunnel)))
+}
+
+/// The transport's HTTP client, through reqwest's own proxy support.
+#[cfg(not(unix))]
+fn client_and_tunnel(config: &HttpConfig) -> Result<(reqwest::Client, Option<()>), Error> {
+    Ok((config::build_client(config)?, None))
 }
 
 type InFlight = Arc<Mutex<HashMap<RequestId, AbortHandle>>>;
@@ -251,6 +290,8 @@ async fn send(
     }
     post.send().await.map_err(|e| {
         let reason = error_chain(&e);
+        // On Unix the tunnel names the proxy's refusal itself, with its status.
+        #[cfg(not(unix))]
         if let (true, ProxyConfig::Explicit { url, .. }) = (e.is_connect(), &config.proxy) {
             tracing::warn!(target: "mcp_proxy", proxy = %config::without_credentials(url), "cannot reach the server through the proxy: {reason}");
         }

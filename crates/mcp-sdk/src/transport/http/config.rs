@@ -227,6 +227,73 @@ pub(crate) fn build_client_with(
     config: &HttpConfig,
     redirects: reqwest::redirect::Policy,
 ) -> Result<reqwest::Client, Error> {
+    build(config, redirects, None)
+}
+
+/// The client of the transport when its connections go through a tunnel
+/// (see `tunnel`): every connection to `socket`; redirects followed only
+/// on the endpoint's own origin, the one the tunnel reaches.
+///
+/// # Errors
+/// As [`build_client`].
+#[cfg(unix)]
+pub(crate) fn build_tunnelled_client(config: &HttpConfig, socket: &std::path::Path) -> Result<reqwest::Client, Error> {
+    let origin = reqwest::Url::parse(&config.url).ok().map(|u| u.origin());
+    let redirects = reqwest::redirect::Policy::custom(move |attempt| {
+        if attempt.previous().len() >= 10 || origin.as_ref() != Some(&attempt.url().origin()) {
+            attempt.stop()
+        } else {
+            attempt.follow()
+        }
+    });
+    build(config, redirects, Some(socket))
+}
+
+/// Whether `host` is reached without the proxy: it is listed in
+/// `no_proxy` as itself, as a parent domain (`example.com` and
+/// `.example.com` cover `a.example.com`), as an IP address or in a listed
+/// network (`10.0.0.0/8`), or `*` is listed.
+pub(crate) fn bypasses_proxy(host: &str, no_proxy: &[String]) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
+    let address: Option<std::net::IpAddr> = host.parse().ok();
+    no_proxy.iter().map(|entry| entry.trim().to_ascii_lowercase()).any(|entry| {
+        if entry == "*" {
+            return true;
+        }
+        if let Some(address) = address {
+            return in_network(address, &entry);
+        }
+        let domain = entry.trim_start_matches('.');
+        !domain.is_empty() && (host == domain || host.ends_with(&format!(".{domain}")))
+    })
+}
+
+/// Whether `address` is `entry` (an address) or in it (`address/bits`).
+fn in_network(address: std::net::IpAddr, entry: &str) -> bool {
+    use std::net::IpAddr;
+    let entry = entry.trim_start_matches('[').trim_end_matches(']');
+    let (network, bits) = match entry.split_once('/') {
+        Some((network, bits)) => (network, bits.parse::<u32>().ok()),
+        None => (entry, None),
+    };
+    let Ok(network) = network.parse::<IpAddr>() else { return false };
+    let prefix = |a: u128, b: u128, width: u32| {
+        let bits = bits.unwrap_or(width).min(width);
+        let shift = width - bits;
+        bits == 0 || (a >> shift) == (b >> shift)
+    };
+    match (address, network) {
+        (IpAddr::V4(a), IpAddr::V4(n)) => prefix(u32::from(a).into(), u32::from(n).into(), 32),
+        (IpAddr::V6(a), IpAddr::V6(n)) => prefix(u128::from(a), u128::from(n), 128),
+        _ => false,
+    }
+}
+
+fn build(
+    config: &HttpConfig,
+    redirects: reqwest::redirect::Policy,
+    tunnel: Option<&std::path::Path>,
+) -> Result<reqwest::Client, Error> {
     let invalid = |reason: String| Error::InvalidRequest { reason };
     let mut builder = reqwest::Client::builder().no_proxy().redirect(redirects);
     if let ProxyConfig::Explicit { url, no_proxy } = &config.proxy {
@@ -241,6 +308,12 @@ pub(crate) fn build_client_with(
             .no_proxy(reqwest::NoProxy::from_string(&no_proxy.join(",")));
         builder = builder.proxy(proxy);
     }
+    #[cfg(unix)]
+    if let Some(socket) = tunnel {
+        builder = builder.unix_socket(socket);
+    }
+    #[cfg(not(unix))]
+    let _ = tunnel;
     if let Some(path) = &config.ca_file {
         let pem = read_pem(path, "CA file")?;
         let certificates = reqwest::Certificate::from_pem_bundle(&pem)
@@ -292,6 +365,25 @@ mod tests {
         let cgi = env(&[("HTTP_PROXY", "http://attacker:1"), ("REQUEST_METHOD", "GET")]);
         assert_eq!(ProxyConfig::from_environment("http://x/mcp", cgi), ProxyConfig::None);
         assert_eq!(ProxyConfig::from_environment("https://x/mcp", env(&[("https_proxy", " ")])), ProxyConfig::None);
+    }
+
+    #[test]
+    fn no_proxy_covers_names_parent_domains_addresses_and_networks() {
+        let list: Vec<String> =
+            ["a.example", ".b.example", "10.0.0.0/8", "::1", "192.168.1.7"].iter().map(|s| (*s).to_owned()).collect();
+        assert!(bypasses_proxy("a.example", &list));
+        assert!(bypasses_proxy("x.a.example", &list));
+        assert!(bypasses_proxy("B.example", &list));
+        assert!(!bypasses_proxy("xa.example", &list));
+        assert!(!bypasses_proxy("c.example", &list));
+        assert!(bypasses_proxy("10.1.2.3", &list));
+        assert!(!bypasses_proxy("11.1.2.3", &list));
+        assert!(bypasses_proxy("[::1]", &list));
+        assert!(bypasses_proxy("192.168.1.7", &list));
+        assert!(!bypasses_proxy("192.168.1.8", &list));
+        assert!(bypasses_proxy("127.0.0.1", &["127.0.0.0/8".to_owned()]));
+        assert!(bypasses_proxy("anything", &["*".to_owned()]));
+        assert!(!bypasses_proxy("anything", &[]));
     }
 
     #[test]
