@@ -9,7 +9,9 @@
 //!   params, the result rules and the error table. No I/O.
 //! - [`input`]: the checks of the upstream's input requests and of the
 //!   client's answers. No I/O.
-//! - [`frontend`]: the legacy server for one client connection.
+//! - [`session`]: one legacy client at the level of messages: lifecycle,
+//!   request slots, input rounds, forwarding; one lock for its state.
+//! - [`frontend`]: the stdio bridge: lines of one client to its session.
 //! - [`notify`]: the upstream's listen stream as the client's change
 //!   notifications.
 //! - [`upstream`]: the SDK client toward the 2026-07-28 server.
@@ -30,6 +32,7 @@ pub mod legacy;
 pub mod log;
 pub mod notify;
 pub mod profile;
+pub mod session;
 pub mod signin;
 pub mod translate;
 pub mod upstream;

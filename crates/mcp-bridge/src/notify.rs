@@ -14,11 +14,11 @@
 //! ```
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mcp_protocol::types::{LoggingLevel, SubscriptionFilter};
+use mcp_protocol::types::SubscriptionFilter;
 use mcp_protocol::{ErrorObject, JsonRpcNotification, Message};
 use mcp_sdk::RequestOptions;
 use mcp_sdk::client::RetryPolicy;
@@ -26,6 +26,7 @@ use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use crate::session::ClientLogLevel;
 use crate::translate::{Cause, error_for};
 use crate::upstream::Upstream;
 
@@ -166,7 +167,7 @@ pub fn start(
     upstream: Upstream,
     declared: Declared,
     out: mpsc::Sender<Message>,
-    log_level: Arc<Mutex<Option<LoggingLevel>>>,
+    log_level: Arc<ClientLogLevel>,
 ) -> Listener {
     let (commands, command_rx) = mpsc::channel(COMMAND_QUEUE);
     let stop = CancellationToken::new();
@@ -193,7 +194,7 @@ struct Owner {
     next_generation: u64,
     uris: BTreeSet<String>,
     stop: CancellationToken,
-    log_level: Arc<Mutex<Option<LoggingLevel>>>,
+    log_level: Arc<ClientLogLevel>,
 }
 
 /// A change waiting for its new stream.
@@ -324,7 +325,7 @@ impl Owner {
             // A lost stream is opened again at once, a few times, before
             // the owner's back-off takes over.
             retry: RetryPolicy::Force,
-            log_level: *self.log_level.lock().unwrap_or_else(|e| e.into_inner()),
+            log_level: self.log_level.get(),
             ..Default::default()
         };
         let (upstream, filter, ended) = (self.upstream.clone(), self.declared.filter(uris), events.clone());

@@ -1,0 +1,409 @@
+//! The legacy (2025-11-25) side of the bridge for one client, at the level
+//! of messages: decoded messages in, messages out on a channel, no lines
+//! and no stdio. The stdio bridge ([`crate::frontend`]) puts its reader and
+//! writer around it; the embedded bridge and HTTP sessions can too.
+//!
+//! One lock guards the session's state ([`State`]): it is never held across
+//! an await, and nothing takes another lock while holding it (the client's
+//! log level is an atomic cell, read by the upstream's callbacks).
+//!
+//! - this file: the lifecycle, the admission of requests (one task, a
+//!   slot, per request) and the end;
+//! - [`start`]: `initialize`: the upstream started and asked
+//!   `server/discover`;
+//! - [`forward`]: forwarded requests with their input rounds, log
+//!   messages, subscriptions;
+//! - [`rounds`]: the bridge's own requests to the client (`b-1`, ...).
+
+mod forward;
+mod rounds;
+mod start;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use mcp_protocol::types::{ClientCapabilities, LoggingLevel};
+use mcp_protocol::{
+    DecodeError, ErrorObject, JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest, JsonRpcResultResponse,
+    Message, RequestId, ShapeRule,
+};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::frontend::{FrontendOptions, OnInitialized};
+use crate::legacy::{self, NotificationClass, RequestClass};
+use crate::notify::{Declared, Listener};
+use crate::translate::{self, Cause, error_for};
+use crate::upstream::{Upstream, UpstreamConfig};
+
+/// The lifecycle state.
+#[derive(Default)]
+enum Lifecycle {
+    #[default]
+    AwaitingInitialize,
+    Initializing,
+    Ready(Upstream),
+    Closing,
+}
+
+/// What the session keeps, under its one lock.
+#[derive(Default)]
+struct State {
+    lifecycle: Lifecycle,
+    /// Client requests in flight, by id, with their cancel tokens.
+    slots: HashMap<RequestId, CancellationToken>,
+    /// The capabilities the client declared in `initialize`.
+    client_capabilities: ClientCapabilities,
+    /// The bridge's own requests to the client (`b-1`, ...) waiting for
+    /// their answer, by id.
+    pending: HashMap<String, oneshot::Sender<Result<Value, String>>>,
+    /// What the initialize result declared about change notifications.
+    declared: Declared,
+    /// The listen stream's owner, once started.
+    listener: Option<Listener>,
+    /// Taken at the first `notifications/initialized`.
+    on_initialized: Option<OnInitialized>,
+}
+
+/// The level of the client's last `logging/setLevel`, read by the
+/// upstream's callbacks without a lock.
+#[derive(Debug, Default)]
+pub struct ClientLogLevel(AtomicU8);
+
+impl ClientLogLevel {
+    const LEVELS: [LoggingLevel; 8] = [
+        LoggingLevel::Debug,
+        LoggingLevel::Info,
+        LoggingLevel::Notice,
+        LoggingLevel::Warning,
+        LoggingLevel::Error,
+        LoggingLevel::Critical,
+        LoggingLevel::Alert,
+        LoggingLevel::Emergency,
+    ];
+
+    /// The level, or `None` before the first `logging/setLevel`.
+    pub fn get(&self) -> Option<LoggingLevel> {
+        let stored = usize::from(self.0.load(Ordering::Relaxed));
+        stored.checked_sub(1).and_then(|i| Self::LEVELS.get(i).copied())
+    }
+
+    fn set(&self, level: LoggingLevel) {
+        let index = Self::LEVELS.iter().position(|l| *l == level).unwrap_or(0);
+        self.0.store(u8::try_from(index + 1).unwrap_or(1), Ordering::Relaxed);
+    }
+}
+
+/// One legacy client's session in front of one upstream.
+pub struct Session {
+    options: FrontendOptions,
+    config: UpstreamConfig,
+    out: mpsc::Sender<Message>,
+    state: Mutex<State>,
+    tasks: TaskTracker,
+    /// Parent of every slot's token.
+    stop_slots: CancellationToken,
+    /// Fired when the upstream is lost.
+    lost: CancellationToken,
+    on_upstream_started: Option<Arc<dyn Fn(u32) + Send + Sync>>,
+    log_level: Arc<ClientLogLevel>,
+    /// The number of the last `b-` id.
+    last_input_id: AtomicU64,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("options", &self.options).finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// A session in front of the upstream of `config`, writing every message
+    /// for the client to `out`. `on_upstream_started` gets the process id of
+    /// each child started; `on_initialized` is called at the client's
+    /// `notifications/initialized` (see [`crate::frontend::Hooks`]).
+    pub fn new(
+        config: UpstreamConfig,
+        options: FrontendOptions,
+        out: mpsc::Sender<Message>,
+        on_upstream_started: Option<Arc<dyn Fn(u32) + Send + Sync>>,
+        on_initialized: Option<OnInitialized>,
+    ) -> Arc<Session> {
+        Arc::new(Session {
+            options,
+            config,
+            out,
+            state: Mutex::new(State { on_initialized, ..State::default() }),
+            tasks: TaskTracker::new(),
+            stop_slots: CancellationToken::new(),
+            lost: CancellationToken::new(),
+            on_upstream_started,
+            log_level: Arc::default(),
+            last_input_id: AtomicU64::new(0),
+        })
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Handles one decoded message of the client. Never waits for a
+    /// request to finish: each runs in its own slot.
+    pub async fn handle(self: &Arc<Self>, message: Message) {
+        match message {
+            Message::Request(request) => self.handle_request(request).await,
+            Message::Notification(n) => self.handle_notification(n),
+            Message::Result(r) => self.resolve_input(&r.id, Ok(r.result)),
+            Message::Error(e) => match e.id {
+                Some(id) => self.resolve_input(&id, Err(format!("the client answered with error {}", e.error.code))),
+                None => tracing::debug!("an error response without id from the client; dropped"),
+            },
+        }
+    }
+
+    /// Handles what the client sent that does not decode: `id` is the one
+    /// recovered from it. A bad answer to a request of the bridge resolves
+    /// that request as not valid; anything else gets its error.
+    pub async fn handle_undecodable(&self, id: Option<RequestId>, error: &DecodeError) {
+        if let DecodeError::InvalidShape { rule: ShapeRule::ResponseIdType, .. } = error {
+            return tracing::debug!("a response with an id that is not a string or an integer; dropped");
+        }
+        if let Some(id) = id.as_ref().filter(|id| self.is_input_id(id)) {
+            return self.resolve_input(id, Err("the answer is not valid JSON-RPC".into()));
+        }
+        let (cause, detail) = translate::errors::cause_of_decode_error(error);
+        self.fail_with(id, cause, detail).await;
+    }
+
+    /// Answers a line over the length limit.
+    pub async fn reject_too_long(&self, id: Option<RequestId>) {
+        let detail = json!(self.options.max_line_bytes);
+        self.fail_with(id, Cause::LineTooLong, Some(detail)).await;
+    }
+
+    /// Completes when the upstream is lost.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn upstream_lost(&self) {
+        self.lost.cancelled().await;
+    }
+
+    /// Ends the session at the end of the client's input: every slot is
+    /// cancelled (none answers), they get the shutdown grace, and the
+    /// upstream is given back for the caller to close once the output is
+    /// written.
+    pub async fn end_of_input(&self) -> Option<Upstream> {
+        let upstream = self.close();
+        self.cancel_all();
+        self.wait_slots().await;
+        upstream
+    }
+
+    /// Ends the session after the loss of the upstream: every slot is
+    /// answered `upstream_exited`, then cancelled. The caller keeps handing
+    /// messages over (they are answered the same) until [`Session::wait_slots`]
+    /// completes.
+    pub fn upstream_exited(&self) -> Option<Upstream> {
+        let upstream = self.close();
+        self.answer_all(Cause::UpstreamExited);
+        upstream
+    }
+
+    /// Moves to `closing`; stops the listener; gives the upstream back.
+    fn close(&self) -> Option<Upstream> {
+        let (lifecycle, listener) = {
+            let mut state = self.state();
+            (std::mem::replace(&mut state.lifecycle, Lifecycle::Closing), state.listener.take())
+        };
+        if let Some(listener) = listener {
+            listener.stop();
+        }
+        match lifecycle {
+            Lifecycle::Ready(upstream) => Some(upstream),
+            _ => None,
+        }
+    }
+
+    pub(super) async fn send(&self, message: Message) {
+        // A closed writer means the client is gone; nothing to tell it.
+        let _ = self.out.send(message).await;
+    }
+
+    pub(super) async fn reply(&self, id: RequestId, result: Value) {
+        self.send(Message::Result(JsonRpcResultResponse::new(id, result))).await;
+    }
+
+    pub(super) async fn fail(&self, id: Option<RequestId>, error: ErrorObject) {
+        self.send(Message::Error(JsonRpcErrorResponse::new(id, error))).await;
+    }
+
+    pub(super) async fn fail_with(&self, id: Option<RequestId>, cause: Cause, detail: Option<Value>) {
+        self.fail(id, error_for(cause, detail)).await;
+    }
+
+    pub(super) fn handle_notification(self: &Arc<Self>, n: JsonRpcNotification) {
+        match legacy::classify_notification(&n.method) {
+            NotificationClass::Initialized => {
+                self.listener();
+                self.offer_consent();
+            }
+            NotificationClass::Cancelled => {
+                let token =
+                    legacy::cancelled_request_id(n.params.as_ref()).and_then(|id| self.state().slots.get(&id).cloned());
+                if let Some(token) = token {
+                    token.cancel();
+                }
+            }
+            NotificationClass::RootsListChanged | NotificationClass::Other => {
+                tracing::debug!(method = %n.method, "notification noted");
+            }
+        }
+    }
+
+    pub(super) async fn handle_request(self: &Arc<Self>, request: JsonRpcRequest) {
+        let id = request.id.clone();
+        let class = legacy::classify_request(&request.method);
+        match class {
+            RequestClass::Ping => return self.reply(id, json!({})).await,
+            RequestClass::SetLevel => {
+                return match legacy::parse_set_level(request.params.as_ref()) {
+                    Ok(level) => {
+                        self.log_level.set(level);
+                        self.reply(id, json!({})).await
+                    }
+                    Err(e) => self.fail_with(Some(id), Cause::InvalidParams, Some(json!(e.to_string()))).await,
+                };
+            }
+            RequestClass::Discover => return self.fail_with(Some(id), Cause::MethodNotFound, None).await,
+            _ => {}
+        }
+        enum Next {
+            Answer(Cause, Option<Value>),
+            Initialize,
+            Forward(Upstream),
+            Subscription,
+        }
+        let next = {
+            let mut state = self.state();
+            match (&state.lifecycle, class) {
+                (Lifecycle::AwaitingInitialize, RequestClass::Initialize) => {
+                    state.lifecycle = Lifecycle::Initializing;
+                    Next::Initialize
+                }
+                (Lifecycle::Initializing | Lifecycle::Ready(_), RequestClass::Initialize) => {
+                    Next::Answer(Cause::AlreadyInitialized, None)
+                }
+                (Lifecycle::AwaitingInitialize | Lifecycle::Initializing, _) => {
+                    if legacy::has_modern_meta(request.params.as_ref()) {
+                        Next::Answer(
+                            Cause::MethodNotFound,
+                            Some(json!("this server speaks 2025-11-25; send initialize")),
+                        )
+                    } else {
+                        Next::Answer(Cause::NotInitialized, None)
+                    }
+                }
+                (Lifecycle::Closing, _) => Next::Answer(Cause::UpstreamExited, None),
+                (Lifecycle::Ready(upstream), RequestClass::Forward) => Next::Forward(upstream.clone()),
+                (Lifecycle::Ready(_), RequestClass::Subscribe | RequestClass::Unsubscribe) => {
+                    if state.declared.subscribe {
+                        Next::Subscription
+                    } else {
+                        Next::Answer(Cause::MethodNotFound, Some(json!("the server has no resource subscriptions")))
+                    }
+                }
+                (Lifecycle::Ready(_), _) => Next::Answer(Cause::MethodNotFound, None),
+            }
+        };
+        match next {
+            Next::Answer(cause, detail) => self.fail_with(Some(id), cause, detail).await,
+            Next::Initialize => {
+                self.admit(request, |frontend, request, token| frontend.initialize(request, token)).await
+            }
+            Next::Forward(upstream) => {
+                self.admit(request, move |frontend, request, token| frontend.forward(upstream, request, token)).await
+            }
+            Next::Subscription => {
+                self.admit(request, |frontend, request, token| frontend.change_subscription(request, token)).await
+            }
+        }
+    }
+
+    /// Starts a slot for the request, or answers at once when the limit is
+    /// reached (the reader never waits for a slot).
+    pub(super) async fn admit<F, Fut>(self: &Arc<Self>, request: JsonRpcRequest, work: F)
+    where
+        F: FnOnce(Arc<Session>, JsonRpcRequest, CancellationToken) -> Fut,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let (id, is_initialize) = (request.id.clone(), request.method == "initialize");
+        let refused = {
+            let slots = &mut self.state().slots;
+            if slots.len() >= self.options.max_in_flight {
+                Some((Cause::TooManyRequests, Some(json!(self.options.max_in_flight))))
+            } else if slots.contains_key(&id) {
+                Some((Cause::InvalidRequestShape, Some(json!("the id is already in flight"))))
+            } else {
+                let token = self.stop_slots.child_token();
+                slots.insert(id.clone(), token.clone());
+                self.tasks.spawn(work(self.clone(), request, token));
+                None
+            }
+        };
+        if let Some((cause, detail)) = refused {
+            if is_initialize {
+                self.state().lifecycle = Lifecycle::AwaitingInitialize;
+            }
+            self.fail_with(Some(id), cause, detail).await;
+        }
+    }
+
+    /// Writes a slot's response, once, unless it was cancelled or already
+    /// answered (by the loss of the upstream).
+    pub(super) async fn respond(&self, id: RequestId, outcome: Result<Value, ErrorObject>) {
+        let live = match self.state().slots.remove(&id) {
+            Some(token) => !token.is_cancelled(),
+            None => false,
+        };
+        if live {
+            match outcome {
+                Ok(result) => self.reply(id, result).await,
+                Err(error) => self.fail(Some(id), error).await,
+            }
+        }
+    }
+
+    /// Cancels every slot; none of them answers.
+    pub(super) fn cancel_all(&self) {
+        let slots: Vec<CancellationToken> = self.state().slots.drain().map(|(_, token)| token).collect();
+        for token in slots {
+            token.cancel();
+        }
+        self.stop_slots.cancel();
+    }
+
+    /// Answers every slot with `cause`, then cancels it.
+    pub(super) fn answer_all(&self, cause: Cause) {
+        let slots: Vec<(RequestId, CancellationToken)> = self.state().slots.drain().collect();
+        for (id, token) in slots {
+            let error = error_for(cause, None);
+            if self.out.try_send(Message::Error(JsonRpcErrorResponse::new(Some(id), error))).is_err() {
+                tracing::debug!("output queue full; an error response was dropped");
+            }
+            token.cancel();
+        }
+        self.stop_slots.cancel();
+    }
+
+    /// Waits for the slots to end, at most the grace period.
+    pub async fn wait_slots(&self) {
+        self.tasks.close();
+        if tokio::time::timeout(self.options.shutdown_grace, self.tasks.wait()).await.is_err() {
+            tracing::debug!(left = self.tasks.len(), "slots still running after the grace period");
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! Forwarded requests: time limits, the upstream's input rounds answered
+//! through the client, log messages at the client's level, and resource
+//! subscriptions on the listener.
+
+use std::sync::Arc;
+
+use mcp_protocol::types::{LoggingLevel, LoggingMessageNotificationParams, ProgressNotificationParams};
+use mcp_protocol::{ErrorObject, JsonRpcNotification, JsonRpcRequest, Message, RequestId};
+use mcp_sdk::RequestOptions;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{ClientLogLevel, Lifecycle, Session};
+use crate::input;
+use crate::legacy;
+use crate::notify::{self, Listener};
+use crate::translate::{self, Cause, error_for};
+use crate::upstream::Upstream;
+
+impl Session {
+    /// The listener, started on first use when the upstream is ready and the
+    /// initialize result declared change notifications.
+    pub(super) fn listener(&self) -> Option<Listener> {
+        let mut state = self.state();
+        let super::State { declared, lifecycle, listener, .. } = &mut *state;
+        let Lifecycle::Ready(upstream) = lifecycle else { return None };
+        if !declared.any() {
+            return None;
+        }
+        let declared = *declared;
+        Some(
+            listener
+                .get_or_insert_with(|| {
+                    notify::start(upstream.clone(), declared, self.out.clone(), self.log_level.clone())
+                })
+                .clone(),
+        )
+    }
+
+    pub(super) async fn change_subscription(self: Arc<Self>, request: JsonRpcRequest, token: CancellationToken) {
+        let method =
+            if request.method == "resources/subscribe" { "resources/subscribe" } else { "resources/unsubscribe" };
+        let outcome = match legacy::parse_subscription(method, request.params.as_ref()) {
+            Err(e) => Err(error_for(Cause::InvalidParams, Some(json!(e.to_string())))),
+            Ok(uri) => match self.listener() {
+                None => Err(error_for(Cause::MethodNotFound, None)),
+                Some(listener) => {
+                    let change = async {
+                        if method == "resources/subscribe" {
+                            listener.subscribe(uri).await
+                        } else {
+                            listener.unsubscribe(uri).await
+                        }
+                    };
+                    tokio::select! {
+                        outcome = change => outcome.map(|()| json!({})),
+                        _ = token.cancelled() => return,
+                    }
+                }
+            },
+        };
+        self.respond(request.id, outcome).await;
+    }
+
+    pub(super) async fn forward(
+        self: Arc<Self>,
+        upstream: Upstream,
+        request: JsonRpcRequest,
+        token: CancellationToken,
+    ) {
+        let method = request.method.clone();
+        let forwarded = translate::forward_params(self.options.profile, request.params.as_ref());
+        let limit = self.options.timeouts.for_method(&method);
+        let on_progress = forwarded.progress_token.clone().map(|client_token| {
+            let out = self.out.clone();
+            let callback: mcp_sdk::client::ProgressCallback = Arc::new(move |p: &ProgressNotificationParams| {
+                let mut params = p.clone();
+                params.progress_token = client_token.clone();
+                params.meta = None;
+                let n = JsonRpcNotification::new("notifications/progress", serde_json::to_value(params).ok());
+                if out.try_send(Message::Notification(n)).is_err() {
+                    tracing::debug!("output queue full; a progress notification was dropped");
+                }
+            });
+            callback
+        });
+        // Over HTTP the upstream's log messages come on the request's own
+        // stream; they reach the client at its level, as on stdio.
+        let (out, level) = (self.out.clone(), self.log_level.clone());
+        let on_log: mcp_sdk::client::LogCallback = Arc::new(move |message: &LoggingMessageNotificationParams| {
+            if let Ok(params) = serde_json::to_value(message) {
+                forward_log(&out, &level, &JsonRpcNotification::new("notifications/message", Some(params)));
+            }
+        });
+        let options = RequestOptions {
+            timeout: Some(limit),
+            max_total_timeout: Some(limit),
+            cancel: Some(token.clone()),
+            on_log: Some(on_log),
+            log_level: self.log_level.get(),
+            meta: forwarded.meta,
+            on_progress,
+            allow_input_required: true,
+            ..Default::default()
+        };
+        let id = request.id;
+        let work = self.run_rounds(&upstream, &id, &method, forwarded.params, &options, &token);
+        match crate::watch::watched(crate::watch::Forwarded { id: &id, method: &method }, work).await {
+            Some(outcome) => self.respond(id, outcome).await,
+            None => {
+                self.state().slots.remove(&id);
+            }
+        }
+    }
+
+    /// Sends a forwarded request and answers its input rounds through the
+    /// client, at most [`input::MAX_ROUNDS`] of them. `None` means no
+    /// response (cancelled).
+    pub(super) async fn run_rounds(
+        &self,
+        upstream: &Upstream,
+        client_id: &RequestId,
+        method: &str,
+        mut params: serde_json::Map<String, Value>,
+        options: &RequestOptions,
+        token: &CancellationToken,
+    ) -> Option<Result<Value, ErrorObject>> {
+        let mut sent_state = false;
+        for round in 0..=input::MAX_ROUNDS {
+            let sent_at = std::time::Instant::now();
+            let exchanged = upstream.request(method, params.clone(), options).await;
+            trace_exchange(client_id, round, method, &exchanged, sent_at.elapsed());
+            let value = match exchanged {
+                Ok(value) => value,
+                Err(crate::upstream::Failed { error: mcp_sdk::Error::Rpc { error }, .. })
+                    if sent_state && error.code == mcp_protocol::error_code::INVALID_PARAMS =>
+                {
+                    return Some(state_refused(method, error));
+                }
+                Err(failed) => return translate::errors::error_of_failed(&failed, method).map(Err),
+            };
+            if value.get("resultType").and_then(Value::as_str) != Some("input_required") {
+                return Some(Ok(translate::shape_result(method, value, upstream.origin())));
+            }
+            if round == input::MAX_ROUNDS {
+                break;
+            }
+            let needed: mcp_protocol::types::InputRequiredResult = match serde_json::from_value(value) {
+                Ok(needed) => needed,
+                Err(e) => return Some(Err(error_for(Cause::InvalidResponse, Some(json!(e.to_string()))))),
+            };
+            let requests = needed.input_requests.unwrap_or_default();
+            let declared = self.state().client_capabilities.clone();
+            if let Err(refused) = input::check_round(&requests, &declared) {
+                return Some(Err(error_for(refused.cause, Some(refused.detail))));
+            }
+            let answers = match self.run_round(requests, token).await {
+                Ok(answers) => answers,
+                Err(end) => return end.map(Err),
+            };
+            params.remove("inputResponses");
+            params.remove("requestState");
+            if !answers.is_empty() {
+                params.insert("inputResponses".into(), serde_json::to_value(&answers).unwrap_or(Value::Null));
+            }
+            sent_state = needed.request_state.is_some();
+            if let Some(state) = needed.request_state {
+                params.insert("requestState".into(), json!(state));
+            }
+        }
+        Some(Err(error_for(Cause::TooManyRounds, Some(json!(input::MAX_ROUNDS)))))
+    }
+}
+
+/// The answer when the upstream refuses the `requestState` of a round
+/// (-32602 on a retry): a tool result the user can read for `tools/call`,
+/// an error with that text for the other methods.
+fn state_refused(method: &str, error: ErrorObject) -> Result<Value, ErrorObject> {
+    const TEXT: &str =
+        "The server did not accept the answers to its questions (they may have expired). Please try again.";
+    if method == "tools/call" {
+        Ok(json!({ "content": [{ "type": "text", "text": TEXT }], "isError": true }))
+    } else {
+        let mut refused = ErrorObject::new(error.code, TEXT);
+        refused.data = error.data;
+        Err(refused)
+    }
+}
+
+/// The tracer's line for one exchange with the upstream (seed:
+/// Diagnostics): the client's request id, the round, the method, the
+/// outcome and the time it took.
+fn trace_exchange(
+    client_id: &RequestId,
+    round: usize,
+    method: &str,
+    exchanged: &Result<Value, crate::upstream::Failed>,
+    took: std::time::Duration,
+) {
+    let outcome = match exchanged {
+        Ok(value) => value.get("resultType").and_then(Value::as_str).unwrap_or("complete").to_owned(),
+        Err(failed) => format!("failed: {}", failed.error),
+    };
+    tracing::debug!("exchange: request {client_id} round {round} {method}: {outcome} in {} ms", took.as_millis());
+}
+
+/// Forwards an upstream log message to the client when it is at or above
+/// the level of the last `logging/setLevel`.
+pub(super) fn forward_log(out: &mpsc::Sender<Message>, level: &ClientLogLevel, n: &JsonRpcNotification) {
+    if n.method != "notifications/message" {
+        tracing::debug!(method = %n.method, "upstream notification for no request dropped");
+        return;
+    }
+    let Some(params) = n.params.as_ref() else { return };
+    let Ok(message_level) = serde_json::from_value::<LoggingLevel>(params["level"].clone()) else { return };
+    let wanted = level.get();
+    if wanted.is_some_and(|w| message_level >= w) {
+        let mut params = params.clone();
+        if let Some(obj) = params.as_object_mut() {
+            obj.remove("_meta");
+        }
+        let forwarded = JsonRpcNotification::new("notifications/message", Some(params));
+        if out.try_send(Message::Notification(forwarded)).is_err() {
+            tracing::debug!("output queue full; a log message was dropped");
+        }
+    }
+}

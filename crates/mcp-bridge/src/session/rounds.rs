@@ -1,0 +1,153 @@
+//! The bridge's own requests to the client (`b-1`, `b-2`, ...): the input
+//! requests of the upstream's rounds and the sign-in consent, each waiting
+//! in the pending table for its answer.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use mcp_protocol::types::{InputRequest, InputRequests, InputResponse, InputResponses};
+use mcp_protocol::{ErrorObject, JsonRpcNotification, JsonRpcRequest, Message, RequestId};
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::Session;
+use crate::input;
+use crate::translate::{Cause, error_for};
+
+/// One input request of a round, sent to the client, waiting for its answer.
+struct Waiting {
+    /// The upstream's key of the input request.
+    key: String,
+    /// The bridge's id of the request to the client (`b-<n>`).
+    id: String,
+    request: InputRequest,
+    answer: oneshot::Receiver<Result<Value, String>>,
+}
+
+impl Session {
+    pub(super) fn is_input_id(&self, id: &RequestId) -> bool {
+        matches!(id, RequestId::String(s) if s.starts_with(self.options.profile.request_id_prefix))
+    }
+
+    /// Resolves an answer of the client to a `b-` request at once; any
+    /// other response (numeric, unknown, late or second answer) is dropped.
+    pub(super) fn resolve_input(&self, id: &RequestId, answer: Result<Value, String>) {
+        let waiting = match id {
+            RequestId::String(s) if self.is_input_id(id) => self.state().pending.remove(s),
+            _ => None,
+        };
+        match waiting {
+            Some(tx) => {
+                let _ = tx.send(answer);
+            }
+            None => tracing::debug!(%id, "a response that answers no request of the bridge; dropped"),
+        }
+    }
+
+    /// Gives the sign-in gate a way to ask the client, when the client
+    /// declared URL elicitations: an `elicitation/create` in URL mode with
+    /// the authorization URL, answered within the input time limit.
+    pub(super) fn offer_consent(self: &Arc<Self>) {
+        let Some(hook) = self.state().on_initialized.take() else { return };
+        let can_ask = self.state().client_capabilities.elicitation.as_ref().is_some_and(|e| e.supports_url());
+        if !can_ask {
+            hook(None);
+            return;
+        }
+        // Weak: the consent lives in the upstream's OAuth client, which the
+        // front end owns.
+        let frontend = Arc::downgrade(self);
+        hook(Some(Arc::new(move |url: String| {
+            let frontend = frontend.clone();
+            Box::pin(async move {
+                let frontend = frontend.upgrade().ok_or("the client is gone")?;
+                let request = input::url_consent_request(&url).map_err(|e| e.to_string())?;
+                let token = frontend.stop_slots.child_token();
+                let answers = frontend
+                    .run_round(InputRequests::from([("sign_in".to_owned(), request)]), &token)
+                    .await
+                    .map_err(|_| "the client did not answer the sign-in request".to_owned())?;
+                Ok(matches!(
+                    answers.get("sign_in"),
+                    Some(InputResponse::Elicit(answer)) if answer.action == mcp_protocol::types::ElicitAction::Accept
+                ))
+            })
+        })));
+    }
+
+    /// Sends one round of input requests to the client, all registered
+    /// before the first goes out, and waits for every answer. `Err(None)`:
+    /// cancelled (no response); `Err(Some(_))`: the error for the client.
+    pub(super) async fn run_round(
+        &self,
+        requests: InputRequests,
+        token: &CancellationToken,
+    ) -> Result<InputResponses, Option<ErrorObject>> {
+        let prefix = self.options.profile.request_id_prefix;
+        let mut waiting: Vec<Waiting> = Vec::new();
+        {
+            let pending = &mut self.state().pending;
+            for (key, request) in requests {
+                let id = format!("{prefix}{}", self.last_input_id.fetch_add(1, Ordering::Relaxed) + 1);
+                let (tx, answer) = oneshot::channel();
+                pending.insert(id.clone(), tx);
+                waiting.push(Waiting { key, id, request, answer });
+            }
+        }
+        for w in &waiting {
+            let (method, params) = input::client_request(&w.request);
+            self.send(Message::Request(JsonRpcRequest::new(RequestId::String(w.id.clone()), method, params))).await;
+        }
+        let ids: Vec<String> = waiting.iter().map(|w| w.id.clone()).collect();
+        let deadline = tokio::time::sleep(self.options.input_timeout);
+        tokio::pin!(deadline);
+        let mut answers = InputResponses::new();
+        for Waiting { key, request, answer: rx, .. } in waiting {
+            let answer = tokio::select! {
+                answer = rx => answer,
+                _ = token.cancelled() => {
+                    self.abandon(&ids).await;
+                    return Err(None);
+                }
+                _ = &mut deadline => {
+                    self.abandon(&ids).await;
+                    let limit = self.options.input_timeout.as_millis();
+                    return Err(Some(error_for(Cause::InputTimeout, Some(json!({ "key": key, "timeout_ms": limit })))));
+                }
+            };
+            let checked = match answer {
+                Ok(Ok(value)) => input::check_answer(&key, &request, value),
+                Ok(Err(reason)) => Err(reason),
+                Err(_) => Err("no answer".into()),
+            };
+            match checked {
+                Ok(response) => {
+                    answers.insert(key, response);
+                }
+                Err(reason) => {
+                    self.abandon(&ids).await;
+                    return Err(Some(error_for(
+                        Cause::InvalidClientAnswer,
+                        Some(json!({ "key": key, "reason": reason })),
+                    )));
+                }
+            }
+        }
+        Ok(answers)
+    }
+
+    /// Removes a round's entries first, then tells the client that each
+    /// request it has not answered is cancelled; a late answer then finds
+    /// no entry and is dropped.
+    pub(super) async fn abandon(&self, ids: &[String]) {
+        let unanswered: Vec<String> = {
+            let pending = &mut self.state().pending;
+            ids.iter().filter(|id| pending.remove(*id).is_some()).cloned().collect()
+        };
+        for id in unanswered {
+            let params = json!({ "requestId": id, "reason": "the request it belonged to ended" });
+            self.send(Message::Notification(JsonRpcNotification::new("notifications/cancelled", Some(params)))).await;
+        }
+    }
+}

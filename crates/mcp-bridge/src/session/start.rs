@@ -1,0 +1,126 @@
+//! `initialize`: the upstream started and asked `server/discover`; its
+//! answer becomes the initialize result.
+
+use std::sync::Arc;
+
+use mcp_protocol::{ErrorObject, JsonRpcNotification, JsonRpcRequest};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::forward::forward_log;
+use super::{Lifecycle, Session};
+use crate::input;
+use crate::legacy;
+use crate::notify::Declared;
+use crate::translate::{self, Cause, ReplyMask, error_for};
+use crate::upstream::{Upstream, describe_exit};
+
+impl Session {
+    pub(super) async fn initialize(self: Arc<Self>, request: JsonRpcRequest, token: CancellationToken) {
+        let id = request.id.clone();
+        let outcome = tokio::select! {
+            outcome = self.start_upstream(&request) => outcome,
+            _ = token.cancelled() => Err(None),
+        };
+        match outcome {
+            Ok((upstream, result)) => {
+                let lost_upstream = upstream.clone();
+                self.state().lifecycle = Lifecycle::Ready(upstream);
+                let frontend = self.clone();
+                // The watcher ends with the slots, so it never keeps the
+                // writer open after the end of the input.
+                self.tasks.spawn(async move {
+                    let status = tokio::select! {
+                        status = lost_upstream.lost() => status,
+                        _ = frontend.stop_slots.cancelled() => return,
+                    };
+                    if matches!(frontend.state().lifecycle, Lifecycle::Ready(_)) {
+                        tracing::warn!("the MCP server stopped with {}", describe_exit(status));
+                        frontend.lost.cancel();
+                    }
+                });
+                self.respond(id, Ok(result)).await;
+            }
+            Err(error) => {
+                self.state().lifecycle = Lifecycle::AwaitingInitialize;
+                match error {
+                    Some(error) => self.respond(id, Err(error)).await,
+                    None => {
+                        self.state().slots.remove(&id);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts the upstream and asks it `server/discover`; stops it again on
+    /// failure. `Err(None)` never comes from here (cancellation is the
+    /// caller's).
+    pub(super) async fn start_upstream(
+        &self,
+        request: &JsonRpcRequest,
+    ) -> Result<(Upstream, Value), Option<ErrorObject>> {
+        let params = legacy::parse_initialize(request.params.as_ref())
+            .map_err(|e| Some(error_for(Cause::InvalidParams, Some(json!(e.to_string())))))?;
+        let out = self.out.clone();
+        let log_level = self.log_level.clone();
+        let on_unrouted: crate::upstream::OnUnrouted = Arc::new(move |n: &JsonRpcNotification| {
+            forward_log(&out, &log_level, n);
+        });
+        let upstream_capabilities = input::upstream_capabilities(&params.capabilities);
+        self.state().client_capabilities = params.capabilities;
+        let upstream = Upstream::connect(&self.config, params.client_info, upstream_capabilities, on_unrouted)
+            .map_err(|e| {
+                tracing::error!("cannot start the MCP server: {e}");
+                let cause = match self.config {
+                    crate::upstream::UpstreamConfig::Http(_) => Cause::ConnectFailed,
+                    _ => Cause::SpawnFailed,
+                };
+                Some(error_for(cause, None))
+            })?;
+        if let (Some(pid), Some(hook)) = (upstream.process_id(), &self.on_upstream_started) {
+            hook(pid);
+        }
+        let limit = self.options.discover_timeout;
+        match upstream.discover(limit).await {
+            Ok(discover) => {
+                let mask = ReplyMask { list_changed: true, subscribe: true };
+                let result = translate::initialize_result(self.options.profile, &discover, mask);
+                let caps = &result.capabilities;
+                let on = |v: Option<bool>| v == Some(true);
+                self.state().declared = Declared {
+                    tools: on(caps.tools.as_ref().and_then(|c| c.list_changed)),
+                    prompts: on(caps.prompts.as_ref().and_then(|c| c.list_changed)),
+                    resources: on(caps.resources.as_ref().and_then(|c| c.list_changed)),
+                    subscribe: on(caps.resources.as_ref().and_then(|c| c.subscribe)),
+                };
+                let value = serde_json::to_value(result)
+                    .map_err(|e| Some(error_for(Cause::InvalidResponse, Some(json!(e.to_string())))))?;
+                Ok((upstream, value))
+            }
+            Err(failed) => {
+                tracing::warn!("server/discover failed: {}", failed.error);
+                upstream.close().await;
+                let error = match failed.error {
+                    _ if failed.sign_in.is_some() || matches!(failed.http_status, Some(401 | 403)) => {
+                        translate::errors::error_of_failed(&failed, "server/discover")
+                            .unwrap_or_else(|| error_for(Cause::DiscoverFailed, None))
+                    }
+                    mcp_sdk::Error::Rpc { error } => {
+                        let mut error = translate::upstream_error(&error);
+                        error.data = Some(json!({ "cause": "discover_failed", "detail": error.message }));
+                        error
+                    }
+                    mcp_sdk::Error::Timeout { .. } => {
+                        error_for(Cause::DiscoverFailed, Some(json!({ "timeout_ms": limit.as_millis() })))
+                    }
+                    // Not discover's own failure: the cause of the SDK's error
+                    // (upstream_exited, closed, transport_failed, ...).
+                    _ => translate::errors::error_of_failed(&failed, "server/discover")
+                        .unwrap_or_else(|| error_for(Cause::Closed, None)),
+                };
+                Err(Some(error))
+            }
+        }
+    }
+}
