@@ -38,7 +38,8 @@ fn complete(value: Value) -> Result<Reply<CallToolResult>, HandlerError> {
     serde_json::from_value(value).map(Reply::Complete).map_err(|e| HandlerError::internal(e.to_string()))
 }
 
-fn text(text: impl Into<String>) -> Result<Reply<CallToolResult>, HandlerError> {
+/// A tool result of one text.
+pub(crate) fn text(text: impl Into<String>) -> Result<Reply<CallToolResult>, HandlerError> {
     complete(json!({"content": [{"type": "text", "text": text.into()}]}))
 }
 
@@ -102,6 +103,7 @@ pub fn build_server() -> Server {
     let builder = input_tools(builder);
     let builder = diagnostic_tools(builder);
     let builder = crate::tasks::task_tools(builder);
+    let builder = crate::legacy_tools::legacy_named_tools(builder);
     let builder = prompts(builder);
     resources(builder)
         .completion(|_request, _ctx| async move {

@@ -6,5 +6,6 @@
 #![cfg_attr(not(test), warn(clippy::print_stdout, clippy::unwrap_used))]
 
 pub mod everything;
+mod legacy_tools;
 pub mod player;
 mod tasks;

@@ -32,9 +32,9 @@ fn main() -> ExitCode {
         let stop = async {
             let _ = tokio::signal::ctrl_c().await;
         };
-        mcp_conformance::everything::build_server()
-            .serve_http(listener, mcp_sdk::server::http::HttpOptions::default(), stop)
-            .await
+        // Both eras on one endpoint (the embedded bridge over HTTP).
+        let server = mcp_conformance::everything::build_server();
+        mcp_bridge::embed::http::serve_http(&server, listener, Default::default(), Default::default(), stop).await
     });
     match served {
         Ok(()) => ExitCode::SUCCESS,

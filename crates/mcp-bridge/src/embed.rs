@@ -6,6 +6,8 @@
 //! A `server/discover` before the first other request chooses nothing: it
 //! is answered (or refused) and the next request decides.
 
+pub mod http;
+
 use std::io::Cursor;
 
 use mcp_protocol::{ErrorObject, JsonRpcErrorResponse, Message, decode_message, error_code};

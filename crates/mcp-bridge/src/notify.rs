@@ -26,7 +26,7 @@ use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::session::ClientLogLevel;
+use crate::session::{ClientLogLevel, Outgoing};
 use crate::translate::{Cause, error_for};
 use crate::upstream::Upstream;
 
@@ -166,7 +166,7 @@ struct Stream {
 pub fn start(
     upstream: Upstream,
     declared: Declared,
-    out: mpsc::Sender<Message>,
+    out: mpsc::Sender<Outgoing>,
     log_level: Arc<ClientLogLevel>,
 ) -> Listener {
     let (commands, command_rx) = mpsc::channel(COMMAND_QUEUE);
@@ -188,7 +188,7 @@ pub fn start(
 struct Owner {
     upstream: Upstream,
     declared: Declared,
-    out: mpsc::Sender<Message>,
+    out: mpsc::Sender<Outgoing>,
     /// The generation whose events reach the client (0: none yet).
     active: Arc<AtomicU64>,
     next_generation: u64,
@@ -381,18 +381,21 @@ impl Owner {
             (self.declared.resources, "notifications/resources/list_changed"),
         ];
         for (_, method) in lists.iter().filter(|(on, _)| *on) {
-            let _ = self.out.send(Message::Notification(JsonRpcNotification::new(*method, None))).await;
+            let _ = self
+                .out
+                .send(Outgoing::unrelated(Message::Notification(JsonRpcNotification::new(*method, None))))
+                .await;
         }
         for uri in &self.uris {
             let n = JsonRpcNotification::new("notifications/resources/updated", Some(json!({ "uri": uri })));
-            let _ = self.out.send(Message::Notification(n)).await;
+            let _ = self.out.send(Outgoing::unrelated(Message::Notification(n))).await;
         }
     }
 }
 
 /// Writes one event of the active stream to the client, without the
 /// subscription id; anything else of the stream stays in the bridge.
-fn forward_event(out: &mpsc::Sender<Message>, n: &JsonRpcNotification) {
+fn forward_event(out: &mpsc::Sender<Outgoing>, n: &JsonRpcNotification) {
     const EVENTS: [&str; 4] = [
         "notifications/tools/list_changed",
         "notifications/prompts/list_changed",
@@ -408,7 +411,7 @@ fn forward_event(out: &mpsc::Sender<Message>, n: &JsonRpcNotification) {
         (!obj.is_empty()).then_some(p)
     });
     let event = JsonRpcNotification::new(n.method.clone(), params);
-    if out.try_send(Message::Notification(event)).is_err() {
+    if out.try_send(Outgoing::unrelated(Message::Notification(event))).is_err() {
         tracing::debug!("output queue full; a change notification was dropped");
     }
 }
@@ -447,7 +450,7 @@ mod tests {
         forward_event(&out, &tagged("notifications/subscriptions/acknowledged", json!({"notifications": {}})));
         drop(out);
         let mut seen = Vec::new();
-        while let Some(Message::Notification(n)) = rx.recv().await {
+        while let Some(Outgoing { message: Message::Notification(n), .. }) = rx.recv().await {
             seen.push(serde_json::to_value(n).unwrap());
         }
         assert_eq!(

@@ -97,11 +97,42 @@ impl ClientLogLevel {
     }
 }
 
+/// A message for the client, with the client request it belongs to: the
+/// response to it, its progress and log messages, the bridge's input
+/// requests of its rounds and their cancellations. Change notifications
+/// belong to none. A transport with one stream per request (HTTP) routes
+/// by it; stdio writes the message.
+#[derive(Debug)]
+pub struct Outgoing {
+    /// The message.
+    pub message: Message,
+    /// The id of the client request it belongs to.
+    pub related: Option<RequestId>,
+}
+
+impl Outgoing {
+    /// A message that belongs to no request.
+    pub fn unrelated(message: Message) -> Outgoing {
+        Outgoing { message, related: None }
+    }
+
+    /// A message that belongs to the client request `id`.
+    pub fn related(message: Message, id: &RequestId) -> Outgoing {
+        Outgoing { message, related: Some(id.clone()) }
+    }
+}
+
+impl mcp_sdk::transport::lines::Outbound for Outgoing {
+    fn message(&self) -> &Message {
+        &self.message
+    }
+}
+
 /// One legacy client's session in front of one upstream.
 pub struct Session {
     options: FrontendOptions,
     config: UpstreamConfig,
-    out: mpsc::Sender<Message>,
+    out: mpsc::Sender<Outgoing>,
     state: Mutex<State>,
     tasks: TaskTracker,
     /// Parent of every slot's token.
@@ -128,7 +159,7 @@ impl Session {
     pub fn new(
         config: UpstreamConfig,
         options: FrontendOptions,
-        out: mpsc::Sender<Message>,
+        out: mpsc::Sender<Outgoing>,
         on_upstream_started: Option<Arc<dyn Fn(u32) + Send + Sync>>,
         on_initialized: Option<OnInitialized>,
     ) -> Arc<Session> {
@@ -228,17 +259,19 @@ impl Session {
         }
     }
 
-    pub(super) async fn send(&self, message: Message) {
+    /// Sends a message to the client, tagged with the request it belongs to.
+    pub(super) async fn send(&self, message: Message, related: Option<&RequestId>) {
         // A closed writer means the client is gone; nothing to tell it.
-        let _ = self.out.send(message).await;
+        let _ = self.out.send(Outgoing { message, related: related.cloned() }).await;
     }
 
     pub(super) async fn reply(&self, id: RequestId, result: Value) {
-        self.send(Message::Result(JsonRpcResultResponse::new(id, result))).await;
+        self.send(Message::Result(JsonRpcResultResponse::new(id.clone(), result)), Some(&id)).await;
     }
 
     pub(super) async fn fail(&self, id: Option<RequestId>, error: ErrorObject) {
-        self.send(Message::Error(JsonRpcErrorResponse::new(id, error))).await;
+        let related = id.clone();
+        self.send(Message::Error(JsonRpcErrorResponse::new(id, error)), related.as_ref()).await;
     }
 
     pub(super) async fn fail_with(&self, id: Option<RequestId>, cause: Cause, detail: Option<Value>) {
@@ -391,7 +424,8 @@ impl Session {
         let slots: Vec<(RequestId, CancellationToken)> = self.state().slots.drain().collect();
         for (id, token) in slots {
             let error = error_for(cause, None);
-            if self.out.try_send(Message::Error(JsonRpcErrorResponse::new(Some(id), error))).is_err() {
+            let message = Message::Error(JsonRpcErrorResponse::new(Some(id.clone()), error));
+            if self.out.try_send(Outgoing::related(message, &id)).is_err() {
                 tracing::debug!("output queue full; an error response was dropped");
             }
             token.cancel();

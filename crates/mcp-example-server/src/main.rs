@@ -16,7 +16,8 @@ Usage: mcp-example-server [--http ADDR] [--max-line-bytes N] [--max-in-flight N]
 
 Options:
   --http ADDR          serve Streamable HTTP at http://ADDR/mcp (for example
-                       127.0.0.1:8080) instead of stdio; stops on Ctrl-C
+                       127.0.0.1:8080) instead of stdio, to 2026-07-28 and
+                       2025-11-25 clients alike; stops on Ctrl-C
   --max-line-bytes N   longest accepted request line (default 67108864)
   --max-in-flight N    requests handled at once (default 256)
   -h, --help           this text
@@ -85,7 +86,10 @@ fn main() -> ExitCode {
                 let stop = async {
                     let _ = tokio::signal::ctrl_c().await;
                 };
-                server.serve_http(listener, mcp_sdk::server::http::HttpOptions::default(), stop).await
+                // Both eras on one endpoint: 2025-11-25 clients get a legacy
+                // session through the embedded bridge.
+                let (http, legacy) = (Default::default(), Default::default());
+                mcp_bridge::embed::http::serve_http(&server, listener, http, legacy, stop).await
             }
         }
     });

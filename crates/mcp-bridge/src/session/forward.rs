@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{ClientLogLevel, Lifecycle, Session};
+use super::{ClientLogLevel, Lifecycle, Outgoing, Session};
 use crate::input;
 use crate::legacy;
 use crate::notify::{self, Listener};
@@ -72,14 +72,15 @@ impl Session {
         let method = request.method.clone();
         let forwarded = translate::forward_params(self.options.profile, request.params.as_ref());
         let limit = self.options.timeouts.for_method(&method);
+        let related = request.id.clone();
         let on_progress = forwarded.progress_token.clone().map(|client_token| {
-            let out = self.out.clone();
+            let (out, related) = (self.out.clone(), related.clone());
             let callback: mcp_sdk::client::ProgressCallback = Arc::new(move |p: &ProgressNotificationParams| {
                 let mut params = p.clone();
                 params.progress_token = client_token.clone();
                 params.meta = None;
                 let n = JsonRpcNotification::new("notifications/progress", serde_json::to_value(params).ok());
-                if out.try_send(Message::Notification(n)).is_err() {
+                if out.try_send(Outgoing::related(Message::Notification(n), &related)).is_err() {
                     tracing::debug!("output queue full; a progress notification was dropped");
                 }
             });
@@ -90,7 +91,8 @@ impl Session {
         let (out, level) = (self.out.clone(), self.log_level.clone());
         let on_log: mcp_sdk::client::LogCallback = Arc::new(move |message: &LoggingMessageNotificationParams| {
             if let Ok(params) = serde_json::to_value(message) {
-                forward_log(&out, &level, &JsonRpcNotification::new("notifications/message", Some(params)));
+                let n = JsonRpcNotification::new("notifications/message", Some(params));
+                forward_log(&out, &level, &n, Some(&related));
             }
         });
         let options = RequestOptions {
@@ -155,7 +157,7 @@ impl Session {
             if let Err(refused) = input::check_round(&requests, &declared) {
                 return Some(Err(error_for(refused.cause, Some(refused.detail))));
             }
-            let answers = match self.run_round(requests, token).await {
+            let answers = match self.run_round(requests, token, Some(client_id)).await {
                 Ok(answers) => answers,
                 Err(end) => return end.map(Err),
             };
@@ -207,7 +209,12 @@ fn trace_exchange(
 
 /// Forwards an upstream log message to the client when it is at or above
 /// the level of the last `logging/setLevel`.
-pub(super) fn forward_log(out: &mpsc::Sender<Message>, level: &ClientLogLevel, n: &JsonRpcNotification) {
+pub(super) fn forward_log(
+    out: &mpsc::Sender<Outgoing>,
+    level: &ClientLogLevel,
+    n: &JsonRpcNotification,
+    related: Option<&RequestId>,
+) {
     if n.method != "notifications/message" {
         tracing::debug!(method = %n.method, "upstream notification for no request dropped");
         return;
@@ -221,7 +228,8 @@ pub(super) fn forward_log(out: &mpsc::Sender<Message>, level: &ClientLogLevel, n
             obj.remove("_meta");
         }
         let forwarded = JsonRpcNotification::new("notifications/message", Some(params));
-        if out.try_send(Message::Notification(forwarded)).is_err() {
+        let message = Message::Notification(forwarded);
+        if out.try_send(Outgoing { message, related: related.cloned() }).is_err() {
             tracing::debug!("output queue full; a log message was dropped");
         }
     }

@@ -65,7 +65,7 @@ impl Session {
                 let request = input::url_consent_request(&url).map_err(|e| e.to_string())?;
                 let token = frontend.stop_slots.child_token();
                 let answers = frontend
-                    .run_round(InputRequests::from([("sign_in".to_owned(), request)]), &token)
+                    .run_round(InputRequests::from([("sign_in".to_owned(), request)]), &token, None)
                     .await
                     .map_err(|_| "the client did not answer the sign-in request".to_owned())?;
                 Ok(matches!(
@@ -83,6 +83,7 @@ impl Session {
         &self,
         requests: InputRequests,
         token: &CancellationToken,
+        related: Option<&RequestId>,
     ) -> Result<InputResponses, Option<ErrorObject>> {
         let prefix = self.options.profile.request_id_prefix;
         let mut waiting: Vec<Waiting> = Vec::new();
@@ -97,7 +98,8 @@ impl Session {
         }
         for w in &waiting {
             let (method, params) = input::client_request(&w.request);
-            self.send(Message::Request(JsonRpcRequest::new(RequestId::String(w.id.clone()), method, params))).await;
+            let request = JsonRpcRequest::new(RequestId::String(w.id.clone()), method, params);
+            self.send(Message::Request(request), related).await;
         }
         let ids: Vec<String> = waiting.iter().map(|w| w.id.clone()).collect();
         let deadline = tokio::time::sleep(self.options.input_timeout);
@@ -107,11 +109,11 @@ impl Session {
             let answer = tokio::select! {
                 answer = rx => answer,
                 _ = token.cancelled() => {
-                    self.abandon(&ids).await;
+                    self.abandon(&ids, related).await;
                     return Err(None);
                 }
                 _ = &mut deadline => {
-                    self.abandon(&ids).await;
+                    self.abandon(&ids, related).await;
                     let limit = self.options.input_timeout.as_millis();
                     return Err(Some(error_for(Cause::InputTimeout, Some(json!({ "key": key, "timeout_ms": limit })))));
                 }
@@ -126,7 +128,7 @@ impl Session {
                     answers.insert(key, response);
                 }
                 Err(reason) => {
-                    self.abandon(&ids).await;
+                    self.abandon(&ids, related).await;
                     return Err(Some(error_for(
                         Cause::InvalidClientAnswer,
                         Some(json!({ "key": key, "reason": reason })),
@@ -140,14 +142,15 @@ impl Session {
     /// Removes a round's entries first, then tells the client that each
     /// request it has not answered is cancelled; a late answer then finds
     /// no entry and is dropped.
-    pub(super) async fn abandon(&self, ids: &[String]) {
+    pub(super) async fn abandon(&self, ids: &[String], related: Option<&RequestId>) {
         let unanswered: Vec<String> = {
             let pending = &mut self.state().pending;
             ids.iter().filter(|id| pending.remove(*id).is_some()).cloned().collect()
         };
         for id in unanswered {
             let params = json!({ "requestId": id, "reason": "the request it belonged to ended" });
-            self.send(Message::Notification(JsonRpcNotification::new("notifications/cancelled", Some(params)))).await;
+            let cancelled = JsonRpcNotification::new("notifications/cancelled", Some(params));
+            self.send(Message::Notification(cancelled), related).await;
         }
     }
 }

@@ -65,7 +65,7 @@ impl Session {
         let out = self.out.clone();
         let log_level = self.log_level.clone();
         let on_unrouted: crate::upstream::OnUnrouted = Arc::new(move |n: &JsonRpcNotification| {
-            forward_log(&out, &log_level, n);
+            forward_log(&out, &log_level, n, None);
         });
         let upstream_capabilities = input::upstream_capabilities(&params.capabilities);
         self.state().client_capabilities = params.capabilities;

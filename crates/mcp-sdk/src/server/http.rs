@@ -99,27 +99,46 @@ impl Server {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let limits = options.connections;
-        let router = self.http_router(options);
-        let slots = Arc::new(Semaphore::new(limits.max_connections));
-        let stop = CancellationToken::new();
-        let connections = TaskTracker::new();
-        let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
-        accept_until(accept, shutdown, "an HTTP client", |stream| match slots.clone().try_acquire_owned() {
-            Ok(permit) => {
-                connections.spawn(connections::serve_connection(stream, router.clone(), limits, stop.clone(), permit));
-            }
-            Err(_) => {
-                tracing::warn!(limit = limits.max_connections, "refusing an HTTP connection: too many are open");
-                connections.spawn(connections::refuse_connection(stream));
-            }
-        })
-        .await;
-        self.shutdown_subscriptions();
-        stop.cancel();
-        connections.close();
-        connections.wait().await;
-        Ok(())
+        let server = self.clone();
+        let shutdown = async move {
+            shutdown.await;
+            server.shutdown_subscriptions();
+        };
+        serve_router(listener, self.http_router(options), limits, shutdown).await
     }
+}
+
+/// Serves `router` on `listener` with the connection limits of
+/// [`Server::serve_http`] until `shutdown` completes; then the responses in
+/// progress are finished and the connections closed. For a router that
+/// mounts the endpoint among routes of its own.
+///
+/// # Errors
+/// None today: a failed accept is logged and the loop goes on.
+pub async fn serve_router(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let stop = CancellationToken::new();
+    let connections = TaskTracker::new();
+    let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
+    accept_until(accept, shutdown, "an HTTP client", |stream| match slots.clone().try_acquire_owned() {
+        Ok(permit) => {
+            connections.spawn(connections::serve_connection(stream, router.clone(), limits, stop.clone(), permit));
+        }
+        Err(_) => {
+            tracing::warn!(limit = limits.max_connections, "refusing an HTTP connection: too many are open");
+            connections.spawn(connections::refuse_connection(stream));
+        }
+    })
+    .await;
+    stop.cancel();
+    connections.close();
+    connections.wait().await;
+    Ok(())
 }
 
 async fn method_not_allowed() -> Response {
@@ -160,8 +179,10 @@ fn origin_allowed(origin: &str, options: &HttpOptions) -> bool {
 }
 
 /// Why a request's `Origin` or `Host` is refused (DNS rebinding, a web
-/// page of another site), or `None` when both are allowed.
-pub(super) fn refusal_by_origin_or_host(headers: &HeaderMap, options: &HttpOptions) -> Option<&'static str> {
+/// page of another site), or `None` when both are allowed. For a host that
+/// serves its own routes beside the endpoint (the embedded bridge's legacy
+/// sessions).
+pub fn refusal_by_origin_or_host(headers: &HeaderMap, options: &HttpOptions) -> Option<&'static str> {
     if headers.get(header::ORIGIN).is_some_and(|o| !o.to_str().is_ok_and(|o| origin_allowed(o, options))) {
         return Some("origin not allowed");
     }

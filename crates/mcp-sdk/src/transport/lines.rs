@@ -85,15 +85,29 @@ pub(crate) async fn read_frames<R: AsyncRead + Unpin>(
     }
 }
 
+/// What a writer of lines can write: a message, or a message with what
+/// its producer knows about it (the bridge's session tags each message
+/// with the client request it belongs to).
+pub trait Outbound: Send {
+    /// The message to write.
+    fn message(&self) -> &Message;
+}
+
+impl Outbound for Message {
+    fn message(&self) -> &Message {
+        self
+    }
+}
+
 /// Owns a byte stream's writing side: writes each message as one line,
 /// until the channel closes or `stop` fires (checked only between writes,
 /// so a line is never cut). The messages already queued when one is
 /// written go out with it in one write and one flush. Returns when the
 /// stream is shut down; the channel stays usable for the next stream (a
 /// restarted child).
-pub async fn write_lines<W: AsyncWrite + Unpin>(
+pub async fn write_lines<W: AsyncWrite + Unpin, T: Outbound>(
     mut writer: W,
-    messages: &mut mpsc::Receiver<Message>,
+    messages: &mut mpsc::Receiver<T>,
     stop: CancellationToken,
 ) -> std::io::Result<()> {
     let mut batch = Vec::new();
@@ -103,12 +117,12 @@ pub async fn write_lines<W: AsyncWrite + Unpin>(
             m = messages.recv() => match m { Some(m) => m, None => break },
             _ = stop.cancelled() => break,
         };
-        append_message_line(&mut batch, &message);
+        append_message_line(&mut batch, message.message());
         // Encoded: a large message's tree is freed before the write waits.
         drop(message);
         while batch.len() < WRITE_BATCH {
             let Ok(message) = messages.try_recv() else { break };
-            append_message_line(&mut batch, &message);
+            append_message_line(&mut batch, message.message());
         }
         writer.write_all(&batch).await?;
         writer.flush().await?;

@@ -1,0 +1,366 @@
+//! The embedded bridge over Streamable HTTP: one endpoint serves 2026-07-28
+//! requests (the SDK's own router) and 2025-11-25 clients per the
+//! 2025-11-25 transport. An `initialize` POST creates a legacy session
+//! (`Mcp-Session-Id`); its later POSTs carry the id (unknown or ended: 404;
+//! a legacy message without one: 400); a request's response, progress, log
+//! messages and the input requests of its rounds go on that POST's SSE
+//! stream; list changes and `resources/updated` on the session's GET
+//! stream; DELETE ends the session. A legacy session lives in this process:
+//! behind a load balancer, its requests must come back to the same
+//! replica.
+//!
+//! ```text
+//!  POST ─┬─ Mcp-Session-Id, or initialize ─▶ legacy session ─▶ Session ─▶ memory link ─▶ Server
+//!        └─ anything else ─────────────────▶ the SDK's 2026-07-28 router ──────────────▶ Server
+//!  GET / DELETE ──────────────────────────▶ legacy session
+//! ```
+
+mod sessions;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use mcp_protocol::{ErrorObject, JsonRpcErrorResponse, Message, RequestId, decode_message, error_code};
+use mcp_sdk::Server;
+use mcp_sdk::server::http::{HttpOptions, refusal_by_origin_or_host, serve_router};
+use tokio::sync::mpsc;
+use tower_service::Service;
+
+use self::sessions::{LegacySession, Sessions};
+use crate::frontend::FrontendOptions;
+use crate::session::Session;
+use crate::upstream::UpstreamConfig;
+
+/// Versions of the 2025-11-25 transport a legacy session accepts in
+/// `MCP-Protocol-Version`.
+pub const LEGACY_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+
+/// How the legacy sessions of the endpoint behave.
+#[derive(Debug, Clone)]
+pub struct LegacyHttpOptions {
+    /// The bridge's options for each session (profile, limits, time limits).
+    pub frontend: FrontendOptions,
+    /// A session unused this long, with no stream open, is ended. 30 min:
+    /// a client's user may step away; the bound on sessions keeps memory in
+    /// check meanwhile.
+    pub idle_timeout: Duration,
+    /// Live sessions at once; one more `initialize` gets 503 with
+    /// `Retry-After`. 1000: far beyond one team's clients.
+    pub max_sessions: usize,
+    /// Events of a GET stream kept for `Last-Event-ID` resumption.
+    pub kept_events: usize,
+}
+
+impl Default for LegacyHttpOptions {
+    fn default() -> Self {
+        LegacyHttpOptions {
+            frontend: FrontendOptions::default(),
+            idle_timeout: Duration::from_secs(30 * 60),
+            max_sessions: 1000,
+            kept_events: 256,
+        }
+    }
+}
+
+/// Messages a session sends before its router takes them.
+const SESSION_QUEUE: usize = 1024;
+
+#[derive(Clone)]
+struct Endpoint {
+    server: Server,
+    modern: Router,
+    http: Arc<HttpOptions>,
+    legacy: Arc<LegacyHttpOptions>,
+    sessions: Arc<Sessions>,
+}
+
+/// The dual-era endpoint as an axum router, at `http.path`.
+pub fn http_router(server: &Server, http: HttpOptions, legacy: LegacyHttpOptions) -> Router {
+    let path = http.path.clone();
+    let endpoint = Endpoint {
+        server: server.clone(),
+        modern: server.http_router(http.clone()),
+        http: Arc::new(http),
+        legacy: Arc::new(legacy),
+        sessions: Arc::default(),
+    };
+    Router::new().route(&path, post(handle_post).get(handle_get).delete(handle_delete)).with_state(endpoint)
+}
+
+/// Serves the dual-era endpoint on `listener` with the connection limits of
+/// `http.connections` until `shutdown` completes.
+///
+/// # Errors
+/// None today: a failed accept is logged and the loop goes on.
+pub async fn serve_http(
+    server: &Server,
+    listener: tokio::net::TcpListener,
+    http: HttpOptions,
+    legacy: LegacyHttpOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let limits = http.connections;
+    let router = http_router(server, http, legacy);
+    let ending = server.clone();
+    let shutdown = async move {
+        shutdown.await;
+        ending.shutdown_subscriptions();
+    };
+    serve_router(listener, router, limits, shutdown).await
+}
+
+fn session_id(headers: &HeaderMap) -> Option<&str> {
+    headers.get("mcp-session-id").and_then(|v| v.to_str().ok())
+}
+
+fn json_response(status: StatusCode, message: &Message) -> Response {
+    let body = serde_json::to_vec(message).unwrap_or_default();
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+fn error_response(status: StatusCode, id: Option<RequestId>, code: i64, text: &str) -> Response {
+    json_response(status, &Message::Error(JsonRpcErrorResponse::new(id, ErrorObject::new(code, text))))
+}
+
+/// The checks every legacy request gets: `Origin`/`Host` and the protocol
+/// version header.
+fn refusal(headers: &HeaderMap, http: &HttpOptions) -> Option<Response> {
+    if let Some(refusal) = refusal_by_origin_or_host(headers, http) {
+        return Some((StatusCode::FORBIDDEN, refusal).into_response());
+    }
+    match headers.get("mcp-protocol-version").map(|v| v.to_str().unwrap_or("")) {
+        // Without the header a server assumes 2025-03-26 (2025-11-25 transport).
+        None => None,
+        Some(version) if LEGACY_VERSIONS.contains(&version) => None,
+        Some(_) => Some(error_response(
+            StatusCode::BAD_REQUEST,
+            None,
+            error_code::INVALID_REQUEST,
+            "Bad Request: unsupported MCP-Protocol-Version for this session",
+        )),
+    }
+}
+
+async fn handle_post(State(endpoint): State<Endpoint>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let http = &endpoint.http;
+    let read = axum::body::to_bytes(body, http.max_body_bytes);
+    let body: Bytes = match tokio::time::timeout(http.connections.request_read_timeout, read).await {
+        Ok(Ok(body)) => body,
+        Ok(Err(_)) => return (StatusCode::PAYLOAD_TOO_LARGE, "the body is over the limit").into_response(),
+        Err(_) => return (StatusCode::REQUEST_TIMEOUT, "the body did not arrive in time").into_response(),
+    };
+    if let Some(id) = session_id(&parts.headers) {
+        if let Some(refused) = refusal(&parts.headers, http) {
+            return refused;
+        }
+        return match endpoint.sessions.get(id) {
+            Some(session) => legacy_post(&session, &body, endpoint.legacy.frontend.max_depth).await,
+            None => (StatusCode::NOT_FOUND, "no such session: it ended or never was; initialize again").into_response(),
+        };
+    }
+    let depth = endpoint.legacy.frontend.max_depth;
+    // A legacy client sends no version header with `initialize`, or a
+    // legacy one; an `initialize` of a 2026-07-28 client is the modern
+    // router's to refuse (404, -32601).
+    let legacy_version = parts
+        .headers
+        .get("mcp-protocol-version")
+        .is_none_or(|v| v.to_str().is_ok_and(|v| LEGACY_VERSIONS.contains(&v)));
+    match decode_message(&body, depth) {
+        Ok(Message::Request(r)) if r.method == "initialize" && legacy_version => {
+            if let Some(refused) = refusal(&parts.headers, http) {
+                return refused;
+            }
+            start_session(&endpoint, Message::Request(r)).await
+        }
+        // A legacy client's message after its session: it forgot the id.
+        Ok(Message::Request(r))
+            if legacy_version
+                && !carries_modern_meta(&r)
+                && !matches!(r.method.as_str(), "server/discover" | "initialize") =>
+        {
+            error_response(
+                StatusCode::BAD_REQUEST,
+                Some(r.id),
+                error_code::INVALID_REQUEST,
+                "Bad Request: Mcp-Session-Id header is required",
+            )
+        }
+        _ => {
+            // The 2026-07-28 router gets the request as it came.
+            let mut modern = endpoint.modern.clone();
+            let request = Request::from_parts(parts, Body::from(body));
+            match modern.call(request).await {
+                Ok(response) => response,
+                Err(never) => match never {},
+            }
+        }
+    }
+}
+
+/// Whether a request carries the 2026-07-28 `_meta` envelope.
+fn carries_modern_meta(request: &mcp_protocol::JsonRpcRequest) -> bool {
+    crate::legacy::has_modern_meta(request.params.as_ref())
+}
+
+/// Creates a session for an `initialize` and answers it.
+async fn start_session(endpoint: &Endpoint, initialize: Message) -> Response {
+    let options = endpoint.legacy.frontend.clone();
+    let config = UpstreamConfig::Memory(endpoint.server.clone());
+    let legacy = LegacySession::start(
+        |out| Session::new(config, options, out, None, None),
+        SESSION_QUEUE,
+        endpoint.legacy.kept_events,
+    );
+    let (id, ended) =
+        endpoint.sessions.insert(legacy.clone(), endpoint.legacy.max_sessions, endpoint.legacy.idle_timeout);
+    for session in ended {
+        tokio::spawn(end(session));
+    }
+    let Some(id) = id else {
+        let mut response = (StatusCode::SERVICE_UNAVAILABLE, "too many sessions; try again later").into_response();
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        return response;
+    };
+    let mut response = answer_request(&legacy, initialize).await;
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert("mcp-session-id", value);
+    }
+    response
+}
+
+/// Ends a session: its requests are cancelled and its upstream link closed.
+async fn end(legacy: Arc<LegacySession>) {
+    if let Some(upstream) = legacy.session.end_of_input().await {
+        upstream.close().await;
+    }
+}
+
+/// A POST of a session: a request gets its stream; a notification or an
+/// answer to the bridge's request is handed over (202).
+async fn legacy_post(legacy: &Arc<LegacySession>, body: &[u8], max_depth: usize) -> Response {
+    match decode_message(body, max_depth) {
+        Ok(message @ Message::Request(_)) => answer_request(legacy, message).await,
+        Ok(message) => {
+            legacy.session.handle(message).await;
+            StatusCode::ACCEPTED.into_response()
+        }
+        Err(e) => {
+            let error = e.to_error_object();
+            json_response(StatusCode::BAD_REQUEST, &Message::Error(JsonRpcErrorResponse::new(e.reply_id(body), error)))
+        }
+    }
+}
+
+/// Hands a request to the session and answers with its response: JSON when
+/// the response is the first thing the session sends for it, else an SSE
+/// stream that ends with it.
+async fn answer_request(legacy: &Arc<LegacySession>, message: Message) -> Response {
+    let Message::Request(request) = &message else { return StatusCode::BAD_REQUEST.into_response() };
+    let id = request.id.clone();
+    let mut stream = legacy.open_request_stream(&id);
+    legacy.session.handle(message).await;
+    let Some(first) = stream.recv().await else {
+        legacy.close_request_stream(&id);
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    if is_response_to(&first, &id) {
+        legacy.close_request_stream(&id);
+        return json_response(StatusCode::OK, &first);
+    }
+    let guard = CloseOnDrop { legacy: legacy.clone(), id };
+    let events = futures_util::stream::unfold((Some(first), stream, Some(guard)), |(next, mut rx, guard)| async move {
+        let guard = guard?;
+        let message = match next {
+            Some(message) => message,
+            None => rx.recv().await?,
+        };
+        let last = is_response_to(&message, &guard.id);
+        let event = Bytes::from(sse_event(None, &message));
+        Some((Ok::<_, std::convert::Infallible>(event), (None, rx, (!last).then_some(guard))))
+    });
+    sse_response(Body::from_stream(events))
+}
+
+/// Closes a request's stream route when its SSE response ends or is dropped.
+struct CloseOnDrop {
+    legacy: Arc<LegacySession>,
+    id: RequestId,
+}
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        self.legacy.close_request_stream(&self.id);
+    }
+}
+
+fn is_response_to(message: &Message, id: &RequestId) -> bool {
+    match message {
+        Message::Result(r) => &r.id == id,
+        Message::Error(e) => e.id.as_ref() == Some(id),
+        _ => false,
+    }
+}
+
+fn sse_event(id: Option<u64>, message: &Message) -> String {
+    let json = serde_json::to_string(message).unwrap_or_default();
+    match id {
+        Some(id) => format!("id: {id}\nevent: message\ndata: {json}\n\n"),
+        None => format!("event: message\ndata: {json}\n\n"),
+    }
+}
+
+fn sse_response(body: Body) -> Response {
+    let mut response = body.into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// The session's GET stream: list changes and `resources/updated`, with
+/// event ids; `Last-Event-ID` replays what the client missed.
+async fn handle_get(State(endpoint): State<Endpoint>, headers: HeaderMap) -> Response {
+    if let Some(refused) = refusal(&headers, &endpoint.http) {
+        return refused;
+    }
+    let Some(id) = session_id(&headers) else {
+        return (StatusCode::BAD_REQUEST, "Mcp-Session-Id header is required").into_response();
+    };
+    let Some(legacy) = endpoint.sessions.get(id) else {
+        return (StatusCode::NOT_FOUND, "no such session").into_response();
+    };
+    let last = headers.get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok());
+    let Some(rx) = legacy.open_get_stream(last) else {
+        return (StatusCode::CONFLICT, "this session already has a GET stream").into_response();
+    };
+    let events = futures_util::stream::unfold(rx, |mut rx: mpsc::Receiver<sessions::Event>| async move {
+        let (id, message) = rx.recv().await?;
+        Some((Ok::<_, std::convert::Infallible>(Bytes::from(sse_event(Some(id), &message))), rx))
+    });
+    sse_response(Body::from_stream(events))
+}
+
+/// Ends a session.
+async fn handle_delete(State(endpoint): State<Endpoint>, headers: HeaderMap) -> Response {
+    if let Some(refused) = refusal(&headers, &endpoint.http) {
+        return refused;
+    }
+    let Some(id) = session_id(&headers) else {
+        return (StatusCode::BAD_REQUEST, "Mcp-Session-Id header is required").into_response();
+    };
+    match endpoint.sessions.remove(id) {
+        Some(legacy) => {
+            end(legacy).await;
+            StatusCode::NO_CONTENT.into_response()
+        }
+        None => (StatusCode::NOT_FOUND, "no such session").into_response(),
+    }
+}

@@ -1,0 +1,202 @@
+//! The legacy sessions of the HTTP endpoint: one [`Session`] per
+//! `Mcp-Session-Id`, and the routing of what it sends: a message that
+//! belongs to a client request goes to the SSE stream of the POST that
+//! carried it; the rest (list changes, `resources/updated`, messages whose
+//! POST stream is gone) to the session's GET stream, each with an event id,
+//! the last ones kept for `Last-Event-ID`.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use mcp_protocol::{Message, RequestId};
+use tokio::sync::mpsc;
+
+use crate::session::{Outgoing, Session};
+
+/// Messages queued for one POST's stream.
+const REQUEST_STREAM_QUEUE: usize = 256;
+
+/// One message of the GET stream, with its event id.
+pub(super) type Event = (u64, Message);
+
+/// What the GET stream of a session holds.
+#[derive(Default)]
+struct GetStream {
+    /// The last events, for a client that comes back with `Last-Event-ID`.
+    kept: VecDeque<Event>,
+    next_id: u64,
+    /// The open stream, if any.
+    live: Option<mpsc::Sender<Event>>,
+}
+
+/// The routes of one session, under one lock.
+#[derive(Default)]
+struct Routes {
+    /// The open POST streams, by the id of their request.
+    requests: HashMap<RequestId, mpsc::Sender<Message>>,
+    get: GetStream,
+    last_used: Option<Instant>,
+}
+
+/// One legacy client over HTTP.
+pub(super) struct LegacySession {
+    pub(super) session: Arc<Session>,
+    routes: Mutex<Routes>,
+    /// Events of the GET stream kept for resumption.
+    keep: usize,
+}
+
+impl LegacySession {
+    /// A session and the task that routes what it sends; the task ends when
+    /// the session is dropped.
+    pub(super) fn start(
+        make: impl FnOnce(mpsc::Sender<Outgoing>) -> Arc<Session>,
+        queue: usize,
+        keep: usize,
+    ) -> Arc<LegacySession> {
+        let (out, mut sent) = mpsc::channel::<Outgoing>(queue);
+        let legacy = Arc::new(LegacySession { session: make(out), routes: Mutex::default(), keep });
+        legacy.touch();
+        let weak = Arc::downgrade(&legacy);
+        tokio::spawn(async move {
+            while let Some(outgoing) = sent.recv().await {
+                let Some(legacy) = weak.upgrade() else { return };
+                legacy.route(outgoing);
+            }
+        });
+        legacy
+    }
+
+    fn routes(&self) -> MutexGuard<'_, Routes> {
+        self.routes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Notes a use of the session (for its idle time).
+    pub(super) fn touch(&self) {
+        self.routes().last_used = Some(Instant::now());
+    }
+
+    /// Whether the session has been unused for `idle` with no stream open.
+    pub(super) fn expired(&self, idle: Duration) -> bool {
+        let routes = self.routes();
+        routes.requests.is_empty()
+            && routes.get.live.as_ref().is_none_or(mpsc::Sender::is_closed)
+            && routes.last_used.is_none_or(|t| t.elapsed() >= idle)
+    }
+
+    /// Opens the stream of the POST that carries request `id`.
+    pub(super) fn open_request_stream(&self, id: &RequestId) -> mpsc::Receiver<Message> {
+        let (tx, rx) = mpsc::channel(REQUEST_STREAM_QUEUE);
+        self.routes().requests.insert(id.clone(), tx);
+        rx
+    }
+
+    /// Closes the stream of request `id` (its response went out, or the
+    /// client went away).
+    pub(super) fn close_request_stream(&self, id: &RequestId) {
+        self.routes().requests.remove(id);
+    }
+
+    /// Opens the GET stream, replaying the kept events after `last_event_id`;
+    /// `None` while another GET stream is open.
+    pub(super) fn open_get_stream(&self, last_event_id: Option<u64>) -> Option<mpsc::Receiver<Event>> {
+        let mut routes = self.routes();
+        if routes.get.live.as_ref().is_some_and(|live| !live.is_closed()) {
+            return None;
+        }
+        let (tx, rx) = mpsc::channel(self.keep.max(1) * 2);
+        for event in routes.get.kept.iter().filter(|(id, _)| last_event_id.is_none_or(|last| *id > last)) {
+            // The queue holds twice what is kept: the replay fits.
+            let _ = tx.try_send(event.clone());
+        }
+        routes.get.live = Some(tx);
+        Some(rx)
+    }
+
+    /// Sends one message of the session where it belongs. Never waits: a
+    /// stream that does not read is closed (a POST's) or cut off (the GET
+    /// stream's client resumes with `Last-Event-ID`).
+    fn route(&self, outgoing: Outgoing) {
+        let mut routes = self.routes();
+        let message = match outgoing.related.as_ref().and_then(|id| routes.requests.get(id).map(|tx| (id, tx))) {
+            Some((id, tx)) => match tx.try_send(outgoing.message) {
+                Ok(()) => return,
+                Err(mpsc::error::TrySendError::Full(message) | mpsc::error::TrySendError::Closed(message)) => {
+                    tracing::debug!(%id, "a request's stream is gone or full; its message goes to the GET stream");
+                    let id = id.clone();
+                    routes.requests.remove(&id);
+                    message
+                }
+            },
+            None => outgoing.message,
+        };
+        let get = &mut routes.get;
+        get.next_id += 1;
+        let event = (get.next_id, message);
+        if let Some(live) = &get.live
+            && live.try_send(event.clone()).is_err()
+        {
+            tracing::debug!("the GET stream does not read; it is closed (the client may resume it)");
+            get.live = None;
+        }
+        get.kept.push_back(event);
+        while get.kept.len() > self.keep {
+            get.kept.pop_front();
+        }
+    }
+}
+
+/// Every legacy session of an endpoint, by id.
+#[derive(Default)]
+pub(super) struct Sessions {
+    by_id: Mutex<HashMap<String, Arc<LegacySession>>>,
+}
+
+impl Sessions {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<LegacySession>>> {
+        self.by_id.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The session `id`, marked used.
+    pub(super) fn get(&self, id: &str) -> Option<Arc<LegacySession>> {
+        let found = self.lock().get(id).cloned();
+        if let Some(session) = &found {
+            session.touch();
+        }
+        found
+    }
+
+    /// Adds a session under a new random id, after dropping the expired
+    /// ones; `None` when `max` sessions are live. Returns the expired ones
+    /// for the caller to end.
+    pub(super) fn insert(
+        &self,
+        session: Arc<LegacySession>,
+        max: usize,
+        idle: Duration,
+    ) -> (Option<String>, Vec<Arc<LegacySession>>) {
+        let mut by_id = self.lock();
+        let expired: Vec<String> = by_id.iter().filter(|(_, s)| s.expired(idle)).map(|(id, _)| id.clone()).collect();
+        let ended: Vec<Arc<LegacySession>> = expired.iter().filter_map(|id| by_id.remove(id)).collect();
+        if by_id.len() >= max {
+            return (None, ended);
+        }
+        let Some(id) = new_session_id() else { return (None, ended) };
+        by_id.insert(id.clone(), session);
+        (Some(id), ended)
+    }
+
+    /// Removes the session `id`.
+    pub(super) fn remove(&self, id: &str) -> Option<Arc<LegacySession>> {
+        self.lock().remove(id)
+    }
+}
+
+/// 128 random bits in hex (visible ASCII, as the transport wants); `None`
+/// without a source of randomness: a guessable id would let others in.
+fn new_session_id() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}

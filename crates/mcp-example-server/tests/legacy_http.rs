@@ -1,0 +1,243 @@
+//! The example server's HTTP endpoint for 2025-11-25 clients (the embedded
+//! bridge over Streamable HTTP): sessions, a request's own SSE stream with
+//! its input requests, the GET stream with list changes and its
+//! resumption, DELETE, and the refusals; the 2026-07-28 path beside it.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use mcp_bridge::embed::http::{LegacyHttpOptions, serve_http};
+use mcp_sdk::server::http::HttpOptions;
+use serde_json::{Value, json};
+use test_support::request_meta;
+use tokio_util::sync::CancellationToken;
+
+async fn start(legacy: LegacyHttpOptions) -> (SocketAddr, CancellationToken) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = CancellationToken::new();
+    let server = mcp_example_server::build_server();
+    let stopped = stop.clone();
+    tokio::spawn(async move {
+        serve_http(&server, listener, HttpOptions::default(), legacy, async move { stopped.cancelled().await }).await
+    });
+    (addr, stop)
+}
+
+/// A legacy POST, with the session id when there is one.
+fn post(addr: SocketAddr, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
+    let mut request = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .timeout(Duration::from_secs(30))
+        .body(body.to_string());
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    request
+}
+
+fn request(id: Value, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// The messages of a response: its JSON body, or each event of its SSE stream.
+async fn messages(response: reqwest::Response) -> Vec<Value> {
+    let is_sse = response.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream");
+    let text = response.text().await.unwrap();
+    if !is_sse {
+        return vec![serde_json::from_str(&text).unwrap()];
+    }
+    text.split("\n\n")
+        .filter_map(|event| event.lines().find_map(|l| l.strip_prefix("data: ")))
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect()
+}
+
+/// Initializes a session with these client capabilities; its id.
+async fn initialize(addr: SocketAddr, capabilities: Value) -> String {
+    let init = request(
+        json!(0),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    let response = post(addr, None, &init).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let answer = messages(response).await;
+    assert_eq!(answer[0]["result"]["protocolVersion"], "2025-11-25", "{answer:?}");
+    assert_eq!(answer[0]["result"]["serverInfo"]["name"], "mcp-example-server");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post(addr, Some(&session), &initialized).send().await.unwrap().status(), 202);
+    session
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_session_lists_calls_and_answers_an_elicitation_on_its_request_stream() {
+    let (addr, stop) = start(LegacyHttpOptions::default()).await;
+    let session = initialize(addr, json!({"elicitation": {}})).await;
+
+    let tools =
+        messages(post(addr, Some(&session), &request(json!(1), "tools/list", json!({}))).send().await.unwrap()).await;
+    let names: Vec<&str> =
+        tools[0]["result"]["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(names.contains(&"add") && names.contains(&"ask_name"), "{names:?}");
+
+    let sum = request(json!(2), "tools/call", json!({"name": "add", "arguments": {"a": 2, "b": 40}}));
+    let answer = messages(post(addr, Some(&session), &sum).send().await.unwrap()).await;
+    assert_eq!(answer[0]["result"]["structuredContent"], json!({"sum": 42}));
+
+    // The elicitation of the call's round comes on the call's own stream;
+    // the answer is a POST of its own.
+    let ask = request(json!(3), "tools/call", json!({"name": "ask_name", "arguments": {}}));
+    let call = tokio::spawn(post(addr, Some(&session), &ask).send());
+    let response = call.await.unwrap().unwrap();
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut body = response;
+    let mut buffer = String::new();
+    let elicitation = loop {
+        let chunk = tokio::time::timeout(Duration::from_secs(30), body.chunk()).await.unwrap().unwrap().unwrap();
+        buffer.push_str(std::str::from_utf8(&chunk).unwrap());
+        if let Some(data) = buffer.lines().find_map(|l| l.strip_prefix("data: ")) {
+            break serde_json::from_str::<Value>(data).unwrap();
+        }
+    };
+    assert_eq!(elicitation["method"], "elicitation/create", "{elicitation}");
+    let b_id = elicitation["id"].clone();
+    let answer = json!({"jsonrpc": "2.0", "id": b_id, "result": {"action": "accept", "content": {"name": "Ada"}}});
+    assert_eq!(post(addr, Some(&session), &answer).send().await.unwrap().status(), 202);
+    let rest = tokio::time::timeout(Duration::from_secs(30), body.text()).await.unwrap().unwrap();
+    let result: Value = serde_json::from_str(rest.lines().find_map(|l| l.strip_prefix("data: ")).unwrap()).unwrap();
+    assert_eq!(result["id"], 3);
+    assert!(result["result"]["content"][0]["text"].as_str().unwrap().contains("Ada"), "{result}");
+    stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_changes_come_on_the_get_stream_which_resumes_after_its_last_event() {
+    let (addr, stop) = start(LegacyHttpOptions::default()).await;
+    let session = initialize(addr, json!({})).await;
+    let get = || {
+        reqwest::Client::new()
+            .get(format!("http://{addr}/mcp"))
+            .header("accept", "text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", &session)
+    };
+    let mut stream = get().send().await.unwrap();
+    assert_eq!(stream.status(), 200);
+    assert_eq!(get().send().await.unwrap().status(), 409, "one GET stream per session");
+    let toggle = request(json!(1), "tools/call", json!({"name": "toggle_bonus", "arguments": {}}));
+    messages(post(addr, Some(&session), &toggle).send().await.unwrap()).await;
+    let mut buffer = String::new();
+    let mut events: Vec<(u64, Value)> = Vec::new();
+    // The session's gap events (one per declared list) and the change.
+    while !events.iter().any(|(_, e)| e["method"] == "notifications/tools/list_changed" && events.len() >= 4) {
+        let chunk = tokio::time::timeout(Duration::from_secs(30), stream.chunk()).await.unwrap().unwrap().unwrap();
+        buffer.push_str(std::str::from_utf8(&chunk).unwrap());
+        while let Some(end) = buffer.find("\n\n") {
+            let event: String = buffer.drain(..end + 2).collect();
+            let id = event.lines().find_map(|l| l.strip_prefix("id: ")).unwrap().parse().unwrap();
+            let data = event.lines().find_map(|l| l.strip_prefix("data: ")).unwrap();
+            events.push((id, serde_json::from_str(data).unwrap()));
+        }
+    }
+    assert!(events.iter().all(|(_, e)| e["method"].as_str().unwrap().ends_with("list_changed")), "{events:?}");
+    drop(stream);
+    // Back with the id of the first event: the others again.
+    let (first, _) = events[0];
+    let resumed = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let response = get().header("last-event-id", first.to_string()).send().await.unwrap();
+            if response.status() == 200 {
+                return response;
+            }
+            // The dropped stream is noticed at the next event or write.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap();
+    let mut resumed = resumed;
+    let chunk = tokio::time::timeout(Duration::from_secs(30), resumed.chunk()).await.unwrap().unwrap().unwrap();
+    let text = std::str::from_utf8(&chunk).unwrap();
+    let replayed: u64 = text.lines().find_map(|l| l.strip_prefix("id: ")).unwrap().parse().unwrap();
+    assert_eq!(replayed, events[1].0, "{text}");
+    stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_end_with_delete_and_bad_or_missing_ids_versions_and_floods_are_refused() {
+    let legacy = LegacyHttpOptions { max_sessions: 2, ..LegacyHttpOptions::default() };
+    let (addr, stop) = start(legacy).await;
+    let session = initialize(addr, json!({})).await;
+    let ping = request(json!(1), "ping", json!({}));
+    assert_eq!(post(addr, Some("not-a-session"), &ping).send().await.unwrap().status(), 404);
+    let without_id = post(addr, None, &request(json!(2), "tools/list", json!({}))).send().await.unwrap();
+    assert_eq!(without_id.status(), 400);
+    let bad_version = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "1999-01-01")
+        .header("mcp-session-id", &session)
+        .body(ping.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad_version.status(), 400);
+    let garbage = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("mcp-session-id", &session)
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(garbage.status(), 400);
+    assert_eq!(garbage.json::<Value>().await.unwrap()["error"]["code"], -32700);
+
+    // The bound: a third session waits for a free place.
+    let second = initialize(addr, json!({})).await;
+    let init = request(
+        json!(0),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    let refused = post(addr, None, &init).send().await.unwrap();
+    assert_eq!(refused.status(), 503);
+    assert!(refused.headers().contains_key("retry-after"));
+    // The existing ones are unaffected.
+    assert_eq!(messages(post(addr, Some(&second), &ping).send().await.unwrap()).await[0]["result"], json!({}));
+
+    let delete = |id: &str| {
+        reqwest::Client::new()
+            .delete(format!("http://{addr}/mcp"))
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", id)
+            .send()
+    };
+    assert_eq!(delete(&session).await.unwrap().status(), 204);
+    assert_eq!(post(addr, Some(&session), &ping).send().await.unwrap().status(), 404, "an ended session is gone");
+    assert_eq!(delete(&session).await.unwrap().status(), 404);
+    // Its place is free again.
+    initialize(addr, json!({})).await;
+
+    // The 2026-07-28 path beside it is untouched.
+    let mut modern = request(json!(9), "tools/call", json!({"name": "add", "arguments": {"a": 1, "b": 2}}));
+    modern["params"]["_meta"] = request_meta(json!({}));
+    let answer = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "add")
+        .body(modern.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.json::<Value>().await.unwrap()["result"]["structuredContent"], json!({"sum": 3}));
+    stop.cancel();
+}
