@@ -241,3 +241,75 @@ async fn sessions_end_with_delete_and_bad_or_missing_ids_versions_and_floods_are
     assert_eq!(answer.json::<Value>().await.unwrap()["result"]["structuredContent"], json!({"sum": 3}));
     stop.cancel();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unused_session_ends_after_its_idle_time_and_oversized_bodies_are_refused() {
+    let legacy = LegacyHttpOptions { idle_timeout: Duration::from_millis(200), ..LegacyHttpOptions::default() };
+    let (addr, stop) = start(legacy).await;
+    let session = initialize(addr, json!({})).await;
+    let big = request(json!(1), "tools/call", json!({"name": "echo", "arguments": {"text": "x".repeat(5 << 20)}}));
+    assert_eq!(post(addr, Some(&session), &big).send().await.unwrap().status(), 413);
+    let ping = request(json!(2), "ping", json!({}));
+    // Unused, the session ends within a few sweeps of its idle time.
+    let ended = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if post(addr, Some(&session), &ping).send().await.unwrap().status() == 404 {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the idle session was never ended");
+    stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_get_stream_that_never_reads_is_cut_off_and_the_session_goes_on() {
+    let legacy = LegacyHttpOptions { kept_events: 4, ..LegacyHttpOptions::default() };
+    let (addr, stop) = start(legacy).await;
+    let session = initialize(addr, json!({})).await;
+    // Updates of a note with a long name: 16 KiB an event.
+    let name = "n".repeat(16 << 10);
+    let subscribe = request(json!(1), "resources/subscribe", json!({"uri": format!("note://{name}")}));
+    assert_eq!(messages(post(addr, Some(&session), &subscribe).send().await.unwrap()).await[0]["result"], json!({}));
+    // A GET stream on a raw socket with a small window that is never read.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stalled = socket.connect(addr).await.unwrap();
+    let head = format!(
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {session}\r\n\r\n"
+    );
+    tokio::io::AsyncWriteExt::write_all(&mut stalled, head.as_bytes()).await.unwrap();
+    let get = || {
+        reqwest::Client::new()
+            .get(format!("http://{addr}/mcp"))
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", &session)
+            .timeout(Duration::from_secs(30))
+            .send()
+    };
+    // Updates until the stream's queue (twice the kept events) and the
+    // socket's buffers are full: the stream is then cut off, and a new GET
+    // stream is taken (no longer 409).
+    let mut reopened = None;
+    for i in 0..2000 {
+        let set = request(
+            json!(100 + i),
+            "tools/call",
+            json!({"name": "set_note", "arguments": {"name": name, "text": "t"}}),
+        );
+        messages(post(addr, Some(&session), &set).send().await.unwrap()).await;
+        if i % 20 == 19 {
+            let response = get().await.unwrap();
+            if response.status() == 200 {
+                reopened = Some(response);
+                break;
+            }
+        }
+    }
+    assert!(reopened.is_some(), "the stalled GET stream was never cut off");
+    let ping = request(json!(2), "ping", json!({}));
+    assert_eq!(messages(post(addr, Some(&session), &ping).send().await.unwrap()).await[0]["result"], json!({}));
+    stop.cancel();
+}

@@ -80,17 +80,36 @@ struct Endpoint {
     sessions: Arc<Sessions>,
 }
 
-/// The dual-era endpoint as an axum router, at `http.path`.
+/// The dual-era endpoint as an axum router, at `http.path`. Mounted this
+/// way, a session past its idle time ends when a new session starts;
+/// [`serve_http`] also ends them as they expire.
 pub fn http_router(server: &Server, http: HttpOptions, legacy: LegacyHttpOptions) -> Router {
+    router_with(server, http, legacy, Arc::default())
+}
+
+fn router_with(server: &Server, http: HttpOptions, legacy: LegacyHttpOptions, sessions: Arc<Sessions>) -> Router {
     let path = http.path.clone();
     let endpoint = Endpoint {
         server: server.clone(),
         modern: server.http_router(http.clone()),
         http: Arc::new(http),
         legacy: Arc::new(legacy),
-        sessions: Arc::default(),
+        sessions,
     };
     Router::new().route(&path, post(handle_post).get(handle_get).delete(handle_delete)).with_state(endpoint)
+}
+
+/// Ends the sessions past their idle time, a quarter of it apart (at most
+/// a minute); never completes.
+async fn end_expired(sessions: Arc<Sessions>, idle: Duration) {
+    let every = (idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(60));
+    loop {
+        tokio::time::sleep(every).await;
+        for session in sessions.take_expired(idle) {
+            tracing::debug!("a legacy HTTP session was unused for {idle:?}; ending it");
+            end(session).await;
+        }
+    }
 }
 
 /// Serves the dual-era endpoint on `listener` with the connection limits of
@@ -106,13 +125,18 @@ pub async fn serve_http(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let limits = http.connections;
-    let router = http_router(server, http, legacy);
+    let sessions = Arc::new(Sessions::default());
+    let idle = legacy.idle_timeout;
+    let router = router_with(server, http, legacy, sessions.clone());
     let ending = server.clone();
     let shutdown = async move {
         shutdown.await;
         ending.shutdown_subscriptions();
     };
-    serve_router(listener, router, limits, shutdown).await
+    tokio::select! {
+        served = serve_router(listener, router, limits, shutdown) => served,
+        () = end_expired(sessions, idle) => Ok(()),
+    }
 }
 
 fn session_id(headers: &HeaderMap) -> Option<&str> {

@@ -176,15 +176,21 @@ impl Sessions {
         max: usize,
         idle: Duration,
     ) -> (Option<String>, Vec<Arc<LegacySession>>) {
+        let ended = self.take_expired(idle);
         let mut by_id = self.lock();
-        let expired: Vec<String> = by_id.iter().filter(|(_, s)| s.expired(idle)).map(|(id, _)| id.clone()).collect();
-        let ended: Vec<Arc<LegacySession>> = expired.iter().filter_map(|id| by_id.remove(id)).collect();
         if by_id.len() >= max {
             return (None, ended);
         }
         let Some(id) = new_session_id() else { return (None, ended) };
         by_id.insert(id.clone(), session);
         (Some(id), ended)
+    }
+
+    /// Takes out the sessions unused for `idle` with no stream open.
+    pub(super) fn take_expired(&self, idle: Duration) -> Vec<Arc<LegacySession>> {
+        let mut by_id = self.lock();
+        let expired: Vec<String> = by_id.iter().filter(|(_, s)| s.expired(idle)).map(|(id, _)| id.clone()).collect();
+        expired.iter().filter_map(|id| by_id.remove(id)).collect()
     }
 
     /// Removes the session `id`.
