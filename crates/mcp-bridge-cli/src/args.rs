@@ -14,6 +14,7 @@ Examples:
   mcp-bridge https://mcp.example.com/mcp
   mcp-bridge --header-env Authorization=MY_TOKEN_HEADER https://mcp.example.com/mcp
   mcp-bridge logout https://mcp.example.com/mcp
+  mcp-bridge --listen 127.0.0.1:8931 -- mcp-example-server
 
 In VS Code's mcp.json:
   {\"servers\": {\"example\": {\"command\": \"mcp-bridge\", \"args\": [\"--\", \"mcp-example-server\"]}}}
@@ -86,6 +87,13 @@ pub(crate) struct Args {
     /// id where the authorization server accepts that.
     #[arg(long, value_name = "URL")]
     pub(crate) client_metadata_url: Option<String>,
+
+    /// Serve 2025-11-25 clients over Streamable HTTP at http://ADDR/mcp
+    /// (for example 127.0.0.1:8931) instead of one client on stdio; every
+    /// session shares the one upstream. Loopback unless you name another
+    /// address.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) listen: Option<String>,
 
     /// The URL of a 2026-07-28 server over Streamable HTTP (the URL form).
     #[arg(value_name = "URL")]

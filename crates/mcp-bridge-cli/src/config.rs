@@ -35,6 +35,8 @@ pub(crate) struct Config {
     pub(crate) frontend: FrontendOptions,
     /// The sign-in gate of the URL form, told when the client is initialized.
     pub(crate) gate: Option<Arc<Gate>>,
+    /// `--listen`: the address of the HTTP endpoint for legacy clients.
+    pub(crate) listen: Option<std::net::SocketAddr>,
 }
 
 /// The headers of the command line, and the names of the variables they
@@ -168,6 +170,12 @@ impl Job {
                 (UpstreamConfig::Stdio(command), None)
             }
         };
-        Ok(Job::Bridge(Box::new(Config { log_level: args.log_level, upstream, frontend, gate })))
+        let listen = match &args.listen {
+            None => None,
+            Some(addr) => Some(addr.parse().map_err(|_| {
+                format!("--listen {addr:?} is not an address such as 127.0.0.1:8931 (an IP address and a port)")
+            })?),
+        };
+        Ok(Job::Bridge(Box::new(Config { log_level: args.log_level, upstream, frontend, gate, listen })))
     }
 }

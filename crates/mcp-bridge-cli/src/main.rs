@@ -10,6 +10,7 @@
 
 mod args;
 mod config;
+mod listen;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -114,6 +115,9 @@ fn return_large_buffers_to_the_system() {
 }
 
 fn run(config: config::Config) -> anyhow::Result<ExitCode> {
+    if let Some(addr) = config.listen {
+        return listen::run(config, addr);
+    }
     // One thread: the bridge relays one client's lines, and a second worker
     // only added cross-thread wake-ups and allocator lock contention
     // (stdio calls/s at 256 in flight 53.7k -> 63.3k, BENCHMARKS.md).

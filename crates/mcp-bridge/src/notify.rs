@@ -168,6 +168,7 @@ pub fn start(
     declared: Declared,
     out: mpsc::Sender<Outgoing>,
     log_level: Arc<ClientLogLevel>,
+    on_behalf_of: Option<Arc<mcp_sdk::client::ClientIdentity>>,
 ) -> Listener {
     let (commands, command_rx) = mpsc::channel(COMMAND_QUEUE);
     let stop = CancellationToken::new();
@@ -180,6 +181,7 @@ pub fn start(
         uris: BTreeSet::new(),
         stop: stop.clone(),
         log_level,
+        on_behalf_of,
     };
     tokio::spawn(owner.run(command_rx));
     Listener { commands, stop }
@@ -195,6 +197,7 @@ struct Owner {
     uris: BTreeSet<String>,
     stop: CancellationToken,
     log_level: Arc<ClientLogLevel>,
+    on_behalf_of: Option<Arc<mcp_sdk::client::ClientIdentity>>,
 }
 
 /// A change waiting for its new stream.
@@ -326,6 +329,7 @@ impl Owner {
             // the owner's back-off takes over.
             retry: RetryPolicy::Force,
             log_level: self.log_level.get(),
+            on_behalf_of: self.on_behalf_of.clone(),
             ..Default::default()
         };
         let (upstream, filter, ended) = (self.upstream.clone(), self.declared.filter(uris), events.clone());

@@ -66,6 +66,9 @@ struct State {
     listener: Option<Listener>,
     /// Taken at the first `notifications/initialized`.
     on_initialized: Option<OnInitialized>,
+    /// The client's info and the capabilities the upstream sees, stamped on
+    /// every request (a shared upstream serves several clients).
+    identity: Option<Arc<mcp_sdk::client::ClientIdentity>>,
 }
 
 /// The level of the client's last `logging/setLevel`, read by the

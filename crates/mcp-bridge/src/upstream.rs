@@ -25,6 +25,10 @@ pub enum UpstreamConfig {
     /// A server at a URL; a failed request fails alone, the upstream is
     /// never lost.
     Http(HttpUpstream),
+    /// An upstream already connected that several sessions share (the
+    /// bridge's HTTP mode): each request carries its session's client info
+    /// and capabilities; a session never closes it.
+    Shared(Upstream),
 }
 
 /// A server at a URL: the HTTP transport, and the sign-in behind its
@@ -82,6 +86,8 @@ pub struct Upstream {
     origin: Origin,
     oauth: Option<mcp_sdk::auth::OAuthClient>,
     sign_in: Option<Arc<crate::signin::SignIn>>,
+    /// A session's handle on a shared upstream: closing it is its owner's.
+    shared: bool,
 }
 
 /// Receives the upstream's notifications that belong to no request (log
@@ -100,6 +106,9 @@ impl Upstream {
         capabilities: ClientCapabilities,
         on_unrouted: OnUnrouted,
     ) -> Result<Upstream, mcp_sdk::Error> {
+        if let UpstreamConfig::Shared(shared) = config {
+            return Ok(Upstream { shared: true, ..shared.clone() });
+        }
         let mut options = ClientOptions::new(client_info.name.clone(), client_info.version.clone());
         options.info = client_info;
         options.capabilities = capabilities;
@@ -108,12 +117,13 @@ impl Upstream {
             UpstreamConfig::Stdio(command) => (spawn(command.clone())?, Origin::Local),
             UpstreamConfig::Memory(server) => (mcp_sdk::transport::memory::connect(server), Origin::Local),
             UpstreamConfig::Http(http) => (mcp_sdk::transport::http::connect(http.config.clone())?, Origin::Remote),
+            UpstreamConfig::Shared(shared) => return Ok(Upstream { shared: true, ..shared.clone() }),
         };
         let (oauth, sign_in) = match config {
             UpstreamConfig::Http(http) => (http.oauth.clone(), http.sign_in.clone()),
             _ => (None, None),
         };
-        Ok(Upstream { client: Client::new(options, transport), origin, oauth, sign_in })
+        Ok(Upstream { client: Client::new(options, transport), origin, oauth, sign_in, shared: false })
     }
 
     /// The child's process id (also its process group id), for a child.
@@ -212,6 +222,9 @@ impl Upstream {
     /// Stops the upstream: for a child, stdin closed, then SIGTERM and
     /// SIGKILL to its group after each grace period.
     pub async fn close(&self) -> Option<ExitStatus> {
+        if self.shared {
+            return None;
+        }
         self.client.close().await
     }
 }

@@ -26,17 +26,7 @@ async fn start(legacy: LegacyHttpOptions) -> (SocketAddr, CancellationToken) {
 
 /// A legacy POST, with the session id when there is one.
 fn post(addr: SocketAddr, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
-    let mut request = reqwest::Client::new()
-        .post(format!("http://{addr}/mcp"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25")
-        .timeout(Duration::from_secs(30))
-        .body(body.to_string());
-    if let Some(session) = session {
-        request = request.header("mcp-session-id", session);
-    }
-    request
+    test_support::legacy_http_post(&format!("http://{addr}/mcp"), session, body)
 }
 
 fn request(id: Value, method: &str, params: Value) -> Value {

@@ -34,8 +34,8 @@ use cache::ResultCache;
 pub use cache::{CacheMode, CacheOptions};
 use options::Callbacks;
 pub use options::{
-    ClientOptions, Diagnostics, Hook, InputHooks, LogCallback, NotificationCallback, ProgressCallback, RequestOptions,
-    RetryPolicy,
+    ClientIdentity, ClientOptions, Diagnostics, Hook, InputHooks, LogCallback, NotificationCallback, ProgressCallback,
+    RequestOptions, RetryPolicy,
 };
 use router::{Pending, Route, Router, cancelled_notification, event_queue};
 pub use task_store::{TaskRecord, TaskStore};
@@ -467,8 +467,9 @@ impl Client {
             }
             let needed: InputRequiredResult = parse_result(method, value)?;
             let requests = needed.input_requests.unwrap_or_default();
-            let answers =
-                input::answer_round(requests, &self.inner.options.capabilities, &self.inner.options.hooks).await?;
+            let capabilities =
+                options.on_behalf_of.as_ref().map_or(&self.inner.options.capabilities, |o| &o.capabilities);
+            let answers = input::answer_round(requests, capabilities, &self.inner.options.hooks).await?;
             params.remove("inputResponses");
             params.remove("requestState");
             if !answers.is_empty() {
@@ -527,9 +528,13 @@ impl Client {
             meta.insert(key.clone(), value.clone());
         }
         let opts = &self.inner.options;
+        let (info, capabilities) = match &options.on_behalf_of {
+            Some(identity) => (&identity.info, &identity.capabilities),
+            None => (&opts.info, &opts.capabilities),
+        };
         meta.insert(PROTOCOL_VERSION_KEY.into(), json!(opts.protocol_version));
-        meta.insert(CLIENT_INFO_KEY.into(), to_json(&opts.info)?);
-        meta.insert(CLIENT_CAPABILITIES_KEY.into(), to_json(&opts.capabilities)?);
+        meta.insert(CLIENT_INFO_KEY.into(), to_json(info)?);
+        meta.insert(CLIENT_CAPABILITIES_KEY.into(), to_json(capabilities)?);
         if let Some(level) = options.log_level.or(opts.log_level) {
             meta.insert(LOG_LEVEL_KEY.into(), to_json(&level)?);
         }

@@ -444,3 +444,24 @@ async fn a_declared_input_kind_without_a_hook_fails_the_request() {
     let err = client.call_tool("ask", json!({}), &RequestOptions::default()).await.unwrap_err();
     assert!(matches!(&err, Error::HookFailed { reason, .. } if reason.contains("no form elicitation hook")), "{err:?}");
 }
+
+#[tokio::test]
+async fn a_request_sent_on_behalf_of_another_client_carries_its_info_and_capabilities() {
+    let server = builder()
+        .tool(tool("who"), |_call, ctx: RequestContext| async move {
+            let name = ctx.client_info.map(|i| i.name).unwrap_or_default();
+            let elicits = ctx.client_capabilities.elicitation.is_some();
+            Ok(text(format!("{name} elicits={elicits}")))
+        })
+        .build();
+    let client = plain_client(&server);
+    let own = client.call_tool("who", json!({}), &RequestOptions::default()).await.unwrap();
+    assert_eq!(first_text(&own), "test-client elicits=false");
+    let identity = mcp_sdk::client::ClientIdentity {
+        info: Implementation::new("vscode", "1.99"),
+        capabilities: serde_json::from_value(json!({"elicitation": {}})).unwrap(),
+    };
+    let options = RequestOptions { on_behalf_of: Some(Arc::new(identity)), ..Default::default() };
+    let theirs = client.call_tool("who", json!({}), &options).await.unwrap();
+    assert_eq!(first_text(&theirs), "vscode elicits=true");
+}

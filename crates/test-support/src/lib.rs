@@ -304,3 +304,19 @@ impl std::io::Write for LogCapture {
         Ok(())
     }
 }
+
+/// A 2025-11-25 Streamable HTTP POST of `body` to `url`, with the session id
+/// when there is one (a 30 s time limit: a hang guard).
+pub fn legacy_http_post(url: &str, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .timeout(Duration::from_secs(30))
+        .body(body.to_string());
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    request
+}

@@ -73,8 +73,10 @@ const SESSION_QUEUE: usize = 1024;
 
 #[derive(Clone)]
 struct Endpoint {
-    server: Server,
-    modern: Router,
+    /// Where each legacy session's requests go.
+    upstream: UpstreamConfig,
+    /// The 2026-07-28 router, when the endpoint serves that era too.
+    modern: Option<Router>,
     http: Arc<HttpOptions>,
     legacy: Arc<LegacyHttpOptions>,
     sessions: Arc<Sessions>,
@@ -84,18 +86,61 @@ struct Endpoint {
 /// way, a session past its idle time ends when a new session starts;
 /// [`serve_http`] also ends them as they expire.
 pub fn http_router(server: &Server, http: HttpOptions, legacy: LegacyHttpOptions) -> Router {
-    router_with(server, http, legacy, Arc::default())
+    let modern = server.http_router(http.clone());
+    router_with(UpstreamConfig::Memory(server.clone()), Some(modern), http, legacy, Arc::default())
 }
 
-fn router_with(server: &Server, http: HttpOptions, legacy: LegacyHttpOptions, sessions: Arc<Sessions>) -> Router {
+/// An endpoint for 2025-11-25 clients only, each session in front of
+/// `upstream` (`mcp-bridge --listen` shares one upstream among them); a
+/// 2026-07-28 request gets 400.
+pub fn legacy_router(upstream: UpstreamConfig, http: HttpOptions, legacy: LegacyHttpOptions) -> Router {
+    router_with(upstream, None, http, legacy, Arc::default())
+}
+
+/// Serves [`legacy_router`] on `listener` with the connection limits of
+/// `http.connections` until `shutdown` completes, ending idle sessions.
+///
+/// # Errors
+/// None today: a failed accept is logged and the loop goes on.
+pub async fn serve_legacy_http(
+    upstream: UpstreamConfig,
+    listener: tokio::net::TcpListener,
+    http: HttpOptions,
+    legacy: LegacyHttpOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    serve_endpoint(upstream, None, listener, http, legacy, shutdown).await
+}
+
+/// Serves an endpoint with the connection limits of `http.connections`
+/// until `shutdown` completes, ending the sessions that stay idle.
+async fn serve_endpoint(
+    upstream: UpstreamConfig,
+    modern: Option<Router>,
+    listener: tokio::net::TcpListener,
+    http: HttpOptions,
+    legacy: LegacyHttpOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let limits = http.connections;
+    let sessions = Arc::new(Sessions::default());
+    let idle = legacy.idle_timeout;
+    let router = router_with(upstream, modern, http, legacy, sessions.clone());
+    tokio::select! {
+        served = serve_router(listener, router, limits, shutdown) => served,
+        () = end_expired(sessions, idle) => Ok(()),
+    }
+}
+
+fn router_with(
+    upstream: UpstreamConfig,
+    modern: Option<Router>,
+    http: HttpOptions,
+    legacy: LegacyHttpOptions,
+    sessions: Arc<Sessions>,
+) -> Router {
     let path = http.path.clone();
-    let endpoint = Endpoint {
-        server: server.clone(),
-        modern: server.http_router(http.clone()),
-        http: Arc::new(http),
-        legacy: Arc::new(legacy),
-        sessions,
-    };
+    let endpoint = Endpoint { upstream, modern, http: Arc::new(http), legacy: Arc::new(legacy), sessions };
     Router::new().route(&path, post(handle_post).get(handle_get).delete(handle_delete)).with_state(endpoint)
 }
 
@@ -124,19 +169,13 @@ pub async fn serve_http(
     legacy: LegacyHttpOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let limits = http.connections;
-    let sessions = Arc::new(Sessions::default());
-    let idle = legacy.idle_timeout;
-    let router = router_with(server, http, legacy, sessions.clone());
+    let modern = server.http_router(http.clone());
     let ending = server.clone();
     let shutdown = async move {
         shutdown.await;
         ending.shutdown_subscriptions();
     };
-    tokio::select! {
-        served = serve_router(listener, router, limits, shutdown) => served,
-        () = end_expired(sessions, idle) => Ok(()),
-    }
+    serve_endpoint(UpstreamConfig::Memory(server.clone()), Some(modern), listener, http, legacy, shutdown).await
 }
 
 fn session_id(headers: &HeaderMap) -> Option<&str> {
@@ -217,15 +256,22 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: Request) -> Resp
                 "Bad Request: Mcp-Session-Id header is required",
             )
         }
-        _ => {
+        _ => match endpoint.modern.clone() {
             // The 2026-07-28 router gets the request as it came.
-            let mut modern = endpoint.modern.clone();
-            let request = Request::from_parts(parts, Body::from(body));
-            match modern.call(request).await {
-                Ok(response) => response,
-                Err(never) => match never {},
+            Some(mut modern) => {
+                let request = Request::from_parts(parts, Body::from(body));
+                match modern.call(request).await {
+                    Ok(response) => response,
+                    Err(never) => match never {},
+                }
             }
-        }
+            None => error_response(
+                StatusCode::BAD_REQUEST,
+                None,
+                error_code::INVALID_REQUEST,
+                "Bad Request: this endpoint serves 2025-11-25 clients; send initialize",
+            ),
+        },
     }
 }
 
@@ -237,7 +283,7 @@ fn carries_modern_meta(request: &mcp_protocol::JsonRpcRequest) -> bool {
 /// Creates a session for an `initialize` and answers it.
 async fn start_session(endpoint: &Endpoint, initialize: Message) -> Response {
     let options = endpoint.legacy.frontend.clone();
-    let config = UpstreamConfig::Memory(endpoint.server.clone());
+    let config = endpoint.upstream.clone();
     let legacy = LegacySession::start(
         |out| Session::new(config, options, out, None, None),
         SESSION_QUEUE,

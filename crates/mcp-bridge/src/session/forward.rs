@@ -23,7 +23,7 @@ impl Session {
     /// initialize result declared change notifications.
     pub(super) fn listener(&self) -> Option<Listener> {
         let mut state = self.state();
-        let super::State { declared, lifecycle, listener, .. } = &mut *state;
+        let super::State { declared, lifecycle, listener, identity, .. } = &mut *state;
         let Lifecycle::Ready(upstream) = lifecycle else { return None };
         if !declared.any() {
             return None;
@@ -32,7 +32,8 @@ impl Session {
         Some(
             listener
                 .get_or_insert_with(|| {
-                    notify::start(upstream.clone(), declared, self.out.clone(), self.log_level.clone())
+                    let who = identity.clone();
+                    notify::start(upstream.clone(), declared, self.out.clone(), self.log_level.clone(), who)
                 })
                 .clone(),
         )
@@ -100,6 +101,7 @@ impl Session {
             max_total_timeout: Some(limit),
             cancel: Some(token.clone()),
             on_log: Some(on_log),
+            on_behalf_of: self.state().identity.clone(),
             log_level: self.log_level.get(),
             meta: forwarded.meta,
             on_progress,

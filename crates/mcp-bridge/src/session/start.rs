@@ -68,7 +68,15 @@ impl Session {
             forward_log(&out, &log_level, n, None);
         });
         let upstream_capabilities = input::upstream_capabilities(&params.capabilities);
-        self.state().client_capabilities = params.capabilities;
+        let identity = mcp_sdk::client::ClientIdentity {
+            info: params.client_info.clone(),
+            capabilities: upstream_capabilities.clone(),
+        };
+        {
+            let mut state = self.state();
+            state.client_capabilities = params.capabilities;
+            state.identity = Some(Arc::new(identity));
+        }
         let upstream = Upstream::connect(&self.config, params.client_info, upstream_capabilities, on_unrouted)
             .map_err(|e| {
                 tracing::error!("cannot start the MCP server: {e}");

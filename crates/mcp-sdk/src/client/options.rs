@@ -203,6 +203,20 @@ pub struct RequestOptions {
     pub diagnostics: Option<Arc<Mutex<Diagnostics>>>,
     /// How this request uses the client's result cache.
     pub cache_mode: super::CacheMode,
+    /// Who the request is sent for when not this client: a gateway that
+    /// sends for several users stamps each request with its user's client
+    /// info and capabilities (2026-07-28 carries both in every request's
+    /// `_meta`). `None`: the client's own.
+    pub on_behalf_of: Option<Arc<ClientIdentity>>,
+}
+
+/// The client info and capabilities a request is stamped with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientIdentity {
+    /// Name and version.
+    pub info: Implementation,
+    /// What that client can do.
+    pub capabilities: ClientCapabilities,
 }
 
 impl std::fmt::Debug for RequestOptions {

@@ -1,0 +1,61 @@
+//! `mcp-bridge --listen ADDR`: the bridge as a Streamable HTTP server for
+//! 2025-11-25 clients, many at once, each a session in front of the one
+//! upstream (one child process, or one HTTP client with one sign-in).
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_bridge::embed::http::{LegacyHttpOptions, serve_legacy_http};
+use mcp_bridge::upstream::{Upstream, UpstreamConfig, describe_exit};
+use mcp_protocol::types::{ClientCapabilities, Implementation};
+use mcp_sdk::server::http::HttpOptions;
+
+use crate::config::Config;
+
+/// Serves until Ctrl-C (exit 0) or the loss of the upstream (exit 1).
+pub(crate) fn run(config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let outcome = runtime.block_on(serve(config, addr));
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    outcome
+}
+
+async fn serve(config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    let mut http = HttpOptions::default();
+    if !local.ip().is_loopback() {
+        tracing::warn!("serving beyond this machine at {local}: anyone who reaches it can use the MCP server");
+        http.allowed_hosts.push(host_name(&local));
+    }
+    // The sessions' own client info and capabilities go with each request;
+    // these are the upstream client's defaults.
+    let identity = Implementation::new("mcp-bridge", env!("CARGO_PKG_VERSION"));
+    let upstream = Upstream::connect(&config.upstream, identity, ClientCapabilities::default(), Arc::new(|_| {}))?;
+    tracing::info!("serving 2025-11-25 clients at http://{local}/mcp");
+    let lost = upstream.clone();
+    let (lost_tx, lost_rx) = tokio::sync::oneshot::channel();
+    let stop = async move {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            status = lost.lost() => {
+                tracing::warn!("the MCP server stopped with {}", describe_exit(status));
+                let _ = lost_tx.send(());
+            }
+        }
+    };
+    let legacy = LegacyHttpOptions { frontend: config.frontend, ..LegacyHttpOptions::default() };
+    serve_legacy_http(UpstreamConfig::Shared(upstream.clone()), listener, http, legacy, stop).await?;
+    upstream.close().await;
+    Ok(if lost_rx.await.is_ok() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The host name a client puts in `Host` for this address.
+fn host_name(addr: &SocketAddr) -> String {
+    match addr {
+        SocketAddr::V4(v4) => v4.ip().to_string(),
+        SocketAddr::V6(v6) => format!("[{}]", v6.ip()),
+    }
+}

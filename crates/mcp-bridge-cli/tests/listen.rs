@@ -1,0 +1,108 @@
+//! `mcp-bridge --listen`: legacy clients over Streamable HTTP, several at
+//! once, each a session in front of the one upstream child.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use test_support::workspace_binary;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+const BRIDGE: &str = env!("CARGO_BIN_EXE_mcp-bridge");
+
+/// Starts `mcp-bridge --listen 127.0.0.1:0 ARGS` and returns it with the
+/// endpoint URL it logs.
+async fn listening(args: &[&str]) -> (Child, String) {
+    let mut child = Command::new(BRIDGE)
+        .args(["--listen", "127.0.0.1:0"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(url) = line.split("serving 2025-11-25 clients at ").nth(1) {
+                return url.trim().to_owned();
+            }
+        }
+        panic!("mcp-bridge ended without serving");
+    })
+    .await
+    .unwrap();
+    // The rest of stderr is drained so the bridge never blocks on it.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, url)
+}
+
+fn post(url: &str, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
+    test_support::legacy_http_post(url, session, body)
+}
+
+/// The JSON-RPC response in a response body (JSON, or the last SSE event).
+async fn answer(response: reqwest::Response) -> Value {
+    let text = response.text().await.unwrap();
+    let data = text.lines().filter_map(|l| l.strip_prefix("data: ")).next_back().map(str::to_owned).unwrap_or(text);
+    serde_json::from_str(&data).unwrap()
+}
+
+async fn initialize(url: &str, name: &str) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": name, "version": "1"}}});
+    let response = post(url, None, &init).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let result = answer(response).await;
+    assert_eq!(result["result"]["serverInfo"]["name"], "mcp-example-server", "{result}");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post(url, Some(&session), &initialized).send().await.unwrap().status(), 202);
+    session
+}
+
+fn call(id: i64, tool: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_http_clients_share_one_upstream_through_the_bridge() {
+    let server = workspace_binary("mcp-example-server", "mcp-example-server");
+    let (mut bridge, url) = listening(&["--", server.to_str().unwrap()]).await;
+    let (first, second) = (initialize(&url, "first").await, initialize(&url, "second").await);
+    assert_ne!(first, second);
+    let sum = answer(post(&url, Some(&first), &call(1, "add", json!({"a": 2, "b": 3}))).send().await.unwrap()).await;
+    assert_eq!(sum["result"]["structuredContent"], json!({"sum": 5}));
+    // A note set through one session is read through the other: one server.
+    let set = call(2, "set_note", json!({"name": "shared", "text": "one upstream"}));
+    answer(post(&url, Some(&first), &set).send().await.unwrap()).await;
+    let read = json!({"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "note://shared"}});
+    let note = answer(post(&url, Some(&second), &read).send().await.unwrap()).await;
+    assert_eq!(note["result"]["contents"][0]["text"], "one upstream", "{note}");
+    // A 2026-07-28 request is not for this endpoint.
+    let modern = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {"_meta": test_support::request_meta(json!({}))}});
+    let refused = reqwest::Client::new()
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .body(modern.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 400);
+    bridge.start_kill().unwrap();
+    bridge.wait().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_listen_address_that_is_not_one_is_refused_with_exit_code_2() {
+    let output = Command::new(BRIDGE).args(["--listen", "localhost", "--", "true"]).output().await.unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("--listen"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
