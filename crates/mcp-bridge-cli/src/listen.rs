@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_bridge::embed::http::{LegacyHttpOptions, serve_legacy_http};
-use mcp_bridge::upstream::{Upstream, UpstreamConfig, describe_exit};
+use mcp_bridge::upstream::{Fanout, Upstream, UpstreamConfig, describe_exit};
 use mcp_protocol::types::{ClientCapabilities, Implementation};
 use mcp_sdk::server::http::HttpOptions;
 
@@ -33,7 +33,12 @@ async fn serve(config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode> {
     // The sessions' own client info and capabilities go with each request;
     // these are the upstream client's defaults.
     let identity = Implementation::new("mcp-bridge", env!("CARGO_PKG_VERSION"));
-    let upstream = Upstream::connect(&config.upstream, identity, ClientCapabilities::default(), Arc::new(|_| {}))?;
+    // Log messages of a child belong to no request: every session gets
+    // them, at its own level.
+    let fanout = Arc::new(Fanout::default());
+    let to_sessions = fanout.clone();
+    let on_unrouted = Arc::new(move |n: &mcp_protocol::JsonRpcNotification| to_sessions.deliver(n));
+    let upstream = Upstream::connect(&config.upstream, identity, ClientCapabilities::default(), on_unrouted)?;
     tracing::info!("serving 2025-11-25 clients at http://{local}/mcp");
     let lost = upstream.clone();
     let (lost_tx, lost_rx) = tokio::sync::oneshot::channel();
@@ -47,7 +52,7 @@ async fn serve(config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode> {
         }
     };
     let legacy = LegacyHttpOptions { frontend: config.frontend, ..LegacyHttpOptions::default() };
-    serve_legacy_http(UpstreamConfig::Shared(upstream.clone()), listener, http, legacy, stop).await?;
+    serve_legacy_http(UpstreamConfig::Shared(upstream.clone(), fanout), listener, http, legacy, stop).await?;
     upstream.close().await;
     Ok(if lost_rx.await.is_ok() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

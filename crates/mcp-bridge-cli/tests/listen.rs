@@ -81,6 +81,33 @@ async fn two_http_clients_share_one_upstream_through_the_bridge() {
     let read = json!({"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "note://shared"}});
     let note = answer(post(&url, Some(&second), &read).send().await.unwrap()).await;
     assert_eq!(note["result"]["contents"][0]["text"], "one upstream", "{note}");
+    // The child's log messages (asked for by the first session's call at
+    // its level) belong to no request on stdio: they go to the sessions'
+    // GET streams, each at its own level.
+    let set_level = json!({"jsonrpc": "2.0", "id": 5, "method": "logging/setLevel", "params": {"level": "info"}});
+    answer(post(&url, Some(&first), &set_level).send().await.unwrap()).await;
+    let get = |session: &str| {
+        reqwest::Client::new()
+            .get(&url)
+            .header("accept", "text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", session)
+            .send()
+    };
+    let mut first_stream = get(&first).await.unwrap();
+    let slow = call(6, "slow", json!({"steps": 2, "step_ms": 1}));
+    answer(post(&url, Some(&first), &slow).send().await.unwrap()).await;
+    let mut seen = String::new();
+    let logged = tokio::time::timeout(Duration::from_secs(30), async {
+        while !seen.contains("notifications/message") {
+            let chunk = first_stream.chunk().await.unwrap().unwrap();
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    })
+    .await;
+    assert!(logged.is_ok(), "no log message on the first session's GET stream: {seen}");
+    assert!(seen.contains("step 1 of 2 done"), "{seen}");
+
     // A 2026-07-28 request is not for this endpoint.
     let modern = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {"_meta": test_support::request_meta(json!({}))}});
     let refused = reqwest::Client::new()

@@ -69,6 +69,9 @@ struct State {
     /// The client's info and the capabilities the upstream sees, stamped on
     /// every request (a shared upstream serves several clients).
     identity: Option<Arc<mcp_sdk::client::ClientIdentity>>,
+    /// What the upstream sends for no request, kept while the session lives
+    /// (a shared upstream's fanout holds it weakly).
+    unrouted: Option<crate::upstream::OnUnrouted>,
 }
 
 /// The level of the client's last `logging/setLevel`, read by the

@@ -27,8 +27,49 @@ pub enum UpstreamConfig {
     Http(HttpUpstream),
     /// An upstream already connected that several sessions share (the
     /// bridge's HTTP mode): each request carries its session's client info
-    /// and capabilities; a session never closes it.
-    Shared(Upstream),
+    /// and capabilities; a session never closes it; what belongs to no
+    /// request (log messages on stdio) goes to every session.
+    Shared(Upstream, Arc<Fanout>),
+}
+
+/// The sessions of a shared upstream, for what belongs to none of their
+/// requests. Holds each session's callback weakly: a session that ended
+/// drops out.
+#[derive(Default)]
+pub struct Fanout {
+    receivers: std::sync::Mutex<Vec<WeakReceiver>>,
+}
+
+/// A session's callback, held weakly by a [`Fanout`].
+type WeakReceiver = std::sync::Weak<dyn Fn(&JsonRpcNotification) + Send + Sync>;
+
+impl std::fmt::Debug for Fanout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fanout").finish_non_exhaustive()
+    }
+}
+
+impl Fanout {
+    /// Adds a receiver; it gets notifications while the caller keeps it.
+    pub fn join(&self, receiver: &OnUnrouted) {
+        self.lock().push(Arc::downgrade(receiver));
+    }
+
+    /// Hands a notification to every receiver still there.
+    pub fn deliver(&self, n: &JsonRpcNotification) {
+        let live: Vec<OnUnrouted> = {
+            let mut receivers = self.lock();
+            receivers.retain(|r| r.strong_count() > 0);
+            receivers.iter().filter_map(std::sync::Weak::upgrade).collect()
+        };
+        for receiver in live {
+            receiver(n);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<WeakReceiver>> {
+        self.receivers.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// A server at a URL: the HTTP transport, and the sign-in behind its
@@ -106,7 +147,8 @@ impl Upstream {
         capabilities: ClientCapabilities,
         on_unrouted: OnUnrouted,
     ) -> Result<Upstream, mcp_sdk::Error> {
-        if let UpstreamConfig::Shared(shared) = config {
+        if let UpstreamConfig::Shared(shared, fanout) = config {
+            fanout.join(&on_unrouted);
             return Ok(Upstream { shared: true, ..shared.clone() });
         }
         let mut options = ClientOptions::new(client_info.name.clone(), client_info.version.clone());
@@ -117,7 +159,7 @@ impl Upstream {
             UpstreamConfig::Stdio(command) => (spawn(command.clone())?, Origin::Local),
             UpstreamConfig::Memory(server) => (mcp_sdk::transport::memory::connect(server), Origin::Local),
             UpstreamConfig::Http(http) => (mcp_sdk::transport::http::connect(http.config.clone())?, Origin::Remote),
-            UpstreamConfig::Shared(shared) => return Ok(Upstream { shared: true, ..shared.clone() }),
+            UpstreamConfig::Shared(shared, _) => return Ok(Upstream { shared: true, ..shared.clone() }),
         };
         let (oauth, sign_in) = match config {
             UpstreamConfig::Http(http) => (http.oauth.clone(), http.sign_in.clone()),

@@ -77,6 +77,7 @@ impl Session {
             state.client_capabilities = params.capabilities;
             state.identity = Some(Arc::new(identity));
         }
+        self.state().unrouted = Some(on_unrouted.clone());
         let upstream = Upstream::connect(&self.config, params.client_info, upstream_capabilities, on_unrouted)
             .map_err(|e| {
                 tracing::error!("cannot start the MCP server: {e}");
