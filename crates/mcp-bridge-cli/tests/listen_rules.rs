@@ -85,3 +85,43 @@ async fn a_stream_never_acknowledged_by_a_local_upstream_is_opened_again() {
     assert_eq!(seen(&mut peer, 1).await["listens"], 2);
     assert_eq!(peer.finish().await, Some(0));
 }
+
+#[tokio::test]
+async fn each_exchange_with_the_upstream_gets_a_debug_line() {
+    use std::process::Stdio;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let mut bridge = tokio::process::Command::new(BRIDGE)
+        .args(["--log-level", "debug", "--", "python3", "-u", "-c", &upstream(true)])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = bridge.stdin.take().unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let mut stdout = BufReader::new(bridge.stdout.take().unwrap()).lines();
+    let mut answer_to = async |line: String, id: &str| {
+        stdin.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+        tokio::time::timeout(test_support::LINE_DEADLINE, async {
+            while let Some(line) = stdout.next_line().await.unwrap() {
+                if line.contains(id) {
+                    return;
+                }
+            }
+        })
+        .await
+        .unwrap();
+    };
+    answer_to(init.to_string(), "\"id\":0").await;
+    answer_to(request(7, "tools/call", json!({"name": "seen", "arguments": {}})), "\"id\":7").await;
+    drop(stdin);
+    let mut stderr = BufReader::new(bridge.stderr.take().unwrap()).lines();
+    let mut log = Vec::new();
+    while let Ok(Ok(Some(line))) = tokio::time::timeout(test_support::LINE_DEADLINE, stderr.next_line()).await {
+        log.push(line);
+    }
+    let traced = log.iter().find(|l| l.contains("exchange: request 7 round 0 tools/call: complete in"));
+    assert!(traced.is_some_and(|l| l.contains(": debug: exchange:")), "{log:#?}");
+}
