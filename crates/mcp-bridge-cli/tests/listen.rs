@@ -133,3 +133,28 @@ async fn a_listen_address_that_is_not_one_is_refused_with_exit_code_2() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_http_client_uses_the_example_server_through_the_bridge() {
+    let server = workspace_binary("mcp-example-server", "mcp-example-server");
+    let (mut bridge, url) = listening(&["--", server.to_str().unwrap()]).await;
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp-example-server/tests/ts/legacy_http_client.mjs");
+    let output = Command::new("node")
+        .env("TS_SDK_DIR", test_support::ts_sdk_dir())
+        .arg(script)
+        .arg(&url)
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(60), output).await.unwrap().unwrap();
+    assert!(output.status.success(), "the TypeScript client failed:\n{}", String::from_utf8_lossy(&output.stderr));
+    let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(seen["server"]["name"], "mcp-example-server");
+    assert_eq!(seen["sum"], "42");
+    assert!(seen["logs"].as_array().unwrap().contains(&json!("step 1 of 3 done")), "{seen}");
+    assert!(seen["greeting"].as_str().unwrap().contains("TypeScript"), "{seen}");
+    assert_eq!(seen["updated"], json!(["note://shopping"]));
+    assert!(seen["toolListChanges"].as_u64().unwrap() >= 1);
+    bridge.start_kill().unwrap();
+    bridge.wait().await.unwrap();
+}
