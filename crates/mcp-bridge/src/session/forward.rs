@@ -56,7 +56,9 @@ impl Session {
                     };
                     tokio::select! {
                         outcome = change => outcome.map(|()| json!({})),
-                        _ = token.cancelled() => return,
+                        // `respond` frees the slot and, the token being
+                        // cancelled, answers nothing.
+                        _ = token.cancelled() => Err(error_for(Cause::Closed, None)),
                     }
                 }
             },
