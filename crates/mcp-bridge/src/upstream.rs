@@ -147,20 +147,19 @@ impl Upstream {
         capabilities: ClientCapabilities,
         on_unrouted: OnUnrouted,
     ) -> Result<Upstream, mcp_sdk::Error> {
-        if let UpstreamConfig::Shared(shared, fanout) = config {
-            fanout.join(&on_unrouted);
-            return Ok(Upstream { shared: true, ..shared.clone() });
-        }
-        let mut options = ClientOptions::new(client_info.name.clone(), client_info.version.clone());
-        options.info = client_info;
-        options.capabilities = capabilities;
-        options.on_notification = Some(on_unrouted);
         let (transport, origin) = match config {
             UpstreamConfig::Stdio(command) => (spawn(command.clone())?, Origin::Local),
             UpstreamConfig::Memory(server) => (mcp_sdk::transport::memory::connect(server), Origin::Local),
             UpstreamConfig::Http(http) => (mcp_sdk::transport::http::connect(http.config.clone())?, Origin::Remote),
-            UpstreamConfig::Shared(shared, _) => return Ok(Upstream { shared: true, ..shared.clone() }),
+            UpstreamConfig::Shared(shared, fanout) => {
+                fanout.join(&on_unrouted);
+                return Ok(Upstream { shared: true, ..shared.clone() });
+            }
         };
+        let mut options = ClientOptions::new(client_info.name.clone(), client_info.version.clone());
+        options.info = client_info;
+        options.capabilities = capabilities;
+        options.on_notification = Some(on_unrouted);
         let (oauth, sign_in) = match config {
             UpstreamConfig::Http(http) => (http.oauth.clone(), http.sign_in.clone()),
             _ => (None, None),

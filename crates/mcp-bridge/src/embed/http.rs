@@ -228,50 +228,49 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: Request) -> Resp
             None => (StatusCode::NOT_FOUND, "no such session: it ended or never was; initialize again").into_response(),
         };
     }
-    let depth = endpoint.legacy.frontend.max_depth;
     // A legacy client sends no version header with `initialize`, or a
-    // legacy one; an `initialize` of a 2026-07-28 client is the modern
-    // router's to refuse (404, -32601).
+    // legacy one; a 2026-07-28 client always names its version, and its
+    // requests (an `initialize` too: 404, -32601) are the modern router's,
+    // which decodes the body itself.
     let legacy_version = parts
         .headers
         .get("mcp-protocol-version")
         .is_none_or(|v| v.to_str().is_ok_and(|v| LEGACY_VERSIONS.contains(&v)));
-    match decode_message(&body, depth) {
-        Ok(Message::Request(r)) if r.method == "initialize" && legacy_version => {
+    if !legacy_version {
+        return to_modern(&endpoint, parts, body).await;
+    }
+    match decode_message(&body, endpoint.legacy.frontend.max_depth) {
+        Ok(Message::Request(r)) if r.method == "initialize" => {
             if let Some(refused) = refusal(&parts.headers, http) {
                 return refused;
             }
             start_session(&endpoint, Message::Request(r)).await
         }
         // A legacy client's message after its session: it forgot the id.
-        Ok(Message::Request(r))
-            if legacy_version
-                && !carries_modern_meta(&r)
-                && !matches!(r.method.as_str(), "server/discover" | "initialize") =>
-        {
-            error_response(
-                StatusCode::BAD_REQUEST,
-                Some(r.id),
-                error_code::INVALID_REQUEST,
-                "Bad Request: Mcp-Session-Id header is required",
-            )
-        }
-        _ => match endpoint.modern.clone() {
-            // The 2026-07-28 router gets the request as it came.
-            Some(mut modern) => {
-                let request = Request::from_parts(parts, Body::from(body));
-                match modern.call(request).await {
-                    Ok(response) => response,
-                    Err(never) => match never {},
-                }
-            }
-            None => error_response(
-                StatusCode::BAD_REQUEST,
-                None,
-                error_code::INVALID_REQUEST,
-                "Bad Request: this endpoint serves 2025-11-25 clients; send initialize",
-            ),
+        Ok(Message::Request(r)) if !carries_modern_meta(&r) && r.method != "server/discover" => error_response(
+            StatusCode::BAD_REQUEST,
+            Some(r.id),
+            error_code::INVALID_REQUEST,
+            "Bad Request: Mcp-Session-Id header is required",
+        ),
+        _ => to_modern(&endpoint, parts, body).await,
+    }
+}
+
+/// Hands a POST to the 2026-07-28 router as it came, or refuses it where
+/// the endpoint serves legacy clients only.
+async fn to_modern(endpoint: &Endpoint, parts: axum::http::request::Parts, body: Bytes) -> Response {
+    match endpoint.modern.clone() {
+        Some(mut modern) => match modern.call(Request::from_parts(parts, Body::from(body))).await {
+            Ok(response) => response,
+            Err(never) => match never {},
         },
+        None => error_response(
+            StatusCode::BAD_REQUEST,
+            None,
+            error_code::INVALID_REQUEST,
+            "Bad Request: this endpoint serves 2025-11-25 clients; send initialize",
+        ),
     }
 }
 

@@ -204,6 +204,10 @@ fn trace_exchange(
     exchanged: &Result<Value, crate::upstream::Failed>,
     took: std::time::Duration,
 ) {
+    // On the path of every request: nothing is formatted unless it is logged.
+    if !tracing::enabled!(tracing::Level::DEBUG) {
+        return;
+    }
     let outcome = match exchanged {
         Ok(value) => value.get("resultType").and_then(Value::as_str).unwrap_or("complete").to_owned(),
         Err(failed) => format!("failed: {}", failed.error),
