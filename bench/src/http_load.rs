@@ -1,8 +1,10 @@
 //! Load over Streamable HTTP: a number of clients, each with its own
-//! keep-alive connection, sending `tools/call` one after another.
+//! keep-alive connection, sending `tools/call` one after another, as
+//! 2026-07-28 clients or as 2025-11-25 clients (an `initialize` handshake
+//! first, then the session's id and version on every request).
 
 use std::net::{SocketAddr, TcpListener};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,11 +35,16 @@ pub fn free_port() -> std::io::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-/// Starts `program ARGS` and waits (at most 30 s) until it accepts
-/// connections on `port`.
-pub fn serve(program: &Path, args: &[String], port: u16) -> std::io::Result<Served> {
-    let child =
-        Command::new(program).args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn()?;
+/// Starts `program ARGS` with `envs` and waits (at most 30 s) until it
+/// accepts connections on `port`.
+pub fn serve(program: &Path, args: &[String], envs: &[(&'static str, PathBuf)], port: u16) -> std::io::Result<Served> {
+    let child = Command::new(program)
+        .args(args)
+        .envs(envs.iter().map(|(k, v)| (*k, v.as_os_str())))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
     let served = Served(child);
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -50,15 +57,83 @@ pub fn serve(program: &Path, args: &[String], port: u16) -> std::io::Result<Serv
     Ok(served)
 }
 
+/// One client's connection: its HTTP client and, for a legacy client, what
+/// its handshake settled: the version and the session the server gave it
+/// (stateless servers give none).
+struct Connection {
+    http: reqwest::Client,
+    url: Arc<String>,
+    dialect: Dialect,
+    negotiated: bool,
+    session: Option<String>,
+}
+
+impl Connection {
+    /// A connection; a legacy one has done its `initialize` handshake.
+    async fn open(url: Arc<String>, dialect: Dialect) -> Result<Connection, String> {
+        let http = reqwest::Client::builder().no_proxy().build().map_err(|e| e.to_string())?;
+        let mut connection = Connection { http, url, dialect, negotiated: false, session: None };
+        if dialect == Dialect::Legacy {
+            let params = serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "mcp-bench", "version": "1"}});
+            let response = connection.post(request_line(dialect, 0, "initialize", params), None).await?;
+            connection.session =
+                response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+            expect_result(response).await?;
+            connection.negotiated = true;
+            let initialized = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec();
+            let status = connection.post(initialized, None).await?.status();
+            if !status.is_success() {
+                return Err(format!("notifications/initialized: HTTP {status}"));
+            }
+        }
+        Ok(connection)
+    }
+
+    /// Posts one message with the headers of the connection's dialect.
+    async fn post(&self, body: Vec<u8>, tool: Option<&str>) -> Result<reqwest::Response, String> {
+        let mut request = self
+            .http
+            .post(self.url.as_str())
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        match self.dialect {
+            Dialect::Modern => {
+                request = request.header("mcp-protocol-version", "2026-07-28").header("mcp-method", "tools/call");
+                if let Some(tool) = tool {
+                    request = request.header("mcp-name", tool);
+                }
+            }
+            Dialect::Legacy if self.negotiated => {
+                request = request.header("mcp-protocol-version", "2025-11-25");
+                if let Some(session) = &self.session {
+                    request = request.header("mcp-session-id", session);
+                }
+            }
+            Dialect::Legacy => {}
+        }
+        request.body(body).send().await.map_err(|e| e.to_string())
+    }
+}
+
+/// Reads a response whole (JSON or an SSE stream) and checks it holds a result.
+async fn expect_result(response: reqwest::Response) -> Result<(), String> {
+    let status = response.status();
+    let body = response.bytes().await.map_err(|e| e.to_string())?;
+    if !status.is_success() || !body.windows(8).any(|w| w == b"\"result\"") {
+        return Err(format!("HTTP {status}: {}", String::from_utf8_lossy(&body[..body.len().min(300)])));
+    }
+    Ok(())
+}
+
 /// One client's loop: `tools/call` of `tool` until `stop`, returning the
 /// latencies of the calls sent from `measure_from` on.
 async fn client_loop(
-    url: Arc<String>,
+    connection: Connection,
     tool: Arc<(String, serde_json::Value)>,
     measure_from: Instant,
     stop: Instant,
 ) -> Result<Vec<Duration>, String> {
-    let http = reqwest::Client::builder().no_proxy().build().map_err(|e| e.to_string())?;
     let mut latencies = Vec::new();
     for id in 1.. {
         let sent = Instant::now();
@@ -66,22 +141,9 @@ async fn client_loop(
             break;
         }
         let params = serde_json::json!({"name": tool.0, "arguments": tool.1});
-        let response = http
-            .post(url.as_str())
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", tool.0.as_str())
-            .body(request_line(Dialect::Modern, id, "tools/call", params))
-            .send()
-            .await
-            .map_err(|e| e.to_string())?;
-        let status = response.status();
-        let body = response.bytes().await.map_err(|e| e.to_string())?;
-        if !status.is_success() || !body.windows(8).any(|w| w == b"\"result\"") {
-            return Err(format!("HTTP {status}: {}", String::from_utf8_lossy(&body[..body.len().min(300)])));
-        }
+        let response =
+            connection.post(request_line(connection.dialect, id, "tools/call", params), Some(&tool.0)).await?;
+        expect_result(response).await?;
         if sent >= measure_from {
             latencies.push(sent.elapsed());
         }
@@ -89,10 +151,11 @@ async fn client_loop(
     Ok(latencies)
 }
 
-/// `clients` clients calling `tool` with `arguments` at `url` for
-/// `warm_up + window`; the calls sent in the window are measured.
+/// `clients` clients of `dialect` calling `tool` with `arguments` at `url`
+/// for `warm_up + window`; the calls sent in the window are measured.
 pub async fn measure(
     url: &str,
+    dialect: Dialect,
     tool: &str,
     arguments: serde_json::Value,
     clients: usize,
@@ -101,10 +164,18 @@ pub async fn measure(
 ) -> Result<Run, String> {
     let url = Arc::new(url.to_owned());
     let tool = Arc::new((tool.to_owned(), arguments));
+    // Every client's handshake before the clock starts: the calls are measured, not the sign-on.
+    let opening: Vec<_> = (0..clients).map(|_| tokio::spawn(Connection::open(url.clone(), dialect))).collect();
+    let mut connections = Vec::with_capacity(clients);
+    for open in opening {
+        connections.push(open.await.map_err(|e| e.to_string())??);
+    }
     let measure_from = Instant::now() + warm_up;
     let stop = measure_from + window;
-    let tasks: Vec<_> =
-        (0..clients).map(|_| tokio::spawn(client_loop(url.clone(), tool.clone(), measure_from, stop))).collect();
+    let tasks: Vec<_> = connections
+        .into_iter()
+        .map(|connection| tokio::spawn(client_loop(connection, tool.clone(), measure_from, stop)))
+        .collect();
     let mut latencies = Vec::new();
     for task in tasks {
         latencies.extend(task.await.map_err(|e| e.to_string())??);

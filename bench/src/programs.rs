@@ -10,6 +10,8 @@ pub struct Programs {
     pub bridge: PathBuf,
     /// `mcp-example-server`.
     pub example_server: PathBuf,
+    /// The null relay (`null-relay -- PROGRAM`): the floor of a relay process.
+    pub null_relay: PathBuf,
     /// The Python interpreter with the `mcp` SDK.
     pub python: PathBuf,
     /// The Python server script (`add` on stdio, or HTTP with `--http PORT`).
@@ -20,6 +22,9 @@ pub struct Programs {
     pub mcp_remote: Option<PathBuf>,
     /// The rmcp 3.x server of `bench/peers/rmcp-server`; left out without it.
     pub rmcp_server: Option<PathBuf>,
+    /// The TypeScript SDK 2.x server: its script and the `node_modules`
+    /// holding `@modelcontextprotocol/server` and `/node`; left out without.
+    pub ts_server: Option<(PathBuf, PathBuf)>,
     /// A directory for the programs' own files (mcp-remote's config).
     pub scratch: PathBuf,
 }
@@ -35,6 +40,8 @@ pub struct ServerUnderTest {
     pub stdio_args: Vec<String>,
     /// Arguments that serve Streamable HTTP; `{port}` is replaced by the port.
     pub http_args: Vec<String>,
+    /// Environment the program needs.
+    pub envs: Vec<(&'static str, PathBuf)>,
 }
 
 impl ServerUnderTest {
@@ -52,13 +59,48 @@ impl Programs {
         Programs {
             bridge: root.join("target/release/mcp-bridge"),
             example_server: root.join("target/release/mcp-example-server"),
+            null_relay: root.join("target/release/null-relay"),
             python: root.join(".peers/py/bin/python"),
             python_server: root.join("crates/mcp-example-server/tests/python/python_server.py"),
             node: PathBuf::from("node"),
             mcp_remote: optional(root.join(".peers/bench/node_modules/mcp-remote/dist/proxy.js")),
             rmcp_server: optional(root.join("target/peers/release/rmcp-bench-server")),
+            ts_server: ts_server_under(root),
             scratch: root.join("target/bench"),
         }
+    }
+
+    /// The servers of the legacy HTTP scenario: each serving both revisions
+    /// on one endpoint, asked by 2025-11-25 clients (ours is also asked by
+    /// 2026-07-28 clients, the baseline).
+    pub fn dual_era_servers(&self) -> Vec<ServerUnderTest> {
+        let args = |args: &[&str]| args.iter().map(|a| (*a).to_owned()).collect();
+        let mut servers = vec![ServerUnderTest {
+            name: "mcp-example-server (this SDK)".into(),
+            program: self.example_server.clone(),
+            stdio_args: Vec::new(),
+            http_args: args(&["--http", "127.0.0.1:{port}"]),
+            envs: Vec::new(),
+        }];
+        if let Some(rmcp) = &self.rmcp_server {
+            servers.push(ServerUnderTest {
+                name: "rmcp 3.11.0".into(),
+                program: rmcp.clone(),
+                stdio_args: Vec::new(),
+                http_args: args(&["--http-legacy", "127.0.0.1:{port}"]),
+                envs: Vec::new(),
+            });
+        }
+        if let Some((script, modules)) = &self.ts_server {
+            servers.push(ServerUnderTest {
+                name: format!("TypeScript SDK {TS_SERVER_VERSION}"),
+                program: self.node.clone(),
+                stdio_args: Vec::new(),
+                http_args: vec![script.display().to_string(), "{port}".into()],
+                envs: vec![("TS_MODULES", modules.clone())],
+            });
+        }
+        servers
     }
 
     /// The servers of the servers scenario: ours, rmcp's when built, Python's.
@@ -69,6 +111,7 @@ impl Programs {
             program: self.example_server.clone(),
             stdio_args: Vec::new(),
             http_args: http(&["--http", "127.0.0.1:{port}"]),
+            envs: Vec::new(),
         }];
         if let Some(rmcp) = &self.rmcp_server {
             servers.push(ServerUnderTest {
@@ -76,6 +119,7 @@ impl Programs {
                 program: rmcp.clone(),
                 stdio_args: Vec::new(),
                 http_args: http(&["--http", "127.0.0.1:{port}"]),
+                envs: Vec::new(),
             });
         }
         let script = self.python_server.display().to_string();
@@ -84,9 +128,22 @@ impl Programs {
             program: self.python.clone(),
             stdio_args: vec![script.clone()],
             http_args: vec![script, "--http".into(), "{port}".into()],
+            envs: Vec::new(),
         });
         servers
     }
+}
+
+/// The version of `@modelcontextprotocol/server` the benchmarks install.
+pub const TS_SERVER_VERSION: &str = "2.4.0";
+
+/// The TypeScript SDK 2.x server's script and modules under `root`, when
+/// `scripts/bench` (or `scripts/test`) installed them.
+pub fn ts_server_under(root: &Path) -> Option<(PathBuf, PathBuf)> {
+    let modules = root.join(".peers/bench/node_modules");
+    let installed = modules.join("@modelcontextprotocol/server/package.json").is_file()
+        && modules.join("@modelcontextprotocol/node/package.json").is_file();
+    installed.then(|| (root.join("bench/peers/ts-server/server.mjs"), modules))
 }
 
 /// How long and how often each figure is measured.

@@ -220,9 +220,15 @@ pub async fn stdio_overhead(p: &Programs, t: &Timing) -> io::Result<Section> {
         dialect: Dialect::Legacy,
         ..direct_route(p)
     };
-    let routes = [bridge_route(p), embedded, direct_route(p)];
+    let null_relay = Route {
+        name: "null relay (2026-07-28 client, bytes copied)".into(),
+        program: p.null_relay.clone(),
+        args: vec!["--".into(), p.example_server.display().to_string()],
+        ..direct_route(p)
+    };
+    let routes = [bridge_route(p), embedded, null_relay, direct_route(p)];
     let figures = stdio_figures(&routes.iter().collect::<Vec<_>>(), t).await?;
-    let direct = figures.len() - 1;
+    let (relay, direct) = (2, figures.len() - 1);
     // Each figure: its label, unit and value; the ratios are to the direct route's.
     let mut measures: Vec<(String, &str, Box<Figure>)> = vec![
         ("tools/call p50, 100 B, 1 in flight".into(), "ms", Box::new(|f| ms(f.one.p50()))),
@@ -275,15 +281,22 @@ pub async fn stdio_overhead(p: &Programs, t: &Timing) -> io::Result<Section> {
             values: figures.iter().map(|f| Some(mib(kib(f)))).collect(),
         });
     }
-    let ratio_of =
-        |route: usize, value: &Figure| value(&figures[route]) / value(&figures[direct]).max(f64::MIN_POSITIVE);
-    let (one, embedded_one) = (ratio_of(0, &|f| ms(f.one.p50())), ratio_of(1, &|f| ms(f.one.p50())));
-    let mut targets = vec![format!(
-        "per-call overhead at 1 in flight (p50): {one:.2}x direct through `mcp-bridge`, {embedded_one:.2}x with the \
-         embedded bridge; target ≤ 1.10x: {}",
-        verdict(one <= 1.1)
-    )];
-    let loaded = ratio_of(0, &|f| f.loaded.last().map_or(0.0, |r| r.per_second));
+    let ratio_to = |route: usize, base: usize, value: &Figure| {
+        value(&figures[route]) / value(&figures[base]).max(f64::MIN_POSITIVE)
+    };
+    let p50: &Figure = &|f| ms(f.one.p50());
+    let (to_relay, embedded_one) = (ratio_to(0, relay, p50), ratio_to(1, direct, p50));
+    let mut targets = vec![
+        format!(
+            "per-call overhead at 1 in flight (p50): `mcp-bridge` {to_relay:.2}x the null relay; target ≤ 1.10x: {}",
+            verdict(to_relay <= 1.1)
+        ),
+        format!(
+            "per-call overhead at 1 in flight (p50): the embedded bridge {embedded_one:.2}x direct; target ≤ 1.10x: {}",
+            verdict(embedded_one <= 1.1)
+        ),
+    ];
+    let loaded = ratio_to(0, direct, &|f| f.loaded.last().map_or(0.0, |r| r.per_second));
     targets
         .push(format!("throughput at 256 in flight: {loaded:.2}x direct; target ≥ 0.90x: {}", verdict(loaded >= 0.9)));
     if let (Some((name, bytes)), Some((_, kib))) = (t.large_results.last(), figures[0].large.last()) {
@@ -298,8 +311,10 @@ pub async fn stdio_overhead(p: &Programs, t: &Timing) -> io::Result<Section> {
         title: "1. The bridge on a stdio upstream".into(),
         intro: format!(
             "`tools/call` sent as lines over pipes: a 2025-11-25 client driving `mcp-bridge -- mcp-example-server`; \
-             the same client driving `mcp-example-server` itself, which serves it through its embedded bridge; and a \
-             2026-07-28 client driving `mcp-example-server` directly, the baseline. Small calls are `echo` of {} bytes: \
+             the same client driving `mcp-example-server` itself, which serves it through its embedded bridge; a \
+             2026-07-28 client through the null relay (`null-relay -- mcp-example-server`, a process that copies bytes \
+             both ways and parses nothing: the floor of any separate bridge process); and a 2026-07-28 client driving \
+             `mcp-example-server` directly, the baseline. Small calls are `echo` of {} bytes: \
              latency with one call in flight, throughput with 16 and 256 kept in flight; large results are `big`, one \
              call after another, each size in fresh processes whose peak RSS (`VmHWM`) is shown. The routes are measured \
              in turns; median of {} runs ({} s measured after {} ms warm-up for the small calls).",
@@ -411,7 +426,7 @@ async fn remote_figures(routes: &[&Route], t: &Timing) -> io::Result<Vec<RemoteF
 /// both in front of `mcp-example-server --http`.
 pub async fn remote(p: &Programs, t: &Timing, proxy_js: &std::path::Path) -> io::Result<Section> {
     let port = http_load::free_port()?;
-    let _server = http_load::serve(&p.example_server, &["--http".into(), format!("127.0.0.1:{port}")], port)?;
+    let _server = http_load::serve(&p.example_server, &["--http".into(), format!("127.0.0.1:{port}")], &[], port)?;
     let url = format!("http://127.0.0.1:{port}/mcp");
     let ours = Route {
         name: "mcp-bridge URL".into(),
@@ -515,7 +530,7 @@ pub async fn servers(p: &Programs, t: &Timing) -> io::Result<Section> {
     let mut urls = Vec::new();
     for server in &servers {
         let port = http_load::free_port()?;
-        served.push(http_load::serve(&server.program, &server.http_args(port), port)?);
+        served.push(http_load::serve(&server.program, &server.http_args(port), &server.envs, port)?);
         urls.push(format!("http://127.0.0.1:{port}/mcp"));
     }
     for clients in SERVER_CONCURRENCY {
@@ -523,9 +538,17 @@ pub async fn servers(p: &Programs, t: &Timing) -> io::Result<Section> {
         let mut runs: Vec<Vec<Run>> = servers.iter().map(|_| Vec::new()).collect();
         for _ in 0..t.runs {
             for ((server, url), runs) in servers.iter().zip(&urls).zip(&mut runs) {
-                let run = http_load::measure(url, "add", json!({"a": 1, "b": 2}), clients, t.warm_up, t.window)
-                    .await
-                    .map_err(|e| io::Error::other(format!("{}: {e}", server.name)))?;
+                let run = http_load::measure(
+                    url,
+                    Dialect::Modern,
+                    "add",
+                    json!({"a": 1, "b": 2}),
+                    clients,
+                    t.warm_up,
+                    t.window,
+                )
+                .await
+                .map_err(|e| io::Error::other(format!("{}: {e}", server.name)))?;
                 runs.push(run);
             }
         }
@@ -624,6 +647,109 @@ pub async fn servers(p: &Programs, t: &Timing) -> io::Result<Section> {
         chart: Chart {
             title: "tools/call: calls/s and p99 by server".into(),
             series: servers.iter().map(|s| s.name.clone()).collect(),
+            groups,
+        },
+    })
+}
+
+/// Scenario 6: 2025-11-25 clients over Streamable HTTP against servers that
+/// serve both revisions on one endpoint; our modern path is the baseline.
+pub async fn legacy_http(p: &Programs, t: &Timing) -> io::Result<Section> {
+    let servers = p.dual_era_servers();
+    let mut served = Vec::new();
+    // (name, url, dialect): our modern path first, then each legacy path.
+    let mut routes = Vec::new();
+    for (index, server) in servers.iter().enumerate() {
+        let port = http_load::free_port()?;
+        served.push(
+            http_load::serve(&server.program, &server.http_args(port), &server.envs, port)
+                .map_err(|e| io::Error::other(format!("{}: {e}", server.name)))?,
+        );
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        if index == 0 {
+            routes.push((format!("{} 2026-07-28", server.name), url.clone(), Dialect::Modern));
+        }
+        routes.push((format!("{} 2025-11-25", server.name), url, Dialect::Legacy));
+    }
+    let mut table = Table::new(&["server and revision", "clients", "calls/s", "p50", "p99", "÷ our 2026-07-28 path"]);
+    let mut groups = Vec::new();
+    let mut targets = Vec::new();
+    for clients in SERVER_CONCURRENCY {
+        let mut runs: Vec<Vec<Run>> = routes.iter().map(|_| Vec::new()).collect();
+        for _ in 0..t.runs {
+            for ((name, url, dialect), runs) in routes.iter().zip(&mut runs) {
+                let run = http_load::measure(
+                    url,
+                    *dialect,
+                    "echo",
+                    json!({"text": SMALL_TEXT}),
+                    clients,
+                    t.warm_up,
+                    t.window,
+                )
+                .await
+                .map_err(|e| io::Error::other(format!("{name}: {e}")))?;
+                runs.push(run);
+            }
+        }
+        let medians: Vec<Run> = runs.into_iter().map(|r| median_by(r, by_rate).unwrap_or_default()).collect();
+        let modern = medians[0].per_second;
+        for ((name, _, _), run) in routes.iter().zip(&medians) {
+            table.row(vec![
+                name.clone(),
+                clients.to_string(),
+                format!("{:.0}", run.per_second),
+                ms_cell(run.p50()),
+                ms_cell(run.p99()),
+                ratio(run.per_second, modern),
+            ]);
+        }
+        let ours = medians[1].per_second;
+        let to_modern = ours / modern.max(f64::MIN_POSITIVE);
+        targets.push(format!(
+            "{clients} clients: our 2025-11-25 path {to_modern:.2}x our 2026-07-28 path; target ≥ 0.80x: {}",
+            verdict(to_modern >= 0.8)
+        ));
+        for ((name, _, _), run) in routes.iter().zip(&medians).skip(2) {
+            let r = ours / run.per_second.max(f64::MIN_POSITIVE);
+            targets.push(format!(
+                "{clients} clients: our 2025-11-25 path {r:.2}x {}'s; target ≥ 1x: {}",
+                name.trim_end_matches(" 2025-11-25"),
+                verdict(r >= 1.0)
+            ));
+        }
+        groups.push(Group {
+            label: format!("{clients} client{}", if clients == 1 { "" } else { "s" }),
+            unit: "/s",
+            values: medians.iter().map(|r| Some(r.per_second)).collect(),
+        });
+        groups.push(Group {
+            label: format!("p99, {clients}"),
+            unit: "ms",
+            values: medians.iter().map(|r| Some(ms(r.p99()))).collect(),
+        });
+    }
+    drop(served);
+    Ok(Section {
+        name: "legacy-http",
+        title: "6. Legacy clients over Streamable HTTP".into(),
+        intro: format!(
+            "`tools/call` of `echo` ({} B) by 2025-11-25 clients, each with its own keep-alive connection: an \
+             `initialize` handshake, then calls one after another with the session's id (when the server gives one) \
+             and version. Each server serves both revisions on one endpoint: this SDK's (`mcp-example-server --http`, \
+             sessions of the embedded bridge), rmcp's (its default sessionful legacy mode) and the TypeScript SDK \
+             2.x's (`createMcpHandler`, stateless legacy leg, behind `toNodeHandler` on `node:http`). The baseline is \
+             this SDK's 2026-07-28 path on the same server. Median of {} runs of {} s after {} ms warm-up.",
+            SMALL_TEXT.len(),
+            t.runs,
+            t.window.as_secs_f64(),
+            t.warm_up.as_millis()
+        ),
+        tables: vec![table],
+        targets,
+        chart: Chart {
+            title: "Legacy clients over HTTP: calls/s and p99".into(),
+            series: routes.iter().map(|(name, _, _)| name.clone()).collect(),
             groups,
         },
     })

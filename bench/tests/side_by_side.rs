@@ -4,7 +4,7 @@
 //! chart is written. The rmcp peer takes minutes to build, so it is left to
 //! `scripts/bench`; its server runs through the same code as Python's.
 
-use mcp_bench::programs::{Programs, Timing};
+use mcp_bench::programs::{Programs, Timing, ts_server_under};
 use mcp_bench::report::{self, Section};
 use mcp_bench::scenarios;
 use test_support::{python_peer, workspace_binary, workspace_root};
@@ -16,11 +16,15 @@ fn programs() -> Programs {
     Programs {
         bridge: workspace_binary("mcp-bridge-cli", "mcp-bridge"),
         example_server: workspace_binary("mcp-example-server", "mcp-example-server"),
+        null_relay: workspace_binary("mcp-bench", "null-relay"),
         python: python_peer(),
         python_server: root.join("crates/mcp-example-server/tests/python/python_server.py"),
         node: "node".into(),
         mcp_remote: Some(mcp_remote),
         rmcp_server: None,
+        ts_server: Some(
+            ts_server_under(&root).expect("the TypeScript SDK 2.x is not installed in .peers/bench: run scripts/test"),
+        ),
         scratch: std::env::temp_dir().join(format!("mcp-bench-{}", std::process::id())),
     }
 }
@@ -56,6 +60,7 @@ async fn every_scenario_measures_every_figure() {
         scenarios::remote(&programs, &timing, &proxy).await.unwrap(),
         scenarios::servers(&programs, &timing).await.unwrap(),
         scenarios::input_round(&programs, &timing).await.unwrap(),
+        scenarios::legacy_http(&programs, &timing).await.unwrap(),
     ];
     for section in &sections {
         assert_measured(section);
@@ -63,6 +68,17 @@ async fn every_scenario_measures_every_figure() {
     let servers = &sections[3];
     assert_eq!(servers.chart.series, ["mcp-example-server (this SDK)", "Python mcp 2.3.0"]);
     assert_eq!(servers.tables[0].rows.len(), 8, "2 servers × (HTTP, stdio) × 2 levels");
+    let legacy = &sections[5];
+    assert_eq!(
+        legacy.chart.series,
+        [
+            "mcp-example-server (this SDK) 2026-07-28",
+            "mcp-example-server (this SDK) 2025-11-25",
+            "TypeScript SDK 2.4.0 2025-11-25"
+        ]
+    );
+    assert_eq!(legacy.tables[0].rows.len(), 6, "3 routes × 2 levels");
+    assert_eq!(sections[0].chart.series.len(), 4, "bridge, embedded, null relay, direct");
 
     let charts = programs.scratch.join("charts");
     let text = report::write("# run", &sections, &charts, "charts").unwrap();

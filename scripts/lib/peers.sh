@@ -33,3 +33,10 @@ install_ts_sdk() {
 install_mcp_remote() {
   install_npm_peer bench mcp-remote 0.15.1
 }
+
+# The TypeScript SDK 2.x server (`createMcpHandler`, both revisions on one
+# endpoint) and its node:http adapter: the legacy HTTP benchmark's peer.
+install_ts_server_v2() {
+  install_npm_peer bench @modelcontextprotocol/server 2.4.0
+  install_npm_peer bench @modelcontextprotocol/node 2.1.2
+}

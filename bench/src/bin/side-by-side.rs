@@ -6,16 +6,16 @@
 //! ```sh
 //! side-by-side [--quick] [--benchmarks BENCHMARKS.md] [--charts DIR] [SCENARIO...]
 //! ```
-//! Scenarios: `stdio`, `startup`, `remote`, `servers`, `input`.
+//! Scenarios: `stdio`, `startup`, `remote`, `servers`, `input`, `legacy-http`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mcp_bench::programs::{Programs, Timing};
+use mcp_bench::programs::{Programs, TS_SERVER_VERSION, Timing};
 use mcp_bench::report::{self, Section};
 use mcp_bench::scenarios;
 
-const SCENARIOS: [&str; 5] = ["stdio", "startup", "remote", "servers", "input"];
+const SCENARIOS: [&str; 6] = ["stdio", "startup", "remote", "servers", "input", "legacy-http"];
 
 /// What the command line asked for.
 struct Options {
@@ -79,13 +79,14 @@ fn preamble(p: &Programs, quick: bool) -> String {
          - Machine: {}\n\
          - Rust: {}; release builds of `mcp-bridge` and `mcp-example-server`\n\
          - Peers: rmcp 3.11.0 (`bench/peers/rmcp-server`, {}), Python `mcp` {python_mcp} ({}), \
-         mcp-remote 0.15.1 on Node.js {}\n",
+         mcp-remote 0.15.1 and the TypeScript SDK `@modelcontextprotocol/server` {} on Node.js {}\n",
         version_of("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
         if quick { "quick run: figures not comparable" } else { "full run" },
         machine(),
         version_of("rustc", &["--version"]),
         if p.rmcp_server.is_some() { "built" } else { "not built: left out" },
         version_of(&p.python.display().to_string(), &["--version"]),
+        if p.ts_server.is_some() { TS_SERVER_VERSION } else { "(not installed: left out)" },
         version_of(&p.node.display().to_string(), &["--version"]),
     );
     if p.mcp_remote.is_none() {
@@ -107,6 +108,7 @@ async fn run(options: &Options, programs: &Programs) -> std::io::Result<Vec<Sect
                 None => continue,
             },
             "servers" => scenarios::servers(programs, &timing).await?,
+            "legacy-http" => scenarios::legacy_http(programs, &timing).await?,
             _ => scenarios::input_round(programs, &timing).await?,
         };
         sections.push(section);

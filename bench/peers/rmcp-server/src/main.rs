@@ -1,9 +1,11 @@
 //! The benchmarks' rmcp 3.x server: tools `add` (a + b) and `echo` (the text
-//! back), as `mcp-example-server` has them, on the 2026-07-28 revision.
+//! back), as `mcp-example-server` has them, on the 2026-07-28 revision, or
+//! on every revision rmcp knows with its default sessionful legacy serving.
 //!
 //! ```sh
-//! rmcp-bench-server              # stdio
-//! rmcp-bench-server --http ADDR  # Streamable HTTP at http://ADDR/mcp
+//! rmcp-bench-server                     # stdio
+//! rmcp-bench-server --http ADDR         # Streamable HTTP at http://ADDR/mcp
+//! rmcp-bench-server --http-legacy ADDR  # the same, 2025-11-25 sessions too
 //! ```
 
 use std::borrow::Cow;
@@ -20,7 +22,10 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 #[derive(Clone)]
-struct BenchServer;
+struct BenchServer {
+    /// Whether 2025-era versions are offered (rmcp's defaults) besides 2026-07-28.
+    legacy: bool,
+}
 
 fn schema(value: Value) -> Arc<serde_json::Map<String, Value>> {
     match value {
@@ -35,7 +40,11 @@ impl ServerHandler for BenchServer {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(&[ProtocolVersion::V_2026_07_28])
+        if self.legacy {
+            Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+        } else {
+            Cow::Borrowed(&[ProtocolVersion::V_2026_07_28])
+        }
     }
 
     async fn list_tools(
@@ -86,22 +95,23 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
         [] => {
-            BenchServer.serve(rmcp::transport::stdio()).await?.waiting().await?;
+            BenchServer { legacy: false }.serve(rmcp::transport::stdio()).await?.waiting().await?;
         }
-        [flag, addr] if flag == "--http" => {
+        [flag, addr] if flag == "--http" || flag == "--http-legacy" => {
+            let legacy = flag == "--http-legacy";
             let service = StreamableHttpService::new(
-                || Ok(BenchServer),
+                move || Ok(BenchServer { legacy }),
                 Arc::new(LocalSessionManager::default()),
                 StreamableHttpServerConfig::default()
                     .with_sse_keep_alive(None)
-                    .with_legacy_session_mode(false)
+                    .with_legacy_session_mode(legacy)
                     .with_json_response(true),
             );
             let router = axum::Router::new().nest_service("/mcp", service);
             let listener = tokio::net::TcpListener::bind(addr.as_str()).await?;
             axum::serve(listener, router).await?;
         }
-        _ => return Err("usage: rmcp-bench-server [--http ADDR]".into()),
+        _ => return Err("usage: rmcp-bench-server [--http ADDR | --http-legacy ADDR]".into()),
     }
     Ok(())
 }
