@@ -221,9 +221,22 @@ impl Upstream {
         params: serde_json::Map<String, serde_json::Value>,
         options: &RequestOptions,
     ) -> Result<serde_json::Value, Failed> {
-        let diagnostics = options.diagnostics.clone().unwrap_or_default();
-        let options = RequestOptions { diagnostics: Some(diagnostics.clone()), ..options.clone() };
-        self.client.request(method, params, &options).await.map_err(|error| self.failed(error, &diagnostics))
+        match &options.diagnostics {
+            Some(diagnostics) => {
+                self.client.request(method, params, options).await.map_err(|error| self.failed(error, diagnostics))
+            }
+            // Without HTTP there is no status to record: no copy of the options per request.
+            None if self.origin == Origin::Local => self
+                .client
+                .request(method, params, options)
+                .await
+                .map_err(|error| self.failed(error, &Default::default())),
+            None => {
+                let diagnostics = Arc::<std::sync::Mutex<mcp_sdk::client::Diagnostics>>::default();
+                let options = RequestOptions { diagnostics: Some(diagnostics.clone()), ..options.clone() };
+                self.client.request(method, params, &options).await.map_err(|error| self.failed(error, &diagnostics))
+            }
+        }
     }
 
     /// Opens a `subscriptions/listen` stream; returns when it ends.

@@ -333,7 +333,7 @@ impl Client {
                 }
             }));
         }
-        let value = self.send_once("subscriptions/listen", params, &options, timeout).await?;
+        let value = self.send_once("subscriptions/listen", &params, &options, timeout).await?;
         parse_result("subscriptions/listen", value)
     }
 
@@ -449,7 +449,7 @@ impl Client {
             .min(options.max_total_timeout.unwrap_or(MAX_TOTAL_TIMEOUT));
         if options.allow_input_required {
             // The caller runs the rounds: nothing to keep for a retry.
-            let value = self.send_once(method, params, options, Some(timeout)).await?;
+            let value = self.send_once(method, &params, options, Some(timeout)).await?;
             options.diagnose(|d| d.rounds = 0);
             return Ok((value, 0));
         }
@@ -457,7 +457,7 @@ impl Client {
         let mut params = params;
         for round in 0..=MAX_INPUT_ROUNDS {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let value = self.send_once(method, params.clone(), options, Some(left)).await?;
+            let value = self.send_once(method, &params, options, Some(left)).await?;
             if value.get("resultType").and_then(Value::as_str) != Some("input_required") {
                 options.diagnose(|d| d.rounds = round);
                 return Ok((value, round));
@@ -469,7 +469,8 @@ impl Client {
             let requests = needed.input_requests.unwrap_or_default();
             let capabilities =
                 options.on_behalf_of.as_ref().map_or(&self.inner.options.capabilities, |o| &o.capabilities);
-            let answers = input::answer_round(requests, capabilities, &self.inner.options.hooks).await?;
+            // Boxed: rounds are rare and their future is large; every request would carry its size.
+            let answers = Box::pin(input::answer_round(requests, capabilities, &self.inner.options.hooks)).await?;
             params.remove("inputResponses");
             params.remove("requestState");
             if !answers.is_empty() {
@@ -549,13 +550,13 @@ impl Client {
     async fn send_once(
         &self,
         method: &str,
-        params: Map<String, Value>,
+        params: &Map<String, Value>,
         options: &RequestOptions,
         timeout: Option<Duration>,
     ) -> Result<Value> {
         let mut lost = 0;
         loop {
-            match self.send_checked(method, params.clone(), options, timeout).await {
+            match self.send_checked(method, params, options, timeout).await {
                 Err(Error::Closed) if lost < MAX_LOST_STREAM_RETRIES && options.retry.allows(method) => {
                     lost += 1;
                     tracing::debug!(method, attempt = lost, "connection lost before the response; sending again");
@@ -568,11 +569,11 @@ impl Client {
     async fn send_checked(
         &self,
         method: &str,
-        params: Map<String, Value>,
+        params: &Map<String, Value>,
         options: &RequestOptions,
         timeout: Option<Duration>,
     ) -> Result<Value> {
-        match self.exchange(method, params.clone(), options, timeout).await {
+        match self.exchange(method, params, options, timeout).await {
             // The tool's header annotations may have changed: read the list
             // again (the transport learns them) and send once more.
             Err(Error::Rpc { error }) if error.code == error_code::HEADER_MISMATCH && method == "tools/call" => {
@@ -598,15 +599,19 @@ impl Client {
         }
     }
 
+    /// One request on the wire and its response. Takes the params by
+    /// reference: the one copy is the one sent (the callers keep theirs for
+    /// a retry).
     async fn exchange(
         &self,
         method: &str,
-        mut params: Map<String, Value>,
+        params: &Map<String, Value>,
         options: &RequestOptions,
         timeout: Option<Duration>,
     ) -> Result<Value> {
         let inner = &self.inner;
         let id = RequestId::Number(inner.next_id.fetch_add(1, Ordering::Relaxed));
+        let mut params = params.clone();
         params.insert("_meta".into(), Value::Object(self.build_meta(&id, options)?));
         let (reply_tx, mut reply_rx) = oneshot::channel();
         let callbacks = Arc::new(Callbacks::new(options, inner.options.on_notification.as_ref()));

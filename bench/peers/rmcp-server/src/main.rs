@@ -18,6 +18,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use axum::serve::ListenerExt;
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
@@ -108,7 +109,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .with_json_response(true),
             );
             let router = axum::Router::new().nest_service("/mcp", service);
-            let listener = tokio::net::TcpListener::bind(addr.as_str()).await?;
+            // No Nagle: rmcp writes an SSE response in several small writes,
+            // and with Nagle each legacy call waited ~40 ms for a delayed ACK.
+            let listener = tokio::net::TcpListener::bind(addr.as_str()).await?.tap_io(|tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
             axum::serve(listener, router).await?;
         }
         _ => return Err("usage: rmcp-bench-server [--http ADDR | --http-legacy ADDR]".into()),

@@ -135,7 +135,9 @@ impl Session {
         let mut sent_state = false;
         for round in 0..=input::MAX_ROUNDS {
             let sent_at = std::time::Instant::now();
-            let exchanged = upstream.request(method, params.clone(), options).await;
+            // Boxed: the SDK's request future is large; inline, every slot task
+            // would be that much larger, and moved whole when it is spawned.
+            let exchanged = Box::pin(upstream.request(method, params.clone(), options)).await;
             trace_exchange(client_id, round, method, &exchanged, sent_at.elapsed());
             let value = match exchanged {
                 Ok(value) => value,
@@ -161,7 +163,8 @@ impl Session {
             if let Err(refused) = input::check_round(&requests, &declared) {
                 return Some(Err(error_for(refused.cause, Some(refused.detail))));
             }
-            let answers = match self.run_round(requests, token, Some(client_id)).await {
+            // Boxed: rounds are rare and their future is large; every slot task would carry its size.
+            let answers = match Box::pin(self.run_round(requests, token, Some(client_id))).await {
                 Ok(answers) => answers,
                 Err(end) => return end.map(Err),
             };
