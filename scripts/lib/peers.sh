@@ -40,3 +40,9 @@ install_ts_server_v2() {
   install_npm_peer bench @modelcontextprotocol/server 2.4.0
   install_npm_peer bench @modelcontextprotocol/node 2.1.2
 }
+
+# The reference 2025-11-25 server (TypeScript SDK 1.x): the legacy upstream
+# of the SDK client's and the bridge's era tests.
+install_server_everything() {
+  install_npm_peer everything @modelcontextprotocol/server-everything 2026.8.31
+}

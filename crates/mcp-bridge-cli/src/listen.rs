@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_bridge::embed::http::{LegacyHttpOptions, serve_legacy_http};
-use mcp_bridge::upstream::{Fanout, Upstream, UpstreamConfig, describe_exit};
+use mcp_bridge::upstream::{Fanout, Speaker, Upstream, UpstreamConfig, describe_exit};
 use mcp_protocol::types::{ClientCapabilities, Implementation};
 use mcp_sdk::server::http::HttpOptions;
 
@@ -38,7 +38,10 @@ async fn serve(config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode> {
     let fanout = Arc::new(Fanout::default());
     let to_sessions = fanout.clone();
     let on_unrouted = Arc::new(move |n: &mcp_protocol::JsonRpcNotification| to_sessions.deliver(n));
-    let upstream = Upstream::connect(&config.upstream, identity, ClientCapabilities::default(), on_unrouted)?;
+    // A 2025-11-25 upstream's own requests cannot be relayed: a shared
+    // upstream cannot tell which session they are for (no hooks: refused).
+    let upstream =
+        Upstream::connect(&config.upstream, Speaker::new(identity, ClientCapabilities::default()), on_unrouted)?;
     tracing::info!("serving 2025-11-25 clients at http://{local}/mcp");
     let lost = upstream.clone();
     let (lost_tx, lost_rx) = tokio::sync::oneshot::channel();

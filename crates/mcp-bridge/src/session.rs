@@ -72,6 +72,9 @@ struct State {
     /// What the upstream sends for no request, kept while the session lives
     /// (a shared upstream's fanout holds it weakly).
     unrouted: Option<crate::upstream::OnUnrouted>,
+    /// The upstream speaks 2025-11-25: subscriptions and change
+    /// notifications are its own, relayed.
+    legacy_upstream: bool,
 }
 
 /// The level of the client's last `logging/setLevel`, read by the
@@ -348,6 +351,11 @@ impl Session {
                 }
                 (Lifecycle::Closing, _) => Next::Answer(Cause::UpstreamExited, None),
                 (Lifecycle::Ready(upstream), RequestClass::Forward) => Next::Forward(upstream.clone()),
+                (Lifecycle::Ready(upstream), RequestClass::Subscribe | RequestClass::Unsubscribe)
+                    if state.legacy_upstream =>
+                {
+                    Next::Forward(upstream.clone())
+                }
                 (Lifecycle::Ready(_), RequestClass::Subscribe | RequestClass::Unsubscribe) => {
                     if state.declared.subscribe {
                         Next::Subscription

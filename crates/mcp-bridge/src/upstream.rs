@@ -132,19 +132,42 @@ pub struct Upstream {
 }
 
 /// Receives the upstream's notifications that belong to no request (log
-/// messages on stdio).
+/// messages on stdio; a 2025-11-25 upstream's change notifications).
 pub type OnUnrouted = Arc<dyn Fn(&JsonRpcNotification) + Send + Sync>;
 
+/// Who the upstream's client speaks for: the legacy client's info,
+/// capabilities and requested version, and how the upstream's own requests
+/// (a 2025-11-25 upstream's elicitation, sampling, roots) are answered.
+#[derive(Debug)]
+pub struct Speaker {
+    /// The client's name and version.
+    pub info: Implementation,
+    /// The capabilities the upstream sees.
+    pub capabilities: ClientCapabilities,
+    /// The version the client asked for in its `initialize`, asked of a
+    /// 2025-11-25 upstream in turn; the SDK's default when `None`.
+    pub requested_version: Option<String>,
+    /// Answers the upstream's own requests.
+    pub hooks: mcp_sdk::client::InputHooks,
+}
+
+impl Speaker {
+    /// A client with this info and capabilities that answers no request of
+    /// the upstream.
+    pub fn new(info: Implementation, capabilities: ClientCapabilities) -> Speaker {
+        Speaker { info, capabilities, requested_version: None, hooks: Default::default() }
+    }
+}
+
 impl Upstream {
-    /// Connects: starts the child process. `client_info` is the legacy
+    /// Connects: starts the child process. `speaker` is the legacy
     /// client's, so the upstream sees who is really calling.
     ///
     /// # Errors
     /// The SDK's error when the process cannot be started.
     pub fn connect(
         config: &UpstreamConfig,
-        client_info: Implementation,
-        capabilities: ClientCapabilities,
+        speaker: Speaker,
         on_unrouted: OnUnrouted,
     ) -> Result<Upstream, mcp_sdk::Error> {
         let (transport, origin) = match config {
@@ -156,9 +179,13 @@ impl Upstream {
                 return Ok(Upstream { shared: true, ..shared.clone() });
             }
         };
-        let mut options = ClientOptions::new(client_info.name.clone(), client_info.version.clone());
-        options.info = client_info;
-        options.capabilities = capabilities;
+        let mut options = ClientOptions::new(speaker.info.name.clone(), speaker.info.version.clone());
+        options.info = speaker.info;
+        options.capabilities = speaker.capabilities;
+        options.hooks = speaker.hooks;
+        if let Some(version) = speaker.requested_version.filter(|v| mcp_protocol::legacy::is_known_version(v)) {
+            options.legacy_protocol_version = version;
+        }
         options.on_notification = Some(on_unrouted);
         let (oauth, sign_in) = match config {
             UpstreamConfig::Http(http) => (http.oauth.clone(), http.sign_in.clone()),
@@ -170,6 +197,15 @@ impl Upstream {
     /// The child's process id (also its process group id), for a child.
     pub fn process_id(&self) -> Option<u32> {
         self.client.process().map(|p| p.id())
+    }
+
+    /// The upstream's `initialize` result when it speaks 2025-11-25 (known
+    /// after the first request: [`Upstream::discover`]).
+    pub fn legacy_initialize(&self) -> Option<&mcp_protocol::legacy::InitializeResult> {
+        match self.client.spoken() {
+            Some(mcp_sdk::client::Spoken::Legacy(result)) => Some(result),
+            _ => None,
+        }
     }
 
     /// Whether the upstream's results need the remote-origin rules.

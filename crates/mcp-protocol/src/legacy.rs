@@ -22,6 +22,15 @@ use crate::types::{ClientCapabilities, Implementation, LoggingLevel, ServerCapab
 /// The protocol version of the legacy side.
 pub const PROTOCOL_VERSION: &str = "2025-11-25";
 
+/// The versions before 2026-07-28 that had the `initialize` handshake,
+/// newest first.
+pub const KNOWN_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// Whether `version` is one of [`KNOWN_VERSIONS`].
+pub fn is_known_version(version: &str) -> bool {
+    KNOWN_VERSIONS.contains(&version)
+}
+
 /// Params of `initialize` (`InitializeRequestParams`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -3,10 +3,12 @@
 //! and gives owned, typed results.
 
 mod cache;
+pub mod era;
 mod extensions;
 pub mod input;
 mod options;
 mod router;
+mod server_requests;
 mod task_store;
 mod tasks;
 
@@ -32,6 +34,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use cache::ResultCache;
 pub use cache::{CacheMode, CacheOptions};
+pub use era::{Era, Spoken};
 use options::Callbacks;
 pub use options::{
     ClientIdentity, ClientOptions, Diagnostics, Hook, InputHooks, LogCallback, NotificationCallback, ProgressCallback,
@@ -65,8 +68,9 @@ impl Default for ListenRecovery {
     }
 }
 
-/// An MCP client of revision 2026-07-28 on one transport. Cheap to clone:
-/// clones share the connection.
+/// An MCP client on one transport, of revision 2026-07-28 or, with a server
+/// that speaks only that, 2025-11-25 (see [`Era`]). Cheap to clone: clones
+/// share the connection.
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<ClientInner>,
@@ -88,6 +92,11 @@ struct ClientInner {
     credential: crate::transport::Credential,
     /// The endpoint URL of a network transport, the origin of its icons.
     endpoint: Option<String>,
+    /// The era settled with the server, at the first request.
+    spoken: tokio::sync::OnceCell<Spoken>,
+    /// The result of the `server/discover` probe, for the caller whose
+    /// request was that discover.
+    probed: Mutex<Option<Value>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -103,10 +112,18 @@ impl Client {
         let router = Arc::new(Router::new(options.max_pending));
         let timed = transport.timed;
         let cache = options.cache.enabled.then(|| Arc::new(ResultCache::new(options.cache)));
+        let (to_answerer, server_requests) = mpsc::channel(crate::limits::OUTGOING_QUEUE);
+        let answerer = server_requests::Answerer {
+            capabilities: Arc::new(options.capabilities.clone()),
+            hooks: options.hooks.clone(),
+        };
+        // The answerer ends when the router drops its sender, at the end of the transport.
+        tokio::spawn(answerer.run(server_requests, transport.outgoing.clone()));
         tokio::spawn(router.clone().run(
             transport.incoming,
             transport.outgoing.clone(),
             options.on_notification.clone(),
+            to_answerer,
         ));
         Client {
             inner: Arc::new(ClientInner {
@@ -120,8 +137,85 @@ impl Client {
                 cache,
                 credential: transport.credential,
                 endpoint: transport.endpoint,
+                spoken: tokio::sync::OnceCell::new(),
+                probed: Mutex::default(),
             }),
         }
+    }
+
+    /// The era settled with the server: `None` before the first request.
+    pub fn spoken(&self) -> Option<&Spoken> {
+        self.inner.spoken.get()
+    }
+
+    /// Settles the era with the server, as [`ClientOptions::era`] says: no
+    /// request for [`Era::Modern`], the `initialize` handshake for
+    /// [`Era::Legacy`], the `server/discover` probe then, when the server
+    /// does not know it, the handshake for [`Era::Auto`]. Every request
+    /// does this first; call it to connect before the first one.
+    ///
+    /// # Errors
+    /// The probe's or the handshake's failure; the next call tries again.
+    pub async fn connect(&self, options: &RequestOptions) -> Result<&Spoken> {
+        self.inner
+            .spoken
+            .get_or_try_init(|| async {
+                match self.inner.options.era {
+                    Era::Modern => Ok(Spoken::Modern),
+                    Era::Legacy => self.handshake(options).await,
+                    Era::Auto => {
+                        let timeout = Some(options.timeout.unwrap_or(self.inner.options.request_timeout));
+                        match self.exchange("server/discover", &Map::new(), options, timeout, false).await {
+                            Ok(result) => {
+                                *self.inner.probed.lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+                                Ok(Spoken::Modern)
+                            }
+                            Err(answer) if era::probe_says_legacy(&answer) => {
+                                tracing::debug!("the server does not know server/discover ({answer}): 2025-11-25");
+                                options.diagnose(|d| d.fell_back_to_legacy = true);
+                                self.handshake(options).await
+                            }
+                            Err(other) => Err(other),
+                        }
+                    }
+                }
+            })
+            .await
+    }
+
+    /// The 2025-11-25 `initialize` handshake: the request, the result's
+    /// version checked, `notifications/initialized`, and the log level of
+    /// the options, once.
+    async fn handshake(&self, options: &RequestOptions) -> Result<Spoken> {
+        let opts = &self.inner.options;
+        let params = json!({
+            "protocolVersion": opts.legacy_protocol_version,
+            "capabilities": opts.capabilities,
+            "clientInfo": opts.info,
+        });
+        let Value::Object(params) = params else { return Err(Error::Closed) };
+        let timeout = Some(options.timeout.unwrap_or(opts.request_timeout));
+        let value = self.exchange("initialize", &params, options, timeout, true).await?;
+        let result: mcp_protocol::legacy::InitializeResult = parse_result("initialize", value)?;
+        if !mcp_protocol::legacy::is_known_version(&result.protocol_version) {
+            return Err(Error::InvalidResponse {
+                method: "initialize".into(),
+                reason: format!(
+                    "the server chose version {:?}, which this client does not speak",
+                    result.protocol_version
+                ),
+            });
+        }
+        let initialized = mcp_protocol::JsonRpcNotification::new("notifications/initialized", None);
+        self.inner.out.send(Message::Notification(initialized)).await.map_err(|_| Error::Closed)?;
+        if let (Some(level), true) = (opts.log_level, result.capabilities.logging.is_some()) {
+            let mut params = Map::new();
+            params.insert("level".into(), to_json(&level)?);
+            if let Err(e) = self.exchange("logging/setLevel", &params, options, timeout, true).await {
+                tracing::debug!("logging/setLevel failed: {e}");
+            }
+        }
+        Ok(Spoken::Legacy(Box::new(result)))
     }
 
     /// The server process, when the transport is a child process.
@@ -333,7 +427,12 @@ impl Client {
                 }
             }));
         }
-        let value = self.send_once("subscriptions/listen", &params, &options, timeout).await?;
+        if self.connect(&options).await?.is_legacy() {
+            return Err(Error::InvalidRequest {
+                reason: "subscriptions/listen needs revision 2026-07-28; this server speaks 2025-11-25".into(),
+            });
+        }
+        let value = self.send_once("subscriptions/listen", &params, &options, timeout, false).await?;
         parse_result("subscriptions/listen", value)
     }
 
@@ -404,6 +503,17 @@ impl Client {
     /// # Errors
     /// See [`Error`].
     pub async fn request(&self, method: &str, params: Map<String, Value>, options: &RequestOptions) -> Result<Value> {
+        let spoken = self.connect(options).await?;
+        // The probe's discover result answers the discover that caused it, no other request.
+        let probed = self.inner.probed.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if method == "server/discover" {
+            if let Spoken::Legacy(initialized) = spoken {
+                return to_json(&era::discover_of_initialize(initialized));
+            }
+            if let Some(probed) = probed {
+                return Ok(probed);
+            }
+        }
         let cache = self
             .inner
             .cache
@@ -447,9 +557,10 @@ impl Client {
             .timeout
             .unwrap_or(self.inner.options.request_timeout)
             .min(options.max_total_timeout.unwrap_or(MAX_TOTAL_TIMEOUT));
+        let legacy = self.spoken().is_some_and(Spoken::is_legacy);
         if options.allow_input_required {
             // The caller runs the rounds: nothing to keep for a retry.
-            let value = self.send_once(method, &params, options, Some(timeout)).await?;
+            let value = self.send_once(method, &params, options, Some(timeout), legacy).await?;
             options.diagnose(|d| d.rounds = 0);
             return Ok((value, 0));
         }
@@ -457,7 +568,7 @@ impl Client {
         let mut params = params;
         for round in 0..=MAX_INPUT_ROUNDS {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let value = self.send_once(method, &params, options, Some(left)).await?;
+            let value = self.send_once(method, &params, options, Some(left), legacy).await?;
             if value.get("resultType").and_then(Value::as_str) != Some("input_required") {
                 options.diagnose(|d| d.rounds = round);
                 return Ok((value, round));
@@ -516,8 +627,9 @@ impl Client {
     }
 
     /// The `_meta` of a request: the caller's entries (checked), then the
-    /// SDK's own, which always win.
-    fn build_meta(&self, id: &RequestId, options: &RequestOptions) -> Result<Map<String, Value>> {
+    /// SDK's own, which always win; in the 2025-11-25 form (`legacy`) only
+    /// the progress token (the session carries the rest).
+    fn build_meta(&self, id: &RequestId, options: &RequestOptions, legacy: bool) -> Result<Map<String, Value>> {
         let mut meta = Map::new();
         for (key, value) in &options.meta {
             if let Err(rule) = validate_key(key) {
@@ -527,6 +639,10 @@ impl Client {
                 return Err(Error::InvalidMeta { key: key.clone(), reason: "the SDK sets this key itself".into() });
             }
             meta.insert(key.clone(), value.clone());
+        }
+        if legacy {
+            meta.insert(PROGRESS_TOKEN_KEY.into(), id.to_value());
+            return Ok(meta);
         }
         let opts = &self.inner.options;
         let (info, capabilities) = match &options.on_behalf_of {
@@ -553,10 +669,11 @@ impl Client {
         params: &Map<String, Value>,
         options: &RequestOptions,
         timeout: Option<Duration>,
+        legacy: bool,
     ) -> Result<Value> {
         let mut lost = 0;
         loop {
-            match self.send_checked(method, params, options, timeout).await {
+            match self.send_checked(method, params, options, timeout, legacy).await {
                 Err(Error::Closed) if lost < MAX_LOST_STREAM_RETRIES && options.retry.allows(method) => {
                     lost += 1;
                     tracing::debug!(method, attempt = lost, "connection lost before the response; sending again");
@@ -572,20 +689,21 @@ impl Client {
         params: &Map<String, Value>,
         options: &RequestOptions,
         timeout: Option<Duration>,
+        legacy: bool,
     ) -> Result<Value> {
-        match self.exchange(method, params, options, timeout).await {
+        match self.exchange(method, params, options, timeout, legacy).await {
             // The tool's header annotations may have changed: read the list
             // again (the transport learns them) and send once more.
             Err(Error::Rpc { error }) if error.code == error_code::HEADER_MISMATCH && method == "tools/call" => {
                 tracing::debug!("header mismatch on tools/call; reading tools/list again");
                 Box::pin(self.list_all_tools(&RequestOptions::default())).await?;
-                self.exchange(method, params, options, timeout).await
+                self.exchange(method, params, options, timeout, legacy).await
             }
             Err(Error::Rpc { error }) if error.code == error_code::UNSUPPORTED_PROTOCOL_VERSION => {
                 let ours = &self.inner.options.protocol_version;
                 let listed = error.data.as_ref().and_then(|d| d.get("supported")).and_then(Value::as_array);
                 if listed.is_some_and(|l| l.iter().any(|v| v == ours)) {
-                    self.exchange(method, params, options, timeout).await
+                    self.exchange(method, params, options, timeout, legacy).await
                 } else {
                     options.diagnose(|d| d.rpc_error = Some(error.clone()));
                     Err(Error::Rpc { error })
@@ -599,20 +717,21 @@ impl Client {
         }
     }
 
-    /// One request on the wire and its response. Takes the params by
-    /// reference: the one copy is the one sent (the callers keep theirs for
-    /// a retry).
+    /// One request on the wire and its response, in the 2026-07-28 form or
+    /// (`legacy`) the 2025-11-25 one. Takes the params by reference: the one
+    /// copy is the one sent (the callers keep theirs for a retry).
     async fn exchange(
         &self,
         method: &str,
         params: &Map<String, Value>,
         options: &RequestOptions,
         timeout: Option<Duration>,
+        legacy: bool,
     ) -> Result<Value> {
         let inner = &self.inner;
         let id = RequestId::Number(inner.next_id.fetch_add(1, Ordering::Relaxed));
         let mut params = params.clone();
-        params.insert("_meta".into(), Value::Object(self.build_meta(&id, options)?));
+        params.insert("_meta".into(), Value::Object(self.build_meta(&id, options, legacy)?));
         let (reply_tx, mut reply_rx) = oneshot::channel();
         let callbacks = Arc::new(Callbacks::new(options, inner.options.on_notification.as_ref()));
         let (route, mut events) = if options.inline_notifications {

@@ -113,7 +113,12 @@ async fn an_auth_provider_gives_each_request_its_token_and_a_new_one_after_401()
     let o = RequestOptions::default();
     let result = rotating.call_tool("ping", json!({}), &o).await.unwrap();
     assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "pong"));
-    assert_eq!(*seen.lock().unwrap(), vec!["Bearer token-0", "Bearer token-1"], "refused once, then sent again");
+    // The first request is the era probe (server/discover): refused once, then sent again; then the call.
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec!["Bearer token-0", "Bearer token-1", "Bearer token-1"],
+        "refused once, then sent again"
+    );
     let challenge = provider.challenges.lock().unwrap()[0].clone();
     assert_eq!(challenge.status, 401);
     assert!(challenge.www_authenticate.unwrap().contains("resource_metadata"));

@@ -270,6 +270,17 @@ pub fn ts_sdk_dir() -> PathBuf {
     dir
 }
 
+/// The entry script of `@modelcontextprotocol/server-everything` (a
+/// 2025-11-25 server on the TypeScript SDK 1.x; modes `stdio`,
+/// `streamableHttp`, `sse`) that `scripts/test` installs. Panics with the
+/// way to install it when it is missing.
+pub fn server_everything() -> PathBuf {
+    let script =
+        workspace_root().join(".peers/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(script.is_file(), "server-everything is not installed at {}: run scripts/test", script.display());
+    script
+}
+
 /// The log lines of one test: a tracing subscriber for the current thread
 /// that writes into memory, read back with [`LogCapture::text`].
 #[derive(Clone, Default)]

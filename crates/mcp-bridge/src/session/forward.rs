@@ -23,9 +23,10 @@ impl Session {
     /// initialize result declared change notifications.
     pub(super) fn listener(&self) -> Option<Listener> {
         let mut state = self.state();
-        let super::State { declared, lifecycle, listener, identity, .. } = &mut *state;
+        let super::State { declared, lifecycle, listener, identity, legacy_upstream, .. } = &mut *state;
         let Lifecycle::Ready(upstream) = lifecycle else { return None };
-        if !declared.any() {
+        // A 2025-11-25 upstream sends its change notifications itself.
+        if !declared.any() || *legacy_upstream {
             return None;
         }
         let declared = *declared;
@@ -216,6 +217,26 @@ fn trace_exchange(
         Err(failed) => format!("failed: {}", failed.error),
     };
     tracing::debug!("exchange: request {client_id} round {round} {method}: {outcome} in {} ms", took.as_millis());
+}
+
+/// Forwards a notification of the upstream that belongs to no request: a
+/// log message at the client's level; a 2025-11-25 upstream's change
+/// notifications as they came (a 2026-07-28 upstream sends those only on
+/// the listen stream).
+pub(super) fn forward_unrouted(out: &mpsc::Sender<Outgoing>, level: &ClientLogLevel, n: &JsonRpcNotification) {
+    let change = matches!(
+        n.method.as_str(),
+        "notifications/tools/list_changed"
+            | "notifications/prompts/list_changed"
+            | "notifications/resources/list_changed"
+            | "notifications/resources/updated"
+    );
+    if !change {
+        return forward_log(out, level, n, None);
+    }
+    if out.try_send(Outgoing::unrelated(Message::Notification(n.clone()))).is_err() {
+        tracing::debug!(method = %n.method, "output queue full; a change notification was dropped");
+    }
 }
 
 /// Forwards an upstream log message to the client when it is at or above

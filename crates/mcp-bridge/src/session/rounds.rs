@@ -2,11 +2,13 @@
 //! requests of the upstream's rounds and the sign-in consent, each waiting
 //! in the pending table for its answer.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
 
-use mcp_protocol::types::{InputRequest, InputRequests, InputResponse, InputResponses};
+use mcp_protocol::method::MethodCall;
+use mcp_protocol::types::{ElicitRequestParams, InputRequest, InputRequests, InputResponse, InputResponses};
 use mcp_protocol::{ErrorObject, JsonRpcNotification, JsonRpcRequest, Message, RequestId};
+use mcp_sdk::client::{Hook, InputHooks};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -74,6 +76,48 @@ impl Session {
                 ))
             })
         })));
+    }
+
+    /// The hooks of a 2025-11-25 upstream's own requests (elicitation,
+    /// sampling, roots): each is asked of the client as a round of one
+    /// (a `b-` request), its answer checked and given back. Weak: the hooks
+    /// live in the upstream's client, which the session owns.
+    pub(super) fn relay_hooks(self: &Arc<Self>) -> InputHooks {
+        let session = Arc::downgrade(self);
+        InputHooks {
+            elicit_form: Some(relayed(
+                session.clone(),
+                |p| InputRequest::Elicit(MethodCall::new(ElicitRequestParams::Form(p))),
+                |r| match r {
+                    InputResponse::Elicit(answer) => Some(answer),
+                    _ => None,
+                },
+            )),
+            elicit_url: Some(relayed(
+                session.clone(),
+                |p| InputRequest::Elicit(MethodCall::new(ElicitRequestParams::Url(p))),
+                |r| match r {
+                    InputResponse::Elicit(answer) => Some(answer),
+                    _ => None,
+                },
+            )),
+            sample: Some(relayed(
+                session.clone(),
+                |p| InputRequest::CreateMessage(MethodCall::new(p)),
+                |r| match r {
+                    InputResponse::CreateMessage(answer) => Some(*answer),
+                    _ => None,
+                },
+            )),
+            list_roots: Some(relayed(
+                session,
+                |()| InputRequest::ListRoots(MethodCall::new(Default::default())),
+                |r| match r {
+                    InputResponse::ListRoots(answer) => Some(answer.roots),
+                    _ => None,
+                },
+            )),
+        }
     }
 
     /// Sends one round of input requests to the client, all registered
@@ -153,4 +197,26 @@ impl Session {
             self.send(Message::Notification(cancelled), related).await;
         }
     }
+}
+
+/// A hook that asks the client one input request, made by `wrap` from the
+/// hook's params, and reads the answer back with `unwrap`.
+fn relayed<P: Send + 'static, R: Send + 'static>(
+    session: Weak<Session>,
+    wrap: fn(P) -> InputRequest,
+    unwrap: fn(InputResponse) -> Option<R>,
+) -> Hook<P, R> {
+    Arc::new(move |params| {
+        let session = session.clone();
+        Box::pin(async move {
+            let session = session.upgrade().ok_or("the client is gone")?;
+            let token = session.stop_slots.child_token();
+            let round = InputRequests::from([("relayed".to_owned(), wrap(params))]);
+            let mut answers = session.run_round(round, &token, None).await.map_err(|refused| match refused {
+                Some(error) => error.message,
+                None => "the client's session ended".to_owned(),
+            })?;
+            answers.remove("relayed").and_then(unwrap).ok_or_else(|| "the client answered another kind".to_owned())
+        })
+    })
 }

@@ -1,5 +1,7 @@
 //! `initialize`: the upstream started and asked `server/discover`; its
-//! answer becomes the initialize result.
+//! answer becomes the initialize result. An upstream that speaks only
+//! 2025-11-25 (the SDK's client found out) answers with its own
+//! `initialize` result, and the session relays to it from then on.
 
 use std::sync::Arc;
 
@@ -7,13 +9,13 @@ use mcp_protocol::{ErrorObject, JsonRpcNotification, JsonRpcRequest};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::forward::forward_log;
+use super::forward::forward_unrouted;
 use super::{Lifecycle, Session};
 use crate::input;
 use crate::legacy;
 use crate::notify::Declared;
 use crate::translate::{self, Cause, ReplyMask, error_for};
-use crate::upstream::{Upstream, describe_exit};
+use crate::upstream::{Speaker, Upstream, describe_exit};
 
 impl Session {
     pub(super) async fn initialize(self: Arc<Self>, request: JsonRpcRequest, token: CancellationToken) {
@@ -57,7 +59,7 @@ impl Session {
     /// failure. `Err(None)` never comes from here (cancellation is the
     /// caller's).
     pub(super) async fn start_upstream(
-        &self,
+        self: &Arc<Self>,
         request: &JsonRpcRequest,
     ) -> Result<(Upstream, Value), Option<ErrorObject>> {
         let params = legacy::parse_initialize(request.params.as_ref())
@@ -65,7 +67,7 @@ impl Session {
         let out = self.out.clone();
         let log_level = self.log_level.clone();
         let on_unrouted: crate::upstream::OnUnrouted = Arc::new(move |n: &JsonRpcNotification| {
-            forward_log(&out, &log_level, n, None);
+            forward_unrouted(&out, &log_level, n);
         });
         let upstream_capabilities = input::upstream_capabilities(&params.capabilities);
         let identity = mcp_sdk::client::ClientIdentity {
@@ -78,20 +80,44 @@ impl Session {
             state.identity = Some(Arc::new(identity));
         }
         self.state().unrouted = Some(on_unrouted.clone());
-        let upstream = Upstream::connect(&self.config, params.client_info, upstream_capabilities, on_unrouted)
-            .map_err(|e| {
-                tracing::error!("cannot start the MCP server: {e}");
-                let cause = match self.config {
-                    crate::upstream::UpstreamConfig::Http(_) => Cause::ConnectFailed,
-                    _ => Cause::SpawnFailed,
-                };
-                Some(error_for(cause, None))
-            })?;
+        let speaker = Speaker {
+            info: params.client_info,
+            capabilities: upstream_capabilities,
+            requested_version: Some(params.protocol_version),
+            hooks: self.relay_hooks(),
+        };
+        let upstream = Upstream::connect(&self.config, speaker, on_unrouted).map_err(|e| {
+            tracing::error!("cannot start the MCP server: {e}");
+            let cause = match self.config {
+                crate::upstream::UpstreamConfig::Http(_) => Cause::ConnectFailed,
+                _ => Cause::SpawnFailed,
+            };
+            Some(error_for(cause, None))
+        })?;
         if let (Some(pid), Some(hook)) = (upstream.process_id(), &self.on_upstream_started) {
             hook(pid);
         }
         let limit = self.options.discover_timeout;
         match upstream.discover(limit).await {
+            Ok(_) if upstream.legacy_initialize().is_some() => {
+                let Some(own) = upstream.legacy_initialize() else { return Err(None) };
+                tracing::info!(version = %own.protocol_version, "the MCP server speaks 2025-11-25: relaying to it");
+                let caps = &own.capabilities;
+                let on = |v: Option<bool>| v == Some(true);
+                // Its change notifications come to the session as they are; no listen stream.
+                let mut state = self.state();
+                state.legacy_upstream = true;
+                state.declared = Declared {
+                    tools: on(caps.tools.as_ref().and_then(|c| c.list_changed)),
+                    prompts: on(caps.prompts.as_ref().and_then(|c| c.list_changed)),
+                    resources: on(caps.resources.as_ref().and_then(|c| c.list_changed)),
+                    subscribe: on(caps.resources.as_ref().and_then(|c| c.subscribe)),
+                };
+                drop(state);
+                let value = serde_json::to_value(own)
+                    .map_err(|e| Some(error_for(Cause::InvalidResponse, Some(json!(e.to_string())))))?;
+                Ok((upstream, value))
+            }
             Ok(discover) => {
                 let mask = ReplyMask { list_changed: true, subscribe: true };
                 let result = translate::initialize_result(self.options.profile, &discover, mask);

@@ -34,7 +34,7 @@ fn hook_failed(key: &str, reason: impl Into<String>) -> Error {
     Error::HookFailed { key: key.to_owned(), reason: reason.into() }
 }
 
-async fn answer_one(
+pub(crate) async fn answer_one(
     key: &str,
     request: InputRequest,
     caps: &ClientCapabilities,

@@ -62,6 +62,11 @@ pub struct ClientOptions {
     pub capabilities: ClientCapabilities,
     /// The protocol version sent on every request.
     pub protocol_version: String,
+    /// Which era to speak: [`super::Era::Auto`] (the default) asks
+    /// `server/discover` first and falls back to 2025-11-25.
+    pub era: super::Era,
+    /// The version asked for in a 2025-11-25 `initialize`.
+    pub legacy_protocol_version: String,
     /// The log level of every request unless a request sets its own.
     pub log_level: Option<LoggingLevel>,
     /// Answers to input requests.
@@ -91,6 +96,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("info", &self.info)
             .field("capabilities", &self.capabilities)
             .field("protocol_version", &self.protocol_version)
+            .field("era", &self.era)
             .field("hooks", &self.hooks)
             .finish_non_exhaustive()
     }
@@ -103,6 +109,8 @@ impl ClientOptions {
             info: Implementation::new(name, version),
             capabilities: ClientCapabilities::default(),
             protocol_version: mcp_protocol::PROTOCOL_VERSION.to_owned(),
+            era: super::Era::default(),
+            legacy_protocol_version: mcp_protocol::legacy::PROTOCOL_VERSION.to_owned(),
             log_level: None,
             hooks: InputHooks::default(),
             on_notification: None,
@@ -131,6 +139,9 @@ pub struct Diagnostics {
     pub http_status: Option<u16>,
     /// The result came from the client's cache, not from the server.
     pub from_cache: bool,
+    /// The request settled the era: the server did not know
+    /// `server/discover`, so the client spoke 2025-11-25.
+    pub fell_back_to_legacy: bool,
 }
 
 /// What to do when the connection is lost before a response arrived.

@@ -11,6 +11,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use super::options::{Callbacks, Diagnostics, NotificationCallback};
+use super::server_requests::FromServer;
 use crate::error::Error;
 use crate::limits::REQUEST_EVENT_QUEUE;
 use crate::transport::Incoming;
@@ -75,6 +76,7 @@ impl Router {
         mut incoming: mpsc::Receiver<Incoming>,
         out: mpsc::Sender<Message>,
         on_unrouted: Option<NotificationCallback>,
+        server_requests: mpsc::Sender<FromServer>,
     ) {
         while let Some(item) = incoming.recv().await {
             match item {
@@ -85,10 +87,20 @@ impl Router {
                         tracing::warn!(target: "mcp_router", code = e.error.code, "error response without id dropped")
                     }
                 },
+                Incoming::Message(Message::Notification(n)) if n.method == "notifications/cancelled" => {
+                    // Only a 2025-11-25 server cancels: one of its own requests.
+                    let id = n.params.as_ref().and_then(|p| p.get("requestId")).cloned();
+                    if let Some(id) = id.and_then(|id| RequestId::try_from_value(&id).ok()) {
+                        let _ = server_requests.send(FromServer::Cancelled(id)).await;
+                    }
+                }
                 Incoming::Message(Message::Notification(n)) => self.route(n, None, on_unrouted.as_ref()),
                 Incoming::OnStream { id, notification } => self.route(notification, Some(id), on_unrouted.as_ref()),
+                // A 2025-11-25 server's request (elicitation, sampling, roots, ping).
                 Incoming::Message(Message::Request(r)) => {
-                    tracing::warn!(target: "mcp_router", method = %r.method, "a 2026-07-28 server sends no requests; dropped");
+                    if server_requests.send(FromServer::Request(r)).await.is_err() {
+                        tracing::warn!(target: "mcp_router", "a server request came after the client stopped answering");
+                    }
                 }
                 Incoming::HttpStatus { id, status } => {
                     if let Some(diagnostics) = self.lock().get(&id).and_then(|p| p.diagnostics.clone()) {

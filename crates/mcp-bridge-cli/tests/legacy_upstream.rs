@@ -1,0 +1,112 @@
+//! `mcp-bridge -- CMD` in front of a server that speaks only 2025-11-25:
+//! the reference `server-everything` (TypeScript SDK 1.x) on stdio. The
+//! bridge finds out with the SDK client's probe, answers `initialize` with
+//! the server's own result (at the version the client asked for), and
+//! relays: calls, the server's elicitation and sampling requests to the
+//! client and the answers back, progress, subscriptions and their updates,
+//! change notifications, cancellation; the end of input ends both.
+
+use serde_json::{Value, json};
+use test_support::{RawPeer, server_everything, workspace_binary};
+
+async fn bridge() -> RawPeer {
+    let bridge = workspace_binary("mcp-bridge-cli", "mcp-bridge");
+    let script = server_everything();
+    let mut peer = RawPeer::spawn(&bridge, &["--", "node", script.to_str().unwrap(), "stdio"]);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {"elicitation": {}, "sampling": {}},
+        "clientInfo": {"name": "legacy-upstream-test", "version": "1"}
+    }});
+    peer.send(&init.to_string()).await;
+    let result = peer.recv_response(1).await;
+    assert_eq!(result["result"]["protocolVersion"], "2025-06-18", "the server's own answer: {result}");
+    assert_eq!(result["result"]["serverInfo"]["name"], "mcp-servers/everything", "{result}");
+    assert!(result["result"]["capabilities"]["resources"]["subscribe"] == true, "{result}");
+    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    peer
+}
+
+/// Reads until the message `pick` accepts, answering nothing; the skipped
+/// ones are returned too.
+async fn recv_until(peer: &mut RawPeer, pick: impl Fn(&Value) -> bool) -> (Value, Vec<Value>) {
+    let mut skipped = Vec::new();
+    loop {
+        let message = peer.recv().await;
+        if pick(&message) {
+            return (message, skipped);
+        }
+        skipped.push(message);
+    }
+}
+
+fn text(response: &Value) -> String {
+    response["result"]["content"].as_array().into_iter().flatten().filter_map(|c| c["text"].as_str()).collect()
+}
+
+#[tokio::test]
+async fn calls_and_the_servers_own_requests_are_relayed() {
+    let mut peer = bridge().await;
+    peer.send(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}"#,
+    )
+    .await;
+    assert_eq!(text(&peer.recv_response(2).await), "Echo: hi");
+
+    // The server asks the client through the bridge; the answer goes back.
+    peer.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"trigger-elicitation-request","arguments":{}}}"#).await;
+    let (asked, _) = recv_until(&mut peer, |m| m["method"] == "elicitation/create").await;
+    assert!(asked["params"]["requestedSchema"]["properties"]["name"].is_object(), "{asked}");
+    let answer =
+        json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept", "content": {"name": "Ada"}}});
+    peer.send(&answer.to_string()).await;
+    let done = peer.recv_response(3).await;
+    assert!(text(&done).contains("Name: Ada"), "{done}");
+
+    peer.send(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"trigger-sampling-request","arguments":{"prompt":"6 x 7?"}}}"#).await;
+    let (sampling, _) = recv_until(&mut peer, |m| m["method"] == "sampling/createMessage").await;
+    let answer = json!({"jsonrpc": "2.0", "id": sampling["id"], "result":
+        {"role": "assistant", "content": {"type": "text", "text": "forty-two"}, "model": "m"}});
+    peer.send(&answer.to_string()).await;
+    assert!(text(&peer.recv_response(4).await).contains("forty-two"));
+    assert_eq!(peer.finish().await, Some(0), "the end of input ends the bridge");
+}
+
+#[tokio::test]
+async fn progress_subscriptions_and_cancellation_are_relayed() {
+    let mut peer = bridge().await;
+    let long = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+        "name": "trigger-long-running-operation", "arguments": {"duration": 0.3, "steps": 3},
+        "_meta": {"progressToken": "p-5"}
+    }});
+    peer.send(&long.to_string()).await;
+    let (done, before) = recv_until(&mut peer, |m| m["id"] == 5).await;
+    assert!(text(&done).contains("completed"), "{done}");
+    let progress: Vec<&Value> = before.iter().filter(|m| m["method"] == "notifications/progress").collect();
+    assert_eq!(progress.len(), 3, "{before:?}");
+    assert!(progress.iter().all(|p| p["params"]["progressToken"] == "p-5"), "the client's own token: {progress:?}");
+
+    // A subscription goes to the server, and so do its updates come back.
+    let uri = "demo://resource/dynamic/text/1";
+    let subscribe = json!({"jsonrpc": "2.0", "id": 6, "method": "resources/subscribe", "params": {"uri": uri}});
+    peer.send(&subscribe.to_string()).await;
+    assert_eq!(peer.recv_response(6).await["result"], json!({}));
+    peer.send(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"toggle-subscriber-updates","arguments":{}}}"#).await;
+    peer.recv_response(7).await;
+    let (updated, _) = recv_until(&mut peer, |m| m["method"] == "notifications/resources/updated").await;
+    assert_eq!(updated["params"]["uri"], uri, "{updated}");
+
+    // A cancelled call gets no answer; the next one does.
+    let slow = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
+        "name": "trigger-long-running-operation", "arguments": {"duration": 30, "steps": 2}}});
+    peer.send(&slow.to_string()).await;
+    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8,"reason":"user"}}"#).await;
+    peer.send(
+        r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"message":"after"}}}"#,
+    )
+    .await;
+    let (after, skipped) = recv_until(&mut peer, |m| m["id"] == 9).await;
+    assert_eq!(text(&after), "Echo: after");
+    assert!(skipped.iter().all(|m| m["id"] != 8), "the cancelled call was answered: {skipped:?}");
+    assert_eq!(peer.finish().await, Some(0));
+}

@@ -1,0 +1,152 @@
+//! The client against servers that speak only 2025-11-25: the reference
+//! `server-everything` (TypeScript SDK 1.x) on stdio, with the default
+//! [`Era::Auto`]: the `server/discover` probe is refused, the client falls
+//! back to the `initialize` handshake, and the typed API works the same:
+//! tools, the server's elicitation, sampling and roots requests answered by
+//! the input hooks, progress; and a forced era that the server cannot speak.
+
+use std::sync::{Arc, Mutex};
+
+use mcp_protocol::types::{ContentBlock, ElicitAction, ElicitResult, Root};
+use mcp_sdk::client::{Era, Hook, InputHooks, Spoken};
+use mcp_sdk::transport::stdio::{StdioCommand, spawn};
+use mcp_sdk::{Client, ClientOptions, RequestOptions};
+use serde_json::{Value, json};
+use test_support::server_everything;
+
+fn everything(era: Era, hooks: InputHooks, capabilities: Value) -> Client {
+    let mut command = StdioCommand::new("node");
+    command.args = vec![server_everything().into(), "stdio".into()];
+    let mut options = ClientOptions::new("legacy-test", "1.0.0");
+    options.era = era;
+    options.hooks = hooks;
+    options.capabilities = serde_json::from_value(capabilities).unwrap();
+    Client::new(options, spawn(command).unwrap())
+}
+
+fn text_of(content: &[ContentBlock]) -> String {
+    content
+        .iter()
+        .filter_map(|c| match c {
+            ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn hooks() -> InputHooks {
+    let mut hooks = InputHooks::default();
+    let form: Hook<_, _> = Arc::new(|_params| {
+        Box::pin(async {
+            Ok(ElicitResult {
+                action: ElicitAction::Accept,
+                content: Some(serde_json::from_value(json!({"name": "Ada Lovelace"})).unwrap()),
+                meta: None,
+                extra: Default::default(),
+            })
+        })
+    });
+    hooks.elicit_form = Some(form);
+    let sample: Hook<_, _> = Arc::new(|_params| {
+        Box::pin(async {
+            Ok(serde_json::from_value(json!({
+                "role": "assistant", "content": {"type": "text", "text": "forty-two"}, "model": "test-model"
+            }))
+            .unwrap())
+        })
+    });
+    hooks.sample = Some(sample);
+    let roots: Hook<(), Vec<Root>> = Arc::new(|()| {
+        Box::pin(async {
+            Ok(vec![serde_json::from_value(json!({"uri": "file:///work/project", "name": "project"})).unwrap()])
+        })
+    });
+    hooks.list_roots = Some(roots);
+    hooks
+}
+
+#[tokio::test]
+async fn auto_falls_back_to_2025_11_25_and_the_typed_api_works_unchanged() {
+    let client = everything(
+        Era::Auto,
+        hooks(),
+        json!({"elicitation": {"form": {}}, "sampling": {}, "roots": {"listChanged": true}}),
+    );
+    let diagnostics = Arc::new(Mutex::new(Default::default()));
+    let o = RequestOptions { diagnostics: Some(diagnostics.clone()), ..Default::default() };
+
+    // discover is answered from the server's initialize result.
+    let discover = client.discover(&o).await.unwrap();
+    let spoken = client.spoken().cloned().unwrap();
+    assert!(spoken.is_legacy(), "{spoken:?}");
+    assert!(diagnostics.lock().unwrap().fell_back_to_legacy, "the probe is recorded");
+    let Spoken::Legacy(initialized) = spoken else { unreachable!() };
+    assert_eq!(discover.supported_versions, std::slice::from_ref(&initialized.protocol_version));
+    assert!(discover.meta.and_then(|m| m.server_info).is_some_and(|i| i.name.contains("everything")));
+
+    let tools = client.list_all_tools(&RequestOptions::default()).await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    for wanted in ["echo", "trigger-elicitation-request", "trigger-sampling-request", "get-roots-list"] {
+        assert!(names.contains(&wanted), "{wanted} missing from {names:?}");
+    }
+
+    let echo = client.call_tool("echo", json!({"message": "hi"}), &RequestOptions::default()).await.unwrap();
+    assert_eq!(text_of(&echo.content), "Echo: hi");
+
+    // The server's own requests are answered by the hooks.
+    let asked = client.call_tool("trigger-elicitation-request", json!({}), &RequestOptions::default()).await.unwrap();
+    assert!(text_of(&asked.content).contains("Ada Lovelace"), "{}", text_of(&asked.content));
+    let sampled = client
+        .call_tool("trigger-sampling-request", json!({"prompt": "6 x 7?"}), &RequestOptions::default())
+        .await
+        .unwrap();
+    assert!(text_of(&sampled.content).contains("forty-two"), "{}", text_of(&sampled.content));
+    let roots = client.call_tool("get-roots-list", json!({}), &RequestOptions::default()).await.unwrap();
+    assert!(text_of(&roots.content).contains("file:///work/project"), "{}", text_of(&roots.content));
+
+    // Progress comes back by the request's progress token.
+    let steps = Arc::new(Mutex::new(Vec::new()));
+    let seen = steps.clone();
+    let progress = RequestOptions {
+        on_progress: Some(Arc::new(move |p: &mcp_protocol::types::ProgressNotificationParams| {
+            seen.lock().unwrap().push(p.progress.clone())
+        })),
+        ..Default::default()
+    };
+    let long = client
+        .call_tool("trigger-long-running-operation", json!({"duration": 0.3, "steps": 3}), &progress)
+        .await
+        .unwrap();
+    assert!(text_of(&long.content).contains("completed"), "{}", text_of(&long.content));
+    assert_eq!(steps.lock().unwrap().len(), 3, "{:?}", steps.lock().unwrap());
+
+    // The listen stream has no 2025-11-25 counterpart in this client yet: a clear error.
+    let listen = client.listen(Default::default(), &RequestOptions::default()).await.unwrap_err();
+    assert!(listen.to_string().contains("2025-11-25"), "{listen}");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_modern_only_client_never_falls_back() {
+    let client = everything(Era::Modern, InputHooks::default(), json!({}));
+    let error = client.discover(&RequestOptions::default()).await.unwrap_err();
+    assert!(
+        matches!(&error, mcp_sdk::Error::Rpc { error } if error.code == mcp_protocol::error_code::METHOD_NOT_FOUND),
+        "{error:?}"
+    );
+    assert_eq!(client.spoken(), Some(&Spoken::Modern));
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_forced_legacy_client_skips_the_probe() {
+    let client = everything(Era::Legacy, InputHooks::default(), json!({}));
+    let diagnostics = Arc::new(Mutex::new(Default::default()));
+    let o = RequestOptions { diagnostics: Some(diagnostics.clone()), ..Default::default() };
+    let echo = client.call_tool("echo", json!({"message": "direct"}), &o).await.unwrap();
+    assert_eq!(text_of(&echo.content), "Echo: direct");
+    assert!(client.spoken().is_some_and(Spoken::is_legacy));
+    assert!(!diagnostics.lock().unwrap().fell_back_to_legacy, "no probe, so no fallback");
+    client.close().await;
+}
