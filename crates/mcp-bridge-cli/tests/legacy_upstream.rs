@@ -4,10 +4,12 @@
 //! the server's own result (at the version the client asked for), and
 //! relays: calls, the server's elicitation and sampling requests to the
 //! client and the answers back, progress, subscriptions and their updates,
-//! change notifications, cancellation; the end of input ends both.
+//! change notifications, cancellation; the end of input ends both. And
+//! `mcp-bridge URL` in front of a 2025-11-25 Streamable HTTP server with
+//! sessions (TypeScript SDK 1.x).
 
 use serde_json::{Value, json};
-use test_support::{RawPeer, server_everything, workspace_binary};
+use test_support::{RawPeer, server_everything, ts_legacy_http_server, workspace_binary};
 
 async fn bridge() -> RawPeer {
     let bridge = workspace_binary("mcp-bridge-cli", "mcp-bridge");
@@ -108,5 +110,35 @@ async fn progress_subscriptions_and_cancellation_are_relayed() {
     let (after, skipped) = recv_until(&mut peer, |m| m["id"] == 9).await;
     assert_eq!(text(&after), "Echo: after");
     assert!(skipped.iter().all(|m| m["id"] != 8), "the cancelled call was answered: {skipped:?}");
+    assert_eq!(peer.finish().await, Some(0));
+}
+
+#[tokio::test]
+async fn a_legacy_http_server_is_relayed_in_its_session() {
+    let (_server, url) = ts_legacy_http_server().await;
+    let bridge = workspace_binary("mcp-bridge-cli", "mcp-bridge");
+    let mut peer = RawPeer::spawn(&bridge, &[url.as_str()]);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "legacy-http-upstream-test", "version": "1"}
+    }});
+    peer.send(&init.to_string()).await;
+    let result = peer.recv_response(1).await;
+    assert_eq!(result["result"]["serverInfo"]["name"], "ts-legacy-http", "{result}");
+    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+
+    peer.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{}}}"#).await;
+    let (asked, _) = recv_until(&mut peer, |m| m["method"] == "elicitation/create").await;
+    let answer =
+        json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept", "content": {"name": "Ada"}}});
+    peer.send(&answer.to_string()).await;
+    assert_eq!(text(&peer.recv_response(2).await), "accept: Ada");
+
+    // A list change comes on the session's GET stream, for no request.
+    peer.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"grow","arguments":{}}}"#).await;
+    assert_eq!(text(&peer.recv_response(3).await), "grown 1");
+    recv_until(&mut peer, |m| m["method"] == "notifications/tools/list_changed").await;
+    peer.send(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"sessions","arguments":{}}}"#).await;
+    assert_eq!(text(&peer.recv_response(4).await), "1");
     assert_eq!(peer.finish().await, Some(0));
 }

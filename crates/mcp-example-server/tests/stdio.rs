@@ -125,8 +125,11 @@ async fn a_request_over_the_in_flight_limit_is_refused_without_blocking_the_read
     assert_eq!(peer.finish().await, Some(0));
 }
 
+/// The fake servers below are scripted 2026-07-28 servers that answer only
+/// the lines they expect: no era probe before the first request.
 fn client_options() -> ClientOptions {
     let mut options = ClientOptions::new("stdio-test", "1");
+    options.era = mcp_sdk::client::Era::Modern;
     options.capabilities = serde_json::from_value(json!({"elicitation": {"form": {}}, "roots": {}})).unwrap();
     options.hooks = InputHooks {
         elicit_form: Some(Arc::new(|_p| {

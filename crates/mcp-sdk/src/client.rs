@@ -50,6 +50,10 @@ use crate::limits::{MAX_AUTO_PAGES, MAX_INPUT_ROUNDS, MAX_LOST_STREAM_RETRIES, M
 use crate::transport::Transport;
 use crate::transport::stdio::ChildProcess;
 
+/// The longest [`Client::close`] waits for a network transport to end
+/// its session.
+pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
 /// How [`Client::listen_with_recovery`] reopens a lost stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListenRecovery {
@@ -92,6 +96,8 @@ struct ClientInner {
     credential: crate::transport::Credential,
     /// The endpoint URL of a network transport, the origin of its icons.
     endpoint: Option<String>,
+    /// Ends a network transport's connection.
+    closer: Option<crate::transport::Closer>,
     /// The era settled with the server, at the first request.
     spoken: tokio::sync::OnceCell<Spoken>,
     /// The result of the `server/discover` probe, for the caller whose
@@ -137,6 +143,7 @@ impl Client {
                 cache,
                 credential: transport.credential,
                 endpoint: transport.endpoint,
+                closer: transport.closer,
                 spoken: tokio::sync::OnceCell::new(),
                 probed: Mutex::default(),
             }),
@@ -165,12 +172,25 @@ impl Client {
                     Era::Legacy => self.handshake(options).await,
                     Era::Auto => {
                         let timeout = Some(options.timeout.unwrap_or(self.inner.options.request_timeout));
-                        match self.exchange("server/discover", &Map::new(), options, timeout, false).await {
+                        // Its own diagnostics: the verdict reads the HTTP status.
+                        let seen = Arc::new(Mutex::new(Diagnostics::default()));
+                        let probe = RequestOptions { diagnostics: Some(seen.clone()), ..options.clone() };
+                        let outcome = self.exchange("server/discover", &Map::new(), &probe, timeout, false).await;
+                        let (status, rpc_error) = {
+                            let seen = seen.lock().unwrap_or_else(|e| e.into_inner());
+                            (seen.http_status, seen.rpc_error.clone())
+                        };
+                        // What the probe saw is the caller's to read too (a 401 and its sign-in).
+                        options.diagnose(|d| {
+                            d.http_status = status.or(d.http_status);
+                            d.rpc_error = rpc_error.or(d.rpc_error.take());
+                        });
+                        match outcome {
                             Ok(result) => {
                                 *self.inner.probed.lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
                                 Ok(Spoken::Modern)
                             }
-                            Err(answer) if era::probe_says_legacy(&answer) => {
+                            Err(answer) if era::probe_says_legacy(&answer, status) => {
                                 tracing::debug!("the server does not know server/discover ({answer}): 2025-11-25");
                                 options.diagnose(|d| d.fell_back_to_legacy = true);
                                 self.handshake(options).await
@@ -224,9 +244,15 @@ impl Client {
     }
 
     /// Closes the connection; a child process is stopped as
-    /// [`ChildProcess::close`] describes, and its exit status returned.
-    /// Requests still waiting fail with [`Error::Closed`].
+    /// [`ChildProcess::close`] describes, and its exit status returned; an
+    /// HTTP connection ends its requests and a 2025-11-25 session (at most
+    /// [`CLOSE_GRACE`] waiting for the server). Requests still waiting fail
+    /// with [`Error::Closed`].
     pub async fn close(&self) -> Option<std::process::ExitStatus> {
+        if let Some(closer) = &self.inner.closer {
+            closer.stop.cancel();
+            let _ = tokio::time::timeout(CLOSE_GRACE, closer.done.cancelled()).await;
+        }
         match &self.inner.process {
             Some(process) => process.close().await,
             None => None,

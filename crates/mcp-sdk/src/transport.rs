@@ -64,6 +64,18 @@ pub struct Transport {
     pub(crate) credential: Credential,
     /// The endpoint URL of a network transport (the origin of its icons).
     pub(crate) endpoint: Option<String>,
+    /// How [`crate::Client::close`] ends a network connection: HTTP ends
+    /// its requests in flight and a 2025-11-25 session (DELETE).
+    pub(crate) closer: Option<Closer>,
+}
+
+/// Ends a transport's connection and tells when it is done.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Closer {
+    /// Cancelled to end the connection.
+    pub(crate) stop: tokio_util::sync::CancellationToken,
+    /// Cancelled by the transport once it has ended.
+    pub(crate) done: tokio_util::sync::CancellationToken,
 }
 
 /// The credential a transport sends with each request (HTTP, WebSocket),

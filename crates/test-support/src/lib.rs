@@ -281,6 +281,28 @@ pub fn server_everything() -> PathBuf {
     script
 }
 
+/// A 2025-11-25 server over Streamable HTTP with sessions, built with the
+/// TypeScript SDK 1.x (`crates/mcp-sdk/tests/ts/legacy_http_server.mjs`:
+/// tools `echo`, `ask`, `grow`, `sessions`) on a free loopback port; the
+/// process is stopped when the returned child is dropped.
+pub async fn ts_legacy_http_server() -> (tokio::process::Child, String) {
+    let script = workspace_root().join("crates/mcp-sdk/tests/ts/legacy_http_server.mjs");
+    let mut child = Command::new("node")
+        .arg(script)
+        .env("TS_SDK_DIR", ts_sdk_dir())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let port = tokio::time::timeout(LINE_DEADLINE, lines.next_line())
+        .await
+        .expect("the server printed no port")
+        .unwrap()
+        .expect("the server ended before printing its port");
+    (child, format!("http://127.0.0.1:{}/mcp", port.trim()))
+}
+
 /// The log lines of one test: a tracing subscriber for the current thread
 /// that writes into memory, read back with [`LogCapture::text`].
 #[derive(Clone, Default)]

@@ -11,6 +11,7 @@
 //! | error -32601 (method not found) | 2025-11-25 |
 //! | error -32600 (invalid request: "send initialize first") | 2025-11-25 |
 //! | error -32602 (invalid params: discover's `_meta` not understood) | 2025-11-25 |
+//! | HTTP 400, 404 or 405 without an error of 2026-07-28 (-32020, -32021, -32022) | 2025-11-25 (a session server refusing a POST without a session) |
 //! | any other error, a time limit, a lost connection | no verdict: the request fails, the next one probes again |
 
 use mcp_protocol::error_code;
@@ -58,16 +59,27 @@ impl Spoken {
     }
 }
 
-/// Whether the answer to the `server/discover` probe says the server
-/// speaks only the 2025-11-25 revision (see the table above).
-pub fn probe_says_legacy(answer: &Error) -> bool {
-    matches!(
-        answer,
-        Error::Rpc { error } if matches!(
-            error.code,
-            error_code::METHOD_NOT_FOUND | error_code::INVALID_REQUEST | error_code::INVALID_PARAMS
+/// Whether the answer to the `server/discover` probe (and its HTTP status,
+/// over HTTP) says the server speaks only the 2025-11-25 revision (see the
+/// table above).
+pub fn probe_says_legacy(answer: &Error, http_status: Option<u16>) -> bool {
+    let code = match answer {
+        Error::Rpc { error } => Some(error.code),
+        _ => None,
+    };
+    let legacy_code =
+        matches!(code, Some(error_code::METHOD_NOT_FOUND | error_code::INVALID_REQUEST | error_code::INVALID_PARAMS));
+    let modern_code = matches!(
+        code,
+        Some(
+            error_code::HEADER_MISMATCH
+                | error_code::MISSING_REQUIRED_CLIENT_CAPABILITY
+                | error_code::UNSUPPORTED_PROTOCOL_VERSION
         )
-    )
+    );
+    let refused_post = matches!(http_status, Some(400 | 404 | 405))
+        && matches!(answer, Error::Rpc { .. } | Error::InvalidResponse { .. });
+    legacy_code || (refused_post && !modern_code)
 }
 
 /// The `server/discover` result of a 2025-11-25 server, read from its
@@ -99,16 +111,29 @@ mod tests {
     #[test]
     fn unknown_method_invalid_request_and_invalid_params_mean_a_legacy_server() {
         for code in [error_code::METHOD_NOT_FOUND, error_code::INVALID_REQUEST, error_code::INVALID_PARAMS] {
-            assert!(probe_says_legacy(&rpc(code)), "{code}");
+            assert!(probe_says_legacy(&rpc(code), None), "{code}");
         }
     }
 
     #[test]
+    fn a_refused_post_means_a_legacy_session_server_unless_its_error_is_of_2026() {
+        // The TypeScript SDK 1.x: 400 with -32000 "Server not initialized".
+        for status in [400, 404, 405] {
+            assert!(probe_says_legacy(&rpc(-32000), Some(status)), "{status}");
+        }
+        let not_json = Error::InvalidResponse { method: "server/discover".into(), reason: "HTTP 405".into() };
+        assert!(probe_says_legacy(&not_json, Some(405)));
+        assert!(!probe_says_legacy(&rpc(error_code::UNSUPPORTED_PROTOCOL_VERSION), Some(400)));
+        assert!(!probe_says_legacy(&rpc(error_code::HEADER_MISMATCH), Some(400)));
+        assert!(!probe_says_legacy(&rpc(-32000), Some(500)));
+    }
+
+    #[test]
     fn other_failures_give_no_verdict() {
-        assert!(!probe_says_legacy(&rpc(error_code::INTERNAL_ERROR)));
-        assert!(!probe_says_legacy(&rpc(error_code::UNSUPPORTED_PROTOCOL_VERSION)));
-        assert!(!probe_says_legacy(&Error::Closed));
-        assert!(!probe_says_legacy(&Error::Timeout { method: "server/discover".into(), timeout_ms: 10 }));
+        assert!(!probe_says_legacy(&rpc(error_code::INTERNAL_ERROR), None));
+        assert!(!probe_says_legacy(&rpc(error_code::UNSUPPORTED_PROTOCOL_VERSION), None));
+        assert!(!probe_says_legacy(&Error::Closed, Some(404)));
+        assert!(!probe_says_legacy(&Error::Timeout { method: "server/discover".into(), timeout_ms: 10 }, None));
     }
 
     #[test]

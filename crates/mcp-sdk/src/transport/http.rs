@@ -5,7 +5,8 @@
 //! It wears the same shape as the other transports (message channels), so
 //! the client's router works unchanged: a pump task turns each request into
 //! a POST of its own and feeds what comes back into the incoming channel.
-//! Cancelling a request closes its stream.
+//! Cancelling a request closes its stream. An `initialize` sent by the
+//! client turns the connection into a 2025-11-25 session ([`legacy`]).
 //!
 //! Errors never quote the URL (the reqwest error is stripped of it).
 
@@ -13,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use base64::Engine;
-use mcp_protocol::{JsonRpcNotification, JsonRpcRequest, Message, RequestId, decode_message};
+use mcp_protocol::{JsonRpcRequest, Message, RequestId, decode_message};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -26,8 +27,11 @@ use crate::error::Error;
 use crate::limits::OUTGOING_QUEUE;
 
 mod config;
+mod legacy;
 #[cfg(unix)]
 mod tunnel;
+
+use legacy::{LegacySession, SessionSlot};
 
 pub use config::{AuthProvider, AuthRefusal, BearerToken, DEFAULT_MAX_RESPONSE_BYTES, HttpConfig, ProxyConfig};
 pub(crate) use config::{build_client_with, without_credentials};
@@ -79,12 +83,15 @@ pub fn connect(config: HttpConfig) -> Result<Transport, Error> {
     let endpoint = Some(config.url.clone());
     let (outgoing, out_rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
     let (to_client, incoming) = mpsc::channel::<Incoming>(OUTGOING_QUEUE);
+    let closer = super::Closer::default();
+    let (stop, done) = (closer.stop.clone(), closer.done.clone());
     tokio::spawn(async move {
-        pump(http, Arc::new(config), out_rx, to_client).await;
+        pump(http, Arc::new(config), out_rx, to_client, stop).await;
         // The tunnel's socket lives as long as the transport.
         drop(tunnel);
+        done.cancel();
     });
-    Ok(Transport { outgoing, incoming, process: None, timed: true, credential, endpoint })
+    Ok(Transport { outgoing, incoming, process: None, timed: true, credential, endpoint, closer: Some(closer) })
 }
 
 /// The transport's HTTP client; through an explicit proxy (on Unix), every
@@ -135,18 +142,33 @@ struct Shared {
     annotations: Annotations,
     /// Slots for requests sent at once.
     slots: Arc<tokio::sync::Semaphore>,
+    /// The 2025-11-25 session, once an `initialize` started one.
+    session: Arc<SessionSlot>,
 }
 
-/// Turns each outgoing message into a POST of its own.
+/// Turns each outgoing message into a POST of its own, until the client
+/// is gone or closes the transport (`stop`).
 async fn pump(
     http: reqwest::Client,
     config: Arc<HttpConfig>,
     mut out_rx: mpsc::Receiver<Message>,
     to_client: mpsc::Sender<Incoming>,
+    stop: tokio_util::sync::CancellationToken,
 ) {
     let slots = Arc::new(tokio::sync::Semaphore::new(config.max_in_flight.max(1)));
-    let shared = Shared { http, config, to_client, in_flight: Arc::default(), annotations: Arc::default(), slots };
-    while let Some(message) = out_rx.recv().await {
+    let session = Arc::default();
+    let shared =
+        Shared { http, config, to_client, in_flight: Arc::default(), annotations: Arc::default(), slots, session };
+    // The session's GET stream, aborted with the transport.
+    let mut server_stream: Option<tokio::task::JoinHandle<()>> = None;
+    loop {
+        let message = tokio::select! {
+            message = out_rx.recv() => match message {
+                Some(message) => message,
+                None => break,
+            },
+            () = stop.cancelled() => break,
+        };
         match message {
             Message::Request(request) => {
                 let id = request.id.clone();
@@ -162,13 +184,33 @@ async fn pump(
                 }
             }
             Message::Notification(n) => {
-                tokio::spawn(notify(shared.http.clone(), shared.config.clone(), n));
+                let session = shared.session.get();
+                if let (Some(session), "notifications/initialized", None) =
+                    (&session, n.method.as_str(), &server_stream)
+                {
+                    let (http, config, to_client) =
+                        (shared.http.clone(), shared.config.clone(), shared.to_client.clone());
+                    server_stream = Some(tokio::spawn(legacy::server_stream(http, config, session.clone(), to_client)));
+                }
+                tokio::spawn(post_message(shared.clone(), session, Message::Notification(n)));
             }
-            Message::Result(_) | Message::Error(_) => {}
+            // The client's answers to a 2025-11-25 server's requests.
+            answer @ (Message::Result(_) | Message::Error(_)) => match shared.session.get() {
+                Some(session) => {
+                    tokio::spawn(post_message(shared.clone(), Some(session), answer));
+                }
+                None => tracing::debug!("an answer with no session to send it in was dropped"),
+            },
         }
     }
     for (_, task) in lock(&shared.in_flight).drain() {
         task.abort();
+    }
+    if let Some(stream) = server_stream {
+        stream.abort();
+    }
+    if let Some(session) = shared.session.get() {
+        legacy::end(shared.http.clone(), shared.config.clone(), session).await;
     }
 }
 
@@ -176,28 +218,54 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A POST of one message: the request metadata headers of 2026-07-28, or
+/// the session's headers (none on the `initialize` that starts it).
 fn post(
     http: &reqwest::Client,
     config: &HttpConfig,
+    session: Option<&LegacySession>,
     method: &str,
     params: Option<&Value>,
     body: Vec<u8>,
 ) -> reqwest::RequestBuilder {
+    let headers = match session {
+        Some(session) => legacy::session_headers(session),
+        None if method == "initialize" => HeaderMap::new(),
+        None => metadata_headers(method, params),
+    };
     let mut request = http
         .post(&config.url)
         .header(CONTENT_TYPE, "application/json")
         .header(ACCEPT, "application/json, text/event-stream")
-        .headers(metadata_headers(method, params));
+        .headers(headers);
     for (name, value) in &config.headers {
         request = request.header(name, value);
     }
     request.body(body)
 }
 
-async fn notify(http: reqwest::Client, config: Arc<HttpConfig>, n: JsonRpcNotification) {
-    let body = serde_json::to_vec(&n).unwrap_or_default();
-    if let Err(e) = post(&http, &config, &n.method, n.params.as_ref(), body).send().await {
-        tracing::debug!("a notification could not be sent: {}", e.without_url());
+/// POSTs a notification, or an answer to a server's request; nothing comes
+/// back but a status.
+async fn post_message(shared: Shared, session: Option<LegacySession>, message: Message) {
+    let method = match &message {
+        Message::Notification(n) => n.method.clone(),
+        _ => String::new(),
+    };
+    let params = match &message {
+        Message::Notification(n) => n.params.clone(),
+        _ => None,
+    };
+    let body = serde_json::to_vec(&message).unwrap_or_default();
+    let mut request = post(&shared.http, &shared.config, session.as_ref(), &method, params.as_ref(), body);
+    if let Some(auth) = &shared.config.auth
+        && let Ok(Some(value)) = auth.authorization().await
+        && let Ok(mut value) = HeaderValue::from_str(&value)
+    {
+        value.set_sensitive(true);
+        request = request.header(reqwest::header::AUTHORIZATION, value);
+    }
+    if let Err(e) = request.send().await {
+        tracing::debug!("a message could not be sent: {}", e.without_url());
     }
 }
 
@@ -276,7 +344,8 @@ async fn send(
     body: Vec<u8>,
 ) -> Result<reqwest::Response, Failure> {
     let config = &shared.config;
-    let mut post = post(&shared.http, config, &request.method, request.params.as_ref(), body);
+    let session = shared.session.get();
+    let mut post = post(&shared.http, config, session.as_ref(), &request.method, request.params.as_ref(), body);
     for (name, value) in extra {
         post = post.header(name, value);
     }
@@ -345,6 +414,7 @@ async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Result<bool, 
         }
     }
     let status = response.status().as_u16();
+    let headers = response.headers().clone();
     let _ = to_client.send(Incoming::HttpStatus { id: request.id.clone(), status }).await;
     let content_type = response
         .headers()
@@ -379,8 +449,20 @@ async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Result<bool, 
             if !is_response {
                 return Err(Answer(format!("HTTP {status}: the body is not a JSON-RPC response")));
             }
+            // The body of a POST's response answers that POST: an error without
+            // an id (a 2025-11-25 server's "not initialized") is its answer.
+            if let Message::Error(error) = &mut message
+                && error.id.is_none()
+            {
+                error.id = Some(request.id.clone());
+            }
             if request.method == "tools/list" {
                 learn_tools(shared, &mut message);
+            }
+            if request.method == "initialize"
+                && let Some(session) = legacy::learn(&headers, &message)
+            {
+                shared.session.set(session);
             }
             let _ = to_client.send(Incoming::Message(message)).await;
             Ok(true)
@@ -402,6 +484,11 @@ async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Result<bool, 
                     };
                     if request.method == "tools/list" {
                         learn_tools(shared, &mut message);
+                    }
+                    if request.method == "initialize"
+                        && let Some(session) = legacy::learn(&headers, &message)
+                    {
+                        shared.session.set(session);
                     }
                     let done = matches!(&message, Message::Result(r) if r.id == request.id)
                         || matches!(&message, Message::Error(e) if e.id.as_ref() == Some(&request.id));

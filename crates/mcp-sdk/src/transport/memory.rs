@@ -37,5 +37,6 @@ pub fn connect(server: &Server) -> Transport {
         timed: false,
         credential: Default::default(),
         endpoint: None,
+        closer: None,
     }
 }

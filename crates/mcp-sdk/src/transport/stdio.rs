@@ -260,6 +260,7 @@ pub fn spawn(command: StdioCommand) -> Result<Transport, Error> {
         timed: true,
         credential: Default::default(),
         endpoint: None,
+        closer: None,
     })
 }
 

@@ -40,5 +40,13 @@ pub async fn connect(path: impl AsRef<Path>) -> Result<Transport, Error> {
         }
         drop(to_client);
     });
-    Ok(Transport { outgoing, incoming, process: None, timed: true, credential: Default::default(), endpoint: None })
+    Ok(Transport {
+        outgoing,
+        incoming,
+        process: None,
+        timed: true,
+        credential: Default::default(),
+        endpoint: None,
+        closer: None,
+    })
 }

@@ -259,5 +259,5 @@ where
         // waiting requests fail with Closed.
         let _ = close.send(why_closed);
     });
-    Transport { outgoing, incoming, process: None, timed: true, credential, endpoint: None }
+    Transport { outgoing, incoming, process: None, timed: true, credential, endpoint: None, closer: None }
 }
