@@ -11,6 +11,7 @@ Examples:
   mcp-bridge -- mcp-example-server
   mcp-bridge --log-level debug -- python3 -m my_server --flag
   mcp-bridge --discover-timeout 120 -- npx -y some-2026-server
+  mcp-bridge --protocol 2025-11-25 -- node server-everything/dist/index.js stdio
   mcp-bridge https://mcp.example.com/mcp
   mcp-bridge --header-env Authorization=MY_TOKEN_HEADER https://mcp.example.com/mcp
   mcp-bridge logout https://mcp.example.com/mcp
@@ -40,6 +41,12 @@ pub(crate) struct Args {
     /// The level of the log on stderr: error, warning, info, debug or trace.
     #[arg(long, default_value = "info", value_name = "LEVEL")]
     pub(crate) log_level: String,
+
+    /// The server's revision: auto (ask server/discover, fall back to
+    /// 2025-11-25 when the server does not know it), 2026-07-28 (no
+    /// fallback) or 2025-11-25 (no probe).
+    #[arg(long, default_value = "auto", value_name = "REVISION")]
+    pub(crate) protocol: String,
 
     /// Seconds the server gets to answer server/discover at initialize.
     #[arg(long, default_value_t = 60, value_name = "SECONDS")]

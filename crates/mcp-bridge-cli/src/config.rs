@@ -7,6 +7,7 @@ use mcp_bridge::signin::{Gate, SignIn, SignInOptions};
 use mcp_bridge::upstream::HttpUpstream;
 use mcp_bridge::{FrontendOptions, UpstreamConfig, profile};
 use mcp_sdk::auth::{OAuthClient, OAuthConfig};
+use mcp_sdk::client::Era;
 use mcp_sdk::transport::http::{HttpConfig, ProxyConfig};
 use mcp_sdk::transport::stdio::StdioCommand;
 
@@ -144,6 +145,12 @@ impl Job {
         if args.input_timeout == 0 {
             return Err("--input-timeout must be at least 1 second".into());
         }
+        let upstream_era = match args.protocol.as_str() {
+            "auto" => Era::Auto,
+            "2026-07-28" => Era::Modern,
+            "2025-11-25" => Era::Legacy,
+            other => return Err(format!("unknown --protocol {other:?}; use auto, 2026-07-28 or 2025-11-25")),
+        };
         if args.max_line_bytes < 1024 {
             return Err("--max-line-bytes must be at least 1024".into());
         }
@@ -152,6 +159,7 @@ impl Job {
             max_line_bytes: args.max_line_bytes,
             discover_timeout: Duration::from_secs(args.discover_timeout),
             input_timeout: Duration::from_secs(args.input_timeout),
+            upstream_era,
             ..FrontendOptions::default()
         };
         let (upstream, gate) = match (&args.url, args.command.is_empty()) {

@@ -349,6 +349,9 @@ fn bad_arguments_exit_2_and_help_exits_0() {
     assert_eq!(run(&[]).status.code(), Some(2));
     assert_eq!(run(&["--profile", "emacs", "--", "x"]).status.code(), Some(2));
     assert_eq!(run(&["--log-level", "loud", "--", "x"]).status.code(), Some(2));
+    let protocol = run(&["--protocol", "2024-11-05", "--", "x"]);
+    assert_eq!(protocol.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&protocol.stderr).contains("use auto, 2026-07-28 or 2025-11-25"));
     let help = run(&["--help"]);
     assert_eq!(help.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&help.stdout).contains("mcp.json"));

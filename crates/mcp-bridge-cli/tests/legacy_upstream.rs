@@ -11,10 +11,13 @@
 use serde_json::{Value, json};
 use test_support::{RawPeer, server_everything, ts_legacy_http_server, workspace_binary};
 
-async fn bridge() -> RawPeer {
+/// The bridge in front of server-everything with `flags`, after the client's `initialize`.
+async fn bridge_with(flags: &[&str]) -> (RawPeer, Value) {
     let bridge = workspace_binary("mcp-bridge-cli", "mcp-bridge");
     let script = server_everything();
-    let mut peer = RawPeer::spawn(&bridge, &["--", "node", script.to_str().unwrap(), "stdio"]);
+    let mut args = flags.to_vec();
+    args.extend(["--", "node", script.to_str().unwrap(), "stdio"]);
+    let mut peer = RawPeer::spawn(&bridge, &args);
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18",
         "capabilities": {"elicitation": {}, "sampling": {}},
@@ -22,6 +25,11 @@ async fn bridge() -> RawPeer {
     }});
     peer.send(&init.to_string()).await;
     let result = peer.recv_response(1).await;
+    (peer, result)
+}
+
+async fn bridge() -> RawPeer {
+    let (mut peer, result) = bridge_with(&[]).await;
     assert_eq!(result["result"]["protocolVersion"], "2025-06-18", "the server's own answer: {result}");
     assert_eq!(result["result"]["serverInfo"]["name"], "mcp-servers/everything", "{result}");
     assert!(result["result"]["capabilities"]["resources"]["subscribe"] == true, "{result}");
@@ -134,11 +142,39 @@ async fn a_legacy_http_server_is_relayed_in_its_session() {
     peer.send(&answer.to_string()).await;
     assert_eq!(text(&peer.recv_response(2).await), "accept: Ada");
 
-    // A list change comes on the session's GET stream, for no request.
+    // A list change comes on the session's GET stream, for no request:
+    // before or after the call's answer, which comes on the call's stream.
     peer.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"grow","arguments":{}}}"#).await;
-    assert_eq!(text(&peer.recv_response(3).await), "grown 1");
-    recv_until(&mut peer, |m| m["method"] == "notifications/tools/list_changed").await;
+    let (mut answered, mut changed) = (None, false);
+    while answered.is_none() || !changed {
+        let message = peer.recv().await;
+        changed |= message["method"] == "notifications/tools/list_changed";
+        if message["id"] == 3 {
+            answered = Some(message);
+        }
+    }
+    assert_eq!(answered.map(|a| text(&a)).as_deref(), Some("grown 1"));
     peer.send(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"sessions","arguments":{}}}"#).await;
     assert_eq!(text(&peer.recv_response(4).await), "1");
+    assert_eq!(peer.finish().await, Some(0));
+}
+
+#[tokio::test]
+async fn the_protocol_option_forces_an_era() {
+    // 2025-11-25: no probe, the same relay.
+    let (mut peer, result) = bridge_with(&["--protocol", "2025-11-25"]).await;
+    assert_eq!(result["result"]["serverInfo"]["name"], "mcp-servers/everything", "{result}");
+    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    peer.send(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"forced"}}}"#,
+    )
+    .await;
+    assert_eq!(text(&peer.recv_response(2).await), "Echo: forced");
+    assert_eq!(peer.finish().await, Some(0));
+
+    // 2026-07-28: no fallback; the initialize fails with the server's refusal of discover.
+    let (peer, result) = bridge_with(&["--protocol", "2026-07-28"]).await;
+    assert_eq!(result["error"]["data"]["cause"], "discover_failed", "{result}");
+    assert_eq!(result["error"]["code"], -32601, "{result}");
     assert_eq!(peer.finish().await, Some(0));
 }

@@ -77,6 +77,9 @@ pub struct FrontendOptions {
     pub timeouts: Timeouts,
     /// Time the client gets to answer one round of input requests.
     pub input_timeout: Duration,
+    /// The upstream's revision: found out by default (see
+    /// [`mcp_sdk::client::Era`]).
+    pub upstream_era: mcp_sdk::client::Era,
 }
 
 impl Default for FrontendOptions {
@@ -90,6 +93,7 @@ impl Default for FrontendOptions {
             shutdown_grace: Duration::from_secs(2),
             timeouts: Timeouts::default(),
             input_timeout: Duration::from_secs(3600),
+            upstream_era: mcp_sdk::client::Era::Auto,
         }
     }
 }

@@ -149,13 +149,15 @@ pub struct Speaker {
     pub requested_version: Option<String>,
     /// Answers the upstream's own requests.
     pub hooks: mcp_sdk::client::InputHooks,
+    /// The upstream's revision, or how to find it out.
+    pub era: mcp_sdk::client::Era,
 }
 
 impl Speaker {
     /// A client with this info and capabilities that answers no request of
     /// the upstream.
     pub fn new(info: Implementation, capabilities: ClientCapabilities) -> Speaker {
-        Speaker { info, capabilities, requested_version: None, hooks: Default::default() }
+        Speaker { info, capabilities, requested_version: None, hooks: Default::default(), era: Default::default() }
     }
 }
 
@@ -183,6 +185,7 @@ impl Upstream {
         options.info = speaker.info;
         options.capabilities = speaker.capabilities;
         options.hooks = speaker.hooks;
+        options.era = speaker.era;
         if let Some(version) = speaker.requested_version.filter(|v| mcp_protocol::legacy::is_known_version(v)) {
             options.legacy_protocol_version = version;
         }

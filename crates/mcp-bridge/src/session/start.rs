@@ -85,6 +85,7 @@ impl Session {
             capabilities: upstream_capabilities,
             requested_version: Some(params.protocol_version),
             hooks: self.relay_hooks(),
+            era: self.options.upstream_era,
         };
         let upstream = Upstream::connect(&self.config, speaker, on_unrouted).map_err(|e| {
             tracing::error!("cannot start the MCP server: {e}");

@@ -185,14 +185,22 @@ async fn pump(
             }
             Message::Notification(n) => {
                 let session = shared.session.get();
-                if let (Some(session), "notifications/initialized", None) =
-                    (&session, n.method.as_str(), &server_stream)
-                {
-                    let (http, config, to_client) =
-                        (shared.http.clone(), shared.config.clone(), shared.to_client.clone());
-                    server_stream = Some(tokio::spawn(legacy::server_stream(http, config, session.clone(), to_client)));
+                match (session, n.method.as_str(), &server_stream) {
+                    // The session begins: `initialized` is sent and the GET stream
+                    // open before the next message goes out (a server drops what
+                    // it sends for no request while no GET stream is open).
+                    (Some(session), "notifications/initialized", None) => {
+                        post_message(shared.clone(), Some(session.clone()), Message::Notification(n)).await;
+                        if let Some(response) = legacy::open_server_stream(&shared.http, &shared.config, &session).await
+                        {
+                            let (max, to_client) = (shared.config.max_response_bytes, shared.to_client.clone());
+                            server_stream = Some(tokio::spawn(legacy::read_server_stream(response, max, to_client)));
+                        }
+                    }
+                    (session, _, _) => {
+                        tokio::spawn(post_message(shared.clone(), session, Message::Notification(n)));
+                    }
                 }
-                tokio::spawn(post_message(shared.clone(), session, Message::Notification(n)));
             }
             // The client's answers to a 2025-11-25 server's requests.
             answer @ (Message::Result(_) | Message::Error(_)) => match shared.session.get() {

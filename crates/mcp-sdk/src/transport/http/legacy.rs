@@ -17,6 +17,11 @@ use crate::transport::Incoming;
 /// The session header of 2025-11-25.
 const SESSION_HEADER: &str = "mcp-session-id";
 
+/// How long the session's start waits for its GET stream: the requests
+/// wait behind it, and a server that never answers the GET must not hold
+/// them.
+const OPEN_STREAM_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// What an `initialize` settled.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct LegacySession {
@@ -76,25 +81,41 @@ fn session_request(
     request
 }
 
-/// The GET stream: what the server sends for no request (notifications,
-/// its own requests), fed to the client's reader until it ends. A server
-/// that offers none answers 405.
-pub(super) async fn server_stream(
-    http: reqwest::Client,
-    config: std::sync::Arc<HttpConfig>,
-    session: LegacySession,
+/// Opens the GET stream of the session: `None` when the server offers none
+/// (405) or it cannot be opened. Awaited before the next request goes out,
+/// so nothing the server sends after it is lost.
+pub(super) async fn open_server_stream(
+    http: &reqwest::Client,
+    config: &HttpConfig,
+    session: &LegacySession,
+) -> Option<reqwest::Response> {
+    let request = session_request(http, config, reqwest::Method::GET, session).header(ACCEPT, "text/event-stream");
+    let Ok(sent) = tokio::time::timeout(OPEN_STREAM_LIMIT, request.send()).await else {
+        tracing::debug!("the session's GET stream did not open within {OPEN_STREAM_LIMIT:?}");
+        return None;
+    };
+    match sent {
+        Ok(response) if response.status().as_u16() == 200 => Some(response),
+        Ok(response) => {
+            tracing::debug!("the server offers no GET stream (HTTP {})", response.status().as_u16());
+            None
+        }
+        Err(e) => {
+            tracing::debug!("the session's GET stream cannot be opened: {}", e.without_url());
+            None
+        }
+    }
+}
+
+/// Reads the GET stream: what the server sends for no request
+/// (notifications, its own requests), fed to the client's reader until it
+/// ends.
+pub(super) async fn read_server_stream(
+    mut response: reqwest::Response,
+    max_event_bytes: usize,
     to_client: mpsc::Sender<Incoming>,
 ) {
-    let request = session_request(&http, &config, reqwest::Method::GET, &session).header(ACCEPT, "text/event-stream");
-    let mut response = match request.send().await {
-        Ok(response) => response,
-        Err(e) => return tracing::debug!("the session's GET stream cannot be opened: {}", e.without_url()),
-    };
-    let status = response.status().as_u16();
-    if status != 200 {
-        return tracing::debug!("the server offers no GET stream (HTTP {status})");
-    }
-    let mut parser = SseParser::new(config.max_response_bytes);
+    let mut parser = SseParser::new(max_event_bytes);
     while let Ok(Some(chunk)) = response.chunk().await {
         let events = match parser.push(&chunk) {
             Ok(events) => events,
