@@ -3,7 +3,9 @@
 //! [`Era::Auto`]: the `server/discover` probe is refused, the client falls
 //! back to the `initialize` handshake, and the typed API works the same:
 //! tools, the server's elicitation, sampling and roots requests answered by
-//! the input hooks, progress; and a forced era that the server cannot speak.
+//! the input hooks, progress; a forced era that the server cannot speak;
+//! and bad input: an `initialize` answered with garbage or a version this
+//! client does not know, a probe never answered (scripted servers).
 
 use std::sync::{Arc, Mutex};
 
@@ -149,4 +151,53 @@ async fn a_forced_legacy_client_skips_the_probe() {
     assert!(client.spoken().is_some_and(Spoken::is_legacy));
     assert!(!diagnostics.lock().unwrap().fell_back_to_legacy, "no probe, so no fallback");
     client.close().await;
+}
+
+/// A scripted server in Python: `script` reads the client's lines itself.
+fn scripted(script: &str, era: Era) -> Client {
+    let command = StdioCommand::new("python3").args(["-u", "-c", script]);
+    let mut options = ClientOptions::new("bad-input-test", "1.0.0");
+    options.era = era;
+    options.request_timeout = std::time::Duration::from_secs(2);
+    Client::new(options, spawn(command).unwrap())
+}
+
+/// Answers the probe with -32601, then `initialize` with `result`.
+fn refusing_then_initializing(result: &str) -> String {
+    format!(
+        "import sys, json\n\
+         probe = json.loads(sys.stdin.readline())\n\
+         print(json.dumps({{'jsonrpc':'2.0','id':probe['id'],'error':{{'code':-32601,'message':'Method not found'}}}}))\n\
+         init = json.loads(sys.stdin.readline())\n\
+         print(json.dumps({{'jsonrpc':'2.0','id':init['id'],'result':{result}}}))\n\
+         sys.stdin.read()"
+    )
+}
+
+#[tokio::test]
+async fn an_initialize_answered_with_garbage_or_an_unknown_version_is_a_clear_error() {
+    let garbage = scripted(&refusing_then_initializing("{'hello':'world'}"), Era::Auto);
+    let error = garbage.discover(&RequestOptions::default()).await.unwrap_err();
+    assert!(matches!(&error, mcp_sdk::Error::InvalidResponse { method, .. } if method == "initialize"), "{error:?}");
+    assert!(garbage.spoken().is_none(), "no era settled");
+    garbage.close().await;
+
+    let unknown = scripted(
+        &refusing_then_initializing(
+            "{'protocolVersion':'1999-01-01','capabilities':{},'serverInfo':{'name':'old','version':'0'}}",
+        ),
+        Era::Auto,
+    );
+    let error = unknown.discover(&RequestOptions::default()).await.unwrap_err();
+    assert!(error.to_string().contains("1999-01-01"), "{error}");
+    unknown.close().await;
+}
+
+#[tokio::test]
+async fn a_probe_never_answered_fails_within_the_time_limit_and_settles_nothing() {
+    let silent = scripted("import sys\nsys.stdin.read()", Era::Auto);
+    let error = silent.list_all_tools(&RequestOptions::default()).await.unwrap_err();
+    assert!(matches!(&error, mcp_sdk::Error::Timeout { method, .. } if method == "server/discover"), "{error:?}");
+    assert!(silent.spoken().is_none(), "a time limit is no verdict");
+    silent.close().await;
 }
