@@ -70,27 +70,34 @@ impl Programs {
         }
     }
 
+    /// `mcp-example-server` over HTTP, in both scenarios.
+    fn ours(&self) -> ServerUnderTest {
+        ServerUnderTest {
+            name: "mcp-example-server (this SDK)".into(),
+            program: self.example_server.clone(),
+            stdio_args: Vec::new(),
+            http_args: vec!["--http".into(), "127.0.0.1:{port}".into()],
+            envs: Vec::new(),
+        }
+    }
+
+    /// The rmcp peer when built, serving HTTP with `http_flag`.
+    fn rmcp(&self, http_flag: &str) -> Option<ServerUnderTest> {
+        self.rmcp_server.as_ref().map(|rmcp| ServerUnderTest {
+            name: "rmcp 3.11.0".into(),
+            program: rmcp.clone(),
+            stdio_args: Vec::new(),
+            http_args: vec![http_flag.into(), "127.0.0.1:{port}".into()],
+            envs: Vec::new(),
+        })
+    }
+
     /// The servers of the legacy HTTP scenario: each serving both revisions
     /// on one endpoint, asked by 2025-11-25 clients (ours is also asked by
     /// 2026-07-28 clients, the baseline).
     pub fn dual_era_servers(&self) -> Vec<ServerUnderTest> {
-        let args = |args: &[&str]| args.iter().map(|a| (*a).to_owned()).collect();
-        let mut servers = vec![ServerUnderTest {
-            name: "mcp-example-server (this SDK)".into(),
-            program: self.example_server.clone(),
-            stdio_args: Vec::new(),
-            http_args: args(&["--http", "127.0.0.1:{port}"]),
-            envs: Vec::new(),
-        }];
-        if let Some(rmcp) = &self.rmcp_server {
-            servers.push(ServerUnderTest {
-                name: "rmcp 3.11.0".into(),
-                program: rmcp.clone(),
-                stdio_args: Vec::new(),
-                http_args: args(&["--http-legacy", "127.0.0.1:{port}"]),
-                envs: Vec::new(),
-            });
-        }
+        let mut servers: Vec<ServerUnderTest> =
+            [Some(self.ours()), self.rmcp("--http-legacy")].into_iter().flatten().collect();
         if let Some((script, modules)) = &self.ts_server {
             servers.push(ServerUnderTest {
                 name: format!("TypeScript SDK {TS_SERVER_VERSION}"),
@@ -105,23 +112,8 @@ impl Programs {
 
     /// The servers of the servers scenario: ours, rmcp's when built, Python's.
     pub fn servers(&self) -> Vec<ServerUnderTest> {
-        let http = |args: &[&str]| args.iter().map(|a| (*a).to_owned()).collect();
-        let mut servers = vec![ServerUnderTest {
-            name: "mcp-example-server (this SDK)".into(),
-            program: self.example_server.clone(),
-            stdio_args: Vec::new(),
-            http_args: http(&["--http", "127.0.0.1:{port}"]),
-            envs: Vec::new(),
-        }];
-        if let Some(rmcp) = &self.rmcp_server {
-            servers.push(ServerUnderTest {
-                name: "rmcp 3.11.0".into(),
-                program: rmcp.clone(),
-                stdio_args: Vec::new(),
-                http_args: http(&["--http", "127.0.0.1:{port}"]),
-                envs: Vec::new(),
-            });
-        }
+        let mut servers: Vec<ServerUnderTest> =
+            [Some(self.ours()), self.rmcp("--http")].into_iter().flatten().collect();
         let script = self.python_server.display().to_string();
         servers.push(ServerUnderTest {
             name: "Python mcp 2.3.0".into(),

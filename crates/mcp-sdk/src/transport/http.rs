@@ -255,16 +255,12 @@ fn post(
 /// POSTs a notification, or an answer to a server's request; nothing comes
 /// back but a status.
 async fn post_message(shared: Shared, session: Option<LegacySession>, message: Message) {
-    let method = match &message {
-        Message::Notification(n) => n.method.clone(),
-        _ => String::new(),
-    };
-    let params = match &message {
-        Message::Notification(n) => n.params.clone(),
-        _ => None,
+    let (method, params) = match &message {
+        Message::Notification(n) => (n.method.as_str(), n.params.as_ref()),
+        _ => ("", None),
     };
     let body = serde_json::to_vec(&message).unwrap_or_default();
-    let mut request = post(&shared.http, &shared.config, session.as_ref(), &method, params.as_ref(), body);
+    let mut request = post(&shared.http, &shared.config, session.as_ref(), method, params, body);
     if let Some(auth) = &shared.config.auth
         && let Ok(Some(value)) = auth.authorization().await
         && let Ok(mut value) = HeaderValue::from_str(&value)
