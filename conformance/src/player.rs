@@ -9,7 +9,7 @@ use mcp_protocol::types::{CreateMessageResult, ElicitResult, Root, Tool};
 use mcp_sdk::auth::{
     AuthorizationRequest, AuthorizationResponse, Authorize, MemoryStore, OAuthClient, OAuthConfig, PreRegistered,
 };
-use mcp_sdk::client::InputHooks;
+use mcp_sdk::client::{Era, InputHooks};
 use mcp_sdk::transport::http::{HttpConfig, connect};
 use mcp_sdk::{Client, ClientOptions, RequestOptions};
 use serde::Deserialize;
@@ -59,6 +59,17 @@ impl Depth {
             _ => Depth::Everything,
         }
     }
+}
+
+/// The revision a scenario runs at, as the suite names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Revision {
+    /// None named: the client negotiates ([`Era::Auto`]).
+    Negotiated,
+    /// 2026-07-28.
+    Modern,
+    /// A 2025-11-25-era version, asked for in `initialize`.
+    Legacy(String),
 }
 
 /// A value that satisfies a JSON Schema's `type` (or its `enum`,
@@ -179,7 +190,13 @@ fn oauth(url: &str, context: &ScenarioContext) -> Result<OAuthClient, String> {
 /// Plays a scenario against the server at `url`, signing in with OAuth
 /// when `sign_in` is set. Returns what went wrong, one line each; empty
 /// when everything worked.
-pub async fn play(url: &str, depth: Depth, sign_in: bool, context: &ScenarioContext) -> Vec<String> {
+pub async fn play(
+    url: &str,
+    depth: Depth,
+    sign_in: bool,
+    context: &ScenarioContext,
+    revision: &Revision,
+) -> Vec<String> {
     let mut config = HttpConfig::new(url);
     if sign_in {
         match oauth(url, context) {
@@ -191,7 +208,16 @@ pub async fn play(url: &str, depth: Depth, sign_in: bool, context: &ScenarioCont
         Ok(transport) => transport,
         Err(e) => return vec![format!("cannot connect: {e}")],
     };
-    let client = Client::new(client_options(), transport);
+    let mut options = client_options();
+    match revision {
+        Revision::Negotiated => options.era = Era::Auto,
+        Revision::Modern => options.era = Era::Modern,
+        Revision::Legacy(version) => {
+            options.era = Era::Legacy;
+            options.legacy_protocol_version = version.clone();
+        }
+    }
+    let client = Client::new(options, transport);
     let mut failures = Vec::new();
     let o = RequestOptions::default();
     // Discovery is optional for a client; a server without it is still used.

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use mcp_conformance::player::{Depth, ScenarioContext, play};
+use mcp_conformance::player::{Depth, Revision, ScenarioContext, play};
 
 fn main() -> ExitCode {
     let Some(url) = std::env::args().skip(1).last() else {
@@ -12,12 +12,17 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
-    if let Ok(version) = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
-        && version != mcp_protocol::PROTOCOL_VERSION
-    {
-        eprintln!("mcp-conformance-client: this client speaks {} only, not {version}", mcp_protocol::PROTOCOL_VERSION);
-        return ExitCode::from(2);
-    }
+    // The suite names the revision a scenario runs at: 2026-07-28, or a
+    // 2025-11-25-era one whose server knows only `initialize`.
+    let revision = match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
+        Err(_) => Revision::Negotiated,
+        Ok(version) if version == mcp_protocol::PROTOCOL_VERSION => Revision::Modern,
+        Ok(version) if mcp_protocol::legacy::is_known_version(&version) => Revision::Legacy(version),
+        Ok(version) => {
+            eprintln!("mcp-conformance-client: this client does not speak {version}");
+            return ExitCode::from(2);
+        }
+    };
     let context: ScenarioContext = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
         Ok(json) => match serde_json::from_str(&json) {
             Ok(context) => context,
@@ -40,7 +45,7 @@ fn main() -> ExitCode {
         }
     };
     let sign_in = scenario.starts_with("auth/");
-    let failures = runtime.block_on(play(&url, Depth::of(&scenario), sign_in, &context));
+    let failures = runtime.block_on(play(&url, Depth::of(&scenario), sign_in, &context, &revision));
     for failure in &failures {
         eprintln!("mcp-conformance-client: {failure}");
     }

@@ -4,7 +4,8 @@
 //! session with `initialize` and carries its id and version on every POST;
 //! the server's elicitation comes on a call's stream and the answer is
 //! POSTed; a list change comes on the session's GET stream; closing the
-//! client DELETEs the session.
+//! client DELETEs the session. Streams the server closes early are resumed
+//! with `Last-Event-ID`, and a session the server forgot is started again.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -83,6 +84,63 @@ async fn a_session_is_started_used_and_ended() {
     let second = client(&url, mpsc::unbounded_channel().0);
     assert_eq!(call(&second, "sessions", json!({})).await, "1");
     second.close().await;
+}
+
+async fn wait_for(seen: &mut mpsc::UnboundedReceiver<String>, wanted: &str) -> bool {
+    let found = async {
+        while let Some(method) = seen.recv().await {
+            if method == wanted {
+                return true;
+            }
+        }
+        false
+    };
+    tokio::time::timeout(Duration::from_secs(10), found).await.unwrap_or(false)
+}
+
+#[tokio::test]
+async fn a_stream_closed_before_its_answer_is_resumed_with_the_last_event_id() {
+    let (_server, url) = ts_legacy_http_server().await;
+    let (to_test, _seen) = mpsc::unbounded_channel();
+    let client = client(&url, to_test);
+    // The server closes the call's stream, then answers: the answer is
+    // only in its event store, replayed on the GET that resumes the stream.
+    assert_eq!(call(&client, "poll", json!({})).await, "answered after the poll");
+    assert_eq!(call(&client, "echo", json!({"text": "after"})).await, "after");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_closed_get_stream_is_resumed_and_what_it_missed_replayed() {
+    let (_server, url) = ts_legacy_http_server().await;
+    let (to_test, mut seen) = mpsc::unbounded_channel();
+    let client = client(&url, to_test);
+    // A first event on the GET stream gives the client an id to resume from
+    // (this server sends no priming event on its GET stream).
+    assert_eq!(call(&client, "grow", json!({})).await, "grown 1");
+    assert!(wait_for(&mut seen, "notifications/tools/list_changed").await, "no change on the GET stream");
+    // The list changes while the GET stream is closed.
+    assert_eq!(call(&client, "drop_get", json!({})).await, "GET stream closed");
+    assert!(wait_for(&mut seen, "notifications/tools/list_changed").await, "the change was not replayed");
+    // The resumed stream goes on carrying what comes next.
+    assert_eq!(call(&client, "grow", json!({})).await, "grown 3");
+    assert!(wait_for(&mut seen, "notifications/tools/list_changed").await, "no change on the resumed stream");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_session_the_server_forgot_is_started_again_and_the_request_sent_once_more() {
+    let (_server, url) = ts_legacy_http_server().await;
+    let (to_test, mut seen) = mpsc::unbounded_channel();
+    let client = client(&url, to_test);
+    assert_eq!(call(&client, "forget", json!({})).await, "forgotten");
+    // 404 for the old session: a new one, and the call goes through in it.
+    assert_eq!(call(&client, "sessions", json!({})).await, "1");
+    assert_eq!(call(&client, "ask", json!({})).await, "accept: Grace", "the new session's input round");
+    // The new session has its GET stream too.
+    assert_eq!(call(&client, "grow", json!({})).await, "grown 1");
+    assert!(wait_for(&mut seen, "notifications/tools/list_changed").await, "no GET stream in the new session");
+    client.close().await;
 }
 
 #[tokio::test]

@@ -159,8 +159,8 @@ async fn pump(
     let session = Arc::default();
     let shared =
         Shared { http, config, to_client, in_flight: Arc::default(), annotations: Arc::default(), slots, session };
-    // The session's GET stream, aborted with the transport.
-    let mut server_stream: Option<tokio::task::JoinHandle<()>> = None;
+    // Whether the 2025-11-25 session has begun (its GET stream asked for).
+    let mut begun = false;
     loop {
         let message = tokio::select! {
             message = out_rx.recv() => match message {
@@ -185,17 +185,14 @@ async fn pump(
             }
             Message::Notification(n) => {
                 let session = shared.session.get();
-                match (session, n.method.as_str(), &server_stream) {
+                match (session, n.method.as_str(), begun) {
                     // The session begins: `initialized` is sent and the GET stream
                     // open before the next message goes out (a server drops what
                     // it sends for no request while no GET stream is open).
-                    (Some(session), "notifications/initialized", None) => {
+                    (Some(session), "notifications/initialized", false) => {
+                        begun = true;
                         post_message(shared.clone(), Some(session.clone()), Message::Notification(n)).await;
-                        if let Some(response) = legacy::open_server_stream(&shared.http, &shared.config, &session).await
-                        {
-                            let (max, to_client) = (shared.config.max_response_bytes, shared.to_client.clone());
-                            server_stream = Some(tokio::spawn(legacy::read_server_stream(response, max, to_client)));
-                        }
+                        legacy::start_server_stream(&shared, &session).await;
                     }
                     (session, _, _) => {
                         tokio::spawn(post_message(shared.clone(), session, Message::Notification(n)));
@@ -214,9 +211,7 @@ async fn pump(
     for (_, task) in lock(&shared.in_flight).drain() {
         task.abort();
     }
-    if let Some(stream) = server_stream {
-        stream.abort();
-    }
+    shared.session.stop_server_stream();
     if let Some(session) = shared.session.get() {
         legacy::end(shared.http.clone(), shared.config.clone(), session).await;
     }
@@ -252,6 +247,15 @@ fn post(
     request.body(body)
 }
 
+/// The `Authorization` header of a message sent besides a request (best
+/// effort: a provider that fails sends none, and the server says 401).
+async fn authorization(config: &HttpConfig) -> Option<HeaderValue> {
+    let value = config.auth.as_ref()?.authorization().await.ok()??;
+    let mut value = HeaderValue::from_str(&value).ok()?;
+    value.set_sensitive(true);
+    Some(value)
+}
+
 /// POSTs a notification, or an answer to a server's request; nothing comes
 /// back but a status.
 async fn post_message(shared: Shared, session: Option<LegacySession>, message: Message) {
@@ -261,11 +265,7 @@ async fn post_message(shared: Shared, session: Option<LegacySession>, message: M
     };
     let body = serde_json::to_vec(&message).unwrap_or_default();
     let mut request = post(&shared.http, &shared.config, session.as_ref(), method, params, body);
-    if let Some(auth) = &shared.config.auth
-        && let Ok(Some(value)) = auth.authorization().await
-        && let Ok(mut value) = HeaderValue::from_str(&value)
-    {
-        value.set_sensitive(true);
+    if let Some(value) = authorization(&shared.config).await {
         request = request.header(reqwest::header::AUTHORIZATION, value);
     }
     if let Err(e) = request.send().await {
@@ -343,13 +343,13 @@ fn learn_tools(shared: &Shared, message: &mut Message) {
 /// One POST of a request, with its credentials when there is a provider.
 async fn send(
     shared: &Shared,
+    session: Option<&LegacySession>,
     request: &JsonRpcRequest,
     extra: &[(String, String)],
     body: Vec<u8>,
 ) -> Result<reqwest::Response, Failure> {
     let config = &shared.config;
-    let session = shared.session.get();
-    let mut post = post(&shared.http, config, session.as_ref(), &request.method, request.params.as_ref(), body);
+    let mut post = post(&shared.http, config, session, &request.method, request.params.as_ref(), body);
     for (name, value) in extra {
         post = post.header(name, value);
     }
@@ -400,8 +400,12 @@ async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Result<bool, 
     let (config, to_client) = (&shared.config, &shared.to_client);
     let extra = param_headers(shared, request).map_err(Failure::BeforeSending)?;
     let body = serde_json::to_vec(request).unwrap_or_default();
+    if request.method == "initialize" {
+        shared.session.remember_initialize(request);
+    }
+    let mut session = shared.session.get();
     let sent_at = std::time::Instant::now();
-    let mut response = send(shared, request, &extra, body.clone()).await?;
+    let mut response = send(shared, session.as_ref(), request, &extra, body.clone()).await?;
     if let (Some(auth), 401 | 403) = (&config.auth, response.status().as_u16()) {
         let refusal = AuthRefusal {
             sent_at,
@@ -414,7 +418,17 @@ async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Result<bool, 
                 .map(str::to_owned),
         };
         if auth.refused(refusal).await {
-            response = send(shared, request, &extra, body).await?;
+            response = send(shared, session.as_ref(), request, &extra, body.clone()).await?;
+        }
+    }
+    // A 2025-11-25 server that forgot the session: a new one, and this request once more.
+    if let (404, Some(lost)) = (response.status().as_u16(), session.as_ref()) {
+        match legacy::renew(shared, lost).await {
+            Ok(()) => {
+                session = shared.session.get();
+                response = send(shared, session.as_ref(), request, &extra, body).await?;
+            }
+            Err(reason) => tracing::warn!("the lost session cannot be started again: {reason}"),
         }
     }
     let status = response.status().as_u16();
@@ -460,58 +474,98 @@ async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Result<bool, 
             {
                 error.id = Some(request.id.clone());
             }
-            if request.method == "tools/list" {
-                learn_tools(shared, &mut message);
-            }
-            if request.method == "initialize"
-                && let Some(session) = legacy::learn(&headers, &message)
-            {
-                shared.session.set(session);
-            }
+            learn_from_answer(shared, request, &headers, &mut message);
             let _ = to_client.send(Incoming::Message(message)).await;
             Ok(true)
         }
-        "text/event-stream" => {
-            let mut parser = SseParser::new(max);
-            while let Some(chunk) = match response.chunk().await {
-                Ok(chunk) => chunk,
-                Err(e) => return Ok(lost(status, &e)),
-            } {
-                let events = parser.push(&chunk).map_err(|e| Answer(format!("HTTP {status}: {e}")))?;
-                for event in events {
-                    let mut message = match decode_message(event.data.as_bytes(), mcp_protocol::UPSTREAM_MAX_DEPTH) {
-                        Ok(message) => message,
-                        Err(e) => {
-                            tracing::warn!(target: "mcp_router", "an SSE event that is not JSON-RPC was dropped: {e}");
-                            continue;
-                        }
-                    };
-                    if request.method == "tools/list" {
-                        learn_tools(shared, &mut message);
-                    }
-                    if request.method == "initialize"
-                        && let Some(session) = legacy::learn(&headers, &message)
-                    {
-                        shared.session.set(session);
-                    }
-                    let done = matches!(&message, Message::Result(r) if r.id == request.id)
-                        || matches!(&message, Message::Error(e) if e.id.as_ref() == Some(&request.id));
-                    let item = match message {
-                        Message::Notification(notification) => {
-                            Incoming::OnStream { id: request.id.clone(), notification }
-                        }
-                        other => Incoming::Message(other),
-                    };
-                    let _ = to_client.send(item).await;
-                    if done {
-                        return Ok(true);
-                    }
-                }
-            }
-            Ok(false)
-        }
+        "text/event-stream" => read_resumable_stream(shared, request, &headers, response).await,
         other => Err(Answer(format!("HTTP {status} with content type {other:?}, not a JSON-RPC answer"))),
     }
+}
+
+/// What a transport learns from the answer of some requests: the tools'
+/// header annotations, the session an `initialize` starts.
+fn learn_from_answer(shared: &Shared, request: &JsonRpcRequest, headers: &HeaderMap, message: &mut Message) {
+    match request.method.as_str() {
+        "tools/list" => learn_tools(shared, message),
+        "initialize" => {
+            if let Some((id, version)) = legacy::learn(headers, message) {
+                shared.session.set(id, version);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Reads a request's SSE stream until its answer. In a 2025-11-25 session
+/// a stream that ends before it (the server polls, or the network cut it)
+/// is resumed with `Last-Event-ID` after the server's `retry:` time, while
+/// each resume brings a new event; `Ok(false)` when it ends for good.
+async fn read_resumable_stream(
+    shared: &Shared,
+    request: &JsonRpcRequest,
+    headers: &HeaderMap,
+    mut response: reqwest::Response,
+) -> Result<bool, Failure> {
+    let mut parser = SseParser::new(shared.config.max_response_bytes);
+    let mut fruitless = 0;
+    loop {
+        let seen = parser.last_event_id().map(str::to_owned);
+        if read_events(shared, request, headers, response, &mut parser).await? {
+            return Ok(true);
+        }
+        let (Some(session), Some(last)) = (shared.session.get(), parser.last_event_id()) else { return Ok(false) };
+        fruitless = if seen.as_deref() == Some(last) { fruitless + 1 } else { 0 };
+        if fruitless >= crate::limits::MAX_LOST_STREAM_RETRIES {
+            return Ok(false);
+        }
+        let last = last.to_owned();
+        tokio::time::sleep(legacy::retry_delay(parser.retry_ms())).await;
+        tracing::debug!(target: "mcp_router", method = %request.method, last_event_id = %last, "resuming the stream");
+        match legacy::get_stream(shared, &session, Some(&last)).await {
+            Some(next) => response = next,
+            None => return Ok(false),
+        }
+    }
+}
+
+/// Feeds the events of one SSE response to the client's reader: `true`
+/// once the request's answer came, `false` when the stream ended first.
+async fn read_events(
+    shared: &Shared,
+    request: &JsonRpcRequest,
+    headers: &HeaderMap,
+    mut response: reqwest::Response,
+    parser: &mut SseParser,
+) -> Result<bool, Failure> {
+    let status = response.status().as_u16();
+    while let Some(chunk) = match response.chunk().await {
+        Ok(chunk) => chunk,
+        Err(e) => return Ok(lost(status, &e)),
+    } {
+        let events = parser.push(&chunk).map_err(|e| Failure::Answer(format!("HTTP {status}: {e}")))?;
+        for event in events.into_iter().filter(|e| !e.data.is_empty()) {
+            let mut message = match decode_message(event.data.as_bytes(), mcp_protocol::UPSTREAM_MAX_DEPTH) {
+                Ok(message) => message,
+                Err(e) => {
+                    tracing::warn!(target: "mcp_router", "an SSE event that is not JSON-RPC was dropped: {e}");
+                    continue;
+                }
+            };
+            learn_from_answer(shared, request, headers, &mut message);
+            let done = matches!(&message, Message::Result(r) if r.id == request.id)
+                || matches!(&message, Message::Error(e) if e.id.as_ref() == Some(&request.id));
+            let item = match message {
+                Message::Notification(notification) => Incoming::OnStream { id: request.id.clone(), notification },
+                other => Incoming::Message(other),
+            };
+            let _ = shared.to_client.send(item).await;
+            if done {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! A bounded parser of `text/event-stream` (WHATWG HTML, server-sent
 //! events), fed bytes as they arrive: multi-line `data:`, comments, CR/LF
-//! line ends. `id` and `retry` are read and ignored (2026-07-28 has no
-//! resume). An event larger than the limit is an error, not a buffer that
-//! grows.
+//! line ends. `id` and `retry` are kept for a stream that is resumed (a
+//! 2025-11-25 session's `Last-Event-ID`; 2026-07-28 has no resume). An
+//! event larger than the limit is an error, not a buffer that grows.
 
 /// An event over the size limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -32,6 +32,8 @@ pub struct SseParser {
     data: String,
     has_data: bool,
     size: usize,
+    last_event_id: Option<String>,
+    retry_ms: Option<u64>,
 }
 
 impl SseParser {
@@ -45,7 +47,21 @@ impl SseParser {
             data: String::new(),
             has_data: false,
             size: 0,
+            last_event_id: None,
+            retry_ms: None,
         }
+    }
+
+    /// The last `id:` the stream gave (an empty one clears it): what a
+    /// resumed stream sends as `Last-Event-ID`.
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.last_event_id.as_deref()
+    }
+
+    /// The reconnection time the stream asked for with `retry:`, in
+    /// milliseconds.
+    pub fn retry_ms(&self) -> Option<u64> {
+        self.retry_ms
     }
 
     /// Feeds bytes; returns the events they complete.
@@ -111,6 +127,13 @@ impl SseParser {
                 }
             }
             "event" => self.event = value.to_owned(),
+            // An id with NUL is ignored, as the standard says.
+            "id" if !value.contains('\0') => {
+                self.last_event_id = (!value.is_empty()).then(|| value.to_owned());
+            }
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                self.retry_ms = value.parse().ok();
+            }
             _ => {}
         }
         Ok(None)
@@ -135,6 +158,19 @@ mod tests {
                 SseEvent { event: "message".into(), data: "one\ntwo".into() },
             ]
         );
+    }
+
+    #[test]
+    fn the_last_id_and_the_retry_time_are_kept_for_a_resume() {
+        let mut p = SseParser::new(1024);
+        assert_eq!((p.last_event_id(), p.retry_ms()), (None, None));
+        let events = p.push(b"id: event-1\nretry: 500\ndata: \n\n").unwrap();
+        assert_eq!(events, vec![SseEvent { event: "message".into(), data: String::new() }]);
+        assert_eq!((p.last_event_id(), p.retry_ms()), (Some("event-1"), Some(500)));
+        p.push(b"retry: soon\nid: a\0b\ndata: x\n\n").unwrap();
+        assert_eq!((p.last_event_id(), p.retry_ms()), (Some("event-1"), Some(500)), "invalid fields are ignored");
+        p.push(b"id\ndata: y\n\n").unwrap();
+        assert_eq!(p.last_event_id(), None, "an empty id clears it");
     }
 
     #[test]
