@@ -160,6 +160,7 @@ impl Job {
             discover_timeout: Duration::from_secs(args.discover_timeout),
             input_timeout: Duration::from_secs(args.input_timeout),
             upstream_era,
+            era_cache: (upstream_era == Era::Auto).then(era_cache).flatten(),
             ..FrontendOptions::default()
         };
         let (upstream, gate) = match (&args.url, args.command.is_empty()) {
@@ -186,4 +187,22 @@ impl Job {
         };
         Ok(Job::Bridge(Box::new(Config { log_level: args.log_level, upstream, frontend, gate, listen })))
     }
+}
+
+/// Where `--protocol auto` remembers the era of each upstream between
+/// runs: `MCP_BRIDGE_ERA_CACHE` (a file, or `off`), else `eras.json` in the
+/// bridge's state directory; none when there is no such directory.
+fn era_cache() -> Option<mcp_sdk::client::EraCache> {
+    let path = match std::env::var_os("MCP_BRIDGE_ERA_CACHE").filter(|v| !v.is_empty()) {
+        Some(off) if off == "off" => return None,
+        Some(path) => std::path::PathBuf::from(path),
+        None => match mcp_bridge::dirs::state_dir() {
+            Ok(dir) => dir.join("eras.json"),
+            Err(why) => {
+                tracing::debug!("no era cache: {why}");
+                return None;
+            }
+        },
+    };
+    Some(mcp_sdk::client::EraCache::in_file(path))
 }

@@ -40,8 +40,11 @@ async fn serve(config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode> {
     let on_unrouted = Arc::new(move |n: &mcp_protocol::JsonRpcNotification| to_sessions.deliver(n));
     // A 2025-11-25 upstream's own requests cannot be relayed: a shared
     // upstream cannot tell which session they are for (no hooks: refused).
-    let speaker =
-        Speaker { era: config.frontend.upstream_era, ..Speaker::new(identity, ClientCapabilities::default()) };
+    let speaker = Speaker {
+        era: config.frontend.upstream_era,
+        era_cache: config.frontend.era_cache.clone(),
+        ..Speaker::new(identity, ClientCapabilities::default())
+    };
     let upstream = Upstream::connect(&config.upstream, speaker, on_unrouted)?;
     tracing::info!("serving 2025-11-25 clients at http://{local}/mcp");
     let lost = upstream.clone();

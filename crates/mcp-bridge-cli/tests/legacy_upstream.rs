@@ -6,7 +6,8 @@
 //! client and the answers back, progress, subscriptions and their updates,
 //! change notifications, cancellation; the end of input ends both. And
 //! `mcp-bridge URL` in front of a 2025-11-25 Streamable HTTP server with
-//! sessions (TypeScript SDK 1.x).
+//! sessions (TypeScript SDK 1.x). A bridge started again takes the era
+//! from its cache file and skips the probe.
 
 use serde_json::{Value, json};
 use test_support::{RawPeer, server_everything, ts_legacy_http_server, workspace_binary};
@@ -177,4 +178,51 @@ async fn the_protocol_option_forces_an_era() {
     assert_eq!(result["error"]["data"]["cause"], "discover_failed", "{result}");
     assert_eq!(result["error"]["code"], -32601, "{result}");
     assert_eq!(peer.finish().await, Some(0));
+}
+
+/// A 2025-11-25 server in Python that writes each method it receives to
+/// the file named by its first argument.
+const RECORDING_LEGACY_SERVER: &str = r#"
+import json, sys
+seen = open(sys.argv[1], "a")
+for line in sys.stdin:
+    message = json.loads(line)
+    seen.write(message.get("method", "(answer)") + "\n")
+    seen.flush()
+    if "id" not in message:
+        continue
+    if message["method"] == "initialize":
+        result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "recorder", "version": "1"}}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+    else:
+        error = {"code": -32601, "message": "Method not found"}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}), flush=True)
+"#;
+
+#[tokio::test]
+async fn a_bridge_started_again_takes_the_era_from_its_cache() {
+    let dir = std::env::temp_dir().join(format!("mcp-bridge-era-cache-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cache, seen) = (dir.join("eras.json"), dir.join("seen.txt"));
+    let bridge = workspace_binary("mcp-bridge-cli", "mcp-bridge");
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        let mut command = tokio::process::Command::new(&bridge);
+        command.args(["--", "python3", "-u", "-c", RECORDING_LEGACY_SERVER, seen.to_str().unwrap()]);
+        command.env("MCP_BRIDGE_ERA_CACHE", &cache).stderr(std::process::Stdio::inherit());
+        let mut peer = RawPeer::start(command);
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "cache-test", "version": "1"}
+        }});
+        peer.send(&init.to_string()).await;
+        let result = peer.recv_response(1).await;
+        assert_eq!(result["result"]["serverInfo"]["name"], "recorder", "{result}");
+        assert_eq!(peer.finish().await, Some(0));
+        runs.push(std::fs::read_to_string(&seen).unwrap());
+        std::fs::remove_file(&seen).unwrap();
+    }
+    assert!(runs[0].starts_with("server/discover\ninitialize\n"), "the first run probes: {:?}", runs[0]);
+    assert!(runs[1].starts_with("initialize\n"), "the second does not: {:?}", runs[1]);
+    assert!(std::fs::read_to_string(&cache).unwrap().contains("2025-11-25"));
+    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -80,6 +80,9 @@ pub struct FrontendOptions {
     /// The upstream's revision: found out by default (see
     /// [`mcp_sdk::client::Era`]).
     pub upstream_era: mcp_sdk::client::Era,
+    /// Where the upstream's era is remembered between sessions, so a
+    /// bridge started again skips the probe; none by default.
+    pub era_cache: Option<mcp_sdk::client::EraCache>,
 }
 
 impl Default for FrontendOptions {
@@ -94,6 +97,7 @@ impl Default for FrontendOptions {
             timeouts: Timeouts::default(),
             input_timeout: Duration::from_secs(3600),
             upstream_era: mcp_sdk::client::Era::Auto,
+            era_cache: None,
         }
     }
 }

@@ -151,13 +151,22 @@ pub struct Speaker {
     pub hooks: mcp_sdk::client::InputHooks,
     /// The upstream's revision, or how to find it out.
     pub era: mcp_sdk::client::Era,
+    /// Where the found era is remembered.
+    pub era_cache: Option<mcp_sdk::client::EraCache>,
 }
 
 impl Speaker {
     /// A client with this info and capabilities that answers no request of
     /// the upstream.
     pub fn new(info: Implementation, capabilities: ClientCapabilities) -> Speaker {
-        Speaker { info, capabilities, requested_version: None, hooks: Default::default(), era: Default::default() }
+        Speaker {
+            info,
+            capabilities,
+            requested_version: None,
+            hooks: Default::default(),
+            era: Default::default(),
+            era_cache: None,
+        }
     }
 }
 
@@ -186,6 +195,7 @@ impl Upstream {
         options.capabilities = speaker.capabilities;
         options.hooks = speaker.hooks;
         options.era = speaker.era;
+        options.era_cache = speaker.era_cache;
         if let Some(version) = speaker.requested_version.filter(|v| mcp_protocol::legacy::is_known_version(v)) {
             options.legacy_protocol_version = version;
         }

@@ -4,6 +4,7 @@
 
 mod cache;
 pub mod era;
+mod era_cache;
 mod extensions;
 pub mod input;
 mod options;
@@ -35,6 +36,7 @@ use tokio::sync::{mpsc, oneshot};
 use cache::ResultCache;
 pub use cache::{CacheMode, CacheOptions};
 pub use era::{Era, Spoken};
+pub use era_cache::{EraCache, VERDICT_TTL, Verdict};
 use options::Callbacks;
 pub use options::{
     ClientIdentity, ClientOptions, Diagnostics, Hook, InputHooks, LogCallback, NotificationCallback, ProgressCallback,
@@ -103,6 +105,11 @@ struct ClientInner {
     /// The result of the `server/discover` probe, for the caller whose
     /// request was that discover.
     probed: Mutex<Option<Value>>,
+    /// Where the server is, as the era cache knows it.
+    address: Option<String>,
+    /// The era is 2026-07-28 on the cache's word alone: a first answer of
+    /// a legacy server proves the verdict wrong.
+    modern_from_cache: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Client {
@@ -146,6 +153,8 @@ impl Client {
                 closer: transport.closer,
                 spoken: tokio::sync::OnceCell::new(),
                 probed: Mutex::default(),
+                address: transport.address,
+                modern_from_cache: Default::default(),
             }),
         }
     }
@@ -170,37 +179,72 @@ impl Client {
                 match self.inner.options.era {
                     Era::Modern => Ok(Spoken::Modern),
                     Era::Legacy => self.handshake(options).await,
-                    Era::Auto => {
-                        let timeout = Some(options.timeout.unwrap_or(self.inner.options.request_timeout));
-                        // Its own diagnostics: the verdict reads the HTTP status.
-                        let seen = Arc::new(Mutex::new(Diagnostics::default()));
-                        let probe = RequestOptions { diagnostics: Some(seen.clone()), ..options.clone() };
-                        let outcome = self.exchange("server/discover", &Map::new(), &probe, timeout, false).await;
-                        let (status, rpc_error) = {
-                            let seen = seen.lock().unwrap_or_else(|e| e.into_inner());
-                            (seen.http_status, seen.rpc_error.clone())
-                        };
-                        // What the probe saw is the caller's to read too (a 401 and its sign-in).
-                        options.diagnose(|d| {
-                            d.http_status = status.or(d.http_status);
-                            d.rpc_error = rpc_error.or(d.rpc_error.take());
-                        });
-                        match outcome {
-                            Ok(result) => {
-                                *self.inner.probed.lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
-                                Ok(Spoken::Modern)
-                            }
-                            Err(answer) if era::probe_says_legacy(&answer, status) => {
-                                tracing::debug!("the server does not know server/discover ({answer}): 2025-11-25");
-                                options.diagnose(|d| d.fell_back_to_legacy = true);
-                                self.handshake(options).await
-                            }
-                            Err(other) => Err(other),
-                        }
-                    }
+                    Era::Auto => self.negotiate(options).await,
                 }
             })
             .await
+    }
+
+    /// [`Era::Auto`]: the verdict of the era cache when it has one, else
+    /// the `server/discover` probe (recorded in the cache), then the
+    /// handshake when the server does not know it.
+    async fn negotiate(&self, options: &RequestOptions) -> Result<Spoken> {
+        let cached = self.inner.options.era_cache.as_ref().zip(self.inner.address.as_deref());
+        match cached.and_then(|(cache, address)| cache.verdict(address)) {
+            Some(Verdict::Modern) => {
+                options.diagnose(|d| d.era_from_cache = true);
+                self.inner.modern_from_cache.store(true, Ordering::Relaxed);
+                return Ok(Spoken::Modern);
+            }
+            Some(Verdict::Legacy) => match self.handshake(options).await {
+                Ok(spoken) => {
+                    options.diagnose(|d| d.era_from_cache = true);
+                    return Ok(spoken);
+                }
+                // The server moved on to 2026-07-28: probe it as if new.
+                Err(e) if era::handshake_says_modern(&e) => {
+                    if let Some((cache, address)) = cached {
+                        cache.forget(address);
+                    }
+                }
+                Err(e) => return Err(e),
+            },
+            None => {}
+        }
+        let timeout = Some(options.timeout.unwrap_or(self.inner.options.request_timeout));
+        // Its own diagnostics: the verdict reads the HTTP status.
+        let seen = Arc::new(Mutex::new(Diagnostics::default()));
+        let probe = RequestOptions { diagnostics: Some(seen.clone()), ..options.clone() };
+        let outcome = self.exchange("server/discover", &Map::new(), &probe, timeout, false).await;
+        let (status, rpc_error) = {
+            let seen = seen.lock().unwrap_or_else(|e| e.into_inner());
+            (seen.http_status, seen.rpc_error.clone())
+        };
+        // What the probe saw is the caller's to read too (a 401 and its sign-in).
+        options.diagnose(|d| {
+            d.http_status = status.or(d.http_status);
+            d.rpc_error = rpc_error.or(d.rpc_error.take());
+        });
+        let record = |verdict| {
+            if let Some((cache, address)) = cached {
+                cache.record(address, verdict);
+            }
+        };
+        match outcome {
+            Ok(result) => {
+                *self.inner.probed.lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+                record(Verdict::Modern);
+                Ok(Spoken::Modern)
+            }
+            Err(answer) if era::probe_says_legacy(&answer, status) => {
+                tracing::debug!("the server does not know server/discover ({answer}): 2025-11-25");
+                options.diagnose(|d| d.fell_back_to_legacy = true);
+                let spoken = self.handshake(options).await?;
+                record(Verdict::Legacy);
+                Ok(spoken)
+            }
+            Err(other) => Err(other),
+        }
     }
 
     /// The 2025-11-25 `initialize` handshake: the request, the result's
@@ -737,9 +781,25 @@ impl Client {
             }
             Err(Error::Rpc { error }) => {
                 options.diagnose(|d| d.rpc_error = Some(error.clone()));
+                self.doubt_cached_verdict(&error);
                 Err(Error::Rpc { error })
             }
             other => other,
+        }
+    }
+
+    /// Forgets a cached 2026-07-28 verdict that the server's answer proves
+    /// wrong (it now answers as a 2025-11-25 server would): this request
+    /// fails, the next client probes.
+    fn doubt_cached_verdict(&self, error: &mcp_protocol::ErrorObject) {
+        let inner = &self.inner;
+        if !inner.modern_from_cache.load(Ordering::Relaxed) || !era::answer_says_legacy(error) {
+            return;
+        }
+        inner.modern_from_cache.store(false, Ordering::Relaxed);
+        if let (Some(cache), Some(address)) = (&inner.options.era_cache, &inner.address) {
+            tracing::info!("the server no longer speaks 2026-07-28; its cached era is forgotten");
+            cache.forget(address);
         }
     }
 

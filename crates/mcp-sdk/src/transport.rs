@@ -64,6 +64,9 @@ pub struct Transport {
     pub(crate) credential: Credential,
     /// The endpoint URL of a network transport (the origin of its icons).
     pub(crate) endpoint: Option<String>,
+    /// Where the server is (URL, command line, socket path), as the era
+    /// cache knows it; `None` in memory.
+    pub(crate) address: Option<String>,
     /// How [`crate::Client::close`] ends a network connection: HTTP ends
     /// its requests in flight and a 2025-11-25 session (DELETE).
     pub(crate) closer: Option<Closer>,

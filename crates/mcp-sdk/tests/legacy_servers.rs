@@ -10,7 +10,7 @@
 use std::sync::{Arc, Mutex};
 
 use mcp_protocol::types::{ContentBlock, ElicitAction, ElicitResult, Root};
-use mcp_sdk::client::{Era, Hook, InputHooks, Spoken};
+use mcp_sdk::client::{Era, EraCache, Hook, InputHooks, Spoken, Verdict};
 use mcp_sdk::transport::stdio::{StdioCommand, spawn};
 use mcp_sdk::{Client, ClientOptions, RequestOptions};
 use serde_json::{Value, json};
@@ -200,4 +200,74 @@ async fn a_probe_never_answered_fails_within_the_time_limit_and_settles_nothing(
     assert!(matches!(&error, mcp_sdk::Error::Timeout { method, .. } if method == "server/discover"), "{error:?}");
     assert!(silent.spoken().is_none(), "a time limit is no verdict");
     silent.close().await;
+}
+
+/// A client of server-everything that keeps its era verdicts in `cache`.
+fn everything_with_cache(cache: &EraCache) -> Client {
+    let mut command = StdioCommand::new("node");
+    command.args = vec![server_everything().into(), "stdio".into()];
+    let mut options = ClientOptions::new("era-cache-test", "1.0.0");
+    options.era_cache = Some(cache.clone());
+    Client::new(options, spawn(command).unwrap())
+}
+
+#[tokio::test]
+async fn a_later_client_of_the_same_server_skips_the_probe() {
+    let cache = EraCache::in_memory();
+    for (round, probed) in [(1, true), (2, false)] {
+        let client = everything_with_cache(&cache);
+        let diagnostics = Arc::new(Mutex::new(mcp_sdk::client::Diagnostics::default()));
+        let o = RequestOptions { diagnostics: Some(diagnostics.clone()), ..Default::default() };
+        let echo = client.call_tool("echo", json!({"message": "cached"}), &o).await.unwrap();
+        assert_eq!(text_of(&echo.content), "Echo: cached");
+        assert!(client.spoken().is_some_and(Spoken::is_legacy), "round {round}");
+        let seen = diagnostics.lock().unwrap().clone();
+        assert_eq!((seen.fell_back_to_legacy, seen.era_from_cache), (probed, !probed), "round {round}");
+        client.close().await;
+    }
+}
+
+/// A scripted client whose cache already holds `verdict` for its server.
+fn scripted_with_verdict(script: &str, verdict: Verdict) -> (Client, EraCache, String) {
+    let command = StdioCommand::new("python3").args(["-u", "-c", script]);
+    let address = command.command_line();
+    let cache = EraCache::in_memory();
+    cache.record(&address, verdict);
+    let mut options = ClientOptions::new("stale-verdict-test", "1.0.0");
+    options.era_cache = Some(cache.clone());
+    options.request_timeout = std::time::Duration::from_secs(5);
+    (Client::new(options, spawn(command).unwrap()), cache, address)
+}
+
+#[tokio::test]
+async fn a_cached_legacy_verdict_that_proves_wrong_is_probed_again() {
+    // The server moved to 2026-07-28: it refuses initialize, answers discover.
+    let script = "import sys, json\n\
+        init = json.loads(sys.stdin.readline())\n\
+        print(json.dumps({'jsonrpc':'2.0','id':init['id'],'error':{'code':-32601,'message':'Method not found'}}))\n\
+        probe = json.loads(sys.stdin.readline())\n\
+        assert probe['method'] == 'server/discover', probe\n\
+        print(json.dumps({'jsonrpc':'2.0','id':probe['id'],'result':{'supportedVersions':['2026-07-28'],\
+        'capabilities':{},'_meta':{'io.modelcontextprotocol/serverInfo':{'name':'new','version':'2'}}}}))\n\
+        sys.stdin.read()";
+    let (client, cache, address) = scripted_with_verdict(script, Verdict::Legacy);
+    let found = client.discover(&RequestOptions::default()).await.unwrap();
+    assert_eq!(found.supported_versions, ["2026-07-28"]);
+    assert_eq!(client.spoken(), Some(&Spoken::Modern));
+    assert_eq!(cache.verdict(&address), Some(Verdict::Modern), "the new verdict is kept");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_cached_modern_verdict_that_proves_wrong_is_forgotten() {
+    // The server speaks only 2025-11-25 now: a 2026-07-28 request is unknown to it.
+    let script = "import sys, json\n\
+        request = json.loads(sys.stdin.readline())\n\
+        print(json.dumps({'jsonrpc':'2.0','id':request['id'],'error':{'code':-32601,'message':'Method not found'}}))\n\
+        sys.stdin.read()";
+    let (client, cache, address) = scripted_with_verdict(script, Verdict::Modern);
+    let error = client.list_all_tools(&RequestOptions::default()).await.unwrap_err();
+    assert!(matches!(&error, mcp_sdk::Error::Rpc { error } if error.code == -32601), "{error:?}");
+    assert_eq!(cache.verdict(&address), None, "the next client probes");
+    client.close().await;
 }

@@ -110,8 +110,13 @@ impl RawPeer {
     }
 
     /// Starts a prepared command (its environment, its stderr) with piped
-    /// stdin and stdout.
+    /// stdin and stdout. A bridge started so keeps no era cache between
+    /// runs (`MCP_BRIDGE_ERA_CACHE=off`) unless the command sets one: a
+    /// test must not read or write the user's.
     pub fn start(mut command: Command) -> RawPeer {
+        if !command.as_std().get_envs().any(|(name, _)| name == "MCP_BRIDGE_ERA_CACHE") {
+            command.env("MCP_BRIDGE_ERA_CACHE", "off");
+        }
         let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).kill_on_drop(true).spawn().unwrap();
         let stdin = child.stdin.take();
         let lines = BufReader::new(child.stdout.take().unwrap()).lines();

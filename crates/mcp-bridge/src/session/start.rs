@@ -86,6 +86,7 @@ impl Session {
             requested_version: Some(params.protocol_version),
             hooks: self.relay_hooks(),
             era: self.options.upstream_era,
+            era_cache: self.options.era_cache.clone(),
         };
         let upstream = Upstream::connect(&self.config, speaker, on_unrouted).map_err(|e| {
             tracing::error!("cannot start the MCP server: {e}");

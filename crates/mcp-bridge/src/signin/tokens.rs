@@ -5,7 +5,6 @@
 //! `MCP_BRIDGE_KEYCHAIN_SERVICE` names the keychain service (default
 //! `mcp-bridge`), so separate setups keep separate sign-ins.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use mcp_sdk::auth::{FileStore, Indexed, KeychainStore, MemoryStore, TokenStore};
@@ -25,15 +24,8 @@ fn keychain() -> KeychainStore {
 /// `~/.local/state/…`), sealed with the key in
 /// `$XDG_CONFIG_HOME/mcp-bridge/token.key` (else `~/.config/…`).
 fn files() -> Result<FileStore, String> {
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-    let base = |xdg: &str, fallback: &str| -> Result<PathBuf, String> {
-        match std::env::var_os(xdg).filter(|v| !v.is_empty()) {
-            Some(dir) => Ok(PathBuf::from(dir)),
-            None => home.as_ref().map(|h| h.join(fallback)).ok_or_else(|| format!("neither {xdg} nor HOME is set")),
-        }
-    };
-    let tokens = base("XDG_STATE_HOME", ".local/state")?.join("mcp-bridge/tokens");
-    let key = base("XDG_CONFIG_HOME", ".config")?.join("mcp-bridge/token.key");
+    let tokens = crate::dirs::state_dir()?.join("tokens");
+    let key = crate::dirs::config_dir()?.join("token.key");
     FileStore::open(tokens, &key)
 }
 

@@ -13,6 +13,14 @@
 //! | error -32602 (invalid params: discover's `_meta` not understood) | 2025-11-25 |
 //! | HTTP 400, 404 or 405 without an error of 2026-07-28 (-32020, -32021, -32022) | 2025-11-25 (a session server refusing a POST without a session) |
 //! | any other error, a time limit, a lost connection | no verdict: the request fails, the next one probes again |
+//!
+//! A verdict found is kept in the client's [`super::EraCache`], when it
+//! has one; a later client of the same server takes it from there without
+//! the probe. A cached verdict proves wrong when the `initialize` of a
+//! cached 2025-11-25 server is answered -32601, -32600 or -32022 (the
+//! client then probes as for a new server), or when a request to a cached
+//! 2026-07-28 server is answered -32601, -32600 or -32602 (that request
+//! fails; the verdict is forgotten for the next client).
 
 use mcp_protocol::error_code;
 use mcp_protocol::legacy::InitializeResult;
@@ -67,8 +75,7 @@ pub fn probe_says_legacy(answer: &Error, http_status: Option<u16>) -> bool {
         Error::Rpc { error } => Some(error.code),
         _ => None,
     };
-    let legacy_code =
-        matches!(code, Some(error_code::METHOD_NOT_FOUND | error_code::INVALID_REQUEST | error_code::INVALID_PARAMS));
+    let legacy_code = matches!(answer, Error::Rpc { error } if answer_says_legacy(error));
     let modern_code = matches!(
         code,
         Some(
@@ -80,6 +87,21 @@ pub fn probe_says_legacy(answer: &Error, http_status: Option<u16>) -> bool {
     let refused_post = matches!(http_status, Some(400 | 404 | 405))
         && matches!(answer, Error::Rpc { .. } | Error::InvalidResponse { .. });
     legacy_code || (refused_post && !modern_code)
+}
+
+/// Whether a server's error answer is one a 2025-11-25 server gives a
+/// 2026-07-28 request.
+pub fn answer_says_legacy(error: &mcp_protocol::ErrorObject) -> bool {
+    matches!(error.code, error_code::METHOD_NOT_FOUND | error_code::INVALID_REQUEST | error_code::INVALID_PARAMS)
+}
+
+/// Whether the failure of an `initialize` says the server speaks only
+/// 2026-07-28 (it does not know the method, or not the version).
+pub fn handshake_says_modern(failure: &Error) -> bool {
+    matches!(failure, Error::Rpc { error } if matches!(
+        error.code,
+        error_code::METHOD_NOT_FOUND | error_code::INVALID_REQUEST | error_code::UNSUPPORTED_PROTOCOL_VERSION
+    ))
 }
 
 /// The `server/discover` result of a 2025-11-25 server, read from its

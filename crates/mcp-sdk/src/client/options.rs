@@ -67,6 +67,10 @@ pub struct ClientOptions {
     pub era: super::Era,
     /// The version asked for in a 2025-11-25 `initialize`.
     pub legacy_protocol_version: String,
+    /// Where [`super::Era::Auto`] remembers what each server speaks, so a
+    /// later client of the same server skips the probe; none by default
+    /// (every client probes). Clients given clones share it.
+    pub era_cache: Option<super::EraCache>,
     /// The log level of every request unless a request sets its own.
     pub log_level: Option<LoggingLevel>,
     /// Answers to input requests.
@@ -111,6 +115,7 @@ impl ClientOptions {
             protocol_version: mcp_protocol::PROTOCOL_VERSION.to_owned(),
             era: super::Era::default(),
             legacy_protocol_version: mcp_protocol::legacy::PROTOCOL_VERSION.to_owned(),
+            era_cache: None,
             log_level: None,
             hooks: InputHooks::default(),
             on_notification: None,
@@ -142,6 +147,9 @@ pub struct Diagnostics {
     /// The request settled the era: the server did not know
     /// `server/discover`, so the client spoke 2025-11-25.
     pub fell_back_to_legacy: bool,
+    /// The request settled the era from [`super::ClientOptions::era_cache`],
+    /// without the probe.
+    pub era_from_cache: bool,
 }
 
 /// What to do when the connection is lost before a response arrived.

@@ -81,6 +81,7 @@ pub fn connect(config: HttpConfig) -> Result<Transport, Error> {
     let (http, tunnel) = client_and_tunnel(&config)?;
     let credential = super::Credential::of(config.auth.as_ref(), &config.headers);
     let endpoint = Some(config.url.clone());
+    let address = endpoint.clone();
     let (outgoing, out_rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
     let (to_client, incoming) = mpsc::channel::<Incoming>(OUTGOING_QUEUE);
     let closer = super::Closer::default();
@@ -91,7 +92,16 @@ pub fn connect(config: HttpConfig) -> Result<Transport, Error> {
         drop(tunnel);
         done.cancel();
     });
-    Ok(Transport { outgoing, incoming, process: None, timed: true, credential, endpoint, closer: Some(closer) })
+    Ok(Transport {
+        outgoing,
+        incoming,
+        process: None,
+        timed: true,
+        credential,
+        endpoint,
+        address,
+        closer: Some(closer),
+    })
 }
 
 /// The transport's HTTP client; through an explicit proxy (on Unix), every

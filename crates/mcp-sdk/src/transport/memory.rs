@@ -37,6 +37,7 @@ pub fn connect(server: &Server) -> Transport {
         timed: false,
         credential: Default::default(),
         endpoint: None,
+        address: None,
         closer: None,
     }
 }

@@ -62,6 +62,17 @@ pub struct StdioCommand {
 }
 
 impl StdioCommand {
+    /// The program and its arguments as one line (arguments apart by
+    /// spaces, not quoted): what tells one server from another.
+    pub fn command_line(&self) -> String {
+        let mut line = self.program.to_string_lossy().into_owned();
+        for arg in &self.args {
+            line.push(' ');
+            line.push_str(&arg.to_string_lossy());
+        }
+        line
+    }
+
     /// A command with the default limits and no restarts.
     pub fn new(program: impl Into<OsString>) -> Self {
         StdioCommand {
@@ -240,6 +251,7 @@ impl Drop for ChildProcess {
 /// [`Error::Spawn`] when the program cannot be started.
 pub fn spawn(command: StdioCommand) -> Result<Transport, Error> {
     let child = command.start()?;
+    let address = command.command_line();
     let shared = Arc::new(Shared {
         pid: AtomicU32::new(0),
         exited: Mutex::new(CancellationToken::new()),
@@ -260,6 +272,7 @@ pub fn spawn(command: StdioCommand) -> Result<Transport, Error> {
         timed: true,
         credential: Default::default(),
         endpoint: None,
+        address: Some(address),
         closer: None,
     })
 }

@@ -24,6 +24,7 @@ pub const MAX_LINE_BYTES: usize = mcp_protocol::DEFAULT_MAX_LINE_BYTES;
 /// # Errors
 /// [`Error::Connect`] when nothing listens there (or it may not be used).
 pub async fn connect(path: impl AsRef<Path>) -> Result<Transport, Error> {
+    let address = format!("unix:{}", path.as_ref().display());
     let stream = UnixStream::connect(path).await.map_err(|source| Error::Connect { source })?;
     let (read, write) = stream.into_split();
     let (outgoing, mut out_rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
@@ -47,6 +48,7 @@ pub async fn connect(path: impl AsRef<Path>) -> Result<Transport, Error> {
         timed: true,
         credential: Default::default(),
         endpoint: None,
+        address: Some(address),
         closer: None,
     })
 }

@@ -259,5 +259,14 @@ where
         // waiting requests fail with Closed.
         let _ = close.send(why_closed);
     });
-    Transport { outgoing, incoming, process: None, timed: true, credential, endpoint: None, closer: None }
+    Transport {
+        outgoing,
+        incoming,
+        process: None,
+        timed: true,
+        credential,
+        endpoint: None,
+        address: None,
+        closer: None,
+    }
 }

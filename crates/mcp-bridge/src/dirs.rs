@@ -1,0 +1,30 @@
+//! Where the bridge keeps what outlives a session, per user: the XDG base
+//! directories, else their defaults under `HOME`.
+
+use std::path::PathBuf;
+
+/// `$XDG_STATE_HOME/mcp-bridge` (else `~/.local/state/mcp-bridge`): token
+/// files, the era cache.
+///
+/// # Errors
+/// Neither variable is set.
+pub fn state_dir() -> Result<PathBuf, String> {
+    base("XDG_STATE_HOME", ".local/state").map(|d| d.join("mcp-bridge"))
+}
+
+/// `$XDG_CONFIG_HOME/mcp-bridge` (else `~/.config/mcp-bridge`): the token
+/// files' key.
+///
+/// # Errors
+/// Neither variable is set.
+pub fn config_dir() -> Result<PathBuf, String> {
+    base("XDG_CONFIG_HOME", ".config").map(|d| d.join("mcp-bridge"))
+}
+
+fn base(xdg: &str, fallback: &str) -> Result<PathBuf, String> {
+    if let Some(dir) = std::env::var_os(xdg).filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    home.map(|h| h.join(fallback)).ok_or_else(|| format!("neither {xdg} nor HOME is set"))
+}
