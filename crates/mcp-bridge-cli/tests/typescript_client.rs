@@ -1,6 +1,8 @@
 //! End to end with a real legacy client: the TypeScript SDK 1.x (what VS
 //! Code-era clients are built on) drives `mcp-bridge` in front of the
-//! example server and in front of a Python `mcp` 2.x server.
+//! example server, a Python `mcp` 2.x server, and server-everything (a
+//! 2025-11-25 server) in each of its modes: stdio, Streamable HTTP and the
+//! HTTP+SSE transport of 2024-11-05.
 
 use std::path::Path;
 
@@ -10,14 +12,21 @@ use test_support::{python_peer, ts_sdk_dir, workspace_binary};
 const BRIDGE: &str = env!("CARGO_BIN_EXE_mcp-bridge");
 
 fn run_ts_client(mode: &str, server: &[&str]) -> Value {
+    let mut bridge_args = vec!["--"];
+    bridge_args.extend(server);
+    run_ts_client_with(mode, &bridge_args)
+}
+
+/// The TypeScript client in `mode`, starting the bridge with `bridge_args`.
+fn run_ts_client_with(mode: &str, bridge_args: &[&str]) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ts/legacy_client.mjs");
     let output = std::process::Command::new("node")
         .env("TS_SDK_DIR", ts_sdk_dir())
+        .env("MCP_BRIDGE_ERA_CACHE", "off")
         .arg(script)
         .arg(mode)
         .arg(BRIDGE)
-        .arg("--")
-        .args(server)
+        .args(bridge_args)
         .output()
         .expect("node is on the PATH");
     assert!(output.status.success(), "the TypeScript client failed:\n{}", String::from_utf8_lossy(&output.stderr));
@@ -76,4 +85,29 @@ fn the_typescript_client_gets_resource_updates_and_list_changes_through_the_brid
     assert_eq!(seen["updated"], "note://shopping");
     assert_eq!(seen["toolsChanged"], true);
     assert_eq!(seen["toolsAfter"], true);
+}
+
+#[tokio::test]
+async fn the_typescript_client_uses_server_everything_in_every_mode_through_the_bridge() {
+    let script = test_support::server_everything();
+    for mode in ["stdio", "streamableHttp", "sse"] {
+        let (_server, seen) = if mode == "stdio" {
+            (None, run_ts_client("everything", &["node", script.to_str().unwrap(), "stdio"]))
+        } else {
+            let (server, url) = test_support::server_everything_http(mode).await;
+            let url2 = url.clone();
+            let seen = tokio::task::spawn_blocking(move || run_ts_client_with("everything", &[&url2])).await.unwrap();
+            (Some(server), seen)
+        };
+        assert_eq!(seen["server"]["name"], "mcp-servers/everything", "{mode}: the server's own initialize result");
+        assert_eq!(seen["echo"], "Echo: hi", "{mode}");
+        assert!(seen["elicited"].as_str().unwrap().contains("TypeScript"), "{mode}: {}", seen["elicited"]);
+        assert!(seen["sampled"].as_str().unwrap().contains("it is short"), "{mode}: {}", seen["sampled"]);
+        assert!(seen["samplingPrompt"].as_str().unwrap().contains("how long?"), "{mode}: {}", seen["samplingPrompt"]);
+        let progress = seen["progress"].as_array().unwrap();
+        assert!(!progress.is_empty(), "{mode}: no progress");
+        assert_eq!(seen["updated"], "demo://resource/dynamic/text/1", "{mode}");
+        assert_eq!(seen["cancelled"], true, "{mode}");
+        assert_eq!(seen["afterCancel"], "Echo: after", "{mode}");
+    }
 }

@@ -286,6 +286,41 @@ pub fn server_everything() -> PathBuf {
     script
 }
 
+/// server-everything in one of its HTTP modes (`streamableHttp`: its
+/// endpoint is `/mcp`; `sse`: the HTTP+SSE transport of 2024-11-05 at
+/// `/sse`) on a free loopback port (it binds every interface by itself:
+/// `js/loopback.cjs` keeps it to 127.0.0.1); stopped when the returned
+/// child is dropped. Returns the endpoint's URL.
+pub async fn server_everything_http(mode: &str) -> (tokio::process::Child, String) {
+    let shim = workspace_root().join("crates/test-support/js/loopback.cjs");
+    let mut child = Command::new("node")
+        .arg("-r")
+        .arg(shim)
+        .arg(server_everything())
+        .arg(mode)
+        .env("PORT", "0")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let port = tokio::time::timeout(LINE_DEADLINE, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(port) = line.strip_prefix("LISTENING ") {
+                return port.trim().to_owned();
+            }
+        }
+        panic!("server-everything ended before it listened");
+    })
+    .await
+    .expect("server-everything did not listen in time");
+    // The rest of its stderr is drained, so its writes never block.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let path = if mode == "sse" { "sse" } else { "mcp" };
+    (child, format!("http://127.0.0.1:{port}/{path}"))
+}
+
 /// A 2025-11-25 server over Streamable HTTP with sessions, built with the
 /// TypeScript SDK 1.x (`crates/mcp-sdk/tests/ts/legacy_http_server.mjs`:
 /// tools `echo`, `ask`, `grow`, `sessions`) on a free loopback port; the

@@ -5,8 +5,10 @@
 // Usage: TS_SDK_DIR=.../node_modules/@modelcontextprotocol/sdk node legacy_client.mjs MODE CMD [ARGS...]
 // MODE: "example" (the example server behind the bridge), "input" (its
 // elicitation and sampling tools, answered by this client's handlers),
-// "notify" (a resource subscription and a tool list change) or "python" (a
-// Python server).
+// "notify" (a resource subscription and a tool list change), "everything"
+// (server-everything, a 2025-11-25 server: calls, its elicitation and
+// sampling, progress, a subscription, a cancellation) or "python" (a Python
+// server).
 import { pathToFileURL } from "node:url";
 
 const sdk = process.env.TS_SDK_DIR;
@@ -17,10 +19,11 @@ const { ElicitRequestSchema, CreateMessageRequestSchema, ResourceUpdatedNotifica
 
 const [mode, command, ...args] = process.argv.slice(2);
 const transport = new StdioClientTransport({ command, args, stderr: "inherit" });
-const capabilities = mode === "input" ? { elicitation: {}, sampling: {} } : {};
+const asked = mode === "input" || mode === "everything";
+const capabilities = asked ? { elicitation: {}, sampling: {} } : {};
 const client = new Client({ name: "ts-legacy-client", version: "1.0.0" }, { capabilities });
 const out = {};
-if (mode === "input") {
+if (asked) {
   client.setRequestHandler(ElicitRequestSchema, async (request) => {
     out.elicitMessage = request.params.message;
     return { action: "accept", content: { name: "TypeScript" } };
@@ -99,6 +102,36 @@ if (mode === "example") {
   await client.callTool({ name: "toggle_bonus", arguments: {} });
   out.toolsChanged = await within(toolsChanged);
   out.toolsAfter = (await client.listTools()).tools.map((t) => t.name).includes("bonus");
+} else if (mode === "everything") {
+  out.echo = (await client.callTool({ name: "echo", arguments: { message: "hi" } })).content[0].text;
+  const elicited = await client.callTool({ name: "trigger-elicitation-request", arguments: {} });
+  out.elicited = elicited.content.map((c) => c.text ?? "").join("\n");
+  const sampled = await client.callTool({ name: "trigger-sampling-request", arguments: { prompt: "how long?" } });
+  out.sampled = sampled.content.map((c) => c.text ?? "").join("\n");
+  const progress = [];
+  await client.callTool({ name: "trigger-long-running-operation", arguments: { duration: 0.3, steps: 3 } }, undefined, {
+    onprogress: (p) => progress.push(p.progress),
+  });
+  out.progress = progress;
+  const uri = "demo://resource/dynamic/text/1";
+  const updated = new Promise((resolve) =>
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      if (n.params.uri === uri) resolve(n.params.uri);
+    }),
+  );
+  await client.subscribeResource({ uri });
+  await client.callTool({ name: "toggle-subscriber-updates", arguments: {} });
+  out.updated = await Promise.race([
+    updated,
+    new Promise((_, reject) => setTimeout(() => reject(new Error("no resource update")), 10000)),
+  ]);
+  const controller = new AbortController();
+  const slow = client.callTool({ name: "trigger-long-running-operation", arguments: { duration: 30, steps: 30 } }, undefined, {
+    signal: controller.signal,
+    onprogress: () => controller.abort("user pressed stop"),
+  });
+  out.cancelled = await slow.then(() => false, () => true);
+  out.afterCancel = (await client.callTool({ name: "echo", arguments: { message: "after" } })).content[0].text;
 } else if (mode === "input") {
   out.hello = (await client.callTool({ name: "ask_name", arguments: {} })).content[0].text;
   out.summary = (await client.callTool({ name: "summarize", arguments: { text: "a long story" } })).content[0].text;

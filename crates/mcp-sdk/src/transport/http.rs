@@ -6,7 +6,9 @@
 //! the client's router works unchanged: a pump task turns each request into
 //! a POST of its own and feeds what comes back into the incoming channel.
 //! Cancelling a request closes its stream. An `initialize` sent by the
-//! client turns the connection into a 2025-11-25 session ([`legacy`]).
+//! client turns the connection into a 2025-11-25 session ([`legacy`]); one
+//! refused with 404 or 405 tries the HTTP+SSE transport of 2024-11-05
+//! ([`http_sse`]).
 //!
 //! Errors never quote the URL (the reqwest error is stripped of it).
 
@@ -27,6 +29,7 @@ use crate::error::Error;
 use crate::limits::OUTGOING_QUEUE;
 
 mod config;
+mod http_sse;
 mod legacy;
 #[cfg(unix)]
 mod tunnel;
@@ -154,6 +157,9 @@ struct Shared {
     slots: Arc<tokio::sync::Semaphore>,
     /// The 2025-11-25 session, once an `initialize` started one.
     session: Arc<SessionSlot>,
+    /// The message endpoint, once the server proved to be of the HTTP+SSE
+    /// transport.
+    old_sse: Arc<http_sse::EndpointSlot>,
 }
 
 /// Turns each outgoing message into a POST of its own, until the client
@@ -167,8 +173,16 @@ async fn pump(
 ) {
     let slots = Arc::new(tokio::sync::Semaphore::new(config.max_in_flight.max(1)));
     let session = Arc::default();
-    let shared =
-        Shared { http, config, to_client, in_flight: Arc::default(), annotations: Arc::default(), slots, session };
+    let shared = Shared {
+        http,
+        config,
+        to_client,
+        in_flight: Arc::default(),
+        annotations: Arc::default(),
+        slots,
+        session,
+        old_sse: Arc::default(),
+    };
     // Whether the 2025-11-25 session has begun (its GET stream asked for).
     let mut begun = false;
     loop {
@@ -185,8 +199,14 @@ async fn pump(
                 let task = tokio::spawn(exchange(shared.clone(), request));
                 lock(&shared.in_flight).insert(id, task.abort_handle());
             }
+            // On HTTP+SSE the answer comes on the one stream: the server is told.
+            Message::Notification(n)
+                if n.method == "notifications/cancelled" && shared.old_sse.endpoint().is_some() =>
+            {
+                tokio::spawn(post_message(shared.clone(), None, Message::Notification(n)));
+            }
             Message::Notification(n) if n.method == "notifications/cancelled" => {
-                // On HTTP a request is cancelled by closing its stream.
+                // On Streamable HTTP a request is cancelled by closing its stream.
                 let id =
                     n.params.as_ref().and_then(|p| p.get("requestId")).and_then(|v| RequestId::try_from_value(v).ok());
                 if let Some(task) = id.and_then(|id| lock(&shared.in_flight).remove(&id)) {
@@ -214,6 +234,9 @@ async fn pump(
                 Some(session) => {
                     tokio::spawn(post_message(shared.clone(), Some(session), answer));
                 }
+                None if shared.old_sse.endpoint().is_some() => {
+                    tokio::spawn(post_message(shared.clone(), None, answer));
+                }
                 None => tracing::debug!("an answer with no session to send it in was dropped"),
             },
         }
@@ -222,6 +245,7 @@ async fn pump(
         task.abort();
     }
     shared.session.stop_server_stream();
+    shared.old_sse.stop();
     if let Some(session) = shared.session.get() {
         legacy::end(shared.http.clone(), shared.config.clone(), session).await;
     }
@@ -231,23 +255,37 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A POST of one message: the request metadata headers of 2026-07-28, or
-/// the session's headers (none on the `initialize` that starts it).
-fn post(
-    http: &reqwest::Client,
-    config: &HttpConfig,
+/// Where a message goes and its headers: the request metadata headers of
+/// 2026-07-28 to the server's URL, or the session's headers (none on the
+/// `initialize` that starts it), or none to the message endpoint of the
+/// HTTP+SSE transport.
+fn addressed(
+    shared: &Shared,
     session: Option<&LegacySession>,
     method: &str,
     params: Option<&Value>,
-    body: Vec<u8>,
-) -> reqwest::RequestBuilder {
+) -> (String, HeaderMap) {
+    if let Some(endpoint) = shared.old_sse.endpoint() {
+        return (endpoint.into(), HeaderMap::new());
+    }
     let headers = match session {
         Some(session) => legacy::session_headers(session),
         None if method == "initialize" => HeaderMap::new(),
         None => metadata_headers(method, params),
     };
+    (shared.config.url.clone(), headers)
+}
+
+/// A POST of one message to `url` with `headers` and the configured ones.
+fn post(
+    http: &reqwest::Client,
+    config: &HttpConfig,
+    url: &str,
+    headers: HeaderMap,
+    body: Vec<u8>,
+) -> reqwest::RequestBuilder {
     let mut request = http
-        .post(&config.url)
+        .post(url)
         .header(CONTENT_TYPE, "application/json")
         .header(ACCEPT, "application/json, text/event-stream")
         .headers(headers);
@@ -274,7 +312,8 @@ async fn post_message(shared: Shared, session: Option<LegacySession>, message: M
         _ => ("", None),
     };
     let body = serde_json::to_vec(&message).unwrap_or_default();
-    let mut request = post(&shared.http, &shared.config, session.as_ref(), method, params, body);
+    let (url, headers) = addressed(&shared, session.as_ref(), method, params);
+    let mut request = post(&shared.http, &shared.config, &url, headers, body);
     if let Some(value) = authorization(&shared.config).await {
         request = request.header(reqwest::header::AUTHORIZATION, value);
     }
@@ -359,7 +398,8 @@ async fn send(
     body: Vec<u8>,
 ) -> Result<reqwest::Response, Failure> {
     let config = &shared.config;
-    let mut post = post(&shared.http, config, session, &request.method, request.params.as_ref(), body);
+    let (url, headers) = addressed(shared, session, &request.method, request.params.as_ref());
+    let mut post = post(&shared.http, config, &url, headers, body);
     for (name, value) in extra {
         post = post.header(name, value);
     }
@@ -431,6 +471,22 @@ async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Result<bool, 
             response = send(shared, session.as_ref(), request, &extra, body.clone()).await?;
         }
     }
+    if shared.old_sse.endpoint().is_some() {
+        return accepted_on_the_stream(&response);
+    }
+    // A server that refuses `initialize` may be of the HTTP+SSE transport.
+    if let ("initialize", None, 404 | 405) = (request.method.as_str(), &session, response.status().as_u16()) {
+        match http_sse::open(shared).await {
+            Ok(endpoint) => {
+                tracing::info!(target: "mcp_router", "the server speaks the HTTP+SSE transport (2024-11-05)");
+                tracing::debug!(target: "mcp_router", path = endpoint.path(), "its message endpoint");
+                let response = send(shared, None, request, &extra, body).await?;
+                return accepted_on_the_stream(&response);
+            }
+            Err(why @ http_sse::NotThisTransport::BadEndpoint(_)) => return Err(Failure::Answer(why.to_string())),
+            Err(why) => tracing::debug!(target: "mcp_router", "not an HTTP+SSE server either: {why}"),
+        }
+    }
     // A 2025-11-25 server that forgot the session: a new one, and this request once more.
     if let (404, Some(lost)) = (response.status().as_u16(), session.as_ref()) {
         match legacy::renew(shared, lost).await {
@@ -490,6 +546,17 @@ async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Result<bool, 
         }
         "text/event-stream" => read_resumable_stream(shared, request, &headers, response).await,
         other => Err(Answer(format!("HTTP {status} with content type {other:?}, not a JSON-RPC answer"))),
+    }
+}
+
+/// A message POSTed on the HTTP+SSE transport: its answer comes on the
+/// server's stream, the POST only says it was taken.
+fn accepted_on_the_stream(response: &reqwest::Response) -> Result<bool, Failure> {
+    let status = response.status().as_u16();
+    if response.status().is_success() {
+        Ok(true)
+    } else {
+        Err(Failure::Answer(format!("HTTP {status}: the message endpoint refused the message")))
     }
 }
 

@@ -243,7 +243,7 @@ pub(super) async fn renew(shared: &Shared, lost: &LegacySession) -> Result<(), S
     initialize.id = RequestId::String(format!("renew-{}", lost.generation + 1));
     tracing::info!("the server no longer knows the session (HTTP 404); starting a new one");
     let body = serde_json::to_vec(&initialize).map_err(|e| e.to_string())?;
-    let mut post = super::post(&shared.http, &shared.config, None, "initialize", None, body);
+    let mut post = super::post(&shared.http, &shared.config, &shared.config.url, HeaderMap::new(), body);
     if let Some(auth) = super::authorization(&shared.config).await {
         post = post.header(reqwest::header::AUTHORIZATION, auth);
     }
