@@ -7,6 +7,7 @@ pub mod era;
 mod era_cache;
 mod extensions;
 pub mod input;
+mod legacy_listen;
 mod options;
 mod router;
 mod server_requests;
@@ -497,13 +498,55 @@ impl Client {
                 }
             }));
         }
-        if self.connect(&options).await?.is_legacy() {
-            return Err(Error::InvalidRequest {
-                reason: "subscriptions/listen needs revision 2026-07-28; this server speaks 2025-11-25".into(),
-            });
+        if let Spoken::Legacy(initialized) = self.connect(&options).await? {
+            return self.listen_legacy(&filter, &initialized.capabilities, &options, timeout).await;
         }
         let value = self.send_once("subscriptions/listen", &params, &options, timeout, false).await?;
         parse_result("subscriptions/listen", value)
+    }
+
+    /// [`Client::listen`] on a 2025-11-25 session: the part of the filter
+    /// the server's capabilities give (see [`legacy_listen`]), its
+    /// resources subscribed with `resources/subscribe` (and unsubscribed at
+    /// the end), the acknowledgment, then the session's change
+    /// notifications it covers, until cancelled or the connection ends.
+    async fn listen_legacy(
+        &self,
+        wanted: &SubscriptionFilter,
+        capabilities: &mcp_protocol::types::ServerCapabilities,
+        options: &RequestOptions,
+        timeout: Option<Duration>,
+    ) -> Result<SubscriptionsListenResult> {
+        let granted = legacy_listen::grant(wanted, capabilities);
+        let uris = granted.resource_subscriptions.clone().unwrap_or_default();
+        let plain = RequestOptions { cancel: options.cancel.clone(), ..Default::default() };
+        let uri_params = |uri: &str| {
+            let mut params = Map::new();
+            params.insert("uri".into(), json!(uri));
+            params
+        };
+        for uri in &uris {
+            self.request("resources/subscribe", uri_params(uri), &plain).await?;
+        }
+        let inner = &self.inner;
+        let id = RequestId::Number(inner.next_id.fetch_add(1, Ordering::Relaxed));
+        let (reply_tx, reply_rx) = oneshot::channel();
+        let callbacks = Arc::new(Callbacks::new(options, inner.options.on_notification.as_ref()));
+        let (route, events) = route_for(options, &callbacks);
+        let pending = Pending { reply: reply_tx, route, method: "subscriptions/listen".into(), diagnostics: None };
+        inner.router.register_legacy_listen(id.clone(), pending, granted.clone())?;
+        callbacks.deliver(&legacy_listen::acknowledgment(&granted, &id));
+        let outcome = self.await_reply("subscriptions/listen", reply_rx, events, &callbacks, options, timeout).await;
+        inner.router.forget(&id);
+        if !matches!(outcome, Err(Error::Closed)) {
+            for uri in &uris {
+                if let Err(e) = self.request("resources/unsubscribe", uri_params(uri), &RequestOptions::default()).await
+                {
+                    tracing::debug!("resources/unsubscribe at the end of a listen stream failed: {e}");
+                }
+            }
+        }
+        parse_result("subscriptions/listen", outcome?)
     }
 
     /// [`Client::listen`] that opens a fresh stream (a new request) when the
@@ -818,14 +861,9 @@ impl Client {
         let id = RequestId::Number(inner.next_id.fetch_add(1, Ordering::Relaxed));
         let mut params = params.clone();
         params.insert("_meta".into(), Value::Object(self.build_meta(&id, options, legacy)?));
-        let (reply_tx, mut reply_rx) = oneshot::channel();
+        let (reply_tx, reply_rx) = oneshot::channel();
         let callbacks = Arc::new(Callbacks::new(options, inner.options.on_notification.as_ref()));
-        let (route, mut events) = if options.inline_notifications {
-            (Route::Inline(callbacks.clone()), None)
-        } else {
-            let (tx, rx) = event_queue();
-            (Route::Queued(tx), Some(rx))
-        };
+        let (route, events) = route_for(options, &callbacks);
         inner.router.register(
             id.clone(),
             Pending { reply: reply_tx, route, method: method.to_owned(), diagnostics: options.diagnostics.clone() },
@@ -835,8 +873,29 @@ impl Client {
             inner.router.forget(&id);
             return Err(Error::Closed);
         }
+        let outcome = self.await_reply(method, reply_rx, events, &callbacks, options, timeout).await;
+        if matches!(outcome, Err(Error::Cancelled { .. } | Error::Timeout { .. })) && inner.router.forget(&id) {
+            let cancelled = options.cancel.as_ref().is_some_and(tokio_util::sync::CancellationToken::is_cancelled);
+            let reason = if cancelled { "cancelled by the client" } else { "timed out" };
+            let _ = inner.out.send(Message::Notification(cancelled_notification(&id, reason))).await;
+        }
+        outcome
+    }
+
+    /// Waits for a request's reply, handing its notifications to the
+    /// callbacks as they come (and those that came before the reply), until
+    /// the caller's cancel or the time limit.
+    async fn await_reply(
+        &self,
+        method: &str,
+        mut reply_rx: oneshot::Receiver<Result<Value>>,
+        mut events: Option<mpsc::Receiver<Box<mcp_protocol::JsonRpcNotification>>>,
+        callbacks: &Callbacks,
+        options: &RequestOptions,
+        timeout: Option<Duration>,
+    ) -> Result<Value> {
         let cancel = options.cancel.clone().unwrap_or_default();
-        let sleep = tokio::time::sleep(timeout.filter(|_| inner.timed).unwrap_or(Duration::MAX / 4));
+        let sleep = tokio::time::sleep(timeout.filter(|_| self.inner.timed).unwrap_or(Duration::MAX / 4));
         tokio::pin!(sleep);
         let outcome = loop {
             tokio::select! {
@@ -857,10 +916,6 @@ impl Client {
             while let Ok(n) = rx.try_recv() {
                 callbacks.deliver(&n);
             }
-        }
-        if matches!(outcome, Err(Error::Cancelled { .. } | Error::Timeout { .. })) && inner.router.forget(&id) {
-            let reason = if cancel.is_cancelled() { "cancelled by the client" } else { "timed out" };
-            let _ = inner.out.send(Message::Notification(cancelled_notification(&id, reason))).await;
         }
         outcome
     }
@@ -888,6 +943,20 @@ impl Client {
             tracing::warn!(tool = name, "structuredContent does not match the output schema: {error}");
             options.diagnose(|d| d.structured_content_invalid = true);
         }
+    }
+}
+
+/// Where a request's notifications go: delivered on the reader
+/// (`inline_notifications`), or queued for the request's own task.
+fn route_for(
+    options: &RequestOptions,
+    callbacks: &Arc<Callbacks>,
+) -> (Route, Option<mpsc::Receiver<Box<mcp_protocol::JsonRpcNotification>>>) {
+    if options.inline_notifications {
+        (Route::Inline(callbacks.clone()), None)
+    } else {
+        let (tx, rx) = event_queue();
+        (Route::Queued(tx), Some(rx))
     }
 }
 

@@ -152,3 +152,29 @@ async fn a_modern_only_client_gets_a_clear_error() {
     let error = client.call_tool("echo", json!({"text": "x"}), &RequestOptions::default()).await.unwrap_err();
     assert!(error.to_string().contains("no valid session"), "{error}");
 }
+
+#[tokio::test]
+async fn a_listen_stream_carries_the_list_changes_of_the_get_stream() {
+    let (_server, url) = ts_legacy_http_server().await;
+    let client = client(&url, mpsc::unbounded_channel().0);
+    let (events, mut seen) = mpsc::unbounded_channel();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let options = RequestOptions {
+        cancel: Some(cancel.clone()),
+        on_notification: Some(Arc::new(move |n: &mcp_protocol::JsonRpcNotification| {
+            let _ = events.send(n.method.clone());
+        })),
+        ..Default::default()
+    };
+    let filter = mcp_protocol::types::SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+    let stream = tokio::spawn({
+        let client = client.clone();
+        async move { client.listen(filter, &options).await }
+    });
+    assert!(wait_for(&mut seen, "notifications/subscriptions/acknowledged").await);
+    assert_eq!(call(&client, "grow", json!({})).await, "grown 1");
+    assert!(wait_for(&mut seen, "notifications/tools/list_changed").await, "the change is the stream's event");
+    cancel.cancel();
+    assert!(matches!(stream.await.unwrap(), Err(mcp_sdk::Error::Cancelled { .. })));
+    client.close().await;
+}

@@ -130,9 +130,60 @@ async fn auto_falls_back_to_2025_11_25_and_the_typed_api_works_unchanged() {
 
     uses_everything(&client).await;
 
-    // The listen stream has no 2025-11-25 counterpart in this client yet: a clear error.
-    let listen = client.listen(Default::default(), &RequestOptions::default()).await.unwrap_err();
-    assert!(listen.to_string().contains("2025-11-25"), "{listen}");
+    client.close().await;
+}
+
+async fn next_event(
+    seen: &mut tokio::sync::mpsc::UnboundedReceiver<mcp_protocol::JsonRpcNotification>,
+) -> mcp_protocol::JsonRpcNotification {
+    tokio::time::timeout(std::time::Duration::from_secs(30), seen.recv()).await.unwrap().unwrap()
+}
+
+#[tokio::test]
+async fn a_listen_stream_on_a_legacy_session_carries_its_subscriptions_and_list_changes() {
+    let client = everything(Era::Auto, InputHooks::default(), json!({}));
+    let uri = "demo://resource/dynamic/text/1";
+    let (events, mut seen) = tokio::sync::mpsc::unbounded_channel();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let options = RequestOptions {
+        cancel: Some(cancel.clone()),
+        on_notification: Some(Arc::new(move |n: &mcp_protocol::JsonRpcNotification| {
+            let _ = events.send(n.clone());
+        })),
+        ..Default::default()
+    };
+    let filter = mcp_protocol::types::SubscriptionFilter {
+        resource_subscriptions: Some(vec![uri.into(), "demo://not/subscribed".into()]),
+        tools_list_changed: Some(true),
+        task_ids: Some(vec!["t".into()]),
+        ..Default::default()
+    };
+    let stream = tokio::spawn({
+        let client = client.clone();
+        async move { client.listen(filter, &options).await }
+    });
+    // The acknowledgment says what the server can give: no tasks in 2025-11-25.
+    let ack = next_event(&mut seen).await;
+    assert_eq!(ack.method, "notifications/subscriptions/acknowledged");
+    let ack = ack.params.unwrap();
+    assert!(ack["notifications"]["resourceSubscriptions"].as_array().unwrap().contains(&json!(uri)), "{ack}");
+    assert!(ack["notifications"].get("taskIds").is_none(), "{ack}");
+    let id = ack["_meta"]["io.modelcontextprotocol/subscriptionId"].clone();
+    client.call_tool("toggle-subscriber-updates", json!({}), &RequestOptions::default()).await.unwrap();
+    let updated = loop {
+        let event = next_event(&mut seen).await;
+        if event.method == "notifications/resources/updated" {
+            break event.params.unwrap();
+        }
+    };
+    assert_eq!(updated["uri"], uri);
+    assert_eq!(updated["_meta"]["io.modelcontextprotocol/subscriptionId"], id, "marked as the stream's event");
+    cancel.cancel();
+    let ended = stream.await.unwrap().unwrap_err();
+    assert!(matches!(ended, mcp_sdk::Error::Cancelled { .. }), "{ended:?}");
+    // The session goes on after the stream.
+    let echo = client.call_tool("echo", json!({"message": "after"}), &RequestOptions::default()).await.unwrap();
+    assert_eq!(text_of(&echo.content), "Echo: after");
     client.close().await;
 }
 

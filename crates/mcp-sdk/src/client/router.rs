@@ -10,6 +10,9 @@ use mcp_protocol::{JsonRpcNotification, Message, RequestId};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
+use mcp_protocol::types::SubscriptionFilter;
+
+use super::legacy_listen;
 use super::options::{Callbacks, Diagnostics, NotificationCallback};
 use super::server_requests::FromServer;
 use crate::error::Error;
@@ -35,6 +38,9 @@ pub(crate) struct Pending {
 /// The table of requests waiting for their response.
 pub(crate) struct Router {
     pending: Mutex<HashMap<RequestId, Pending>>,
+    /// The listen streams of a 2025-11-25 session and what each was
+    /// granted: the session's change notifications are their events.
+    legacy_listens: Mutex<Vec<(RequestId, SubscriptionFilter)>>,
     closed: Mutex<bool>,
     /// The most requests waiting at once; one more fails with Busy.
     max_pending: usize,
@@ -42,7 +48,12 @@ pub(crate) struct Router {
 
 impl Router {
     pub(crate) fn new(max_pending: usize) -> Self {
-        Router { pending: Mutex::default(), closed: Mutex::default(), max_pending: max_pending.max(1) }
+        Router {
+            pending: Mutex::default(),
+            legacy_listens: Mutex::default(),
+            closed: Mutex::default(),
+            max_pending: max_pending.max(1),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Pending>> {
@@ -64,8 +75,26 @@ impl Router {
         Ok(())
     }
 
+    /// Adds the listen stream of a 2025-11-25 session, which ends only
+    /// when the connection does (or its caller stops waiting).
+    pub(crate) fn register_legacy_listen(
+        &self,
+        id: RequestId,
+        pending: Pending,
+        granted: SubscriptionFilter,
+    ) -> Result<(), Error> {
+        self.register(id.clone(), pending)?;
+        self.listens().push((id, granted));
+        Ok(())
+    }
+
+    fn listens(&self) -> std::sync::MutexGuard<'_, Vec<(RequestId, SubscriptionFilter)>> {
+        self.legacy_listens.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Removes a request that stopped waiting (cancelled, timed out).
     pub(crate) fn forget(&self, id: &RequestId) -> bool {
+        self.listens().retain(|(listen, _)| listen != id);
         self.lock().remove(id).is_some()
     }
 
@@ -166,13 +195,29 @@ impl Router {
             .as_ref()
             .and_then(|p| p.get("_meta").and_then(|m| m.get(SUBSCRIPTION_ID_KEY)).or_else(|| p.get("progressToken")));
         let Some(key) = key.and_then(|k| RequestId::try_from_value(k).ok()).or(stream) else {
-            if let Some(cb) = on_unrouted {
+            let streams: Vec<RequestId> = self
+                .listens()
+                .iter()
+                .filter(|(_, granted)| legacy_listen::covers(granted, &n))
+                .map(|(id, _)| id.clone())
+                .collect();
+            if streams.is_empty()
+                && let Some(cb) = on_unrouted
+            {
                 cb(&n);
+            }
+            for id in streams {
+                self.deliver(&id, legacy_listen::as_event(&n, &id));
             }
             return;
         };
+        self.deliver(&key, n);
+    }
+
+    /// Hands a notification to the request `key` it belongs to.
+    fn deliver(&self, key: &RequestId, n: JsonRpcNotification) {
         let pending = self.lock();
-        match pending.get(&key).map(|p| &p.route) {
+        match pending.get(key).map(|p| &p.route) {
             Some(Route::Inline(callbacks)) => {
                 let callbacks = callbacks.clone();
                 drop(pending);
