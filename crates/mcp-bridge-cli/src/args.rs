@@ -15,6 +15,8 @@ Examples:
   mcp-bridge https://mcp.example.com/mcp
   mcp-bridge --header-env Authorization=MY_TOKEN_HEADER https://mcp.example.com/mcp
   mcp-bridge logout https://mcp.example.com/mcp
+  mcp-bridge doctor https://mcp.example.com/mcp
+  mcp-bridge doctor --json -- node server-everything/dist/index.js stdio
   mcp-bridge --listen 127.0.0.1:8931 -- mcp-example-server
 
 In VS Code's mcp.json:
@@ -61,22 +63,9 @@ pub(crate) struct Args {
     #[arg(long, default_value_t = 64 * 1024 * 1024, value_name = "BYTES")]
     pub(crate) max_line_bytes: usize,
 
-    /// A header for every request to the URL (repeatable).
-    #[arg(long = "header", value_name = "NAME:VALUE")]
-    pub(crate) headers: Vec<String>,
-
-    /// A header whose value is the environment variable VAR (repeatable);
-    /// keeps secrets out of the command line.
-    #[arg(long = "header-env", value_name = "NAME=VAR")]
-    pub(crate) header_env: Vec<String>,
-
-    /// More trusted CA certificates for HTTPS, a PEM file.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) ca_file: Option<PathBuf>,
-
-    /// The largest JSON response, or event of a stream, from the URL.
-    #[arg(long, default_value_t = 64 * 1024 * 1024, value_name = "BYTES")]
-    pub(crate) max_response_bytes: usize,
+    /// How the URL is reached.
+    #[command(flatten)]
+    pub(crate) connection: Connection,
 
     /// Seconds a sign-in in the browser may take.
     #[arg(long, default_value_t = 300, value_name = "SECONDS")]
@@ -111,6 +100,27 @@ pub(crate) struct Args {
     pub(crate) command: Vec<OsString>,
 }
 
+/// How a URL is reached: headers, trust, limits.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct Connection {
+    /// A header for every request to the URL (repeatable).
+    #[arg(long = "header", value_name = "NAME:VALUE")]
+    pub(crate) headers: Vec<String>,
+
+    /// A header whose value is the environment variable VAR (repeatable);
+    /// keeps secrets out of the command line.
+    #[arg(long = "header-env", value_name = "NAME=VAR")]
+    pub(crate) header_env: Vec<String>,
+
+    /// More trusted CA certificates for HTTPS, a PEM file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ca_file: Option<PathBuf>,
+
+    /// The largest JSON response, or event of a stream, from the URL.
+    #[arg(long, default_value_t = 64 * 1024 * 1024, value_name = "BYTES")]
+    pub(crate) max_response_bytes: usize,
+}
+
 /// Actions besides bridging.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Action {
@@ -122,5 +132,22 @@ pub(crate) enum Action {
         /// Forget every stored sign-in.
         #[arg(long, conflicts_with = "url")]
         all: bool,
+    },
+    /// Checks a server and prints what a person needs to know: reachability,
+    /// certificate, proxy, sign-in, revision, what it offers, round trip;
+    /// each problem with its fix. Exits 0 when the server is usable.
+    Doctor {
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// How the URL is reached.
+        #[command(flatten)]
+        connection: Connection,
+        /// The server's URL.
+        #[arg(value_name = "URL")]
+        url: Option<String>,
+        /// The server to start, after `--`: the program and its arguments.
+        #[arg(last = true, value_name = "CMD")]
+        command: Vec<OsString>,
     },
 }

@@ -11,7 +11,7 @@ use mcp_sdk::client::Era;
 use mcp_sdk::transport::http::{HttpConfig, ProxyConfig};
 use mcp_sdk::transport::stdio::StdioCommand;
 
-use crate::args::{Action, Args};
+use crate::args::{Action, Args, Connection};
 
 /// The log levels `--log-level` accepts.
 const LOG_LEVELS: [&str; 5] = ["error", "warning", "info", "debug", "trace"];
@@ -25,6 +25,13 @@ pub(crate) enum Job {
     Logout {
         /// The server URL; `None` with `--all`.
         url: Option<String>,
+    },
+    /// Check a server and report.
+    Doctor {
+        /// JSON instead of text.
+        json: bool,
+        /// The server.
+        target: crate::doctor::Target,
     },
 }
 
@@ -48,7 +55,7 @@ struct Headers {
 }
 
 /// The headers of `--header NAME:VALUE` and `--header-env NAME=VAR`.
-fn headers(args: &Args) -> Result<Headers, String> {
+fn headers(args: &Connection) -> Result<Headers, String> {
     let is_token = |name: &str| {
         !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
     };
@@ -74,27 +81,38 @@ fn headers(args: &Args) -> Result<Headers, String> {
     Ok(Headers { pairs: headers, variables })
 }
 
-/// The upstream of the URL form: the HTTP transport with the sign-in.
-fn http_upstream(args: &Args, url: &str) -> Result<(UpstreamConfig, Option<Arc<Gate>>), String> {
+/// The HTTP transport's settings for `url` from the connection options
+/// and the environment's proxy; also the variables of `--header-env`.
+pub(crate) fn http_config(connection: &Connection, url: &str) -> Result<(HttpConfig, Vec<String>), String> {
     let lower = url.to_ascii_lowercase();
     if !(lower.starts_with("https://") || lower.starts_with("http://")) {
         return Err(format!("{url:?} is not an http(s) URL; to start a server program, put it after --"));
     }
-    if args.max_response_bytes < 1024 {
+    if connection.max_response_bytes < 1024 {
         return Err("--max-response-bytes must be at least 1024".into());
     }
+    let Headers { pairs: headers, variables } = headers(connection)?;
+    let mut http = HttpConfig::new(url);
+    http.max_response_bytes = connection.max_response_bytes;
+    http.proxy = ProxyConfig::from_environment(url, |name| std::env::var(name).ok());
+    http.ca_file = connection.ca_file.clone();
+    http.headers = headers;
+    http.check().map_err(|e| format!("{e}"))?;
+    Ok((http, variables))
+}
+
+/// Whether the headers carry credentials (the sign-in is then off).
+pub(crate) fn has_authorization(http: &HttpConfig) -> bool {
+    http.headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+}
+
+/// The upstream of the URL form: the HTTP transport with the sign-in.
+fn http_upstream(args: &Args, url: &str) -> Result<(UpstreamConfig, Option<Arc<Gate>>), String> {
     if args.sign_in_timeout == 0 {
         return Err("--sign-in-timeout must be at least 1 second".into());
     }
-    let Headers { pairs: headers, variables } = headers(args)?;
-    let mut http = HttpConfig::new(url);
-    http.max_response_bytes = args.max_response_bytes;
-    http.proxy = ProxyConfig::from_environment(url, |name| std::env::var(name).ok());
-    http.ca_file = args.ca_file.clone();
-    let explicit_authorization = headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
-    http.headers = headers;
-    http.check().map_err(|e| format!("{e}"))?;
-    if explicit_authorization {
+    let (mut http, variables) = http_config(&args.connection, url)?;
+    if has_authorization(&http) {
         // The user gave the credentials; no sign-in.
         return Ok((UpstreamConfig::Http(HttpUpstream { config: http, oauth: None, sign_in: None }), None));
     }
@@ -128,9 +146,23 @@ impl Job {
     ///
     /// # Errors
     /// A message for the user naming the bad argument.
-    pub(crate) fn from_args(args: Args) -> Result<Job, String> {
-        if let Some(Action::Logout { url, all }) = args.action {
-            return Ok(Job::Logout { url: if all { None } else { url } });
+    pub(crate) fn from_args(mut args: Args) -> Result<Job, String> {
+        match args.action.take() {
+            Some(Action::Logout { url, all }) => return Ok(Job::Logout { url: if all { None } else { url } }),
+            Some(Action::Doctor { json, connection, url, command }) => {
+                let target = match (url, command.is_empty()) {
+                    (Some(_), false) => return Err("give a URL or a command after --, not both".into()),
+                    (None, true) => return Err("give the server's URL, or its command after --".into()),
+                    (Some(url), true) => crate::doctor::Target::Url(Box::new(http_config(&connection, &url)?.0)),
+                    (None, false) => {
+                        let mut words = command.into_iter();
+                        let program = words.next().ok_or("give the server command after --")?;
+                        crate::doctor::Target::Command(Box::new(StdioCommand::new(program).args(words)))
+                    }
+                };
+                return Ok(Job::Doctor { json, target });
+            }
+            None => {}
         }
         let profile = profile::by_name(&args.profile).ok_or_else(|| {
             let known: Vec<&str> = profile::PROFILES.iter().map(|p| p.name).collect();

@@ -10,6 +10,7 @@
 
 mod args;
 mod config;
+mod doctor;
 mod listen;
 
 use std::process::ExitCode;
@@ -38,6 +39,10 @@ fn main() -> ExitCode {
     let config = match config::Job::from_args(args) {
         Ok(config::Job::Bridge(config)) => *config,
         Ok(config::Job::Logout { url }) => return logout(url.as_deref()),
+        Ok(config::Job::Doctor { json, target }) => {
+            mcp_bridge::log::init("mcp-bridge", "error");
+            return doctor::run(target, json);
+        }
         Err(message) => {
             eprintln!("mcp-bridge: {message}");
             return ExitCode::from(2);

@@ -39,6 +39,13 @@ use legacy::{LegacySession, SessionSlot};
 pub use config::{AuthProvider, AuthRefusal, BearerToken, DEFAULT_MAX_RESPONSE_BYTES, HttpConfig, ProxyConfig};
 pub(crate) use config::{build_client_with, without_credentials};
 
+/// Whether a server that answers an `initialize` POST with this status may
+/// be one of the HTTP+SSE transport of 2024-11-05 (the transport then
+/// tries it, as the specification's backward compatibility says).
+pub fn may_be_http_sse(status: u16) -> bool {
+    matches!(status, 404 | 405)
+}
+
 /// A header value as the specification wants it: plain when it is visible
 /// ASCII without surrounding spaces, else the `=?base64?…?=` sentinel.
 pub fn header_value(value: &str) -> String {
@@ -475,7 +482,7 @@ async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Result<bool, 
         return accepted_on_the_stream(&response);
     }
     // A server that refuses `initialize` may be of the HTTP+SSE transport.
-    if let ("initialize", None, 404 | 405) = (request.method.as_str(), &session, response.status().as_u16()) {
+    if request.method == "initialize" && session.is_none() && may_be_http_sse(response.status().as_u16()) {
         match http_sse::open(shared).await {
             Ok(endpoint) => {
                 tracing::info!(target: "mcp_router", "the server speaks the HTTP+SSE transport (2024-11-05)");

@@ -1,0 +1,163 @@
+//! `mcp-bridge doctor`: the report of a server, through the command line,
+//! against real servers: the example server on stdio and over HTTPS with a
+//! test CA, server-everything (2025-11-25) in its three modes, a server
+//! behind a sign-in (a loopback authorization server) before and after a
+//! sign-in is stored, and a URL nothing answers. Nothing secret reaches
+//! the report.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use mcp_sdk::auth::{FileStore, TokenRecord, TokenStore};
+use serde_json::Value;
+use test_support::oauth::{Issued, Shared, TestPki, authorization_server, protected, serve};
+use test_support::{server_everything, server_everything_http, workspace_binary};
+
+const BRIDGE: &str = env!("CARGO_BIN_EXE_mcp-bridge");
+
+/// A home of its own for each test: the token store the doctor reads.
+fn home(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcp-doctor-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs the doctor with `args` in `home`; its exit code, stdout.
+async fn doctor(home: &Path, args: &[&str]) -> (i32, String) {
+    let output = tokio::process::Command::new(BRIDGE)
+        .arg("doctor")
+        .args(args)
+        .env("HOME", home)
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("XDG_CONFIG_HOME")
+        .env("MCP_BRIDGE_TOKEN_STORE", "files")
+        .env("DOCTOR_API_KEY", "key-s3cret")
+        .output()
+        .await
+        .unwrap();
+    (output.status.code().unwrap_or(-1), String::from_utf8(output.stdout).unwrap())
+}
+
+async fn doctor_json(home: &Path, args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["--json"];
+    all.extend(args);
+    let (code, out) = doctor(home, &all).await;
+    (code, serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}")))
+}
+
+#[tokio::test]
+async fn a_stdio_server_is_reported_usable_with_what_it_offers() {
+    let home = home("stdio");
+    let server = workspace_binary("mcp-example-server", "mcp-example-server");
+    let (code, report) = doctor_json(&home, &["--", server.to_str().unwrap()]).await;
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["usable"], true);
+    assert_eq!(report["transport"], "stdio");
+    assert_eq!(report["mcp"]["era"], "2026-07-28");
+    assert_eq!(report["mcp"]["server"], "mcp-example-server 0.1.0");
+    assert!(report["mcp"]["tools"].as_u64().unwrap() > 0, "{report}");
+    assert!(report["mcp"]["round_trip_ms"].as_f64().unwrap() > 0.0, "{report}");
+    assert_eq!(report["problems"], serde_json::json!([]));
+    let (code, text) = doctor(&home, &["--", server.to_str().unwrap()]).await;
+    assert_eq!(code, 0);
+    assert!(text.contains("revision                2026-07-28") && text.ends_with("usable: yes\n"), "{text}");
+}
+
+#[tokio::test]
+async fn a_legacy_server_is_reported_in_each_of_its_modes() {
+    let home = home("everything");
+    let script = server_everything();
+    let (code, report) = doctor_json(&home, &["--", "node", script.to_str().unwrap(), "stdio"]).await;
+    assert_eq!((code, &report["mcp"]["era"], &report["mcp"]["legacy"]), (0, &"2025-11-25".into(), &true.into()));
+    for (mode, transport) in
+        [("streamableHttp", "streamable-http, a 2025-11-25 session"), ("sse", "http+sse (2024-11-05)")]
+    {
+        let (_server, url) = server_everything_http(mode).await;
+        let (code, report) = doctor_json(&home, &[&url]).await;
+        assert_eq!(code, 0, "{mode}: {report}");
+        assert_eq!(report["transport"], transport, "{mode}");
+        assert_eq!(report["mcp"]["server"], "mcp-servers/everything 2.0.0", "{mode}");
+        assert!(report["mcp"]["tools"].as_u64().unwrap() > 0, "{mode}: {report}");
+    }
+}
+
+#[tokio::test]
+async fn the_certificate_of_an_https_server_is_reported_and_an_untrusted_one_named() {
+    let home = home("tls");
+    let pki = TestPki::new(&home.join("pki"));
+    let router = mcp_example_server::build_server().http_router(Default::default());
+    let url = format!("{}/mcp", serve(router, Some(&pki)).await);
+    let ca = pki.ca_file.to_str().unwrap();
+    let (code, report) = doctor_json(&home, &["--ca-file", ca, &url]).await;
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["tls"]["issuer"], "CN=mcp-bridge test CA");
+    assert!(report["tls"]["days_left"].as_i64().unwrap() > 30, "{report}");
+    assert!(report["tls"]["trusted_by"].as_str().unwrap().contains("test-ca.pem"), "{report}");
+
+    let (code, report) = doctor_json(&home, &[&url]).await;
+    assert_eq!(code, 1, "{report}");
+    let fixes: Vec<&str> = report["problems"].as_array().unwrap().iter().filter_map(|p| p["fix"].as_str()).collect();
+    assert!(fixes.iter().any(|f| f.contains("--ca-file")), "{fixes:?}");
+}
+
+#[tokio::test]
+async fn a_protected_server_needs_a_sign_in_until_one_is_stored() {
+    let home = home("protected");
+    let pki = TestPki::new(&home.join("pki"));
+    let issued: Shared = Arc::new(Mutex::new(Issued { expires_in: 3600, ..Issued::default() }));
+    let issuer = authorization_server(issued.clone(), Some(&pki)).await;
+    let router = mcp_example_server::build_server().http_router(Default::default());
+    let url = protected(router, issued.clone(), issuer.clone()).await;
+    let ca = pki.ca_file.to_str().unwrap();
+    let with_secret_in_query = format!("{url}?key=query-s3cret");
+    let args = ["--ca-file", ca, "--header-env", "X-Api-Key=DOCTOR_API_KEY", &with_secret_in_query];
+
+    let (code, report) = doctor_json(&home, &args).await;
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(report["auth"]["required"], true);
+    assert_eq!(report["auth"]["resource"], url);
+    assert_eq!(report["auth"]["authorization_servers"], serde_json::json!([issuer]));
+    assert_eq!(report["auth"]["authorization_server"]["dynamic_registration"], true);
+    assert_eq!(report["auth"]["authorization_server"]["pkce_s256"], true);
+    assert!(report["auth"]["stored_sign_in"].is_null());
+    let fixes: Vec<&str> = report["problems"].as_array().unwrap().iter().filter_map(|p| p["fix"].as_str()).collect();
+    assert!(fixes.iter().any(|f| f.contains("mcp-bridge URL")), "{fixes:?}");
+
+    // A sign-in stored as the bridge stores it: the doctor uses it.
+    issued.lock().unwrap().valid.push("at-s3cret".into());
+    let store =
+        FileStore::open(home.join(".local/state/mcp-bridge/tokens"), &home.join(".config/mcp-bridge/token.key"))
+            .unwrap();
+    let expires_at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 3600;
+    let record = TokenRecord {
+        issuer: issuer.clone(),
+        client_id: "client-1".into(),
+        access_token: "at-s3cret".into(),
+        refresh_token: Some("rt-s3cret".into()),
+        expires_at: Some(expires_at),
+        issued_at: None,
+        scope: Some("mcp".into()),
+        resource: Some(url.clone()),
+    };
+    let record = serde_json::to_string(&record).unwrap();
+    store.save(&mcp_sdk::auth::store::tokens_key(&url), &record).unwrap();
+    let (code, text) = doctor(&home, &args).await;
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("  stored sign-in        yes, valid until"), "{text}");
+    assert!(text.contains("tools "), "the session worked: {text}");
+    for secret in ["at-s3cret", "rt-s3cret", "key-s3cret", "query-s3cret"] {
+        assert!(!text.contains(secret), "{secret} in the report: {text}");
+    }
+}
+
+#[tokio::test]
+async fn a_url_nothing_answers_is_named_with_its_fix() {
+    let home = home("closed");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (code, text) = doctor(&home, &[&format!("http://127.0.0.1:{port}/mcp")]).await;
+    assert_eq!(code, 1);
+    assert!(text.contains("error: the server cannot be reached"), "{text}");
+    assert!(text.contains("fix: check the URL and the network"), "{text}");
+    assert!(text.ends_with("usable: no\n"), "{text}");
+}
