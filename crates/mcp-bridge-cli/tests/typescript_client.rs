@@ -88,6 +88,16 @@ fn the_typescript_client_gets_resource_updates_and_list_changes_through_the_brid
 }
 
 #[tokio::test]
+async fn the_typescript_client_uses_a_python_server_on_http_sse_through_the_bridge() {
+    let (_server, url) = test_support::python_sse_server().await;
+    let seen = tokio::task::spawn_blocking(move || run_ts_client_with("python", &[&url])).await.unwrap();
+    assert_eq!(seen["server"]["name"], "python-peer");
+    assert_eq!(seen["tools"], json!(["add", "shout"]));
+    assert_eq!(seen["sum"], "42");
+    assert_eq!(seen["shout"], "BRIDGE");
+}
+
+#[tokio::test]
 async fn the_typescript_client_uses_server_everything_in_every_mode_through_the_bridge() {
     let script = test_support::server_everything();
     for mode in ["stdio", "streamableHttp", "sse"] {

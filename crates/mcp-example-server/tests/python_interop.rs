@@ -178,3 +178,30 @@ async fn our_client_caches_the_lists_a_python_server_gives_a_lifetime() {
     assert_eq!((asked("tools/list"), asked("server/discover")), (1, 3));
     let _ = std::fs::remove_file(&log);
 }
+
+#[tokio::test]
+async fn our_client_speaks_2025_11_25_to_the_python_server_in_its_legacy_modes() {
+    let python = python_peer();
+    // On stdio, opened with `initialize`: the Python server's legacy loop.
+    let command = StdioCommand::new(&python).args([script("python_server.py").into_os_string()]);
+    let mut options = ClientOptions::new("mcp-sdk-legacy", "0.1");
+    options.era = mcp_sdk::client::Era::Legacy;
+    let client = Client::new(options, spawn(command).unwrap());
+    let o = RequestOptions::default();
+    let sum = client.call_tool("add", json!({"a": 40, "b": 2}), &o).await.unwrap();
+    assert!(matches!(&sum.content[0], ContentBlock::Text(t) if t.text == "42"));
+    let spoken = client.spoken().unwrap();
+    assert!(spoken.is_legacy() && spoken.protocol_version() == "2025-11-25", "{spoken:?}");
+    client.close().await;
+
+    // On its HTTP+SSE transport, found by the default negotiation.
+    let (_server, url) = test_support::python_sse_server().await;
+    let transport = mcp_sdk::transport::http::connect(mcp_sdk::transport::http::HttpConfig::new(&url)).unwrap();
+    let client = Client::new(ClientOptions::new("mcp-sdk-legacy", "0.1"), transport);
+    let tools = client.list_all_tools(&o).await.unwrap();
+    assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["add", "shout"]);
+    let shout = client.call_tool("shout", json!({"text": "sse"}), &o).await.unwrap();
+    assert!(matches!(&shout.content[0], ContentBlock::Text(t) if t.text == "SSE"));
+    assert!(client.spoken().is_some_and(|s| s.is_legacy()));
+    client.close().await;
+}

@@ -321,6 +321,37 @@ pub async fn server_everything_http(mode: &str) -> (tokio::process::Child, Strin
     (child, format!("http://127.0.0.1:{port}/{path}"))
 }
 
+/// The Python `mcp` server of the interop tests
+/// (`crates/mcp-example-server/tests/python/python_server.py`: tools `add`
+/// and `shout`) on its legacy HTTP+SSE transport (2024-11-05) on a free
+/// loopback port, once uvicorn says it runs; stopped when the returned
+/// child is dropped. Returns the URL of its event stream.
+pub async fn python_sse_server() -> (tokio::process::Child, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let script = workspace_root().join("crates/mcp-example-server/tests/python/python_server.py");
+    let mut child = Command::new(python_peer())
+        .arg(script)
+        .args(["--sse", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    tokio::time::timeout(LINE_DEADLINE, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.contains("Uvicorn running on") {
+                return;
+            }
+        }
+        panic!("the Python server ended before it listened");
+    })
+    .await
+    .expect("the Python server did not listen in time");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, format!("http://127.0.0.1:{port}/sse"))
+}
+
 /// A 2025-11-25 server over Streamable HTTP with sessions, built with the
 /// TypeScript SDK 1.x (`crates/mcp-sdk/tests/ts/legacy_http_server.mjs`:
 /// tools `echo`, `ask`, `grow`, `sessions`) on a free loopback port; the

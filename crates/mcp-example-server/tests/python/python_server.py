@@ -1,5 +1,7 @@
-"""A small 2026-07-28 server built with the Python `mcp` SDK, on stdio, or
-on Streamable HTTP at http://127.0.0.1:PORT/mcp with `--http PORT`. With
+"""A small server built with the Python `mcp` SDK, on stdio, or on
+Streamable HTTP at http://127.0.0.1:PORT/mcp with `--http PORT` (both eras,
+as the client opens), or on its legacy HTTP+SSE transport (2024-11-05) at
+http://127.0.0.1:PORT/sse with `--sse PORT`. With
 PY_CACHE_TTL_MS set, its tools/list results carry that public `ttlMs`."""
 import os
 import sys
@@ -27,5 +29,7 @@ def shout(text: str) -> str:
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif len(sys.argv) == 3 and sys.argv[1] == "--sse":
+        server.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run("stdio")
