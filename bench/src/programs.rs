@@ -25,6 +25,9 @@ pub struct Programs {
     /// The TypeScript SDK 2.x server: its script and the `node_modules`
     /// holding `@modelcontextprotocol/server` and `/node`; left out without.
     pub ts_server: Option<(PathBuf, PathBuf)>,
+    /// server-everything's entry script (a 2025-11-25 server); the legacy
+    /// start-up scenario is left out without it.
+    pub server_everything: Option<PathBuf>,
     /// A directory for the programs' own files (mcp-remote's config).
     pub scratch: PathBuf,
 }
@@ -66,6 +69,9 @@ impl Programs {
             mcp_remote: optional(root.join(".peers/bench/node_modules/mcp-remote/dist/proxy.js")),
             rmcp_server: optional(root.join("target/peers/release/rmcp-bench-server")),
             ts_server: ts_server_under(root),
+            server_everything: optional(
+                root.join(".peers/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+            ),
             scratch: root.join("target/bench"),
         }
     }

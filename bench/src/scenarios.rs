@@ -393,6 +393,68 @@ pub async fn startup(p: &Programs, t: &Timing) -> io::Result<Section> {
     })
 }
 
+/// Scenario 7: the bridge's start-up in front of a 2025-11-25 server
+/// (server-everything on stdio): the `server/discover` probe at every
+/// start, the era taken from the cache file instead, and the era forced
+/// with `--protocol 2025-11-25` (no probe by flag), the baseline.
+pub async fn legacy_startup(p: &Programs, t: &Timing, everything: &std::path::Path) -> io::Result<Section> {
+    let cache = p.scratch.join("eras.json");
+    std::fs::create_dir_all(&p.scratch)?;
+    let _ = std::fs::remove_file(&cache);
+    let route = |name: &str, flags: &[&str], cache: PathBuf| Route {
+        name: name.into(),
+        program: p.bridge.clone(),
+        args: flags
+            .iter()
+            .map(|f| (*f).to_owned())
+            .chain(["--".into(), "node".into(), everything.display().to_string(), "stdio".into()])
+            .collect(),
+        envs: vec![("MCP_BRIDGE_ERA_CACHE", cache)],
+        dialect: Dialect::Legacy,
+    };
+    let probed = route("probe at every start", &[], "off".into());
+    let cached = route("era from the cache", &[], cache.clone());
+    let forced = route("--protocol 2025-11-25", &["--protocol", "2025-11-25"], "off".into());
+    // One start fills the cache file.
+    cached.start().await?.close().await;
+    let starts = startups(&[&probed, &cached, &forced], t).await?;
+    let (probe_ms, cached_ms, forced_ms) = (starts[0].0, starts[1].0, starts[2].0);
+    let mut table = Table::new(&[
+        &format!("measure (median of {})", t.startups),
+        &probed.name,
+        &cached.name,
+        &forced.name,
+        "probe cost (probe − cache)",
+    ]);
+    table.row(vec![
+        "spawn to initialize result".into(),
+        format!("{probe_ms:.2} ms"),
+        format!("{cached_ms:.2} ms"),
+        format!("{forced_ms:.2} ms"),
+        format!("{:+.2} ms", probe_ms - cached_ms),
+    ]);
+    Ok(Section {
+        name: "legacy-startup",
+        title: "7. Start-up in front of a 2025-11-25 server".into(),
+        intro: "Time from spawning `mcp-bridge -- node server-everything stdio` to its `initialize` response: \
+                with the `server/discover` probe at every start (`MCP_BRIDGE_ERA_CACHE=off`), with the era taken \
+                from the cache file a first start wrote, and with the era forced by `--protocol 2025-11-25` (no \
+                probe). The difference is the probe's round trip; Node's own start-up dominates all three."
+            .into(),
+        tables: vec![table],
+        targets: Vec::new(),
+        chart: Chart {
+            title: "Start-up in front of a 2025-11-25 server".into(),
+            series: vec![probed.name.clone(), cached.name.clone(), forced.name.clone()],
+            groups: vec![Group {
+                label: "spawn to initialize result".into(),
+                unit: "ms",
+                values: vec![Some(probe_ms), Some(cached_ms), Some(forced_ms)],
+            }],
+        },
+    })
+}
+
 /// The figures of one proxy in the mcp-remote scenario.
 struct RemoteFigures {
     start_ms: f64,

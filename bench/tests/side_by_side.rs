@@ -25,6 +25,7 @@ fn programs() -> Programs {
         ts_server: Some(
             ts_server_under(&root).expect("the TypeScript SDK 2.x is not installed in .peers/bench: run scripts/test"),
         ),
+        server_everything: Some(test_support::server_everything()),
         scratch: std::env::temp_dir().join(format!("mcp-bench-{}", std::process::id())),
     }
 }
@@ -61,6 +62,7 @@ async fn every_scenario_measures_every_figure() {
         scenarios::servers(&programs, &timing).await.unwrap(),
         scenarios::input_round(&programs, &timing).await.unwrap(),
         scenarios::legacy_http(&programs, &timing).await.unwrap(),
+        scenarios::legacy_startup(&programs, &timing, &test_support::server_everything()).await.unwrap(),
     ];
     for section in &sections {
         assert_measured(section);
@@ -79,6 +81,7 @@ async fn every_scenario_measures_every_figure() {
     );
     assert_eq!(legacy.tables[0].rows.len(), 6, "3 routes × 2 levels");
     assert_eq!(sections[0].chart.series.len(), 4, "bridge, embedded, null relay, direct");
+    assert_eq!(sections[6].chart.series.len(), 3, "probe, cache, forced");
 
     let charts = programs.scratch.join("charts");
     let text = report::write("# run", &sections, &charts, "charts").unwrap();

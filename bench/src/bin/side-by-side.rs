@@ -15,7 +15,7 @@ use mcp_bench::programs::{Programs, TS_SERVER_VERSION, Timing};
 use mcp_bench::report::{self, Section};
 use mcp_bench::scenarios;
 
-const SCENARIOS: [&str; 6] = ["stdio", "startup", "remote", "servers", "input", "legacy-http"];
+const SCENARIOS: [&str; 7] = ["stdio", "startup", "remote", "servers", "input", "legacy-http", "legacy-startup"];
 
 /// What the command line asked for.
 struct Options {
@@ -109,6 +109,10 @@ async fn run(options: &Options, programs: &Programs) -> std::io::Result<Vec<Sect
             },
             "servers" => scenarios::servers(programs, &timing).await?,
             "legacy-http" => scenarios::legacy_http(programs, &timing).await?,
+            "legacy-startup" => match &programs.server_everything {
+                Some(everything) => scenarios::legacy_startup(programs, &timing, everything).await?,
+                None => continue,
+            },
             _ => scenarios::input_round(programs, &timing).await?,
         };
         sections.push(section);
