@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use test_support::workspace_binary;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_mcp-bridge");
@@ -23,19 +22,10 @@ async fn listening(args: &[&str]) -> (Child, String) {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(url) = line.split("serving 2025-11-25 clients at ").nth(1) {
-                return url.trim().to_owned();
-            }
-        }
-        panic!("mcp-bridge ended without serving");
+    let url = test_support::stderr_line(&mut child, "mcp-bridge", |line| {
+        line.split("serving 2025-11-25 clients at ").nth(1).map(|url| url.trim().to_owned())
     })
-    .await
-    .unwrap();
-    // The rest of stderr is drained so the bridge never blocks on it.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    .await;
     (child, url)
 }
 

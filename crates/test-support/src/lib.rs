@@ -286,6 +286,25 @@ pub fn server_everything() -> PathBuf {
     script
 }
 
+/// Reads the piped stderr of `child` until `pick` takes a line, within
+/// [`LINE_DEADLINE`]; the rest is drained on a task, so the child's writes
+/// never block. `who` names the child in the panic.
+pub async fn stderr_line<T>(child: &mut Child, who: &str, mut pick: impl FnMut(&str) -> Option<T>) -> T {
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr is piped")).lines();
+    let found = tokio::time::timeout(LINE_DEADLINE, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(found) = pick(&line) {
+                return found;
+            }
+        }
+        panic!("{who} ended before it said it was ready");
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{who} was not ready in time"));
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    found
+}
+
 /// server-everything in one of its HTTP modes (`streamableHttp`: its
 /// endpoint is `/mcp`; `sse`: the HTTP+SSE transport of 2024-11-05 at
 /// `/sse`) on a free loopback port (it binds every interface by itself:
@@ -304,19 +323,7 @@ pub async fn server_everything_http(mode: &str) -> (tokio::process::Child, Strin
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let port = tokio::time::timeout(LINE_DEADLINE, async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(port) = line.strip_prefix("LISTENING ") {
-                return port.trim().to_owned();
-            }
-        }
-        panic!("server-everything ended before it listened");
-    })
-    .await
-    .expect("server-everything did not listen in time");
-    // The rest of its stderr is drained, so its writes never block.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let port = stderr_line(&mut child, "server-everything", |l| l.strip_prefix("LISTENING ").map(str::to_owned)).await;
     let path = if mode == "sse" { "sse" } else { "mcp" };
     (child, format!("http://127.0.0.1:{port}/{path}"))
 }
@@ -337,18 +344,7 @@ pub async fn python_sse_server() -> (tokio::process::Child, String) {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    tokio::time::timeout(LINE_DEADLINE, async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if line.contains("Uvicorn running on") {
-                return;
-            }
-        }
-        panic!("the Python server ended before it listened");
-    })
-    .await
-    .expect("the Python server did not listen in time");
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    stderr_line(&mut child, "the Python server", |l| l.contains("Uvicorn running on").then_some(())).await;
     (child, format!("http://127.0.0.1:{port}/sse"))
 }
 
