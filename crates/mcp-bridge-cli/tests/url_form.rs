@@ -41,13 +41,17 @@ struct World {
 }
 
 async fn world(name: &str) -> World {
+    world_serving(name, mcp_example_server::build_server().http_router(Default::default())).await
+}
+
+/// The OAuth world in front of `server` (an MCP endpoint at `/mcp`).
+async fn world_serving(name: &str, server: axum::Router) -> World {
     let dir = std::env::temp_dir().join(format!("mcp-url-form-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("home")).unwrap();
     let pki = TestPki::new(&dir);
     let issued: Shared = Arc::new(Mutex::new(Issued { expires_in: 3600, ..Issued::default() }));
     let issuer = authorization_server(issued.clone(), Some(&pki)).await;
-    let server = mcp_example_server::build_server().http_router(Default::default());
     let url = protected(server, issued.clone(), issuer).await;
     let browser = dir.join("browser.py");
     std::fs::write(&browser, BROWSER).unwrap();
@@ -450,6 +454,40 @@ async fn a_later_sign_in_with_a_client_that_cannot_show_urls_fails_fast() {
     assert_eq!(failed["error"]["data"]["cause"], "reauthorization_required", "{failed}");
     assert_eq!(std::fs::read_to_string(w.dir.join("browser.log")).unwrap().lines().count(), 1, "no second browser");
     let (_, stderr) = finish(peer).await;
+    assert_no_secrets(&stderr);
+    let _ = std::fs::remove_dir_all(&w.dir);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_legacy_session_upstream_gets_the_sign_in_and_the_refresh_too() {
+    // The example server's endpoint serves 2025-11-25 sessions; the bridge
+    // is told to speak that revision to it.
+    let dual_era = mcp_bridge::embed::http::http_router(
+        &mcp_example_server::build_server(),
+        Default::default(),
+        Default::default(),
+    );
+    let w = world_serving("legacy-signin", dual_era).await;
+    let mut peer = bridge(&w, &w.dir.join("browser.py"), &["--protocol", "2025-11-25"]);
+    let init = legacy_initialize(&mut peer, json!({})).await;
+    assert_eq!(init["result"]["serverInfo"]["name"], "mcp-example-server", "{init}");
+    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    let call = |id: i64, text: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": text}}})
+            .to_string()
+    };
+    peer.send(&call(2, "in the session")).await;
+    assert_eq!(peer.recv_response(2).await["result"]["content"][0]["text"], "in the session");
+    // The access token is revoked: the refresh token gets a new one, and
+    // the session's next POST goes through with it.
+    w.issued.lock().unwrap().valid.clear();
+    peer.send(&call(3, "after the refresh")).await;
+    let answer = peer.recv_response(3).await;
+    assert_eq!(answer["result"]["content"][0]["text"], "after the refresh", "{answer}");
+    let grants = w.issued.lock().unwrap().grants.clone();
+    assert_eq!(grants, ["authorization_code", "refresh_token"], "one sign-in, one refresh");
+    let (code, stderr) = finish(peer).await;
+    assert_eq!(code, Some(0));
     assert_no_secrets(&stderr);
     let _ = std::fs::remove_dir_all(&w.dir);
 }
