@@ -38,6 +38,11 @@ const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// for hours.
 const MAX_RETRY: Duration = Duration::from_secs(30);
 
+/// The shortest wait before a resume, whatever `retry:` says: a server
+/// that closes every stream at once with `retry: 0` must not get a busy
+/// loop of GETs.
+const MIN_RETRY: Duration = Duration::from_millis(100);
+
 /// What an `initialize` settled.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct LegacySession {
@@ -125,7 +130,7 @@ pub(super) fn learn(headers: &HeaderMap, message: &Message) -> Option<(Option<St
 
 /// The wait before a stream is resumed: the server's `retry:`, bounded.
 pub(super) fn retry_delay(retry_ms: Option<u64>) -> Duration {
-    retry_ms.map_or(DEFAULT_RETRY, |ms| Duration::from_millis(ms).min(MAX_RETRY))
+    retry_ms.map_or(DEFAULT_RETRY, |ms| Duration::from_millis(ms).clamp(MIN_RETRY, MAX_RETRY))
 }
 
 /// A request of the session other than a POST (the GET stream, the DELETE).
@@ -247,10 +252,17 @@ pub(super) async fn renew(shared: &Shared, lost: &LegacySession) -> Result<(), S
     if let Some(auth) = super::authorization(&shared.config).await {
         post = post.header(reqwest::header::AUTHORIZATION, auth);
     }
-    let response = post.send().await.map_err(|e| format!("the new initialize failed: {}", e.without_url()))?;
-    let status = response.status().as_u16();
-    let headers = response.headers().clone();
-    let answer = first_response(response, shared.config.max_response_bytes).await?;
+    let initialized = async {
+        let response = post.send().await.map_err(|e| format!("the new initialize failed: {}", e.without_url()))?;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let answer = first_response(response, shared.config.max_response_bytes).await?;
+        Ok::<_, String>((status, headers, answer))
+    };
+    // The requests waiting behind a renewal must not wait on a server that never answers it.
+    let (status, headers, answer) = tokio::time::timeout(OPEN_STREAM_LIMIT, initialized)
+        .await
+        .map_err(|_| format!("the new initialize got no answer within {OPEN_STREAM_LIMIT:?}"))??;
     let Some((id, version)) = learn(&headers, &answer) else {
         return Err(format!("the new initialize was refused (HTTP {status})"));
     };
@@ -339,5 +351,6 @@ mod tests {
         assert_eq!(retry_delay(None), DEFAULT_RETRY);
         assert_eq!(retry_delay(Some(500)), Duration::from_millis(500));
         assert_eq!(retry_delay(Some(86_400_000)), MAX_RETRY);
+        assert_eq!(retry_delay(Some(0)), MIN_RETRY, "no busy loop");
     }
 }
