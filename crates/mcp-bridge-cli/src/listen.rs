@@ -38,12 +38,16 @@ async fn serve(config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode> {
     let fanout = Arc::new(Fanout::default());
     let to_sessions = fanout.clone();
     let on_unrouted = Arc::new(move |n: &mcp_protocol::JsonRpcNotification| to_sessions.deliver(n));
-    // A 2025-11-25 upstream's own requests cannot be relayed: a shared
-    // upstream cannot tell which session they are for (no hooks: refused).
+    // A 2025-11-25 upstream hears of one client at its initialize: one that
+    // may be asked anything. Over HTTP its requests come on the stream of a
+    // session's request and go to that session's client (which refuses
+    // what it did not declare); others belong to no session and are
+    // refused (no hooks here).
+    let may_be_asked = ClientCapabilities::builder().form_elicitation().url_elicitation().sampling().roots().build();
     let speaker = Speaker {
         era: config.frontend.upstream_era,
         era_cache: config.frontend.era_cache.clone(),
-        ..Speaker::new(identity, ClientCapabilities::default())
+        ..Speaker::new(identity, may_be_asked)
     };
     let upstream = Upstream::connect(&config.upstream, speaker, on_unrouted)?;
     tracing::info!("serving 2025-11-25 clients at http://{local}/mcp");

@@ -148,3 +148,69 @@ async fn the_typescript_http_client_uses_the_example_server_through_the_bridge()
     bridge.start_kill().unwrap();
     bridge.wait().await.unwrap();
 }
+
+/// A session's `initialize` with `capabilities`; its session id.
+async fn initialize_with(url: &str, capabilities: Value) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}}});
+    let response = post(url, None, &init).send().await.unwrap();
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    assert!(answer(response).await["result"]["serverInfo"].is_object());
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post(url, Some(&session), &initialized).send().await.unwrap();
+    session
+}
+
+/// The next JSON-RPC message of an SSE response, read as it arrives.
+async fn next_event(stream: &mut reqwest::Response, buffer: &mut String) -> Value {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            if let Some(end) = buffer.find("\n\n") {
+                let event: String = buffer.drain(..end + 2).collect();
+                if let Some(data) = event.lines().filter_map(|l| l.strip_prefix("data: ")).next()
+                    && !data.trim().is_empty()
+                {
+                    return serde_json::from_str(data).unwrap();
+                }
+                continue;
+            }
+            let chunk = stream.chunk().await.unwrap().unwrap_or_else(|| panic!("the stream ended: {buffer}"));
+            buffer.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    })
+    .await
+    .expect("no event in time")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_legacy_upstreams_requests_reach_the_session_they_are_for() {
+    let (_server, upstream) = test_support::ts_legacy_http_server().await;
+    let (mut bridge, url) = listening(&[&upstream]).await;
+    let asking = initialize_with(&url, json!({"elicitation": {"form": {}}})).await;
+    let other = initialize_with(&url, json!({})).await;
+
+    // The upstream's elicitation comes on the call's stream of the session
+    // that called; its answer goes back through that session.
+    let mut stream = post(&url, Some(&asking), &call(1, "ask", json!({}))).send().await.unwrap();
+    let mut buffer = String::new();
+    let asked = next_event(&mut stream, &mut buffer).await;
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    let reply =
+        json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept", "content": {"name": "Ada"}}});
+    assert_eq!(post(&url, Some(&asking), &reply).send().await.unwrap().status(), 202);
+    let done = loop {
+        let message = next_event(&mut stream, &mut buffer).await;
+        if message["id"] == 1 {
+            break message;
+        }
+    };
+    assert_eq!(done["result"]["content"][0]["text"], "accept: Ada", "{done}");
+
+    // A session that declared no elicitation is not asked: the upstream hears a refusal.
+    let refused = answer(post(&url, Some(&other), &call(2, "ask", json!({}))).send().await.unwrap()).await;
+    let text = refused.to_string();
+    assert!(refused["result"]["isError"] == true || refused["error"].is_object(), "{text}");
+    assert!(!text.contains("Ada"), "{text}");
+    bridge.start_kill().unwrap();
+    bridge.wait().await.unwrap();
+}

@@ -75,6 +75,11 @@ struct State {
     /// The upstream speaks 2025-11-25: subscriptions and change
     /// notifications are its own, relayed.
     legacy_upstream: bool,
+    /// A shared 2025-11-25 upstream's requests that come on the stream of
+    /// one of this session's requests are relayed to this session's client,
+    /// on that request's stream (over HTTP; its other requests belong to no
+    /// session).
+    relays_per_request: bool,
 }
 
 /// The level of the client's last `logging/setLevel`, read by the

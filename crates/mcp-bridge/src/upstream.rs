@@ -207,6 +207,11 @@ impl Upstream {
         Ok(Upstream { client: Client::new(options, transport), origin, oauth, sign_in, shared: false })
     }
 
+    /// Whether several sessions share this upstream (`--listen`).
+    pub fn is_shared(&self) -> bool {
+        self.shared
+    }
+
     /// The child's process id (also its process group id), for a child.
     pub fn process_id(&self) -> Option<u32> {
         self.client.process().map(|p| p.id())

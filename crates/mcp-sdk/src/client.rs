@@ -533,7 +533,8 @@ impl Client {
         let (reply_tx, reply_rx) = oneshot::channel();
         let callbacks = Arc::new(Callbacks::new(options, inner.options.on_notification.as_ref()));
         let (route, events) = route_for(options, &callbacks);
-        let pending = Pending { reply: reply_tx, route, method: "subscriptions/listen".into(), diagnostics: None };
+        let pending =
+            Pending { reply: reply_tx, route, method: "subscriptions/listen".into(), diagnostics: None, answers: None };
         inner.router.register_legacy_listen(id.clone(), pending, granted.clone())?;
         callbacks.deliver(&legacy_listen::acknowledgment(&granted, &id));
         let outcome = self.await_reply("subscriptions/listen", reply_rx, events, &callbacks, options, timeout).await;
@@ -831,6 +832,17 @@ impl Client {
         }
     }
 
+    /// Who answers the server's requests on a request's stream, when its
+    /// options name hooks of their own.
+    fn asker(&self, options: &RequestOptions) -> Option<server_requests::Asker> {
+        let hooks = options.hooks.clone()?;
+        let capabilities = match &options.on_behalf_of {
+            Some(identity) => Arc::new(identity.capabilities.clone()),
+            None => Arc::new(self.inner.options.capabilities.clone()),
+        };
+        Some(Arc::new(server_requests::Answerer { capabilities, hooks }))
+    }
+
     /// Forgets a cached 2026-07-28 verdict that the server's answer proves
     /// wrong (it now answers as a 2025-11-25 server would): this request
     /// fails, the next client probes.
@@ -866,7 +878,13 @@ impl Client {
         let (route, events) = route_for(options, &callbacks);
         inner.router.register(
             id.clone(),
-            Pending { reply: reply_tx, route, method: method.to_owned(), diagnostics: options.diagnostics.clone() },
+            Pending {
+                reply: reply_tx,
+                route,
+                method: method.to_owned(),
+                diagnostics: options.diagnostics.clone(),
+                answers: self.asker(options),
+            },
         )?;
         let request = JsonRpcRequest::new(id.clone(), method, Some(Value::Object(params)));
         if inner.out.send(Message::Request(request)).await.is_err() {

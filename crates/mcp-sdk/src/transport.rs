@@ -50,6 +50,9 @@ pub(crate) enum Incoming {
     OnStream { id: RequestId, notification: mcp_protocol::JsonRpcNotification },
     /// The HTTP status of the response to a request, before its message.
     HttpStatus { id: RequestId, status: u16 },
+    /// A server's request on the response stream of request `id` (a
+    /// 2025-11-25 server over HTTP): asked for that request's sake.
+    RequestOnStream { id: RequestId, request: mcp_protocol::JsonRpcRequest },
 }
 
 /// A connection to a server, ready for [`crate::Client::new`].

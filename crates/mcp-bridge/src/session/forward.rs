@@ -99,12 +99,18 @@ impl Session {
                 forward_log(&out, &level, &n, Some(&related));
             }
         });
+        let (identity, per_request) = {
+            let state = self.state();
+            (state.identity.clone(), state.relays_per_request)
+        };
+        let hooks = per_request.then(|| self.relay_hooks(Some(request.id.clone())));
         let options = RequestOptions {
             timeout: Some(limit),
             max_total_timeout: Some(limit),
             cancel: Some(token.clone()),
             on_log: Some(on_log),
-            on_behalf_of: self.state().identity.clone(),
+            on_behalf_of: identity,
+            hooks,
             log_level: self.log_level.get(),
             meta: forwarded.meta,
             on_progress,

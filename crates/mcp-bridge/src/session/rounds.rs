@@ -82,11 +82,14 @@ impl Session {
     /// sampling, roots): each is asked of the client as a round of one
     /// (a `b-` request), its answer checked and given back. Weak: the hooks
     /// live in the upstream's client, which the session owns.
-    pub(super) fn relay_hooks(self: &Arc<Self>) -> InputHooks {
+    /// `related`: the client's request they are asked for, when known (on
+    /// HTTP the round goes on that request's stream).
+    pub(super) fn relay_hooks(self: &Arc<Self>, related: Option<RequestId>) -> InputHooks {
         let session = Arc::downgrade(self);
         InputHooks {
             elicit_form: Some(relayed(
                 session.clone(),
+                related.clone(),
                 |p| InputRequest::Elicit(MethodCall::new(ElicitRequestParams::Form(p))),
                 |r| match r {
                     InputResponse::Elicit(answer) => Some(answer),
@@ -95,6 +98,7 @@ impl Session {
             )),
             elicit_url: Some(relayed(
                 session.clone(),
+                related.clone(),
                 |p| InputRequest::Elicit(MethodCall::new(ElicitRequestParams::Url(p))),
                 |r| match r {
                     InputResponse::Elicit(answer) => Some(answer),
@@ -103,6 +107,7 @@ impl Session {
             )),
             sample: Some(relayed(
                 session.clone(),
+                related.clone(),
                 |p| InputRequest::CreateMessage(MethodCall::new(p)),
                 |r| match r {
                     InputResponse::CreateMessage(answer) => Some(*answer),
@@ -111,6 +116,7 @@ impl Session {
             )),
             list_roots: Some(relayed(
                 session,
+                related,
                 |()| InputRequest::ListRoots(MethodCall::new(Default::default())),
                 |r| match r {
                     InputResponse::ListRoots(answer) => Some(answer.roots),
@@ -203,16 +209,18 @@ impl Session {
 /// hook's params, and reads the answer back with `unwrap`.
 fn relayed<P: Send + 'static, R: Send + 'static>(
     session: Weak<Session>,
+    related: Option<RequestId>,
     wrap: fn(P) -> InputRequest,
     unwrap: fn(InputResponse) -> Option<R>,
 ) -> Hook<P, R> {
     Arc::new(move |params| {
-        let session = session.clone();
+        let (session, related) = (session.clone(), related.clone());
         Box::pin(async move {
             let session = session.upgrade().ok_or("the client is gone")?;
             let token = session.stop_slots.child_token();
             let round = InputRequests::from([("relayed".to_owned(), wrap(params))]);
-            let mut answers = session.run_round(round, &token, None).await.map_err(|refused| match refused {
+            let asked = session.run_round(round, &token, related.as_ref()).await;
+            let mut answers = asked.map_err(|refused| match refused {
                 Some(error) => error.message,
                 None => "the client's session ended".to_owned(),
             })?;

@@ -84,7 +84,7 @@ impl Session {
             info: params.client_info,
             capabilities: upstream_capabilities,
             requested_version: Some(params.protocol_version),
-            hooks: self.relay_hooks(),
+            hooks: self.relay_hooks(None),
             era: self.options.upstream_era,
             era_cache: self.options.era_cache.clone(),
         };
@@ -109,6 +109,7 @@ impl Session {
                 // Its change notifications come to the session as they are; no listen stream.
                 let mut state = self.state();
                 state.legacy_upstream = true;
+                state.relays_per_request = upstream.is_shared();
                 state.declared = Declared {
                     tools: on(caps.tools.as_ref().and_then(|c| c.list_changed)),
                     prompts: on(caps.prompts.as_ref().and_then(|c| c.list_changed)),

@@ -227,6 +227,12 @@ pub struct RequestOptions {
     /// info and capabilities (2026-07-28 carries both in every request's
     /// `_meta`). `None`: the client's own.
     pub on_behalf_of: Option<Arc<ClientIdentity>>,
+    /// Answers the server's own requests that come on this request's stream
+    /// (a 2025-11-25 server over Streamable HTTP asks while it handles the
+    /// request), checked against `on_behalf_of`'s capabilities when set:
+    /// a gateway answers each user's server requests through that user.
+    /// `None`: the client's hooks.
+    pub hooks: Option<InputHooks>,
 }
 
 /// The client info and capabilities a request is stamped with.

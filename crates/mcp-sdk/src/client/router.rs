@@ -14,7 +14,7 @@ use mcp_protocol::types::SubscriptionFilter;
 
 use super::legacy_listen;
 use super::options::{Callbacks, Diagnostics, NotificationCallback};
-use super::server_requests::FromServer;
+use super::server_requests::{Asker, FromServer};
 use crate::error::Error;
 use crate::limits::REQUEST_EVENT_QUEUE;
 use crate::transport::Incoming;
@@ -33,6 +33,9 @@ pub(crate) struct Pending {
     pub(crate) method: String,
     /// Where the transport's findings about the request go.
     pub(crate) diagnostics: Option<Arc<Mutex<Diagnostics>>>,
+    /// Who answers the server's requests on this request's stream, when
+    /// not the client.
+    pub(crate) answers: Option<Asker>,
 }
 
 /// The table of requests waiting for their response.
@@ -127,7 +130,14 @@ impl Router {
                 Incoming::OnStream { id, notification } => self.route(notification, Some(id), on_unrouted.as_ref()),
                 // A 2025-11-25 server's request (elicitation, sampling, roots, ping).
                 Incoming::Message(Message::Request(r)) => {
-                    if server_requests.send(FromServer::Request(r)).await.is_err() {
+                    if server_requests.send(FromServer::Request(r, None)).await.is_err() {
+                        tracing::warn!(target: "mcp_router", "a server request came after the client stopped answering");
+                    }
+                }
+                // Asked on a request's stream: answered for whom that request was sent.
+                Incoming::RequestOnStream { id, request } => {
+                    let asker = self.lock().get(&id).and_then(|p| p.answers.clone());
+                    if server_requests.send(FromServer::Request(request, asker)).await.is_err() {
                         tracing::warn!(target: "mcp_router", "a server request came after the client stopped answering");
                     }
                 }

@@ -23,19 +23,25 @@ use crate::error::Error;
 /// server's cancellation of one.
 #[derive(Debug)]
 pub(crate) enum FromServer {
-    /// A request to answer.
-    Request(JsonRpcRequest),
+    /// A request to answer, by the asker of the request whose stream it
+    /// came on when that is not the client.
+    Request(JsonRpcRequest, Option<Asker>),
     /// `notifications/cancelled` for the request with this id.
     Cancelled(RequestId),
 }
 
 /// How the answers are made: the capabilities the client declared and its
 /// hooks.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub(crate) struct Answerer {
     pub(crate) capabilities: Arc<ClientCapabilities>,
     pub(crate) hooks: InputHooks,
 }
+
+/// Who answers for a request sent on another's behalf
+/// ([`crate::RequestOptions::hooks`]): its hooks and, when the request
+/// names one, that client's capabilities.
+pub(crate) type Asker = Arc<Answerer>;
 
 impl Answerer {
     /// Answers every request received until the reader stops handing them
@@ -46,8 +52,9 @@ impl Answerer {
         loop {
             tokio::select! {
                 received = requests.recv() => match received {
-                    Some(FromServer::Request(request)) => {
-                        let (answerer, out, id) = (self.clone(), out.clone(), request.id.clone());
+                    Some(FromServer::Request(request, asker)) => {
+                        let answerer = asker.map_or_else(|| self.clone(), |a| Answerer::clone(&a));
+                        let (out, id) = (out.clone(), request.id.clone());
                         let handle = running.spawn(async move {
                             let id = request.id.clone();
                             let _ = out.send(answerer.answer(request).await).await;

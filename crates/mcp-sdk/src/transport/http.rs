@@ -641,6 +641,7 @@ async fn read_events(
                 || matches!(&message, Message::Error(e) if e.id.as_ref() == Some(&request.id));
             let item = match message {
                 Message::Notification(notification) => Incoming::OnStream { id: request.id.clone(), notification },
+                Message::Request(asked) => Incoming::RequestOnStream { id: request.id.clone(), request: asked },
                 other => Incoming::Message(other),
             };
             let _ = shared.to_client.send(item).await;

@@ -51,11 +51,15 @@ function newServer() {
   server.registerTool("echo", { inputSchema: { text: z.string() } }, async ({ text }) => ({
     content: [{ type: "text", text }],
   }));
-  server.registerTool("ask", { inputSchema: {} }, async () => {
-    const answer = await server.server.elicitInput({
-      message: "Your name?",
-      requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
-    });
+  server.registerTool("ask", { inputSchema: {} }, async (_args, extra) => {
+    // Related to the call, as a server in a tool does: it goes on the call's stream.
+    const answer = await server.server.elicitInput(
+      {
+        message: "Your name?",
+        requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+      },
+      { relatedRequestId: extra.requestId },
+    );
     return { content: [{ type: "text", text: `${answer.action}: ${answer.content?.name ?? ""}` }] };
   });
   let grown = 0;
