@@ -21,10 +21,6 @@ fn result(value: Value) -> Result<CallToolResult, HandlerError> {
     serde_json::from_value(value).map_err(|e| HandlerError::internal(e.to_string()))
 }
 
-fn text_result(text: String) -> Result<CallToolResult, HandlerError> {
-    result(json!({"content": [{"type": "text", "text": text}]}))
-}
-
 /// The `field` of the form answered under `key`.
 fn answered(responses: &InputResponses, key: &str, field: &str) -> String {
     match responses.get(key) {
@@ -45,7 +41,7 @@ pub(crate) fn task_tools(builder: ServerBuilder) -> ServerBuilder {
             tool("greet", "Greets someone, at once", json!({"name": {"type": "string"}})),
             |call: ToolCall, _ctx| async move {
                 let name = call.arguments.get("name").and_then(Value::as_str).unwrap_or("World").to_owned();
-                Ok(Reply::Complete(text_result(format!("Hello, {name}!"))?))
+                Ok(Reply::Complete(CallToolResult::text(format!("Hello, {name}!"))))
             },
         )
         .tool(
@@ -59,7 +55,7 @@ pub(crate) fn task_tools(builder: ServerBuilder) -> ServerBuilder {
                 let label = call.arguments.get("label").and_then(Value::as_str).unwrap_or("compute").to_owned();
                 Ok(Reply::task(move |_task| async move {
                     tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
-                    text_result(format!("{label}: done after {seconds} s"))
+                    Ok::<_, HandlerError>(CallToolResult::text(format!("{label}: done after {seconds} s")))
                 }))
             },
         )
@@ -85,7 +81,7 @@ pub(crate) fn task_tools(builder: ServerBuilder) -> ServerBuilder {
                 let answers = task.input(asked).await?;
                 let confirmed = matches!(answers.get("confirm"), Some(InputResponse::Elicit(a))
                     if a.content.as_ref().and_then(|c| c.get("confirm")) == Some(&json!(true)));
-                text_result(if confirmed { "deleted".into() } else { "kept".into() })
+                Ok::<_, HandlerError>(CallToolResult::text(if confirmed { "deleted" } else { "kept" }))
             }))
         })
         .tool(tool("multi_input", "Asks two questions at once", json!({})), |_call, _ctx| async move {
@@ -95,11 +91,11 @@ pub(crate) fn task_tools(builder: ServerBuilder) -> ServerBuilder {
                     "last_name": form("Your last name?", "name", "string"),
                 }))?;
                 let answers = task.input(asked).await?;
-                text_result(format!(
+                Ok::<_, HandlerError>(CallToolResult::text(format!(
                     "{} {}",
                     answered(&answers, "first_name", "name"),
                     answered(&answers, "last_name", "name")
-                ))
+                )))
             }))
         })
         .task_tool(
@@ -112,7 +108,7 @@ pub(crate) fn task_tools(builder: ServerBuilder) -> ServerBuilder {
                 let name = elicited_text(&call, "user_name", "name");
                 Ok(Reply::task(move |_task| async move {
                     tokio::time::sleep(Duration::from_millis(200)).await;
-                    text_result(format!("Hello, {name}!"))
+                    Ok::<_, HandlerError>(CallToolResult::text(format!("Hello, {name}!")))
                 }))
             },
         )

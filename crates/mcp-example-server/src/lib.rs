@@ -29,8 +29,8 @@ use std::time::Duration;
 
 use base64::Engine;
 use mcp_protocol::types::{
-    CallToolResult, Completion, CompletionReference, ContentBlock, GetPromptResult, InputRequest, InputRequests,
-    InputResponse, LoggingLevel, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
+    CallToolResult, Completion, CompletionReference, GetPromptResult, InputRequest, InputRequests, InputResponse,
+    LoggingLevel, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
 };
 use mcp_sdk::limits::ServerLimits;
 use mcp_sdk::server::{ChangeEvent, PromptRequest, ResourceRequest, SkillPackage, TaskContext, TaskOptions, ToolCall};
@@ -58,17 +58,6 @@ const MAX_BIG_BYTES: u64 = 64 * 1024 * 1024;
 
 fn tool(value: Value) -> Tool {
     serde_json::from_value(value).expect("invariant: the example's tool definitions are valid")
-}
-
-fn text_result(text: impl Into<String>) -> Reply<CallToolResult> {
-    Reply::Complete(CallToolResult {
-        result_type: Default::default(),
-        content: vec![ContentBlock::text(text)],
-        structured_content: None,
-        is_error: None,
-        meta: None,
-        extra: Default::default(),
-    })
 }
 
 fn input_request(value: Value) -> Result<InputRequest, HandlerError> {
@@ -140,9 +129,8 @@ pub fn build_server_with(limits: ServerLimits) -> Server {
             |call: ToolCall, _ctx| async move {
                 let city = call.arguments.get("city").and_then(Value::as_str).unwrap_or("here").to_owned();
                 Ok(Reply::Complete(CallToolResult {
-                    content: vec![ContentBlock::text(format!("Sunny in {city}, 21 °C"))],
                     structured_content: Some(json!({"city": city, "sky": "sunny", "celsius": 21})),
-                    ..empty_result()
+                    ..CallToolResult::text(format!("Sunny in {city}, 21 °C"))
                 }))
             },
         )
@@ -162,7 +150,7 @@ pub fn build_server_with(limits: ServerLimits) -> Server {
                 "annotations": {"readOnlyHint": true}
             })),
             |call: ToolCall, _ctx| async move {
-                Ok(text_result(call.arguments.get("text").and_then(Value::as_str).unwrap_or_default()))
+                Ok(Reply::Complete(CallToolResult::text(call.arguments.get("text").and_then(Value::as_str).unwrap_or_default())))
             },
         )
         .tool(
@@ -178,9 +166,8 @@ pub fn build_server_with(limits: ServerLimits) -> Server {
                 // representable integers only, below 2^53).
                 let sum = if sum.fract() == 0.0 && sum.abs() < 9_007_199_254_740_992.0 { json!(sum as i64) } else { json!(sum) };
                 Ok(Reply::Complete(CallToolResult {
-                    content: vec![ContentBlock::text(sum.to_string())],
                     structured_content: Some(json!({ "sum": sum })),
-                    ..empty_result()
+                    ..CallToolResult::text(sum.to_string())
                 }))
             },
         )
@@ -248,7 +235,7 @@ pub fn build_server_with(limits: ServerLimits) -> Server {
             })),
             |_call: ToolCall, ctx: RequestContext| async move {
                 ctx.server().shutdown_subscriptions();
-                Ok(text_result("streams ended"))
+                Ok(Reply::Complete(CallToolResult::text("streams ended")))
             },
         )
         .tool(
@@ -273,7 +260,7 @@ pub fn build_server_with(limits: ServerLimits) -> Server {
                         ctx.server().publish(ChangeEvent::ResourcesListChanged).await;
                     }
                     ctx.server().publish(ChangeEvent::ResourceUpdated { uri: format!("note://{name}") }).await;
-                    Ok(text_result(format!("note://{name} saved")))
+                    Ok(Reply::Complete(CallToolResult::text(format!("note://{name} saved"))))
                 }
             },
         )
@@ -285,7 +272,7 @@ pub fn build_server_with(limits: ServerLimits) -> Server {
             |call: ToolCall, _ctx| async move {
                 let bytes = call.arguments.get("bytes").and_then(Value::as_u64).unwrap_or(0).min(MAX_BIG_BYTES);
                 let len = usize::try_from(bytes).map_err(|_| HandlerError::invalid_params("bytes is too large"))?;
-                Ok(text_result("x".repeat(len)))
+                Ok(Reply::Complete(CallToolResult::text("x".repeat(len))))
             },
         )
         .prompt(
@@ -366,17 +353,6 @@ pub fn build_server_with(limits: ServerLimits) -> Server {
         .build()
 }
 
-fn empty_result() -> CallToolResult {
-    CallToolResult {
-        result_type: Default::default(),
-        content: Vec::new(),
-        structured_content: None,
-        is_error: None,
-        meta: None,
-        extra: Default::default(),
-    }
-}
-
 fn resource(value: Value) -> Resource {
     serde_json::from_value(value).expect("invariant: the example's resources are valid")
 }
@@ -396,7 +372,7 @@ async fn slow(call: ToolCall, ctx: RequestContext) -> Result<Reply<CallToolResul
         ctx.progress(i as f64, Some(steps as f64), Some(&format!("step {i} of {steps}"))).await;
         ctx.log(LoggingLevel::Info, Some("slow"), json!(format!("step {i} of {steps} done"))).await;
     }
-    Ok(text_result(format!("counted to {steps}")))
+    Ok(Reply::Complete(CallToolResult::text(format!("counted to {steps}"))))
 }
 
 /// The work of `long_job`: a confirmation first when asked for, then the wait.
@@ -410,12 +386,12 @@ async fn long_job(task: TaskContext, seconds: f64, confirm: bool) -> Result<Call
         let run = matches!(answers.get("confirm"), Some(InputResponse::Elicit(a))
             if a.content.as_ref().and_then(|c| c.get("run")) == Some(&json!(true)));
         if !run {
-            return Ok(CallToolResult { content: vec![ContentBlock::text("job not run")], ..empty_result() });
+            return Ok(CallToolResult::text("job not run"));
         }
     }
     task.set_status_message(format!("working for {seconds} s")).await;
     tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
-    Ok(CallToolResult { content: vec![ContentBlock::text(format!("job done after {seconds} s"))], ..empty_result() })
+    Ok(CallToolResult::text(format!("job done after {seconds} s")))
 }
 
 /// The form elicitation of a name.
@@ -438,7 +414,7 @@ async fn ask_two(call: ToolCall, _ctx: RequestContext) -> Result<Reply<CallToolR
     if let (Some(name), Some(InputResponse::ListRoots(roots))) =
         (elicited(&call, "name", "name"), call.input_responses.get("roots"))
     {
-        return Ok(text_result(format!("{name} works in {} root(s)", roots.roots.len())));
+        return Ok(Reply::Complete(CallToolResult::text(format!("{name} works in {} root(s)", roots.roots.len()))));
     }
     let mut requests = one_request("name", name_request())?;
     requests.insert("roots".into(), input_request(json!({"method": "roots/list"}))?);
@@ -448,7 +424,7 @@ async fn ask_two(call: ToolCall, _ctx: RequestContext) -> Result<Reply<CallToolR
 async fn ask_twice(call: ToolCall, _ctx: RequestContext) -> Result<Reply<CallToolResult>, HandlerError> {
     if let Some(colour) = elicited(&call, "colour", "colour") {
         let name = call.state.as_ref().and_then(|s| s["name"].as_str()).unwrap_or("?").to_owned();
-        return Ok(text_result(format!("{name} likes {colour}")));
+        return Ok(Reply::Complete(CallToolResult::text(format!("{name} likes {colour}"))));
     }
     if let Some(name) = elicited(&call, "name", "name") {
         let colour = json!({"method": "elicitation/create", "params": {
@@ -467,10 +443,10 @@ async fn ask_name(call: ToolCall, _ctx: RequestContext) -> Result<Reply<CallTool
     match call.input_responses.get("name") {
         Some(InputResponse::Elicit(answer)) => {
             let name = answer.content.as_ref().and_then(|c| c.get("name")).and_then(Value::as_str);
-            Ok(text_result(match (answer.action, name) {
+            Ok(Reply::Complete(CallToolResult::text(match (answer.action, name) {
                 (mcp_protocol::types::ElicitAction::Accept, Some(name)) => format!("Hello, {name}!"),
                 _ => "No name given.".to_owned(),
-            }))
+            })))
         }
         _ => Ok(Reply::InputRequired {
             requests: one_request(
@@ -496,7 +472,7 @@ async fn summarize(call: ToolCall, _ctx: RequestContext) -> Result<Reply<CallToo
                 if let mcp_protocol::types::SamplingContent::Text(t) = b { Some(t.text.as_str()) } else { None }
             })
             .collect();
-        return Ok(text_result(format!("Summary by {}: {}", answer.model, text.join(" "))));
+        return Ok(Reply::Complete(CallToolResult::text(format!("Summary by {}: {}", answer.model, text.join(" ")))));
     }
     let text = call.arguments.get("text").and_then(Value::as_str).unwrap_or_default();
     Ok(Reply::InputRequired {
@@ -514,7 +490,7 @@ async fn summarize(call: ToolCall, _ctx: RequestContext) -> Result<Reply<CallToo
 async fn list_roots(call: ToolCall, _ctx: RequestContext) -> Result<Reply<CallToolResult>, HandlerError> {
     if let Some(InputResponse::ListRoots(answer)) = call.input_responses.get("roots") {
         let uris: Vec<&str> = answer.roots.iter().map(|r| r.uri.as_str()).collect();
-        return Ok(text_result(format!("roots: {}", uris.join(", "))));
+        return Ok(Reply::Complete(CallToolResult::text(format!("roots: {}", uris.join(", ")))));
     }
     Ok(Reply::InputRequired { requests: one_request("roots", json!({"method": "roots/list"}))?, state: None })
 }
@@ -522,13 +498,13 @@ async fn list_roots(call: ToolCall, _ctx: RequestContext) -> Result<Reply<CallTo
 async fn toggle_bonus(_call: ToolCall, ctx: RequestContext) -> Result<Reply<CallToolResult>, HandlerError> {
     let server = ctx.server();
     if server.remove_tool("bonus").await {
-        return Ok(text_result("bonus removed"));
+        return Ok(Reply::Complete(CallToolResult::text("bonus removed")));
     }
     server
         .add_tool(
             tool(json!({"name": "bonus", "description": "A tool that comes and goes.", "inputSchema": {"type": "object"}})),
-            |_call: ToolCall, _ctx| async move { Ok(text_result("bonus!")) },
+            |_call: ToolCall, _ctx| async move { Ok(Reply::Complete(CallToolResult::text("bonus!"))) },
         )
         .await;
-    Ok(text_result("bonus added"))
+    Ok(Reply::Complete(CallToolResult::text("bonus added")))
 }

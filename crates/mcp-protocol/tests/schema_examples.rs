@@ -219,3 +219,44 @@ fn validator_rejects_a_broken_example() {
     assert!(!v.is_valid(&serde_json::json!({"resultType":"complete"})));
     assert!(!v.is_valid(&serde_json::json!({"resultType":"complete","content":[{"type":"text"}]})));
 }
+
+#[test]
+fn values_made_with_the_constructors_are_valid_in_both_revisions() {
+    let mut schema_of_arguments = serde_json::Map::new();
+    schema_of_arguments.insert("type".into(), "object".into());
+    schema_of_arguments.insert("properties".into(), serde_json::json!({"text": {"type": "string"}}));
+    let tool = Tool::new("echo")
+        .with_title("Echo")
+        .with_description("Says it back")
+        .with_input_schema(schema_of_arguments)
+        .with_annotations(ToolAnnotations { read_only_hint: Some(true), ..Default::default() });
+    let results = [
+        CallToolResult::text("hi"),
+        CallToolResult::structured(serde_json::json!({"sum": 42})),
+        CallToolResult::error("the database is down"),
+        CallToolResult::of(vec![
+            ContentBlock::image("aGk=", "image/png"),
+            ContentBlock::audio("aGk=", "audio/wav"),
+            ContentBlock::resource_link("note://a", "a"),
+        ]),
+    ];
+    for revision in ["2026-07-28", "2025-11-25"] {
+        let schema = Schema::load(revision);
+        let tool_value = serde_json::to_value(&tool).unwrap();
+        assert_eq!(schema.errors("Tool", &tool_value), Vec::<String>::new(), "{revision}: {tool_value}");
+        let bare = serde_json::to_value(Tool::new("ping")).unwrap();
+        assert_eq!(schema.errors("Tool", &bare), Vec::<String>::new(), "{revision}: {bare}");
+        for result in &results {
+            let mut value = serde_json::to_value(result).unwrap();
+            if revision == "2025-11-25" {
+                // 2025-11-25 has no resultType.
+                value.as_object_mut().unwrap().remove("resultType");
+            }
+            assert_eq!(schema.errors("CallToolResult", &value), Vec::<String>::new(), "{revision}: {value}");
+        }
+    }
+    let structured = serde_json::to_value(&results[1]).unwrap();
+    assert_eq!(structured["structuredContent"], serde_json::json!({"sum": 42}));
+    assert_eq!(structured["content"][0]["text"], r#"{"sum":42}"#, "the JSON text for clients that read only content");
+    assert_eq!(serde_json::to_value(&results[2]).unwrap()["isError"], true);
+}

@@ -61,6 +61,30 @@ pub mod server;
 pub mod skills;
 pub mod transport;
 
+/// The protocol crate: every wire type, for what the prelude leaves out.
+pub use mcp_protocol;
+
+/// The names most programs use, in one import:
+///
+/// ```
+/// use mcp_sdk::prelude::*;
+///
+/// let server = Server::builder(Implementation::new("hello", "1.0"))
+///     .tool(Tool::new("hello").with_description("Says hello"), |_call: ToolCall, _ctx| async move {
+///         Ok(Reply::Complete(CallToolResult::text("Hello!")))
+///     })
+///     .build();
+/// # let _ = server;
+/// ```
+pub mod prelude {
+    pub use crate::client::{Era, InputHooks};
+    pub use crate::server::{ServerBuilder, ToolCall};
+    pub use crate::{Client, ClientOptions, Error, HandlerError, Reply, RequestContext, RequestOptions, Server};
+    pub use mcp_protocol::types::{
+        CallToolResult, ClientCapabilities, ContentBlock, Implementation, Tool, ToolAnnotations,
+    };
+}
+
 pub use client::{Client, ClientOptions, RequestOptions};
 pub use error::{Error, HandlerError, Result};
 pub use server::{Reply, RequestContext, Server};

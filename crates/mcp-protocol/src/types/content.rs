@@ -232,6 +232,47 @@ impl ContentBlock {
     pub fn text(text: impl Into<String>) -> Self {
         ContentBlock::Text(TextContent::new(text))
     }
+
+    /// An image: base64 `data` of `mime_type` (`image/png`, ...).
+    pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        ContentBlock::Image(ImageContent {
+            kind: ImageTag,
+            data: data.into(),
+            mime_type: mime_type.into(),
+            annotations: None,
+            meta: None,
+            extra: Map::new(),
+        })
+    }
+
+    /// Audio: base64 `data` of `mime_type` (`audio/wav`, ...).
+    pub fn audio(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        ContentBlock::Audio(AudioContent {
+            kind: AudioTag,
+            data: data.into(),
+            mime_type: mime_type.into(),
+            annotations: None,
+            meta: None,
+            extra: Map::new(),
+        })
+    }
+
+    /// A link to the resource at `uri`, called `name`.
+    pub fn resource_link(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        ContentBlock::ResourceLink(ResourceLink {
+            kind: ResourceLinkTag,
+            uri: uri.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            size: None,
+            icons: None,
+            annotations: None,
+            meta: None,
+            extra: Map::new(),
+        })
+    }
 }
 
 impl<'de> Deserialize<'de> for ContentBlock {

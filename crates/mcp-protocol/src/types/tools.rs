@@ -37,6 +37,61 @@ pub struct Tool {
     pub extra: Map<String, Value>,
 }
 
+impl Tool {
+    /// A tool called `name` that takes no arguments (its input schema is an
+    /// object with no properties); the `with_` setters add the rest.
+    pub fn new(name: impl Into<String>) -> Self {
+        let mut input_schema = Map::new();
+        input_schema.insert("type".into(), Value::String("object".into()));
+        Tool {
+            name: name.into(),
+            title: None,
+            description: None,
+            input_schema,
+            output_schema: None,
+            annotations: None,
+            icons: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// With a display name.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// With what it does, for the model.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// With the JSON Schema of its arguments (an object schema).
+    #[must_use]
+    pub fn with_input_schema(mut self, schema: Map<String, Value>) -> Self {
+        self.input_schema = schema;
+        self
+    }
+
+    /// With the JSON Schema of its `structuredContent`.
+    #[must_use]
+    pub fn with_output_schema(mut self, schema: Map<String, Value>) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// With behaviour hints.
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+}
+
 /// Hints about a tool's behaviour (`ToolAnnotations`); untrusted unless the
 /// server is.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -148,4 +203,37 @@ pub struct CallToolResult {
     /// Members not modelled here.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl CallToolResult {
+    /// A result of one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        CallToolResult::of(vec![crate::types::ContentBlock::text(text)])
+    }
+
+    /// A result of these content blocks.
+    pub fn of(content: Vec<crate::types::ContentBlock>) -> Self {
+        CallToolResult {
+            result_type: Default::default(),
+            content,
+            structured_content: None,
+            is_error: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// A structured result: `value` in `structuredContent`, and its JSON
+    /// text as the one content block (for clients that read only content,
+    /// as the specification advises).
+    pub fn structured(value: Value) -> Self {
+        let text = value.to_string();
+        CallToolResult { structured_content: Some(value), ..CallToolResult::text(text) }
+    }
+
+    /// A failed call (`isError`) whose text the model reads: an error of
+    /// the tool's work, not of the protocol.
+    pub fn error(message: impl Into<String>) -> Self {
+        CallToolResult { is_error: Some(true), ..CallToolResult::text(message) }
+    }
 }
