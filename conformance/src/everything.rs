@@ -9,11 +9,13 @@
 //! say what each tool, prompt and resource answers.
 
 use mcp_protocol::types::{
-    CallToolResult, Completion, GetPromptResult, Implementation, InputRequests, InputResponse, Prompt, Resource,
-    ResourceContents, ResourceTemplate, Tool,
+    CallToolResult, Completion, ContentBlock, GetPromptResult, Implementation, InputRequests, InputResponse, Prompt,
+    PromptMessage, Resource, ResourceContents, ResourceTemplate, Role, Tool,
 };
-use mcp_sdk::server::{ChangeEvent, PromptRequest, ResourceRequest, ToolCall};
+use mcp_sdk::server::{ChangeEvent, NoArguments, ResourceRequest, ToolCall};
 use mcp_sdk::{HandlerError, Reply, RequestContext, Server};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// A 1x1 red PNG, the fixture's image.
@@ -28,19 +30,14 @@ pub(crate) fn literal<T: serde::de::DeserializeOwned>(value: Value) -> T {
     serde_json::from_value(value).expect("invariant: the conformance surface's literals are valid")
 }
 
-/// A tool without arguments.
-fn plain_tool(name: &str, description: &str) -> Tool {
-    literal(json!({"name": name, "description": description, "inputSchema": {"type": "object", "properties": {}}}))
+/// A tool called `name` that does what `description` says.
+pub(crate) fn tool(name: &str, description: &str) -> Tool {
+    Tool::new(name).with_description(description)
 }
 
-/// A complete tool result from its JSON form.
-fn complete(value: Value) -> Result<Reply<CallToolResult>, HandlerError> {
-    serde_json::from_value(value).map(Reply::Complete).map_err(|e| HandlerError::internal(e.to_string()))
-}
-
-/// A tool result of one text.
-pub(crate) fn text(text: impl Into<String>) -> Result<Reply<CallToolResult>, HandlerError> {
-    complete(json!({"content": [{"type": "text", "text": text.into()}]}))
+/// A complete tool result of one text.
+pub(crate) fn done(text: impl Into<String>) -> Result<Reply<CallToolResult>, HandlerError> {
+    Ok(Reply::Complete(CallToolResult::text(text)))
 }
 
 /// Input requests from their JSON form.
@@ -115,36 +112,42 @@ pub fn build_server() -> Server {
 /// Tools that answer one kind of content each.
 fn content_tools(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::ServerBuilder {
     builder
-        .tool(plain_tool("test_simple_text", "Tests simple text content response"), |_call, _ctx| async move {
-            text("This is a simple text response for testing.")
+        .typed_tool(tool("test_simple_text", "Tests simple text content response"), |_: NoArguments, _ctx| async move {
+            "This is a simple text response for testing."
         })
-        .tool(plain_tool("test_image_content", "Tests image content response"), |_call, _ctx| async move {
-            complete(json!({"content": [{"type": "image", "data": TEST_IMAGE_BASE64, "mimeType": "image/png"}]}))
+        .typed_tool(tool("test_image_content", "Tests image content response"), |_: NoArguments, _ctx| async move {
+            CallToolResult::of(vec![ContentBlock::image(TEST_IMAGE_BASE64, "image/png")])
         })
-        .tool(plain_tool("test_audio_content", "Tests audio content response"), |_call, _ctx| async move {
-            complete(json!({"content": [{"type": "audio", "data": TEST_AUDIO_BASE64, "mimeType": "audio/wav"}]}))
+        .typed_tool(tool("test_audio_content", "Tests audio content response"), |_: NoArguments, _ctx| async move {
+            CallToolResult::of(vec![ContentBlock::audio(TEST_AUDIO_BASE64, "audio/wav")])
         })
-        .tool(plain_tool("test_embedded_resource", "Tests embedded resource content response"), |_call, _ctx| async move {
-            complete(json!({"content": [{"type": "resource", "resource": {
-                "uri": "test://embedded-resource", "mimeType": "text/plain", "text": "This is an embedded resource content."
-            }}]}))
-        })
-        .tool(
-            plain_tool("test_multiple_content_types", "Tests response with multiple content types (text, image, resource)"),
-            |_call, _ctx| async move {
-                complete(json!({"content": [
-                    {"type": "text", "text": "Multiple content types test:"},
-                    {"type": "image", "data": TEST_IMAGE_BASE64, "mimeType": "image/png"},
-                    {"type": "resource", "resource": {
-                        "uri": "test://mixed-content-resource", "mimeType": "application/json",
-                        "text": json!({"test": "data", "value": 123}).to_string()
-                    }}
-                ]}))
+        .typed_tool(
+            tool("test_embedded_resource", "Tests embedded resource content response"),
+            |_: NoArguments, _ctx| async move {
+                CallToolResult::of(vec![ContentBlock::resource(ResourceContents::text(
+                    "test://embedded-resource",
+                    "text/plain",
+                    "This is an embedded resource content.",
+                ))])
             },
         )
-        .tool(
-            plain_tool("test_tool_with_logging", "Tests tool that emits log messages during execution"),
-            |_call, ctx: RequestContext| async move {
+        .typed_tool(
+            tool("test_multiple_content_types", "Tests response with multiple content types (text, image, resource)"),
+            |_: NoArguments, _ctx| async move {
+                CallToolResult::of(vec![
+                    ContentBlock::text("Multiple content types test:"),
+                    ContentBlock::image(TEST_IMAGE_BASE64, "image/png"),
+                    ContentBlock::resource(ResourceContents::text(
+                        "test://mixed-content-resource",
+                        "application/json",
+                        json!({"test": "data", "value": 123}).to_string(),
+                    )),
+                ])
+            },
+        )
+        .typed_tool(
+            tool("test_tool_with_logging", "Tests tool that emits log messages during execution"),
+            |_: NoArguments, ctx: RequestContext| async move {
                 for (i, message) in ["Tool execution started", "Tool processing data", "Tool execution completed"]
                     .into_iter()
                     .enumerate()
@@ -154,31 +157,27 @@ fn content_tools(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::Se
                     }
                     ctx.log(mcp_protocol::types::LoggingLevel::Info, None, json!(message)).await;
                 }
-                text("Tool with logging executed successfully")
+                "Tool with logging executed successfully"
             },
         )
-        .tool(
-            plain_tool("test_tool_with_progress", "Tests tool that reports progress notifications"),
-            |_call, ctx: RequestContext| async move {
+        .typed_tool(
+            tool("test_tool_with_progress", "Tests tool that reports progress notifications"),
+            |_: NoArguments, ctx: RequestContext| async move {
                 for (i, step) in [0.0, 50.0, 100.0].into_iter().enumerate() {
                     if i > 0 {
                         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                     }
                     ctx.progress(step, Some(100.0), Some(&format!("Completed step {step} of 100"))).await;
                 }
-                let token = match ctx.progress_token() {
+                match ctx.progress_token() {
                     Some(mcp_protocol::RequestId::String(s)) => s.clone(),
                     Some(mcp_protocol::RequestId::Number(n)) => n.to_string(),
                     None => "0".into(),
-                };
-                text(token)
+                }
             },
         )
-        .tool(plain_tool("test_error_handling", "Tests error response handling"), |_call, _ctx| async move {
-            complete(json!({
-                "content": [{"type": "text", "text": "This tool intentionally returns an error for testing"}],
-                "isError": true
-            }))
+        .typed_tool(tool("test_error_handling", "Tests error response handling"), |_: NoArguments, _ctx| async move {
+            Err::<String, _>("This tool intentionally returns an error for testing")
         })
         .tool(
             literal(json!({
@@ -204,8 +203,10 @@ fn content_tools(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::Se
                     "additionalProperties": false
                 }
             })),
+            // The suite checks this schema is served as written, so it stays
+            // a literal rather than one derived from a type.
             |call: ToolCall, _ctx| async move {
-                text(format!("JSON Schema 2020-12 tool called with: {}", Value::Object(call.arguments)))
+                done(format!("JSON Schema 2020-12 tool called with: {}", Value::Object(call.arguments)))
             },
         )
 }
@@ -214,48 +215,45 @@ fn content_tools(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::Se
 fn input_tools(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::ServerBuilder {
     builder
         .tool(
-            plain_tool("test_input_required_result_elicitation", "Asks for a name with a form elicitation"),
+            tool("test_input_required_result_elicitation", "Asks for a name with a form elicitation"),
             |call: ToolCall, _ctx| async move {
                 if elicited(&call, "user_name").is_some() {
-                    return text(format!("Hello, {}!", elicited_text(&call, "user_name", "name")));
+                    return done(format!("Hello, {}!", elicited_text(&call, "user_name", "name")));
                 }
                 ask(json!({"user_name": form("What is your name?", "name", "string")}), None)
             },
         )
         .tool(
-            plain_tool("test_input_required_result_sampling", "Asks the client's model a question"),
+            tool("test_input_required_result_sampling", "Asks the client's model a question"),
             |call: ToolCall, _ctx| async move {
                 if let Some(answer) = sampled_text(&call, "sample_request") {
-                    return text(format!("Sampling result: {answer}"));
+                    return done(format!("Sampling result: {answer}"));
                 }
                 ask(json!({"sample_request": sampling("What is the capital of France?", 100)}), None)
             },
         )
         .tool(
-            plain_tool("test_input_required_result_list_roots", "Asks the client for its roots"),
+            tool("test_input_required_result_list_roots", "Asks the client for its roots"),
             |call: ToolCall, _ctx| async move {
                 if let Some(count) = roots_count(&call, "roots_request") {
-                    return text(format!("Found {count} root(s)"));
+                    return done(format!("Found {count} root(s)"));
                 }
                 ask(json!({"roots_request": {"method": "roots/list", "params": {}}}), None)
             },
         )
         .tool(
-            plain_tool("test_input_required_result_request_state", "Asks for a confirmation, with requestState"),
+            tool("test_input_required_result_request_state", "Asks for a confirmation, with requestState"),
             |call: ToolCall, _ctx| async move {
                 let confirmed = elicited(&call, "confirm").and_then(|c| c.get("ok")) == Some(&json!(true));
                 let state_ok = call.state.as_ref().and_then(|s| s.get("kind")) == Some(&json!("request-state"));
                 if confirmed && state_ok {
-                    return text("state-ok: requestState validated");
+                    return done("state-ok: requestState validated");
                 }
                 ask(json!({"confirm": form("Please confirm", "ok", "boolean")}), Some(json!({"kind": "request-state"})))
             },
         )
         .tool(
-            plain_tool(
-                "test_input_required_result_multiple_inputs",
-                "Asks for a name, a greeting and the roots at once",
-            ),
+            tool("test_input_required_result_multiple_inputs", "Asks for a name, a greeting and the roots at once"),
             |call: ToolCall, _ctx| async move {
                 let state_ok = call.state.as_ref().and_then(|s| s.get("kind")) == Some(&json!("multiple-inputs"));
                 if let (true, Some(_), Some(greeting), Some(roots)) = (
@@ -265,7 +263,7 @@ fn input_tools(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::Serv
                     roots_count(&call, "client_roots"),
                 ) {
                     let name = elicited_text(&call, "user_name", "name");
-                    return text(format!("Name: {name}; Greeting: {greeting}; Roots: {roots}"));
+                    return done(format!("Name: {name}; Greeting: {greeting}; Roots: {roots}"));
                 }
                 ask(
                     json!({
@@ -278,7 +276,7 @@ fn input_tools(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::Serv
             },
         )
         .tool(
-            plain_tool("test_input_required_result_multi_round", "Asks for a name, then for a colour"),
+            tool("test_input_required_result_multi_round", "Asks for a name, then for a colour"),
             |call: ToolCall, _ctx| async move {
                 let round = call.state.as_ref().and_then(|s| s.get("round")).and_then(Value::as_u64);
                 match round {
@@ -292,7 +290,7 @@ fn input_tools(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::Serv
                     Some(2) if elicited(&call, "step2").is_some() => {
                         let name = call.state.as_ref().and_then(|s| s["name"].as_str()).unwrap_or("friend").to_owned();
                         let color = elicited_text(&call, "step2", "color");
-                        text(format!("Multi-round complete for {name} who likes {color}"))
+                        done(format!("Multi-round complete for {name} who likes {color}"))
                     }
                     _ => ask(
                         json!({"step1": form("Step 1: What is your name?", "name", "string")}),
@@ -302,22 +300,22 @@ fn input_tools(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::Serv
             },
         )
         .tool(
-            plain_tool("test_input_required_result_tampered_state", "Refuses a requestState it did not seal"),
+            tool("test_input_required_result_tampered_state", "Refuses a requestState it did not seal"),
             |call: ToolCall, _ctx| async move {
                 // The SDK refuses a tampered requestState before this runs.
                 let state_ok = call.state.as_ref().and_then(|s| s.get("kind")) == Some(&json!("tamper-test"));
                 if state_ok && elicited(&call, "confirm").is_some() {
-                    return text("integrity-ok: state verified");
+                    return done("integrity-ok: state verified");
                 }
                 ask(json!({"confirm": form("Please confirm", "ok", "boolean")}), Some(json!({"kind": "tamper-test"})))
             },
         )
         .tool(
-            plain_tool("test_input_required_result_capabilities", "Asks only for what the client declared"),
+            tool("test_input_required_result_capabilities", "Asks only for what the client declared"),
             |call: ToolCall, ctx: RequestContext| async move {
                 if !call.input_responses.is_empty() {
                     let keys: Vec<&str> = call.input_responses.keys().map(String::as_str).collect();
-                    return text(format!("capabilities-ok: received {}", keys.join(",")));
+                    return done(format!("capabilities-ok: received {}", keys.join(",")));
                 }
                 let mut wanted = serde_json::Map::new();
                 if ctx.client_capabilities.elicitation.is_some() {
@@ -327,7 +325,7 @@ fn input_tools(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::Serv
                     wanted.insert("sample_input".into(), sampling("Sample request", 50));
                 }
                 if wanted.is_empty() {
-                    return text("No supported capabilities declared");
+                    return done("No supported capabilities declared");
                 }
                 ask(Value::Object(wanted), Some(json!({"kind": "capabilities-test"})))
             },
@@ -338,27 +336,27 @@ fn input_tools(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::Serv
 fn diagnostic_tools(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::ServerBuilder {
     builder
         .tool(
-            plain_tool("test_missing_capability", "Needs the sampling capability"),
+            tool("test_missing_capability", "Needs the sampling capability"),
             |_call, ctx: RequestContext| async move {
                 if ctx.client_capabilities.sampling.is_none() {
                     return Err(HandlerError::missing_capability(json!({"sampling": {}})));
                 }
-                text("Success")
+                done("Success")
             },
         )
-        .tool(
-            plain_tool("test_streaming_elicitation", "Streams progress before its result"),
-            |_call, ctx: RequestContext| async move {
+        .typed_tool(
+            tool("test_streaming_elicitation", "Streams progress before its result"),
+            |_: NoArguments, ctx: RequestContext| async move {
                 ctx.progress(50.0, Some(100.0), None).await;
-                text("Streaming complete")
+                "Streaming complete"
             },
         )
-        .tool(
-            plain_tool("test_logging_tool", "Logs only when the request asked for a log level"),
-            |_call, ctx: RequestContext| async move {
+        .typed_tool(
+            tool("test_logging_tool", "Logs only when the request asked for a log level"),
+            |_: NoArguments, ctx: RequestContext| async move {
                 ctx.log(mcp_protocol::types::LoggingLevel::Info, None, json!("Diagnostic trace logging activated"))
                     .await;
-                text("Logging evaluated")
+                "Logging evaluated"
             },
         )
         .tool(
@@ -371,95 +369,97 @@ fn diagnostic_tools(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server:
                     "verbose": {"type": "boolean", "x-mcp-header": "Verbose"}
                 }, "required": ["region"]}
             })),
-            |call: ToolCall, _ctx| async move { text(format!("headers-ok: {}", Value::Object(call.arguments))) },
+            |call: ToolCall, _ctx| async move { done(format!("headers-ok: {}", Value::Object(call.arguments))) },
         )
-        .tool(
-            plain_tool("test_trigger_tool_change", "Announces a tool list change on the listen streams"),
-            |_call, ctx: RequestContext| async move {
+        .typed_tool(
+            tool("test_trigger_tool_change", "Announces a tool list change on the listen streams"),
+            |_: NoArguments, ctx: RequestContext| async move {
                 ctx.server().publish(ChangeEvent::ToolsListChanged).await;
-                text("Mutation triggered")
+                "Mutation triggered"
             },
         )
-        .tool(
-            plain_tool("test_trigger_prompt_change", "Announces a prompt list change on the listen streams"),
-            |_call, ctx: RequestContext| async move {
+        .typed_tool(
+            tool("test_trigger_prompt_change", "Announces a prompt list change on the listen streams"),
+            |_: NoArguments, ctx: RequestContext| async move {
                 ctx.server().publish(ChangeEvent::PromptsListChanged).await;
-                text("Mutation triggered")
+                "Mutation triggered"
             },
         )
 }
 
-fn prompt_result(value: Value) -> Result<Reply<GetPromptResult>, HandlerError> {
-    serde_json::from_value(value).map(Reply::Complete).map_err(|e| HandlerError::internal(e.to_string()))
+// The prompts' arguments. Plain comments: a doc comment on the type would
+// become its schema's description.
+
+// The arguments of `test_prompt_with_arguments`.
+#[derive(Deserialize, JsonSchema)]
+struct TwoArguments {
+    /// First test argument
+    arg1: String,
+    /// Second test argument
+    arg2: String,
 }
 
-fn argument<'a>(request: &'a PromptRequest, name: &str) -> &'a str {
-    request.arguments.get(name).and_then(Value::as_str).unwrap_or_default()
+// The arguments of `test_prompt_with_embedded_resource`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct ResourceToEmbed {
+    /// URI of the resource to embed
+    resource_uri: String,
+}
+
+fn prompt(name: &str, title: &str, description: &str) -> Prompt {
+    Prompt::new(name).with_title(title).with_description(description)
 }
 
 fn prompts(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::ServerBuilder {
     builder
-        .prompt(
-            literal::<Prompt>(json!({"name": "test_simple_prompt", "title": "Simple Test Prompt",
-                "description": "A simple prompt without arguments"})),
-            |_request, _ctx| async move {
-                prompt_result(json!({"messages": [{"role": "user", "content": {
-                    "type": "text", "text": "This is a simple prompt for testing."
-                }}]}))
+        .typed_prompt(
+            prompt("test_simple_prompt", "Simple Test Prompt", "A simple prompt without arguments"),
+            |_: NoArguments, _ctx| async move { "This is a simple prompt for testing.".to_owned() },
+        )
+        .typed_prompt(
+            prompt("test_prompt_with_arguments", "Prompt With Arguments", "A prompt with required arguments"),
+            |args: TwoArguments, _ctx| async move {
+                format!("Prompt with arguments: arg1='{}', arg2='{}'", args.arg1, args.arg2)
             },
         )
-        .prompt(
-            literal::<Prompt>(json!({"name": "test_prompt_with_arguments", "title": "Prompt With Arguments",
-                "description": "A prompt with required arguments",
-                "arguments": [
-                    {"name": "arg1", "description": "First test argument", "required": true},
-                    {"name": "arg2", "description": "Second test argument", "required": true}
-                ]})),
-            |request: PromptRequest, _ctx| async move {
-                let text =
-                    format!("Prompt with arguments: arg1='{}', arg2='{}'", argument(&request, "arg1"), argument(&request, "arg2"));
-                prompt_result(json!({"messages": [{"role": "user", "content": {"type": "text", "text": text}}]}))
+        .typed_prompt(
+            prompt(
+                "test_prompt_with_embedded_resource",
+                "Prompt With Embedded Resource",
+                "A prompt that includes an embedded resource",
+            ),
+            |args: ResourceToEmbed, _ctx| async move {
+                let contents =
+                    ResourceContents::text(args.resource_uri, "text/plain", "Embedded resource content for testing.");
+                vec![
+                    PromptMessage::new(Role::User, ContentBlock::resource(contents)),
+                    PromptMessage::user("Please process the embedded resource above."),
+                ]
             },
         )
-        .prompt(
-            literal::<Prompt>(json!({"name": "test_prompt_with_embedded_resource",
-                "title": "Prompt With Embedded Resource", "description": "A prompt that includes an embedded resource",
-                "arguments": [{"name": "resourceUri", "description": "URI of the resource to embed", "required": true}]})),
-            |request: PromptRequest, _ctx| async move {
-                prompt_result(json!({"messages": [
-                    {"role": "user", "content": {"type": "resource", "resource": {
-                        "uri": argument(&request, "resourceUri"), "mimeType": "text/plain",
-                        "text": "Embedded resource content for testing."
-                    }}},
-                    {"role": "user", "content": {"type": "text", "text": "Please process the embedded resource above."}}
-                ]}))
+        .typed_prompt(
+            prompt("test_prompt_with_image", "Prompt With Image", "A prompt that includes image content"),
+            |_: NoArguments, _ctx| async move {
+                vec![
+                    PromptMessage::new(Role::User, ContentBlock::image(TEST_IMAGE_BASE64, "image/png")),
+                    PromptMessage::user("Please analyze the image above."),
+                ]
             },
         )
-        .prompt(
-            literal::<Prompt>(json!({"name": "test_prompt_with_image", "title": "Prompt With Image",
-                "description": "A prompt that includes image content"})),
-            |_request, _ctx| async move {
-                prompt_result(json!({"messages": [
-                    {"role": "user", "content": {"type": "image", "data": TEST_IMAGE_BASE64, "mimeType": "image/png"}},
-                    {"role": "user", "content": {"type": "text", "text": "Please analyze the image above."}}
-                ]}))
-            },
-        )
-        .prompt(
-            literal::<Prompt>(json!({"name": "test_input_required_result_prompt",
-                "description": "MRTR: prompt that requires elicitation input"})),
-            |request: PromptRequest, _ctx| async move {
-                if let Some(InputResponse::Elicit(answer)) = request.input_responses.get("user_context") {
+        .typed_prompt(
+            Prompt::new("test_input_required_result_prompt")
+                .with_description("MRTR: prompt that requires elicitation input"),
+            |_: NoArguments, ctx: RequestContext| async move {
+                if let Some(InputResponse::Elicit(answer)) = ctx.input_responses().get("user_context") {
                     let context = answer.content.as_ref().and_then(|c| c.get("context")).and_then(Value::as_str);
                     let text = format!("Prompt with context: {}", context.unwrap_or("unknown"));
-                    return prompt_result(json!({"messages": [{"role": "user", "content": {"type": "text", "text": text}}]}));
+                    return Ok(Reply::Complete(GetPromptResult::of(vec![PromptMessage::user(text)])));
                 }
-                Ok(Reply::InputRequired {
-                    requests: requests(
-                        json!({"user_context": form("What context should the prompt use?", "context", "string")}),
-                    )?,
-                    state: None,
-                })
+                let requests = requests(
+                    json!({"user_context": form("What context should the prompt use?", "context", "string")}),
+                )?;
+                Ok::<_, HandlerError>(Reply::InputRequired { requests, state: None })
             },
         )
 }

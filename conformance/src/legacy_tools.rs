@@ -6,21 +6,25 @@
 //! dual-era endpoint's bridge turns the rounds into them, not because these
 //! tools know about the old protocol.
 
-use mcp_protocol::types::{InputResponse, Tool};
-use mcp_sdk::server::{ServerBuilder, ToolCall};
+use mcp_protocol::types::{InputResponse, InputResponses};
+use mcp_sdk::RequestContext;
+use mcp_sdk::server::{NoArguments, ServerBuilder};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::everything::{ask, literal};
+use crate::everything::{ask, done, tool};
 
-/// A tool with one required string argument.
-fn tool_with_text(name: &str, description: &str, argument: &str) -> Tool {
-    literal(json!({"name": name, "description": description, "inputSchema": {
-        "type": "object", "properties": {argument: {"type": "string"}}, "required": [argument]
-    }}))
+// The arguments of `test_sampling`.
+#[derive(Deserialize, JsonSchema)]
+struct Sampling {
+    prompt: String,
 }
 
-fn tool_without_arguments(name: &str, description: &str) -> Tool {
-    literal(json!({"name": name, "description": description, "inputSchema": {"type": "object", "properties": {}}}))
+// The arguments of `test_elicitation`.
+#[derive(Deserialize, JsonSchema)]
+struct Elicitation {
+    message: String,
 }
 
 fn elicitation(message: &str, properties: Value, required: Value) -> Value {
@@ -32,8 +36,8 @@ fn elicitation(message: &str, properties: Value, required: Value) -> Value {
 
 /// `action=<action>, content=<content as JSON>` of the elicitation answered
 /// under `key`, or `None` before it was asked.
-fn elicitation_outcome(call: &ToolCall, key: &str) -> Option<String> {
-    match call.input_responses.get(key) {
+fn elicitation_outcome(responses: &InputResponses, key: &str) -> Option<String> {
+    match responses.get(key) {
         Some(InputResponse::Elicit(answer)) => {
             let action = serde_json::to_value(answer.action).ok()?;
             let content = serde_json::to_string(&answer.content.clone().unwrap_or_default()).ok()?;
@@ -43,27 +47,20 @@ fn elicitation_outcome(call: &ToolCall, key: &str) -> Option<String> {
     }
 }
 
-fn argument(call: &ToolCall, name: &str) -> String {
-    call.arguments.get(name).and_then(Value::as_str).unwrap_or_default().to_owned()
-}
-
 /// Adds the four tools.
 pub(crate) fn legacy_named_tools(builder: ServerBuilder) -> ServerBuilder {
     builder
-        .tool(
-            tool_with_text("test_sampling", "Asks the client's model to answer a prompt", "prompt"),
-            |call: ToolCall, _ctx| async move {
-                if let Some(InputResponse::CreateMessage(answer)) = call.input_responses.get("completion") {
+        .typed_tool(
+            tool("test_sampling", "Asks the client's model to answer a prompt"),
+            |args: Sampling, ctx: RequestContext| async move {
+                if let Some(InputResponse::CreateMessage(answer)) = ctx.input_responses().get("completion") {
                     let reply = answer.content.as_slice().iter().find_map(|block| match block {
                         mcp_protocol::types::SamplingContent::Text(t) => Some(t.text.clone()),
                         _ => None,
                     });
-                    return crate::everything::text(format!(
-                        "LLM response: {}",
-                        reply.as_deref().unwrap_or("No response")
-                    ));
+                    return done(format!("LLM response: {}", reply.as_deref().unwrap_or("No response")));
                 }
-                let prompt = argument(&call, "prompt");
+                let prompt = args.prompt;
                 ask(
                     json!({"completion": {"method": "sampling/createMessage", "params": {
                         "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
@@ -73,25 +70,25 @@ pub(crate) fn legacy_named_tools(builder: ServerBuilder) -> ServerBuilder {
                 )
             },
         )
-        .tool(
-            tool_with_text("test_elicitation", "Asks the user for a response to a message", "message"),
-            |call: ToolCall, _ctx| async move {
-                if let Some(outcome) = elicitation_outcome(&call, "response") {
-                    return crate::everything::text(format!("User response: {outcome}"));
+        .typed_tool(
+            tool("test_elicitation", "Asks the user for a response to a message"),
+            |args: Elicitation, ctx: RequestContext| async move {
+                if let Some(outcome) = elicitation_outcome(ctx.input_responses(), "response") {
+                    return done(format!("User response: {outcome}"));
                 }
                 let properties = json!({
                     "username": {"type": "string", "description": "The user's response"},
                     "email": {"type": "string", "description": "The user's email address"}
                 });
                 let required = json!(["username", "email"]);
-                ask(json!({"response": elicitation(&argument(&call, "message"), properties, required)}), None)
+                ask(json!({"response": elicitation(&args.message, properties, required)}), None)
             },
         )
-        .tool(
-            tool_without_arguments("test_elicitation_sep1034_defaults", "A form whose fields all have defaults"),
-            |call: ToolCall, _ctx| async move {
-                if let Some(outcome) = elicitation_outcome(&call, "form") {
-                    return crate::everything::text(format!("Elicitation completed: {outcome}"));
+        .typed_tool(
+            tool("test_elicitation_sep1034_defaults", "A form whose fields all have defaults"),
+            |_: NoArguments, ctx: RequestContext| async move {
+                if let Some(outcome) = elicitation_outcome(ctx.input_responses(), "form") {
+                    return done(format!("Elicitation completed: {outcome}"));
                 }
                 let properties = json!({
                     "name": {"type": "string", "description": "Name", "default": "John Doe"},
@@ -104,11 +101,11 @@ pub(crate) fn legacy_named_tools(builder: ServerBuilder) -> ServerBuilder {
                 ask(json!({"form": elicitation(message, properties, json!([]))}), None)
             },
         )
-        .tool(
-            tool_without_arguments("test_elicitation_sep1330_enums", "A form with every kind of enum field"),
-            |call: ToolCall, _ctx| async move {
-                if let Some(outcome) = elicitation_outcome(&call, "form") {
-                    return crate::everything::text(format!("Elicitation completed: {outcome}"));
+        .typed_tool(
+            tool("test_elicitation_sep1330_enums", "A form with every kind of enum field"),
+            |_: NoArguments, ctx: RequestContext| async move {
+                if let Some(outcome) = elicitation_outcome(ctx.input_responses(), "form") {
+                    return done(format!("Elicitation completed: {outcome}"));
                 }
                 let titled = |prefix: &str| {
                     json!([

@@ -8,17 +8,23 @@ use std::time::Duration;
 use mcp_protocol::types::{CallToolResult, InputResponse, InputResponses};
 use mcp_sdk::server::{ServerBuilder, TaskOptions, TaskSupport, ToolCall};
 use mcp_sdk::{HandlerError, Reply};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::everything::{ask, elicited, elicited_text, form, literal, requests};
+use crate::everything::{ask, elicited, elicited_text, form, requests, tool};
 
-fn tool(name: &str, description: &str, properties: Value) -> mcp_protocol::types::Tool {
-    literal(json!({"name": name, "description": description,
-        "inputSchema": {"type": "object", "properties": properties}}))
+// The arguments of `greet`.
+#[derive(Deserialize, JsonSchema)]
+struct Greet {
+    name: Option<String>,
 }
 
-fn result(value: Value) -> Result<CallToolResult, HandlerError> {
-    serde_json::from_value(value).map_err(|e| HandlerError::internal(e.to_string()))
+// The arguments of `slow_compute`.
+#[derive(Deserialize, JsonSchema)]
+struct SlowCompute {
+    seconds: Option<f64>,
+    label: Option<String>,
 }
 
 /// The `field` of the form answered under `key`.
@@ -37,45 +43,37 @@ pub(crate) fn task_tools(builder: ServerBuilder) -> ServerBuilder {
     let options = TaskOptions { poll_interval: Duration::from_millis(200), ..TaskOptions::default() };
     builder
         .tasks(options)
-        .tool(
-            tool("greet", "Greets someone, at once", json!({"name": {"type": "string"}})),
-            |call: ToolCall, _ctx| async move {
-                let name = call.arguments.get("name").and_then(Value::as_str).unwrap_or("World").to_owned();
-                Ok(Reply::Complete(CallToolResult::text(format!("Hello, {name}!"))))
-            },
-        )
-        .tool(
-            tool(
-                "slow_compute",
-                "Sleeps for `seconds`, then answers; a task when the client can take one",
-                json!({"seconds": {"type": "number"}, "label": {"type": "string"}}),
-            ),
-            |call: ToolCall, _ctx| async move {
-                let seconds = call.arguments.get("seconds").and_then(Value::as_f64).unwrap_or(1.0).clamp(0.0, 600.0);
-                let label = call.arguments.get("label").and_then(Value::as_str).unwrap_or("compute").to_owned();
-                Ok(Reply::task(move |_task| async move {
+        .typed_tool(tool("greet", "Greets someone, at once"), |args: Greet, _ctx| async move {
+            format!("Hello, {}!", args.name.as_deref().unwrap_or("World"))
+        })
+        .typed_tool(
+            tool("slow_compute", "Sleeps for `seconds`, then answers; a task when the client can take one"),
+            |args: SlowCompute, _ctx| async move {
+                let seconds = args.seconds.unwrap_or(1.0).clamp(0.0, 600.0);
+                let label = args.label.unwrap_or_else(|| "compute".to_owned());
+                Reply::task(move |_task| async move {
                     tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
                     Ok::<_, HandlerError>(CallToolResult::text(format!("{label}: done after {seconds} s")))
-                }))
+                })
             },
         )
         .task_tool(
-            tool("failing_job", "Reports a tool error after a second; only as a task", json!({})),
+            tool("failing_job", "Reports a tool error after a second; only as a task"),
             TaskSupport::Required,
             |_call, _ctx| async move {
                 Ok(Reply::task(|_task| async move {
                     tokio::time::sleep(Duration::from_secs(1)).await;
-                    result(json!({"content": [{"type": "text", "text": "the job failed"}], "isError": true}))
+                    Ok::<_, HandlerError>(CallToolResult::error("the job failed"))
                 }))
             },
         )
-        .tool(tool("protocol_error_job", "Fails with a protocol error", json!({})), |_call, _ctx| async move {
+        .tool(tool("protocol_error_job", "Fails with a protocol error"), |_call, _ctx| async move {
             Ok(Reply::task(|_task| async move {
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 Err::<CallToolResult, _>(HandlerError::internal("the job's worker crashed"))
             }))
         })
-        .tool(tool("confirm_delete", "Asks for a confirmation, then deletes", json!({})), |_call, _ctx| async move {
+        .tool(tool("confirm_delete", "Asks for a confirmation, then deletes"), |_call, _ctx| async move {
             Ok(Reply::task(|task| async move {
                 let asked = requests(json!({"confirm": form("Delete the file?", "confirm", "boolean")}))?;
                 let answers = task.input(asked).await?;
@@ -84,7 +82,7 @@ pub(crate) fn task_tools(builder: ServerBuilder) -> ServerBuilder {
                 Ok::<_, HandlerError>(CallToolResult::text(if confirmed { "deleted" } else { "kept" }))
             }))
         })
-        .tool(tool("multi_input", "Asks two questions at once", json!({})), |_call, _ctx| async move {
+        .tool(tool("multi_input", "Asks two questions at once"), |_call, _ctx| async move {
             Ok(Reply::task(|task| async move {
                 let asked = requests(json!({
                     "first_name": form("Your first name?", "name", "string"),
@@ -99,7 +97,7 @@ pub(crate) fn task_tools(builder: ServerBuilder) -> ServerBuilder {
             }))
         })
         .task_tool(
-            tool("test_tool_with_task", "Asks for a name, then greets as a task", json!({})),
+            tool("test_tool_with_task", "Asks for a name, then greets as a task"),
             TaskSupport::Required,
             |call: ToolCall, _ctx| async move {
                 if elicited(&call, "user_name").is_none() {

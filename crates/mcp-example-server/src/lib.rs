@@ -30,12 +30,14 @@ use std::time::Duration;
 use base64::Engine;
 use mcp_protocol::types::{
     CallToolResult, Completion, CompletionReference, GetPromptResult, InputRequest, InputRequests, InputResponse,
-    LoggingLevel, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
+    LoggingLevel, Prompt, PromptMessage, Resource, ResourceContents, ResourceTemplate, Tool, ToolAnnotations,
 };
 use mcp_sdk::limits::ServerLimits;
-use mcp_sdk::server::{ChangeEvent, PromptRequest, ResourceRequest, SkillPackage, TaskContext, TaskOptions, ToolCall};
+use mcp_sdk::server::{ChangeEvent, ResourceRequest, SkillPackage, TaskContext, TaskOptions, ToolCall, schema_for};
 use mcp_sdk::{HandlerError, Reply, RequestContext, Server};
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
 
 /// A 1x1 transparent PNG, the binary resource.
 const LOGO_PNG: &[u8] = &[
@@ -56,8 +58,12 @@ const WEATHER_VIEW: &str = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><
 /// Largest result `big` makes: the bridge's line limit.
 const MAX_BIG_BYTES: u64 = 64 * 1024 * 1024;
 
-fn tool(value: Value) -> Tool {
-    serde_json::from_value(value).expect("invariant: the example's tool definitions are valid")
+/// `value` as the JSON object it is written as.
+fn json_object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
 }
 
 fn input_request(value: Value) -> Result<InputRequest, HandlerError> {
@@ -85,9 +91,8 @@ pub fn build_server_with(limits: ServerLimits) -> Server {
         ("welcome".to_owned(), "Notes live at note://<name>; set_note changes them.".to_owned()),
         ("shopping".to_owned(), "milk, bread".to_owned()),
     ])));
-    let notes_for_set = notes.clone();
     let notes_for_read = notes.clone();
-    let notes_for_complete = notes;
+    let notes_for_complete = notes.clone();
 
     Server::builder(mcp_protocol::types::Implementation::new("mcp-example-server", env!("CARGO_PKG_VERSION")))
         .instructions(
@@ -106,36 +111,31 @@ pub fn build_server_with(limits: ServerLimits) -> Server {
             )
             .expect("invariant: the example's skill follows the rules"),
         )
-        .tool(
-            tool(json!({
-                "name": "long_job", "description": "Waits a while and reports done; a task for clients that take them.",
-                "inputSchema": {"type": "object", "properties": {
-                    "seconds": {"type": "number", "minimum": 0, "maximum": 600},
-                    "confirm": {"type": "boolean"}
-                }}
-            })),
-            |call: ToolCall, _ctx| async move {
-                let seconds = call.arguments.get("seconds").and_then(Value::as_f64).unwrap_or(1.0).clamp(0.0, 600.0);
-                let confirm = call.arguments.get("confirm").and_then(Value::as_bool).unwrap_or(false);
-                Ok(Reply::task(move |task: TaskContext| long_job(task, seconds, confirm)))
+        .typed_tool(
+            Tool::new("long_job")
+                .with_description("Waits a while and reports done; a task for clients that take them."),
+            |args: LongJob, _ctx| async move {
+                let seconds = args.seconds.unwrap_or(1.0).clamp(0.0, 600.0);
+                let confirm = args.confirm.unwrap_or(false);
+                Reply::task(move |task: TaskContext| long_job(task, seconds, confirm))
             },
         )
-        .tool(
-            tool(json!({
-                "name": "weather", "description": "Today's forecast, with a view for MCP Apps hosts.",
-                "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}},
-                "_meta": {"ui": {"resourceUri": "ui://example/weather"}}
-            })),
-            |call: ToolCall, _ctx| async move {
-                let city = call.arguments.get("city").and_then(Value::as_str).unwrap_or("here").to_owned();
-                Ok(Reply::Complete(CallToolResult {
+        .typed_tool(
+            Tool::new("weather")
+                .with_description("Today's forecast, with a view for MCP Apps hosts.")
+                .with_meta(json_object(json!({"ui": {"resourceUri": "ui://example/weather"}}))),
+            |args: Weather, _ctx| async move {
+                let city = args.city.unwrap_or_else(|| "here".to_owned());
+                CallToolResult {
                     structured_content: Some(json!({"city": city, "sky": "sunny", "celsius": 21})),
                     ..CallToolResult::text(format!("Sunny in {city}, 21 °C"))
-                }))
+                }
             },
         )
         .resource(
-            resource(json!({"uri": "ui://example/weather", "name": "weather-view", "mimeType": "text/html;profile=mcp-app"})),
+            resource(
+                json!({"uri": "ui://example/weather", "name": "weather-view", "mimeType": "text/html;profile=mcp-app"}),
+            ),
             |request: ResourceRequest, _ctx| async move {
                 Ok(Reply::Complete(vec![contents(json!({
                     "uri": request.uri, "mimeType": "text/html;profile=mcp-app", "text": WEATHER_VIEW,
@@ -143,164 +143,90 @@ pub fn build_server_with(limits: ServerLimits) -> Server {
                 }))?]))
             },
         )
-        .tool(
-            tool(json!({
-                "name": "echo", "title": "Echo", "description": "Returns the text it is given.",
-                "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
-                "annotations": {"readOnlyHint": true}
-            })),
-            |call: ToolCall, _ctx| async move {
-                Ok(Reply::Complete(CallToolResult::text(call.arguments.get("text").and_then(Value::as_str).unwrap_or_default())))
-            },
+        .typed_tool(
+            Tool::new("echo")
+                .with_title("Echo")
+                .with_description("Returns the text it is given.")
+                .with_annotations(ToolAnnotations { read_only_hint: Some(true), ..ToolAnnotations::default() }),
+            |args: Echo, _ctx| async move { args.text },
         )
-        .tool(
-            tool(json!({
-                "name": "add", "description": "Adds two numbers.",
-                "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]},
-                "outputSchema": {"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]}
-            })),
-            |call: ToolCall, _ctx| async move {
-                let number = |k: &str| call.arguments.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-                let sum = number("a") + number("b");
-                // Whole sums are written as integers: 5, not 5.0 (exactly
-                // representable integers only, below 2^53).
-                let sum = if sum.fract() == 0.0 && sum.abs() < 9_007_199_254_740_992.0 { json!(sum as i64) } else { json!(sum) };
-                Ok(Reply::Complete(CallToolResult {
+        .typed_tool(
+            // The sum alone is the text (`5`), so the output schema is given
+            // here; `Json(Sum { .. })` would make the text `{"sum":5}`.
+            Tool::new("add").with_description("Adds two numbers.").with_output_schema(schema_for::<Sum>()),
+            |args: Add, _ctx| async move {
+                let sum = whole_if_exact(args.a + args.b);
+                CallToolResult {
                     structured_content: Some(json!({ "sum": sum })),
                     ..CallToolResult::text(sum.to_string())
-                }))
+                }
             },
         )
-        .tool(
-            tool(json!({
-                "name": "slow", "description": "Counts for a while, reporting progress; cancel it to stop.",
-                "inputSchema": {"type": "object", "properties": {
-                    "steps": {"type": "integer", "minimum": 1, "maximum": 1000},
-                    "step_ms": {"type": "integer", "minimum": 0, "maximum": 60000}
-                }}
-            })),
+        .typed_tool(
+            Tool::new("slow").with_description("Counts for a while, reporting progress; cancel it to stop."),
             slow,
         )
         .tool(
-            tool(json!({
-                "name": "ask_name", "description": "Asks the user for their name (a form elicitation), then greets them.",
-                "inputSchema": {"type": "object"}
-            })),
+            Tool::new("ask_name")
+                .with_description("Asks the user for their name (a form elicitation), then greets them."),
             ask_name,
         )
-        .tool(
-            tool(json!({
-                "name": "summarize", "description": "Asks the client's model to summarize a text (sampling).",
-                "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
-            })),
+        .typed_tool(
+            Tool::new("summarize").with_description("Asks the client's model to summarize a text (sampling)."),
             summarize,
         )
+        .tool(Tool::new("list_roots").with_description("Asks the client for its roots and lists them."), list_roots)
+        .tool(Tool::new("ask_two").with_description("Asks for a name and for the roots in one round."), ask_two)
         .tool(
-            tool(json!({
-                "name": "list_roots", "description": "Asks the client for its roots and lists them.",
-                "inputSchema": {"type": "object"}
-            })),
-            list_roots,
-        )
-        .tool(
-            tool(json!({
-                "name": "ask_two", "description": "Asks for a name and for the roots in one round.",
-                "inputSchema": {"type": "object"}
-            })),
-            ask_two,
-        )
-        .tool(
-            tool(json!({
-                "name": "ask_twice", "description": "Asks for a name, then for a favourite colour (two rounds).",
-                "inputSchema": {"type": "object"}
-            })),
+            Tool::new("ask_twice").with_description("Asks for a name, then for a favourite colour (two rounds)."),
             ask_twice,
         )
         .tool(
-            tool(json!({
-                "name": "forgetful", "description": "Asks for a name, then refuses its own state on the retry.",
-                "inputSchema": {"type": "object"}
-            })),
+            Tool::new("forgetful").with_description("Asks for a name, then refuses its own state on the retry."),
             |call: ToolCall, _ctx| async move {
                 if call.state.is_some() {
                     return Err(HandlerError::invalid_params("requestState expired"));
                 }
-                Ok(Reply::InputRequired { requests: one_request("name", name_request())?, state: Some(json!({"n": 1})) })
+                Ok(Reply::InputRequired {
+                    requests: one_request("name", name_request())?,
+                    state: Some(json!({"n": 1})),
+                })
             },
         )
         .tool(
-            tool(json!({
-                "name": "end_streams", "description": "Ends every listen stream gracefully, as a server going down would.",
-                "inputSchema": {"type": "object"}
-            })),
+            Tool::new("end_streams")
+                .with_description("Ends every listen stream gracefully, as a server going down would."),
             |_call: ToolCall, ctx: RequestContext| async move {
                 ctx.server().shutdown_subscriptions();
                 Ok(Reply::Complete(CallToolResult::text("streams ended")))
             },
         )
         .tool(
-            tool(json!({
-                "name": "toggle_bonus", "description": "Adds the tool `bonus`, or removes it when present.",
-                "inputSchema": {"type": "object"}
-            })),
+            Tool::new("toggle_bonus").with_description("Adds the tool `bonus`, or removes it when present."),
             toggle_bonus,
         )
-        .tool(
-            tool(json!({
-                "name": "set_note", "description": "Sets the text of note://<name>.",
-                "inputSchema": {"type": "object", "properties": {"name": {"type": "string", "pattern": "^[A-Za-z0-9_-]+$"}, "text": {"type": "string"}}, "required": ["name", "text"]}
-            })),
-            move |call: ToolCall, ctx: RequestContext| {
-                let notes = notes_for_set.clone();
-                async move {
-                    let name = call.arguments.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
-                    let text = call.arguments.get("text").and_then(Value::as_str).unwrap_or_default().to_owned();
-                    let is_new = lock(&notes).insert(name.clone(), text).is_none();
-                    if is_new {
-                        ctx.server().publish(ChangeEvent::ResourcesListChanged).await;
-                    }
-                    ctx.server().publish(ChangeEvent::ResourceUpdated { uri: format!("note://{name}") }).await;
-                    Ok(Reply::Complete(CallToolResult::text(format!("note://{name} saved"))))
-                }
+        .typed_tool_with(&notes, Tool::new("set_note").with_description("Sets the text of note://<name>."), set_note)
+        .typed_tool(
+            Tool::new("big").with_description("Returns a text of the given size in bytes (at most 64 MiB)."),
+            |args: Big, _ctx| async move {
+                let len = usize::try_from(args.bytes.min(MAX_BIG_BYTES)).map_err(|_| "bytes is too large")?;
+                Ok::<_, &str>("x".repeat(len))
             },
         )
-        .tool(
-            tool(json!({
-                "name": "big", "description": "Returns a text of the given size in bytes (at most 64 MiB).",
-                "inputSchema": {"type": "object", "properties": {"bytes": {"type": "integer", "minimum": 0, "maximum": MAX_BIG_BYTES}}, "required": ["bytes"]}
-            })),
-            |call: ToolCall, _ctx| async move {
-                let bytes = call.arguments.get("bytes").and_then(Value::as_u64).unwrap_or(0).min(MAX_BIG_BYTES);
-                let len = usize::try_from(bytes).map_err(|_| HandlerError::invalid_params("bytes is too large"))?;
-                Ok(Reply::Complete(CallToolResult::text("x".repeat(len))))
-            },
-        )
-        .prompt(
-            serde_json::from_value::<Prompt>(json!({
-                "name": "greet", "title": "Greeting", "description": "A greeting for someone.",
-                "arguments": [
-                    {"name": "name", "description": "Who to greet", "required": true},
-                    {"name": "style", "description": "formal or casual"}
-                ]
-            }))
-            .expect("invariant: the example's prompt is valid"),
-            |request: PromptRequest, _ctx| async move {
-                let name = request.arguments.get("name").and_then(Value::as_str).unwrap_or("friend");
-                let text = match request.arguments.get("style").and_then(Value::as_str) {
-                    Some("formal") => format!("Please write a formal greeting for {name}."),
-                    _ => format!("Please write a friendly, casual hello for {name}."),
+        .typed_prompt(
+            Prompt::new("greet").with_title("Greeting").with_description("A greeting for someone."),
+            |args: Greet, _ctx| async move {
+                let text = match args.style.as_deref() {
+                    Some("formal") => format!("Please write a formal greeting for {}.", args.name),
+                    _ => format!("Please write a friendly, casual hello for {}.", args.name),
                 };
-                let result: GetPromptResult = serde_json::from_value(json!({
-                    "resultType": "complete",
-                    "description": "A greeting",
-                    "messages": [{"role": "user", "content": {"type": "text", "text": text}}]
-                }))
-                .map_err(|e| HandlerError::internal(e.to_string()))?;
-                Ok(Reply::Complete(result))
+                GetPromptResult::of(vec![PromptMessage::user(text)]).with_description("A greeting")
             },
         )
         .resource(
-            resource(json!({"uri": "example://readme", "name": "readme", "title": "README", "mimeType": "text/markdown"})),
+            resource(
+                json!({"uri": "example://readme", "name": "readme", "title": "README", "mimeType": "text/markdown"}),
+            ),
             |request: ResourceRequest, _ctx| async move {
                 Ok(Reply::Complete(vec![contents(json!({
                     "uri": request.uri, "mimeType": "text/markdown",
@@ -309,7 +235,9 @@ pub fn build_server_with(limits: ServerLimits) -> Server {
             },
         )
         .resource(
-            resource(json!({"uri": "example://logo.png", "name": "logo", "mimeType": "image/png", "size": LOGO_PNG.len()})),
+            resource(
+                json!({"uri": "example://logo.png", "name": "logo", "mimeType": "image/png", "size": LOGO_PNG.len()}),
+            ),
             |request: ResourceRequest, _ctx| async move {
                 let blob = base64::engine::general_purpose::STANDARD.encode(LOGO_PNG);
                 Ok(Reply::Complete(vec![contents(json!({"uri": request.uri, "mimeType": "image/png", "blob": blob}))?]))
@@ -329,7 +257,9 @@ pub fn build_server_with(limits: ServerLimits) -> Server {
                         .get(&name)
                         .cloned()
                         .ok_or_else(|| HandlerError::resource_not_found(&request.uri))?;
-                    Ok(Reply::Complete(vec![contents(json!({"uri": request.uri, "mimeType": "text/plain", "text": text}))?]))
+                    Ok(Reply::Complete(vec![contents(
+                        json!({"uri": request.uri, "mimeType": "text/plain", "text": text}),
+                    )?]))
                 }
             },
         )
@@ -347,7 +277,12 @@ pub fn build_server_with(limits: ServerLimits) -> Server {
                     _ => Vec::new(),
                 };
                 let values: Vec<String> = candidates.into_iter().filter(|c| c.starts_with(&typed)).collect();
-                Ok(Completion { total: Some(values.len() as u64), values, has_more: Some(false), extra: Default::default() })
+                Ok(Completion {
+                    total: Some(values.len() as u64),
+                    values,
+                    has_more: Some(false),
+                    extra: Default::default(),
+                })
             }
         })
         .build()
@@ -361,9 +296,101 @@ fn contents(value: Value) -> Result<ResourceContents, HandlerError> {
     serde_json::from_value(value).map_err(|e| HandlerError::internal(e.to_string()))
 }
 
-async fn slow(call: ToolCall, ctx: RequestContext) -> Result<Reply<CallToolResult>, HandlerError> {
-    let steps = call.arguments.get("steps").and_then(Value::as_u64).unwrap_or(5);
-    let step = Duration::from_millis(call.arguments.get("step_ms").and_then(Value::as_u64).unwrap_or(200));
+// The typed tools' arguments and results. Their comments are not doc
+// comments: a doc comment on the type would become its schema's
+// description, which the model reads.
+
+// The arguments of `echo`.
+#[derive(Deserialize, JsonSchema)]
+struct Echo {
+    text: String,
+}
+
+// The arguments of `add`.
+#[derive(Deserialize, JsonSchema)]
+struct Add {
+    a: f64,
+    b: f64,
+}
+
+// The result of `add`.
+#[derive(JsonSchema)]
+#[allow(dead_code)] // only its schema is used
+struct Sum {
+    sum: f64,
+}
+
+/// `value`, written as an integer when it is a whole number: 5, not 5.0.
+fn whole_if_exact(value: f64) -> serde_json::Number {
+    // Exactly representable integers only (below 2^53).
+    if value.fract() == 0.0 && value.abs() < 9_007_199_254_740_992.0 {
+        serde_json::Number::from(value as i64)
+    } else {
+        // NaN and infinities have no JSON form: a sum of JSON numbers is neither.
+        serde_json::Number::from_f64(value).unwrap_or_else(|| serde_json::Number::from(0))
+    }
+}
+
+// The arguments of `slow`.
+#[derive(Deserialize, JsonSchema)]
+struct Slow {
+    /// How many steps to count (default 5).
+    #[schemars(range(min = 1, max = 1000))]
+    steps: Option<u64>,
+    /// How long each step takes in milliseconds (default 200).
+    #[schemars(range(max = 60000))]
+    step_ms: Option<u64>,
+}
+
+// The arguments of `summarize`.
+#[derive(Deserialize, JsonSchema)]
+struct Summarize {
+    text: String,
+}
+
+// The arguments of `set_note`.
+#[derive(Deserialize, JsonSchema)]
+struct SetNote {
+    #[schemars(regex(pattern = "^[A-Za-z0-9_-]+$"))]
+    name: String,
+    text: String,
+}
+
+// The arguments of `big`.
+#[derive(Deserialize, JsonSchema)]
+struct Big {
+    #[schemars(range(max = MAX_BIG_BYTES))]
+    bytes: u64,
+}
+
+// The arguments of `long_job`.
+#[derive(Deserialize, JsonSchema)]
+struct LongJob {
+    /// How long the job takes, in seconds (default 1).
+    #[schemars(range(min = 0, max = 600))]
+    seconds: Option<f64>,
+    /// Whether to ask for a confirmation first.
+    confirm: Option<bool>,
+}
+
+// The arguments of `weather`.
+#[derive(Deserialize, JsonSchema)]
+struct Weather {
+    city: Option<String>,
+}
+
+// The arguments of the `greet` prompt.
+#[derive(Deserialize, JsonSchema)]
+struct Greet {
+    /// Who to greet
+    name: String,
+    /// formal or casual
+    style: Option<String>,
+}
+
+async fn slow(args: Slow, ctx: RequestContext) -> Result<String, HandlerError> {
+    let steps = args.steps.unwrap_or(5);
+    let step = Duration::from_millis(args.step_ms.unwrap_or(200));
     for i in 1..=steps {
         tokio::select! {
             _ = tokio::time::sleep(step) => {}
@@ -372,7 +399,17 @@ async fn slow(call: ToolCall, ctx: RequestContext) -> Result<Reply<CallToolResul
         ctx.progress(i as f64, Some(steps as f64), Some(&format!("step {i} of {steps}"))).await;
         ctx.log(LoggingLevel::Info, Some("slow"), json!(format!("step {i} of {steps} done"))).await;
     }
-    Ok(Reply::Complete(CallToolResult::text(format!("counted to {steps}"))))
+    Ok(format!("counted to {steps}"))
+}
+
+async fn set_note(notes: Notes, args: SetNote, ctx: RequestContext) -> String {
+    let name = args.name;
+    let is_new = lock(&notes).insert(name.clone(), args.text).is_none();
+    if is_new {
+        ctx.server().publish(ChangeEvent::ResourcesListChanged).await;
+    }
+    ctx.server().publish(ChangeEvent::ResourceUpdated { uri: format!("note://{name}") }).await;
+    format!("note://{name} saved")
 }
 
 /// The work of `long_job`: a confirmation first when asked for, then the wait.
@@ -462,8 +499,8 @@ async fn ask_name(call: ToolCall, _ctx: RequestContext) -> Result<Reply<CallTool
     }
 }
 
-async fn summarize(call: ToolCall, _ctx: RequestContext) -> Result<Reply<CallToolResult>, HandlerError> {
-    if let Some(InputResponse::CreateMessage(answer)) = call.input_responses.get("summary") {
+async fn summarize(args: Summarize, ctx: RequestContext) -> Result<Reply<CallToolResult>, HandlerError> {
+    if let Some(InputResponse::CreateMessage(answer)) = ctx.input_responses().get("summary") {
         let text: Vec<&str> = answer
             .content
             .as_slice()
@@ -474,7 +511,7 @@ async fn summarize(call: ToolCall, _ctx: RequestContext) -> Result<Reply<CallToo
             .collect();
         return Ok(Reply::Complete(CallToolResult::text(format!("Summary by {}: {}", answer.model, text.join(" ")))));
     }
-    let text = call.arguments.get("text").and_then(Value::as_str).unwrap_or_default();
+    let text = args.text;
     Ok(Reply::InputRequired {
         requests: one_request(
             "summary",
@@ -502,7 +539,7 @@ async fn toggle_bonus(_call: ToolCall, ctx: RequestContext) -> Result<Reply<Call
     }
     server
         .add_tool(
-            tool(json!({"name": "bonus", "description": "A tool that comes and goes.", "inputSchema": {"type": "object"}})),
+            Tool::new("bonus").with_description("A tool that comes and goes."),
             |_call: ToolCall, _ctx| async move { Ok(Reply::Complete(CallToolResult::text("bonus!"))) },
         )
         .await;

@@ -238,14 +238,30 @@ fn values_made_with_the_constructors_are_valid_in_both_revisions() {
             ContentBlock::image("aGk=", "image/png"),
             ContentBlock::audio("aGk=", "audio/wav"),
             ContentBlock::resource_link("note://a", "a"),
+            ContentBlock::resource(ResourceContents::text("note://a", "text/plain", "a")),
+            ContentBlock::resource(ResourceContents::blob("note://b", "image/png", "aGk=")),
         ]),
+        CallToolResult::default(),
     ];
+    let prompt = Prompt::new("greet").with_title("Greeting").with_description("Greets someone").with_arguments(vec![
+        PromptArgument::new("name").with_description("Who").required(),
+        PromptArgument::new("style"),
+    ]);
+    let filled = GetPromptResult::of(vec![PromptMessage::user("Hello"), PromptMessage::assistant("Hi")])
+        .with_description("A greeting");
     for revision in ["2026-07-28", "2025-11-25"] {
         let schema = Schema::load(revision);
         let tool_value = serde_json::to_value(&tool).unwrap();
         assert_eq!(schema.errors("Tool", &tool_value), Vec::<String>::new(), "{revision}: {tool_value}");
         let bare = serde_json::to_value(Tool::new("ping")).unwrap();
         assert_eq!(schema.errors("Tool", &bare), Vec::<String>::new(), "{revision}: {bare}");
+        let prompt_value = serde_json::to_value(&prompt).unwrap();
+        assert_eq!(schema.errors("Prompt", &prompt_value), Vec::<String>::new(), "{revision}: {prompt_value}");
+        let mut filled_value = serde_json::to_value(&filled).unwrap();
+        if revision == "2025-11-25" {
+            filled_value.as_object_mut().unwrap().remove("resultType");
+        }
+        assert_eq!(schema.errors("GetPromptResult", &filled_value), Vec::<String>::new(), "{revision}: {filled_value}");
         for result in &results {
             let mut value = serde_json::to_value(result).unwrap();
             if revision == "2025-11-25" {

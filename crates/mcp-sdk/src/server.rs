@@ -25,6 +25,8 @@ mod skills;
 mod stdio;
 mod subscriptions;
 mod tasks;
+#[cfg(feature = "schemars")]
+mod typed;
 mod uri_template;
 mod websocket;
 
@@ -47,6 +49,8 @@ pub use request_state::DEFAULT_STATE_TTL;
 pub use skills::SkillPackage;
 pub use subscriptions::ChangeEvent;
 pub use tasks::{TaskContext, TaskOptions, TaskSupport, TaskWork};
+#[cfg(feature = "schemars")]
+pub use typed::{IntoPromptResult, IntoToolResult, Json, NoArguments, schema_for};
 
 use crate::error::HandlerError;
 use crate::limits::ServerLimits;
@@ -284,6 +288,57 @@ impl ServerBuilder {
         self
     }
 
+    /// Registers a tool whose arguments are `A`: the input schema is
+    /// derived from `A` (and the output schema from a [`Json`] result),
+    /// arguments that do not fit are answered -32602 naming where, and the
+    /// handler returns anything [`IntoToolResult`] takes: text, [`Json`],
+    /// a [`CallToolResult`], or a `Result` whose error the model reads.
+    ///
+    /// ```
+    /// use mcp_sdk::prelude::*;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Add { a: f64, b: f64 }
+    ///
+    /// let server = Server::builder(Implementation::new("calc", "1.0"))
+    ///     .typed_tool(Tool::new("add"), |args: Add, _ctx| async move { (args.a + args.b).to_string() })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
+    ///
+    /// # Panics
+    /// When `A` is not a struct or map (tool arguments are a JSON object):
+    /// a mistake found at start-up.
+    #[cfg(feature = "schemars")]
+    pub fn typed_tool<A, F, Fut>(self, tool: Tool, handler: F) -> Self
+    where
+        A: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(A, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoToolResult,
+    {
+        let tool = typed::describe_tool::<A, Fut::Output>(tool);
+        self.tool(tool, move |call: ToolCall, ctx: RequestContext| {
+            let running = typed::arguments::<A>(&call.name, call.arguments).map(|args| handler(args, ctx));
+            async move { running?.await.into_tool_reply() }
+        })
+    }
+
+    /// [`ServerBuilder::typed_tool`] with state the handlers share: each
+    /// call gets its own `Arc` of it, so the closure clones nothing.
+    #[cfg(feature = "schemars")]
+    pub fn typed_tool_with<S, A, F, Fut>(self, state: &Arc<S>, tool: Tool, handler: F) -> Self
+    where
+        S: Send + Sync + 'static,
+        A: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(Arc<S>, A, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoToolResult,
+    {
+        let state = Arc::clone(state);
+        self.typed_tool(tool, move |args: A, ctx| handler(Arc::clone(&state), args, ctx))
+    }
+
     /// Registers a tool whose handler may answer [`Reply::task`]; with
     /// [`TaskSupport::Required`] a client that did not declare the Tasks
     /// extension gets -32021 before the handler runs. Needs
@@ -338,6 +393,29 @@ impl ServerBuilder {
         self.offers.prompts = true;
         self.prompts.push(PromptEntry { prompt, handler: boxed(handler) });
         self
+    }
+
+    /// Registers a prompt whose arguments are `A`: the prompt's argument
+    /// list (names, descriptions, which are required) is read off `A`'s
+    /// fields, which are strings on the wire. The handler returns anything
+    /// [`IntoPromptResult`] takes: a `String` (one user message), messages,
+    /// a [`GetPromptResult`], or a `Result` of one.
+    ///
+    /// # Panics
+    /// When `A` is not a struct or map: a mistake found at start-up.
+    #[cfg(feature = "schemars")]
+    pub fn typed_prompt<A, F, Fut>(self, prompt: Prompt, handler: F) -> Self
+    where
+        A: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(A, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoPromptResult,
+    {
+        let prompt = typed::describe_prompt::<A>(prompt);
+        self.prompt(prompt, move |request: PromptRequest, ctx: RequestContext| {
+            let running = typed::arguments::<A>(&request.name, request.arguments).map(|args| handler(args, ctx));
+            async move { running?.await.into_prompt_reply() }
+        })
     }
 
     /// Registers a resource.

@@ -257,6 +257,17 @@ impl ContentBlock {
         })
     }
 
+    /// A resource embedded whole.
+    pub fn resource(contents: ResourceContents) -> Self {
+        ContentBlock::Resource(EmbeddedResource {
+            kind: EmbeddedResourceTag,
+            resource: contents,
+            annotations: None,
+            meta: None,
+            extra: Map::new(),
+        })
+    }
+
     /// A link to the resource at `uri`, called `name`.
     pub fn resource_link(uri: impl Into<String>, name: impl Into<String>) -> Self {
         ContentBlock::ResourceLink(ResourceLink {
@@ -402,6 +413,28 @@ pub enum ResourceContents {
 }
 
 impl ResourceContents {
+    /// Text contents of the resource at `uri`.
+    pub fn text(uri: impl Into<String>, mime_type: impl Into<String>, text: impl Into<String>) -> Self {
+        ResourceContents::Text(TextResourceContents {
+            uri: uri.into(),
+            text: text.into(),
+            mime_type: Some(mime_type.into()),
+            meta: None,
+            extra: Map::new(),
+        })
+    }
+
+    /// Binary contents of the resource at `uri`; `blob` is base64.
+    pub fn blob(uri: impl Into<String>, mime_type: impl Into<String>, blob: impl Into<String>) -> Self {
+        ResourceContents::Blob(BlobResourceContents {
+            uri: uri.into(),
+            blob: blob.into(),
+            mime_type: Some(mime_type.into()),
+            meta: None,
+            extra: Map::new(),
+        })
+    }
+
     /// The URI of the resource.
     pub fn uri(&self) -> &str {
         match self {

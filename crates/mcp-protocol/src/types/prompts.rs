@@ -50,6 +50,64 @@ pub struct PromptArgument {
     pub extra: Map<String, Value>,
 }
 
+impl Prompt {
+    /// A prompt called `name` without arguments; the `with_` setters add
+    /// the rest.
+    pub fn new(name: impl Into<String>) -> Self {
+        Prompt {
+            name: name.into(),
+            title: None,
+            description: None,
+            arguments: None,
+            icons: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// With a display name.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// With what it is for.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// With these arguments.
+    #[must_use]
+    pub fn with_arguments(mut self, arguments: Vec<PromptArgument>) -> Self {
+        self.arguments = Some(arguments);
+        self
+    }
+}
+
+impl PromptArgument {
+    /// An optional argument called `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        PromptArgument { name: name.into(), title: None, description: None, required: None, extra: Map::new() }
+    }
+
+    /// With what it means.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Marked as one that must be given.
+    #[must_use]
+    pub fn required(mut self) -> Self {
+        self.required = Some(true);
+        self
+    }
+}
+
 /// One message of a prompt (`PromptMessage`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PromptMessage {
@@ -60,6 +118,23 @@ pub struct PromptMessage {
     /// Members not modelled here.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl PromptMessage {
+    /// A message with this role and content.
+    pub fn new(role: Role, content: ContentBlock) -> Self {
+        PromptMessage { role, content, extra: Map::new() }
+    }
+
+    /// A text message from the user.
+    pub fn user(text: impl Into<String>) -> Self {
+        PromptMessage::new(Role::User, ContentBlock::text(text))
+    }
+
+    /// A text message from the assistant.
+    pub fn assistant(text: impl Into<String>) -> Self {
+        PromptMessage::new(Role::Assistant, ContentBlock::text(text))
+    }
 }
 
 /// The result of `prompts/list` (`ListPromptsResult`).
@@ -112,7 +187,7 @@ pub struct GetPromptRequestParams {
 }
 
 /// The final result of `prompts/get` (`GetPromptResult`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GetPromptResult {
     /// `complete`.
@@ -129,4 +204,18 @@ pub struct GetPromptResult {
     /// Members not modelled here.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl GetPromptResult {
+    /// A filled prompt of these messages.
+    pub fn of(messages: Vec<PromptMessage>) -> Self {
+        GetPromptResult { messages, ..GetPromptResult::default() }
+    }
+
+    /// With what the filled prompt is for.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
 }

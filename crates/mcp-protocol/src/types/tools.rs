@@ -90,6 +90,13 @@ impl Tool {
         self.annotations = Some(annotations);
         self
     }
+
+    /// With metadata (`_meta`), such as an MCP Apps view.
+    #[must_use]
+    pub fn with_meta(mut self, meta: Meta) -> Self {
+        self.meta = Some(meta);
+        self
+    }
 }
 
 /// Hints about a tool's behaviour (`ToolAnnotations`); untrusted unless the
@@ -182,7 +189,7 @@ pub struct CallToolRequestParams {
 }
 
 /// The final result of `tools/call` (`CallToolResult`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
     /// `complete`.
@@ -213,14 +220,7 @@ impl CallToolResult {
 
     /// A result of these content blocks.
     pub fn of(content: Vec<crate::types::ContentBlock>) -> Self {
-        CallToolResult {
-            result_type: Default::default(),
-            content,
-            structured_content: None,
-            is_error: None,
-            meta: None,
-            extra: Map::new(),
-        }
+        CallToolResult { content, ..CallToolResult::default() }
     }
 
     /// A structured result: `value` in `structuredContent`, and its JSON

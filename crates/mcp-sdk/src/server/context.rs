@@ -1,7 +1,7 @@
 //! What a handler knows about the request it serves, and how it talks back
 //! while it works: progress, log messages, cancellation.
 
-use mcp_protocol::types::{ClientCapabilities, Implementation, LoggingLevel};
+use mcp_protocol::types::{ClientCapabilities, Implementation, InputResponses, LoggingLevel};
 use mcp_protocol::{JsonRpcNotification, Message, ProgressToken};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -22,6 +22,8 @@ pub struct RequestContext {
     pub(crate) cancel: CancellationToken,
     pub(crate) out: mpsc::Sender<Message>,
     pub(crate) server: Server,
+    pub(crate) input_responses: InputResponses,
+    pub(crate) state: Option<Value>,
 }
 
 /// A number as JSON, whole numbers without a fraction (`3`, not `3.0`).
@@ -73,6 +75,19 @@ impl RequestContext {
     /// Cancel safe.
     pub async fn cancelled(&self) {
         self.cancel.cancelled().await
+    }
+
+    /// Answers to the previous round's input requests, by key (empty on
+    /// the first round). The same as the handler's `input_responses`; here
+    /// for typed handlers, which get only their arguments.
+    pub fn input_responses(&self) -> &InputResponses {
+        &self.input_responses
+    }
+
+    /// The state the handler returned with its input requests, verified
+    /// (`None` on the first round).
+    pub fn state(&self) -> Option<&Value> {
+        self.state.as_ref()
     }
 
     /// The server, to publish changes or change its lists.

@@ -150,6 +150,8 @@ impl Server {
             cancel: cancel.clone(),
             out: conn.out.clone(),
             server: self.clone(),
+            input_responses: InputResponses::new(),
+            state: None,
         };
         Some(match method {
             "server/discover" => to_value(&self.discover_result()),
@@ -278,7 +280,7 @@ impl Server {
         method: &str,
         params: &Map<String, Value>,
         ctx: &RequestContext,
-        run: impl FnOnce(InputResponses, Option<Value>) -> BoxFuture<Result<Reply<R>, HandlerError>>,
+        run: impl FnOnce(InputResponses, Option<Value>, RequestContext) -> BoxFuture<Result<Reply<R>, HandlerError>>,
     ) -> Outcome {
         let digest = params_digest(params);
         let now = SystemTime::now();
@@ -295,7 +297,8 @@ impl Server {
             Some(v) => serde_json::from_value(v.clone())
                 .map_err(|e| ServerFault::InvalidParams { reason: format!("inputResponses: {e}") })?,
         };
-        match run(responses, state).await.map_err(ServerFault::Handler)? {
+        let handler_ctx = RequestContext { input_responses: responses.clone(), state: state.clone(), ..ctx.clone() };
+        match run(responses, state, handler_ctx).await.map_err(ServerFault::Handler)? {
             Reply::Complete(result) => to_value(&result),
             Reply::Task(work) => match &self.inner.tasks {
                 Some(registry) if method == "tools/call" && tasks::declares_tasks(&ctx.client_capabilities) => {
@@ -351,13 +354,14 @@ impl Server {
         if let Some(validator) = validator {
             let instance = Value::Object(arguments.clone());
             if let Some(error) = validator.iter_errors(&instance).next() {
+                let at = error.instance_path().to_string();
+                let at = if at.is_empty() { String::new() } else { format!(" at {at}") };
                 return Err(ServerFault::InvalidParams {
-                    reason: format!("arguments of {name} do not match its input schema: {error}"),
+                    reason: format!("arguments of {name} do not match its input schema{at}: {error}"),
                 });
             }
         }
-        let handler_ctx = ctx.clone();
-        self.with_input("tools/call", &params, &ctx, move |input_responses, state| {
+        self.with_input("tools/call", &params, &ctx, move |input_responses, state, handler_ctx| {
             handler(ToolCall { name, arguments, input_responses, state }, handler_ctx)
         })
         .await
@@ -382,8 +386,7 @@ impl Server {
             }
             entry.handler.clone()
         };
-        let handler_ctx = ctx.clone();
-        self.with_input("prompts/get", &params, &ctx, move |input_responses, state| {
+        self.with_input("prompts/get", &params, &ctx, move |input_responses, state, handler_ctx| {
             handler(PromptRequest { name, arguments, input_responses, state }, handler_ctx)
         })
         .await
@@ -402,10 +405,9 @@ impl Server {
             }
         };
         let (handler, variables) = found.ok_or_else(|| ServerFault::Handler(HandlerError::resource_not_found(&uri)))?;
-        let handler_ctx = ctx.clone();
         let cache = self.inner.cache;
         let result = self
-            .with_input("resources/read", &params, &ctx, move |input_responses, state| {
+            .with_input("resources/read", &params, &ctx, move |input_responses, state, handler_ctx| {
                 handler(ResourceRequest { uri, variables, input_responses, state }, handler_ctx)
             })
             .await?;
