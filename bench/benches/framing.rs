@@ -11,7 +11,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use mcp_protocol::{CLIENT_MAX_DEPTH, LineFramer};
+use mcp_bridge_protocol::{CLIENT_MAX_DEPTH, LineFramer};
 
 const READ_BYTES: usize = 64 * 1024;
 
@@ -98,7 +98,7 @@ fn decode(c: &mut Criterion) {
     group.bench_function("decode_message", |b| {
         b.iter(|| {
             for line in &lines {
-                black_box(mcp_protocol::decode_message(line, CLIENT_MAX_DEPTH).ok());
+                black_box(mcp_bridge_protocol::decode_message(line, CLIENT_MAX_DEPTH).ok());
             }
         })
     });

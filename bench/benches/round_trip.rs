@@ -13,8 +13,8 @@
 use std::path::PathBuf;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mcp_sdk::transport::stdio::{StdioCommand, spawn};
-use mcp_sdk::{Client, ClientOptions, RequestOptions, transport};
+use mcp_bridge_sdk::transport::stdio::{StdioCommand, spawn};
+use mcp_bridge_sdk::{Client, ClientOptions, RequestOptions, transport};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;

@@ -6,6 +6,7 @@
 
 pub mod chart;
 pub mod http_load;
+pub mod proc_status;
 pub mod programs;
 pub mod report;
 pub mod scenarios;

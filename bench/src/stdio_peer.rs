@@ -168,7 +168,7 @@ impl StdioPeer {
 
     /// Peak resident memory of the process so far (`VmHWM`), in KiB.
     pub fn peak_rss_kib(&self) -> u64 {
-        test_support::proc_status_kib(self.pid(), "VmHWM").unwrap_or(0)
+        crate::proc_status::kib(self.pid(), "VmHWM").unwrap_or(0)
     }
 
     /// A request line of this client's dialect with a fresh id.

@@ -8,12 +8,12 @@
 //! requests, listen streams), the SDK does it here; the handlers below only
 //! say what each tool, prompt and resource answers.
 
-use mcp_protocol::types::{
+use mcp_bridge_protocol::types::{
     CallToolResult, Completion, ContentBlock, GetPromptResult, Implementation, InputRequests, InputResponse, Prompt,
     PromptMessage, Resource, ResourceContents, ResourceTemplate, Role, Tool,
 };
-use mcp_sdk::server::{ChangeEvent, NoArguments, ResourceRequest, ToolCall};
-use mcp_sdk::{HandlerError, Reply, RequestContext, Server};
+use mcp_bridge_sdk::server::{ChangeEvent, NoArguments, ResourceRequest, ToolCall};
+use mcp_bridge_sdk::{HandlerError, Reply, RequestContext, Server};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -79,7 +79,7 @@ pub(crate) fn elicited_text(call: &ToolCall, key: &str, field: &str) -> String {
 fn sampled_text(call: &ToolCall, key: &str) -> Option<String> {
     match call.input_responses.get(key) {
         Some(InputResponse::CreateMessage(answer)) => answer.content.as_slice().iter().find_map(|block| match block {
-            mcp_protocol::types::SamplingContent::Text(t) => Some(t.text.clone()),
+            mcp_bridge_protocol::types::SamplingContent::Text(t) => Some(t.text.clone()),
             _ => None,
         }),
         _ => None,
@@ -110,7 +110,7 @@ pub fn build_server() -> Server {
 }
 
 /// Tools that answer one kind of content each.
-fn content_tools(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::ServerBuilder {
+fn content_tools(builder: mcp_bridge_sdk::server::ServerBuilder) -> mcp_bridge_sdk::server::ServerBuilder {
     builder
         .typed_tool(tool("test_simple_text", "Tests simple text content response"), |_: NoArguments, _ctx| async move {
             "This is a simple text response for testing."
@@ -155,7 +155,7 @@ fn content_tools(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::Se
                     if i > 0 {
                         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                     }
-                    ctx.log(mcp_protocol::types::LoggingLevel::Info, None, json!(message)).await;
+                    ctx.log(mcp_bridge_protocol::types::LoggingLevel::Info, None, json!(message)).await;
                 }
                 "Tool with logging executed successfully"
             },
@@ -170,8 +170,8 @@ fn content_tools(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::Se
                     ctx.progress(step, Some(100.0), Some(&format!("Completed step {step} of 100"))).await;
                 }
                 match ctx.progress_token() {
-                    Some(mcp_protocol::RequestId::String(s)) => s.clone(),
-                    Some(mcp_protocol::RequestId::Number(n)) => n.to_string(),
+                    Some(mcp_bridge_protocol::RequestId::String(s)) => s.clone(),
+                    Some(mcp_bridge_protocol::RequestId::Number(n)) => n.to_string(),
                     None => "0".into(),
                 }
             },
@@ -212,7 +212,7 @@ fn content_tools(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::Se
 }
 
 /// Tools that ask the client for input (multi round-trip requests).
-fn input_tools(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::ServerBuilder {
+fn input_tools(builder: mcp_bridge_sdk::server::ServerBuilder) -> mcp_bridge_sdk::server::ServerBuilder {
     builder
         .tool(
             tool("test_input_required_result_elicitation", "Asks for a name with a form elicitation"),
@@ -333,7 +333,7 @@ fn input_tools(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::Serv
 }
 
 /// Tools the stateless-lifecycle scenario uses to probe the server.
-fn diagnostic_tools(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::ServerBuilder {
+fn diagnostic_tools(builder: mcp_bridge_sdk::server::ServerBuilder) -> mcp_bridge_sdk::server::ServerBuilder {
     builder
         .tool(
             tool("test_missing_capability", "Needs the sampling capability"),
@@ -354,8 +354,12 @@ fn diagnostic_tools(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server:
         .typed_tool(
             tool("test_logging_tool", "Logs only when the request asked for a log level"),
             |_: NoArguments, ctx: RequestContext| async move {
-                ctx.log(mcp_protocol::types::LoggingLevel::Info, None, json!("Diagnostic trace logging activated"))
-                    .await;
+                ctx.log(
+                    mcp_bridge_protocol::types::LoggingLevel::Info,
+                    None,
+                    json!("Diagnostic trace logging activated"),
+                )
+                .await;
                 "Logging evaluated"
             },
         )
@@ -411,7 +415,7 @@ fn prompt(name: &str, title: &str, description: &str) -> Prompt {
     Prompt::new(name).with_title(title).with_description(description)
 }
 
-fn prompts(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::ServerBuilder {
+fn prompts(builder: mcp_bridge_sdk::server::ServerBuilder) -> mcp_bridge_sdk::server::ServerBuilder {
     builder
         .typed_prompt(
             prompt("test_simple_prompt", "Simple Test Prompt", "A simple prompt without arguments"),
@@ -468,7 +472,7 @@ fn contents(value: Value) -> Result<Reply<Vec<ResourceContents>>, HandlerError> 
     serde_json::from_value(value).map(Reply::Complete).map_err(|e| HandlerError::internal(e.to_string()))
 }
 
-fn resources(builder: mcp_sdk::server::ServerBuilder) -> mcp_sdk::server::ServerBuilder {
+fn resources(builder: mcp_bridge_sdk::server::ServerBuilder) -> mcp_bridge_sdk::server::ServerBuilder {
     let text_resource = |uri: &'static str, name: &str, title: &str, text: &'static str| {
         (
             literal::<Resource>(json!({"uri": uri, "name": name, "title": title, "mimeType": "text/plain"})),

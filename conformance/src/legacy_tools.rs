@@ -6,9 +6,9 @@
 //! dual-era endpoint's bridge turns the rounds into them, not because these
 //! tools know about the old protocol.
 
-use mcp_protocol::types::{InputResponse, InputResponses};
-use mcp_sdk::RequestContext;
-use mcp_sdk::server::{NoArguments, ServerBuilder};
+use mcp_bridge_protocol::types::{InputResponse, InputResponses};
+use mcp_bridge_sdk::RequestContext;
+use mcp_bridge_sdk::server::{NoArguments, ServerBuilder};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -55,7 +55,7 @@ pub(crate) fn legacy_named_tools(builder: ServerBuilder) -> ServerBuilder {
             |args: Sampling, ctx: RequestContext| async move {
                 if let Some(InputResponse::CreateMessage(answer)) = ctx.input_responses().get("completion") {
                     let reply = answer.content.as_slice().iter().find_map(|block| match block {
-                        mcp_protocol::types::SamplingContent::Text(t) => Some(t.text.clone()),
+                        mcp_bridge_protocol::types::SamplingContent::Text(t) => Some(t.text.clone()),
                         _ => None,
                     });
                     return done(format!("LLM response: {}", reply.as_deref().unwrap_or("No response")));

@@ -5,13 +5,13 @@
 
 use std::sync::Arc;
 
-use mcp_protocol::types::{CreateMessageResult, ElicitResult, Root, Tool};
-use mcp_sdk::auth::{
+use mcp_bridge_protocol::types::{CreateMessageResult, ElicitResult, Root, Tool};
+use mcp_bridge_sdk::auth::{
     AuthorizationRequest, AuthorizationResponse, Authorize, MemoryStore, OAuthClient, OAuthConfig, PreRegistered,
 };
-use mcp_sdk::client::{Era, InputHooks};
-use mcp_sdk::transport::http::{HttpConfig, connect};
-use mcp_sdk::{Client, ClientOptions, RequestOptions};
+use mcp_bridge_sdk::client::{Era, InputHooks};
+use mcp_bridge_sdk::transport::http::{HttpConfig, connect};
+use mcp_bridge_sdk::{Client, ClientOptions, RequestOptions};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -249,7 +249,8 @@ pub async fn play(
             failures.push(format!("tools/call {name}: {e}"));
         }
     }
-    let offers = |pick: fn(&mcp_protocol::types::ServerCapabilities) -> bool| capabilities.as_ref().is_some_and(pick);
+    let offers =
+        |pick: fn(&mcp_bridge_protocol::types::ServerCapabilities) -> bool| capabilities.as_ref().is_some_and(pick);
     if offers(|c| c.resources.is_some()) {
         failures.extend(use_resources(&client, &o).await);
     }

@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use mcp_protocol::types::{CallToolResult, InputResponse, InputResponses};
-use mcp_sdk::server::{ServerBuilder, TaskOptions, TaskSupport, ToolCall};
-use mcp_sdk::{HandlerError, Reply};
+use mcp_bridge_protocol::types::{CallToolResult, InputResponse, InputResponses};
+use mcp_bridge_sdk::server::{ServerBuilder, TaskOptions, TaskSupport, ToolCall};
+use mcp_bridge_sdk::{HandlerError, Reply};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -4,8 +4,8 @@
 //! is cut into chunks, a round trip, a limit). `FUZZ_SECONDS` sets the time
 //! of each target (2 s by default).
 
+use mcp_bridge_protocol::{Frame, LineFramer};
 use mcp_fuzz::fuzz;
-use mcp_protocol::{Frame, LineFramer};
 use serde_json::Value;
 
 fn report(target: &str, r: mcp_fuzz::Report) {
@@ -51,7 +51,7 @@ fn line_framer_with_id_recovery() {
                     let _ = overlong.recover_id();
                 }
                 Frame::Line(line) => {
-                    let _ = mcp_protocol::recover_id(line);
+                    let _ = mcp_bridge_protocol::recover_id(line);
                 }
             }
         }
@@ -72,7 +72,7 @@ fn json_depth(value: &Value) -> usize {
 fn depth_check() {
     let r = fuzz("depth_check", |input| {
         let limit = 6;
-        let checked = mcp_protocol::check_depth(input, limit);
+        let checked = mcp_bridge_protocol::check_depth(input, limit);
         // serde_json's own recursion limit (128) keeps the reference parse
         // off the stack's edge; deeper documents are only checked for panics.
         let mut deserializer = serde_json::Deserializer::from_slice(input);
@@ -92,10 +92,10 @@ fn depth_check() {
 #[test]
 fn json_rpc_classification() {
     let r = fuzz("jsonrpc", |input| {
-        match mcp_protocol::decode_message(input, 64) {
+        match mcp_bridge_protocol::decode_message(input, 64) {
             Ok(message) => {
-                let line = mcp_protocol::encode_line(&message);
-                let again = mcp_protocol::decode_message(&line, 64)
+                let line = mcp_bridge_protocol::encode_line(&message);
+                let again = mcp_bridge_protocol::decode_message(&line, 64)
                     .map_err(|e| format!("an accepted message does not decode after encoding: {e}"))?;
                 if again != message {
                     return Err("the message changed in a round trip".into());
@@ -156,12 +156,12 @@ fn result_rules() {
 fn input_request_checks() {
     let r = fuzz("input_requests", |input| {
         let Ok(value) = serde_json::from_slice::<Value>(input) else { return Ok(()) };
-        let none = mcp_protocol::types::ClientCapabilities::default();
-        let all: mcp_protocol::types::ClientCapabilities = serde_json::from_value(serde_json::json!({
+        let none = mcp_bridge_protocol::types::ClientCapabilities::default();
+        let all: mcp_bridge_protocol::types::ClientCapabilities = serde_json::from_value(serde_json::json!({
             "elicitation": {"form": {}, "url": {}}, "sampling": {"tools": {}}, "roots": {}
         }))
         .map_err(|e| e.to_string())?;
-        if let Ok(requests) = serde_json::from_value::<mcp_protocol::types::InputRequests>(value.clone()) {
+        if let Ok(requests) = serde_json::from_value::<mcp_bridge_protocol::types::InputRequests>(value.clone()) {
             let _ = mcp_bridge::input::check_round(&requests, &none);
             let _ = mcp_bridge::input::check_round(&requests, &all);
             for (key, request) in &requests {
@@ -169,7 +169,7 @@ fn input_request_checks() {
                 let _ = mcp_bridge::input::client_request(request);
             }
         }
-        if let Ok(request) = serde_json::from_value::<mcp_protocol::types::InputRequest>(value.clone()) {
+        if let Ok(request) = serde_json::from_value::<mcp_bridge_protocol::types::InputRequest>(value.clone()) {
             let _ = mcp_bridge::input::check_answer("k", &request, value);
         }
         Ok(())
@@ -182,7 +182,7 @@ fn sse_parser() {
     let r = fuzz("sse", |input| {
         let limit = 128;
         let parse = |chunk: usize| -> Result<Vec<(String, String)>, usize> {
-            let mut parser = mcp_sdk::transport::sse::SseParser::new(limit);
+            let mut parser = mcp_bridge_sdk::transport::sse::SseParser::new(limit);
             let mut events = Vec::new();
             for part in input.chunks(chunk) {
                 match parser.push(part) {
@@ -233,7 +233,7 @@ fn receiver_request_head() {
 fn authorization_url_check() {
     let r = fuzz("authorization_url", |input| {
         let text = String::from_utf8_lossy(input);
-        let _ = mcp_sdk::auth::Challenge::parse(&text);
+        let _ = mcp_bridge_sdk::auth::Challenge::parse(&text);
         if mcp_bridge::signin::check_authorization_url(&text).is_ok() {
             let https = text.get(..8).is_some_and(|s| s.eq_ignore_ascii_case("https://"));
             if !https || text.bytes().any(|b| !(0x21..=0x7e).contains(&b)) || text.contains('#') {
@@ -247,7 +247,7 @@ fn authorization_url_check() {
 
 #[test]
 fn icon_bytes() {
-    use mcp_sdk::icons::{ExtraFormats, Format, IconPolicy, inspect};
+    use mcp_bridge_sdk::icons::{ExtraFormats, Format, IconPolicy, inspect};
     let policy = IconPolicy {
         formats: ExtraFormats { gif: true, webp: true, svg: true },
         decoder: Some(std::sync::Arc::new(Ok)),
@@ -273,7 +273,7 @@ fn icon_bytes() {
 
 #[test]
 fn icon_source() {
-    use mcp_sdk::icons::{IconPolicy, Source, check_source};
+    use mcp_bridge_sdk::icons::{IconPolicy, Source, check_source};
     let policy = IconPolicy::default();
     let r = fuzz("icon_source", |input| {
         let src = String::from_utf8_lossy(input);
@@ -291,7 +291,7 @@ fn icon_source() {
 fn skill_frontmatter() {
     let r = fuzz("skill_frontmatter", |input| {
         let text = String::from_utf8_lossy(input);
-        if let Ok(fields) = mcp_sdk::skills::frontmatter(&text)
+        if let Ok(fields) = mcp_bridge_sdk::skills::frontmatter(&text)
             && !(fields.get("name").is_some_and(Value::is_string)
                 && fields.get("description").is_some_and(Value::is_string))
         {

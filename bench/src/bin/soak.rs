@@ -93,7 +93,7 @@ impl Session {
     }
 
     fn rss_kib(&self) -> u64 {
-        test_support::proc_status_kib(self.child.id().unwrap_or(0), "VmRSS").unwrap_or(0)
+        mcp_bench::proc_status::kib(self.child.id().unwrap_or(0), "VmRSS").unwrap_or(0)
     }
 
     async fn end(mut self) {

@@ -16,8 +16,8 @@ fn main() -> ExitCode {
     // 2025-11-25-era one whose server knows only `initialize`.
     let revision = match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
         Err(_) => Revision::Negotiated,
-        Ok(version) if version == mcp_protocol::PROTOCOL_VERSION => Revision::Modern,
-        Ok(version) if mcp_protocol::legacy::is_known_version(&version) => Revision::Legacy(version),
+        Ok(version) if version == mcp_bridge_protocol::PROTOCOL_VERSION => Revision::Modern,
+        Ok(version) if mcp_bridge_protocol::legacy::is_known_version(&version) => Revision::Legacy(version),
         Ok(version) => {
             eprintln!("mcp-conformance-client: this client does not speak {version}");
             return ExitCode::from(2);

@@ -6,10 +6,10 @@ use std::time::Duration;
 use mcp_bridge::signin::{Gate, SignIn, SignInOptions};
 use mcp_bridge::upstream::HttpUpstream;
 use mcp_bridge::{FrontendOptions, UpstreamConfig, profile};
-use mcp_sdk::auth::{OAuthClient, OAuthConfig};
-use mcp_sdk::client::Era;
-use mcp_sdk::transport::http::{HttpConfig, ProxyConfig};
-use mcp_sdk::transport::stdio::StdioCommand;
+use mcp_bridge_sdk::auth::{OAuthClient, OAuthConfig};
+use mcp_bridge_sdk::client::Era;
+use mcp_bridge_sdk::transport::http::{HttpConfig, ProxyConfig};
+use mcp_bridge_sdk::transport::stdio::StdioCommand;
 
 use crate::args::{Action, Args, Connection};
 
@@ -224,7 +224,7 @@ impl Job {
 /// Where `--protocol auto` remembers the era of each upstream between
 /// runs: `MCP_BRIDGE_ERA_CACHE` (a file, or `off`), else `eras.json` in the
 /// bridge's state directory; none when there is no such directory.
-fn era_cache() -> Option<mcp_sdk::client::EraCache> {
+fn era_cache() -> Option<mcp_bridge_sdk::client::EraCache> {
     let path = match std::env::var_os("MCP_BRIDGE_ERA_CACHE").filter(|v| !v.is_empty()) {
         Some(off) if off == "off" => return None,
         Some(path) => std::path::PathBuf::from(path),
@@ -236,5 +236,5 @@ fn era_cache() -> Option<mcp_sdk::client::EraCache> {
             }
         },
     };
-    Some(mcp_sdk::client::EraCache::in_file(path))
+    Some(mcp_bridge_sdk::client::EraCache::in_file(path))
 }

@@ -8,16 +8,16 @@ mod report;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use mcp_sdk::auth::discovery::{resource_metadata_urls, server_metadata_urls};
-use mcp_sdk::auth::store::tokens_key;
-use mcp_sdk::auth::{
+use mcp_bridge_sdk::auth::discovery::{resource_metadata_urls, server_metadata_urls};
+use mcp_bridge_sdk::auth::store::tokens_key;
+use mcp_bridge_sdk::auth::{
     AuthorizationRequest, AuthorizationResponse, Challenge, OAuthClient, OAuthConfig, ResourceMetadata, ServerMetadata,
     TokenRecord, TokenStore,
 };
-use mcp_sdk::client::{CacheMode, Era, Spoken};
-use mcp_sdk::transport::http::{HttpConfig, ProxyConfig};
-use mcp_sdk::transport::stdio::StdioCommand;
-use mcp_sdk::{Client, ClientOptions, RequestOptions};
+use mcp_bridge_sdk::client::{CacheMode, Era, Spoken};
+use mcp_bridge_sdk::transport::http::{HttpConfig, ProxyConfig};
+use mcp_bridge_sdk::transport::stdio::StdioCommand;
+use mcp_bridge_sdk::{Client, ClientOptions, RequestOptions};
 use reqwest::Url;
 use serde_json::json;
 
@@ -71,7 +71,7 @@ async fn examine_command(report: &mut Report, command: StdioCommand) {
     report.target = command.command_line();
     report.transport = Some("stdio".into());
     let started = Instant::now();
-    let transport = match mcp_sdk::transport::stdio::spawn(command) {
+    let transport = match mcp_bridge_sdk::transport::stdio::spawn(command) {
         Ok(transport) => transport,
         Err(e) => {
             report.reach.error = Some(e.to_string());
@@ -130,7 +130,7 @@ async fn examine_url(report: &mut Report, mut http: HttpConfig) {
             Err(e) => report.mcp_error = Some(e),
         }
     }
-    let transport = match mcp_sdk::transport::http::connect(http) {
+    let transport = match mcp_bridge_sdk::transport::http::connect(http) {
         Ok(transport) => transport,
         Err(e) => {
             report.mcp_error = Some(e.to_string());
@@ -141,8 +141,8 @@ async fn examine_url(report: &mut Report, mut http: HttpConfig) {
     match tokio::time::timeout(STEP_LIMIT, client.connect(&RequestOptions::default())).await {
         Ok(Ok(spoken)) => {
             // The transport tried HTTP+SSE after the same refusal of its POST.
-            let http_sse =
-                spoken.is_legacy() && report.reach.http_status.is_some_and(mcp_sdk::transport::http::may_be_http_sse);
+            let http_sse = spoken.is_legacy()
+                && report.reach.http_status.is_some_and(mcp_bridge_sdk::transport::http::may_be_http_sse);
             let transport = match (spoken.is_legacy(), http_sse) {
                 (_, true) => "http+sse (2024-11-05)",
                 (true, false) => "streamable-http, a 2025-11-25 session",
@@ -176,7 +176,7 @@ async fn session(client: &Client) -> Mcp {
             mcp.era = initialized.protocol_version.clone();
             mcp.legacy = true;
         }
-        _ => mcp.era = mcp_protocol::PROTOCOL_VERSION.to_owned(),
+        _ => mcp.era = mcp_bridge_protocol::PROTOCOL_VERSION.to_owned(),
     }
     let Ok(found) = client.discover(&o).await else { return mcp };
     mcp.versions_offered = found.supported_versions.clone();
@@ -185,7 +185,7 @@ async fn session(client: &Client) -> Mcp {
     mcp.capabilities = capabilities.as_object().map(|c| c.keys().cloned().collect()).unwrap_or_default();
     let offered = &found.capabilities;
     let mut failed = None;
-    let mut count = |result: mcp_sdk::Result<usize>| match result {
+    let mut count = |result: mcp_bridge_sdk::Result<usize>| match result {
         Ok(n) => Some(n),
         Err(e) => {
             failed.get_or_insert(e.to_string());
@@ -281,7 +281,7 @@ struct FirstPost {
 /// the server answers, with which status, certificate and clock.
 async fn first_post(probe: &reqwest::Client, http: &HttpConfig) -> FirstPost {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
-        "io.modelcontextprotocol/protocolVersion": mcp_protocol::PROTOCOL_VERSION,
+        "io.modelcontextprotocol/protocolVersion": mcp_bridge_protocol::PROTOCOL_VERSION,
         "io.modelcontextprotocol/clientInfo": {"name": "mcp-bridge-doctor", "version": env!("CARGO_PKG_VERSION")},
         "io.modelcontextprotocol/clientCapabilities": {}
     }}});
@@ -290,7 +290,7 @@ async fn first_post(probe: &reqwest::Client, http: &HttpConfig) -> FirstPost {
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header("mcp-method", "server/discover")
-        .header("mcp-protocol-version", mcp_protocol::PROTOCOL_VERSION)
+        .header("mcp-protocol-version", mcp_bridge_protocol::PROTOCOL_VERSION)
         .body(body.to_string());
     for (name, value) in &http.headers {
         request = request.header(name, value);
@@ -438,7 +438,7 @@ fn stored_record(resource: &str) -> Option<StoredSignIn> {
 /// the bridge does, and refuses to sign in anew (the doctor only looks).
 fn stored_sign_in(http: &HttpConfig) -> Result<OAuthClient, String> {
     let store = mcp_bridge::signin::tokens::open()?;
-    let refuse: mcp_sdk::auth::Authorize = Arc::new(|_request: AuthorizationRequest| {
+    let refuse: mcp_bridge_sdk::auth::Authorize = Arc::new(|_request: AuthorizationRequest| {
         Box::pin(async {
             Err::<AuthorizationResponse, String>("the doctor does not sign in: run `mcp-bridge URL` once".into())
         })

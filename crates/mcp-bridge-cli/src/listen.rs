@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use mcp_bridge::embed::http::{LegacyHttpOptions, serve_legacy_http};
 use mcp_bridge::upstream::{Fanout, Speaker, Upstream, UpstreamConfig, describe_exit};
-use mcp_protocol::types::{ClientCapabilities, Implementation};
-use mcp_sdk::server::http::HttpOptions;
+use mcp_bridge_protocol::types::{ClientCapabilities, Implementation};
+use mcp_bridge_sdk::server::http::HttpOptions;
 
 use crate::config::Config;
 
@@ -37,7 +37,7 @@ async fn serve(config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode> {
     // them, at its own level.
     let fanout = Arc::new(Fanout::default());
     let to_sessions = fanout.clone();
-    let on_unrouted = Arc::new(move |n: &mcp_protocol::JsonRpcNotification| to_sessions.deliver(n));
+    let on_unrouted = Arc::new(move |n: &mcp_bridge_protocol::JsonRpcNotification| to_sessions.deliver(n));
     // A 2025-11-25 upstream hears of one client at its initialize: one that
     // may be asked anything. Over HTTP its requests come on the stream of a
     // session's request and go to that session's client (which refuses

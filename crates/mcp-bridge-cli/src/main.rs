@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use mcp_bridge::{Hooks, RunOutcome};
-use mcp_sdk::transport::process_stdio;
+use mcp_bridge_sdk::transport::process_stdio;
 
 /// The time after the end of stdin before the bridge stops whatever is left
 /// and exits: VS Code sends SIGTERM after 10 s, so 8 s stays ahead of it.

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use mcp_sdk::auth::{FileStore, TokenRecord, TokenStore};
+use mcp_bridge_sdk::auth::{FileStore, TokenRecord, TokenStore};
 use serde_json::Value;
 use test_support::oauth::{Issued, Shared, TestPki, authorization_server, protected, serve};
 use test_support::{server_everything, server_everything_http, workspace_binary};
@@ -141,7 +141,7 @@ async fn a_protected_server_needs_a_sign_in_until_one_is_stored() {
         resource: Some(url.clone()),
     };
     let record = serde_json::to_string(&record).unwrap();
-    store.save(&mcp_sdk::auth::store::tokens_key(&url), &record).unwrap();
+    store.save(&mcp_bridge_sdk::auth::store::tokens_key(&url), &record).unwrap();
     let (code, text) = doctor(&home, &args).await;
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("  stored sign-in        yes, valid until"), "{text}");

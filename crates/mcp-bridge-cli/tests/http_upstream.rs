@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 
-use mcp_sdk::server::http::HttpOptions;
+use mcp_bridge_sdk::server::http::HttpOptions;
 use serde_json::{Value, json};
 use test_support::{RawPeer, initialized_and_gap_events, legacy_initialize};
 use tokio::io::AsyncWriteExt;

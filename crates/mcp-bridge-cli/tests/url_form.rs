@@ -335,10 +335,10 @@ async fn a_start_url_opened_twice_stops_the_sign_in() {
 /// either way a second run uses them and logout clears them.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_automatic_store_keeps_the_sign_in_between_runs_and_logout_clears_it() {
-    use mcp_sdk::auth::TokenStore;
+    use mcp_bridge_sdk::auth::TokenStore;
     let w = world("auto-store").await;
     let service = format!("mcp-bridge-test-{}", std::process::id());
-    let keychain = mcp_sdk::auth::KeychainStore::new(&service);
+    let keychain = mcp_bridge_sdk::auth::KeychainStore::new(&service);
     let keychain_works = keychain.works();
     let run = |browser: PathBuf| {
         let mut command = tokio::process::Command::new(BRIDGE);
@@ -362,7 +362,7 @@ async fn the_automatic_store_keeps_the_sign_in_between_runs_and_logout_clears_it
     assert!(legacy_initialize(&mut peer, json!({})).await["result"].is_object(), "the stored tokens were used");
     finish(peer).await;
     assert_eq!(w.issued.lock().unwrap().authorizations, 1);
-    let key = mcp_sdk::auth::store::tokens_key(&w.url);
+    let key = mcp_bridge_sdk::auth::store::tokens_key(&w.url);
     let files = w.dir.join("home/.local/state/mcp-bridge/tokens");
     if keychain_works {
         assert!(keychain.load(&key).unwrap().is_some(), "the tokens are in the keychain");

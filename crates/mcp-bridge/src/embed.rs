@@ -10,9 +10,9 @@ pub mod http;
 
 use std::io::Cursor;
 
-use mcp_protocol::{ErrorObject, JsonRpcErrorResponse, Message, decode_message, error_code};
-use mcp_sdk::Server;
-use mcp_sdk::transport::process_stdio;
+use mcp_bridge_protocol::{ErrorObject, JsonRpcErrorResponse, Message, decode_message, error_code};
+use mcp_bridge_sdk::Server;
+use mcp_bridge_sdk::transport::process_stdio;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::frontend::{FrontendOptions, Hooks, run};
@@ -59,7 +59,7 @@ pub enum Path {
 /// What the first line of the input is, for the choice of the path.
 enum FirstLine {
     Initialize,
-    Discover(mcp_protocol::JsonRpcRequest),
+    Discover(mcp_bridge_protocol::JsonRpcRequest),
     Other,
 }
 
@@ -131,7 +131,7 @@ where
                         ErrorObject::new(error_code::METHOD_NOT_FOUND, "Method not found"),
                     )),
                 };
-                output.write_all(&mcp_protocol::encode_line(&answer)).await?;
+                output.write_all(&mcp_bridge_protocol::encode_line(&answer)).await?;
                 output.flush().await?;
                 pending.drain(..=end);
                 scanned = 0;

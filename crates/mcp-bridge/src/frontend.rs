@@ -17,8 +17,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_protocol::{Frame, decode_message};
-use mcp_sdk::transport::lines::{FrameReader, finish_writer, write_lines};
+use mcp_bridge_protocol::{Frame, decode_message};
+use mcp_bridge_sdk::transport::lines::{FrameReader, finish_writer, write_lines};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -78,25 +78,25 @@ pub struct FrontendOptions {
     /// Time the client gets to answer one round of input requests.
     pub input_timeout: Duration,
     /// The upstream's revision: found out by default (see
-    /// [`mcp_sdk::client::Era`]).
-    pub upstream_era: mcp_sdk::client::Era,
+    /// [`mcp_bridge_sdk::client::Era`]).
+    pub upstream_era: mcp_bridge_sdk::client::Era,
     /// Where the upstream's era is remembered between sessions, so a
     /// bridge started again skips the probe; none by default.
-    pub era_cache: Option<mcp_sdk::client::EraCache>,
+    pub era_cache: Option<mcp_bridge_sdk::client::EraCache>,
 }
 
 impl Default for FrontendOptions {
     fn default() -> Self {
         FrontendOptions {
             profile: &crate::profile::VSCODE,
-            max_line_bytes: mcp_protocol::DEFAULT_MAX_LINE_BYTES,
-            max_depth: mcp_protocol::CLIENT_MAX_DEPTH,
+            max_line_bytes: mcp_bridge_protocol::DEFAULT_MAX_LINE_BYTES,
+            max_depth: mcp_bridge_protocol::CLIENT_MAX_DEPTH,
             max_in_flight: 256,
             discover_timeout: Duration::from_secs(60),
             shutdown_grace: Duration::from_secs(2),
             timeouts: Timeouts::default(),
             input_timeout: Duration::from_secs(3600),
-            upstream_era: mcp_sdk::client::Era::Auto,
+            upstream_era: mcp_bridge_sdk::client::Era::Auto,
             era_cache: None,
         }
     }

@@ -3,11 +3,11 @@
 //! the client's answers before they go back. The front end sends the
 //! requests and waits for the answers.
 
-use mcp_protocol::types::{
+use mcp_bridge_protocol::types::{
     ClientCapabilities, CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, InputRequest,
     InputRequests, InputResponse, ListRootsResult,
 };
-use mcp_sdk::client::input::{check_elicitation_content, check_sampling_messages, is_absolute_url};
+use mcp_bridge_sdk::client::input::{check_elicitation_content, check_sampling_messages, is_absolute_url};
 use serde_json::{Value, json};
 
 use crate::translate::Cause;
@@ -17,7 +17,7 @@ use crate::translate::Cause;
 pub const MAX_INPUT_REQUESTS_PER_ROUND: usize = 16;
 
 /// Rounds of one request before the bridge gives up.
-pub const MAX_ROUNDS: usize = mcp_sdk::limits::MAX_INPUT_ROUNDS;
+pub const MAX_ROUNDS: usize = mcp_bridge_sdk::limits::MAX_INPUT_ROUNDS;
 
 /// A round that cannot go to the client: the cause, and the detail that
 /// names the key of the input request at fault.

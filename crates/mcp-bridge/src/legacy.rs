@@ -2,13 +2,13 @@
 //! the class of every method and notification, and the params the bridge
 //! reads itself. No I/O.
 
-use mcp_protocol::RequestId;
-use mcp_protocol::legacy::{InitializeRequestParams, SetLevelRequestParams, SubscribeRequestParams};
-use mcp_protocol::types::LoggingLevel;
+use mcp_bridge_protocol::RequestId;
+use mcp_bridge_protocol::legacy::{InitializeRequestParams, SetLevelRequestParams, SubscribeRequestParams};
+use mcp_bridge_protocol::types::LoggingLevel;
 use serde_json::Value;
 
 /// The methods the bridge forwards: the same names in both revisions.
-pub const FORWARDED_METHODS: [&str; 8] = mcp_protocol::method::SHARED_REQUEST_METHODS;
+pub const FORWARDED_METHODS: [&str; 8] = mcp_bridge_protocol::method::SHARED_REQUEST_METHODS;
 
 /// What the bridge does with a request, by its method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,7 +115,7 @@ pub fn cancelled_request_id(params: Option<&Value>) -> Option<RequestId> {
 /// Whether a request carries the 2026-07-28 protocol version key in its
 /// `_meta`: a modern client that should be told -32601, not "initialize".
 pub fn has_modern_meta(params: Option<&Value>) -> bool {
-    params.and_then(|p| p.get("_meta")).and_then(|m| m.get(mcp_protocol::meta::PROTOCOL_VERSION_KEY)).is_some()
+    params.and_then(|p| p.get("_meta")).and_then(|m| m.get(mcp_bridge_protocol::meta::PROTOCOL_VERSION_KEY)).is_some()
 }
 
 #[cfg(test)]

@@ -101,7 +101,7 @@ mod tests {
     fn scope_is_the_last_part_of_the_target() {
         assert_eq!(scope("mcp_bridge::frontend"), "frontend");
         assert_eq!(scope("mcp_router"), "router");
-        assert_eq!(scope("mcp_sdk::transport::stdio"), "stdio");
+        assert_eq!(scope("mcp_bridge_sdk::transport::stdio"), "stdio");
     }
 
     #[test]

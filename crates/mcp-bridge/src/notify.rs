@@ -18,10 +18,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use mcp_protocol::types::SubscriptionFilter;
-use mcp_protocol::{ErrorObject, JsonRpcNotification, Message};
-use mcp_sdk::RequestOptions;
-use mcp_sdk::client::RetryPolicy;
+use mcp_bridge_protocol::types::SubscriptionFilter;
+use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification, Message};
+use mcp_bridge_sdk::RequestOptions;
+use mcp_bridge_sdk::client::RetryPolicy;
 use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -143,7 +143,7 @@ enum Retry {
 /// child is gone) but only one stream of a remote one (a redeploy, a
 /// proxy's idle cut).
 fn retry_after(failed: &crate::upstream::Failed) -> Retry {
-    use mcp_sdk::Error;
+    use mcp_bridge_sdk::Error;
     match (&failed.error, failed.http_status) {
         (Error::Closed, _) if failed.remote => Retry::Backoff,
         (Error::Cancelled { .. } | Error::Rpc { .. } | Error::Closed, _) => Retry::Never,
@@ -168,7 +168,7 @@ pub fn start(
     declared: Declared,
     out: mpsc::Sender<Outgoing>,
     log_level: Arc<ClientLogLevel>,
-    on_behalf_of: Option<Arc<mcp_sdk::client::ClientIdentity>>,
+    on_behalf_of: Option<Arc<mcp_bridge_sdk::client::ClientIdentity>>,
 ) -> Listener {
     let (commands, command_rx) = mpsc::channel(COMMAND_QUEUE);
     let stop = CancellationToken::new();
@@ -197,7 +197,7 @@ struct Owner {
     uris: BTreeSet<String>,
     stop: CancellationToken,
     log_level: Arc<ClientLogLevel>,
-    on_behalf_of: Option<Arc<mcp_sdk::client::ClientIdentity>>,
+    on_behalf_of: Option<Arc<mcp_bridge_sdk::client::ClientIdentity>>,
 }
 
 /// A change waiting for its new stream.
@@ -313,7 +313,7 @@ impl Owner {
         let (out, active, acked) = (self.out.clone(), self.active.clone(), events.clone());
         let ack_seen = Arc::new(tokio::sync::Notify::new());
         let on_ack = ack_seen.clone();
-        let on_notification: mcp_sdk::client::NotificationCallback = Arc::new(move |n: &JsonRpcNotification| {
+        let on_notification: mcp_bridge_sdk::client::NotificationCallback = Arc::new(move |n: &JsonRpcNotification| {
             if n.method == "notifications/subscriptions/acknowledged" {
                 on_ack.notify_one();
                 let _ = acked.send(StreamEvent::Acknowledged(generation));
@@ -364,8 +364,8 @@ impl Owner {
                 Ok(_) => (None, Retry::Backoff),
                 Err(failed) => {
                     let error = match &failed.error {
-                        mcp_sdk::Error::Rpc { error } => Some(error.clone()),
-                        mcp_sdk::Error::Cancelled { .. } | mcp_sdk::Error::Closed => None,
+                        mcp_bridge_sdk::Error::Rpc { error } => Some(error.clone()),
+                        mcp_bridge_sdk::Error::Cancelled { .. } | mcp_bridge_sdk::Error::Closed => None,
                         _ => crate::translate::errors::error_of_failed(&failed, "subscriptions/listen"),
                     };
                     (error, retry_after(&failed))
@@ -472,13 +472,13 @@ mod retry_tests {
     use super::*;
     use crate::upstream::Failed;
 
-    fn failed(error: mcp_sdk::Error, http_status: Option<u16>, remote: bool) -> Failed {
+    fn failed(error: mcp_bridge_sdk::Error, http_status: Option<u16>, remote: bool) -> Failed {
         Failed { error, http_status, sign_in: None, remote }
     }
 
     #[test]
     fn a_lost_stream_is_opened_again_unless_the_upstream_is_gone_or_said_no() {
-        use mcp_sdk::Error;
+        use mcp_bridge_sdk::Error;
         let rpc = || Error::Rpc { error: ErrorObject::new(-32601, "no") };
         assert_eq!(retry_after(&failed(Error::Closed, None, true)), Retry::Backoff);
         assert_eq!(retry_after(&failed(Error::Closed, None, false)), Retry::Never);

@@ -24,7 +24,7 @@ pub struct Profile {
 /// (Claude Desktop, Cursor, the TypeScript SDK 1.x).
 pub const VSCODE: Profile = Profile {
     name: "vscode",
-    protocol_version: mcp_protocol::legacy::PROTOCOL_VERSION,
+    protocol_version: mcp_bridge_protocol::legacy::PROTOCOL_VERSION,
     request_id_prefix: "b-",
     fallback_name: "mcp-bridge",
     forwarded_meta_keys: &["traceparent", "tracestate", "baggage"],

@@ -23,8 +23,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use mcp_protocol::types::{ClientCapabilities, LoggingLevel};
-use mcp_protocol::{
+use mcp_bridge_protocol::types::{ClientCapabilities, LoggingLevel};
+use mcp_bridge_protocol::{
     DecodeError, ErrorObject, JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest, JsonRpcResultResponse,
     Message, RequestId, ShapeRule,
 };
@@ -68,7 +68,7 @@ struct State {
     on_initialized: Option<OnInitialized>,
     /// The client's info and the capabilities the upstream sees, stamped on
     /// every request (a shared upstream serves several clients).
-    identity: Option<Arc<mcp_sdk::client::ClientIdentity>>,
+    identity: Option<Arc<mcp_bridge_sdk::client::ClientIdentity>>,
     /// What the upstream sends for no request, kept while the session lives
     /// (a shared upstream's fanout holds it weakly).
     unrouted: Option<crate::upstream::OnUnrouted>,
@@ -136,7 +136,7 @@ impl Outgoing {
     }
 }
 
-impl mcp_sdk::transport::lines::Outbound for Outgoing {
+impl mcp_bridge_sdk::transport::lines::Outbound for Outgoing {
     fn message(&self) -> &Message {
         &self.message
     }

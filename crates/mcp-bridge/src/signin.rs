@@ -1,5 +1,5 @@
 //! The sign-in at an HTTP upstream that needs OAuth: the SDK's
-//! [`OAuthClient`](mcp_sdk::auth::OAuthClient) does the protocol; this
+//! [`OAuthClient`](mcp_bridge_sdk::auth::OAuthClient) does the protocol; this
 //! module is its [`Authorize`] hook for a bridge that a desktop client
 //! started: it checks the authorization URL, starts the loopback
 //! [`receiver`], writes the sign-in line once, and lets the [`Gate`]
@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mcp_sdk::auth::{AuthorizationRequest, AuthorizationResponse, Authorize};
-use mcp_sdk::server::BoxFuture;
+use mcp_bridge_sdk::auth::{AuthorizationRequest, AuthorizationResponse, Authorize};
+use mcp_bridge_sdk::server::BoxFuture;
 
 use receiver::{Delivery, Receiver};
 

@@ -5,12 +5,12 @@
 
 pub mod errors;
 
-use mcp_protocol::legacy::InitializeResult;
-use mcp_protocol::meta::SERVER_INFO_KEY;
-use mcp_protocol::types::{
+use mcp_bridge_protocol::legacy::InitializeResult;
+use mcp_bridge_protocol::meta::SERVER_INFO_KEY;
+use mcp_bridge_protocol::types::{
     DiscoverResult, Implementation, ListChangedCapability, ResourcesCapability, ServerCapabilities,
 };
-use mcp_protocol::{ErrorObject, ProgressToken, RequestId, error_code};
+use mcp_bridge_protocol::{ErrorObject, ProgressToken, RequestId, error_code};
 use serde_json::{Map, Value, json};
 
 pub use errors::{Cause, error_for};
@@ -94,7 +94,7 @@ pub fn forward_params(profile: &Profile, params: Option<&Value>) -> ForwardParam
     let mut meta = Map::new();
     let mut progress_token = None;
     for (key, value) in client_meta.into_iter().flatten() {
-        if key == mcp_protocol::meta::PROGRESS_TOKEN_KEY {
+        if key == mcp_bridge_protocol::meta::PROGRESS_TOKEN_KEY {
             progress_token = RequestId::try_from_value(&value).ok();
         } else if profile.forwarded_meta_keys.contains(&key.as_str()) {
             meta.insert(key, value);

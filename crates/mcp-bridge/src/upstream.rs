@@ -7,10 +7,10 @@ use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_protocol::JsonRpcNotification;
-use mcp_protocol::types::{ClientCapabilities, DiscoverResult, Implementation};
-use mcp_sdk::transport::stdio::{StdioCommand, spawn};
-use mcp_sdk::{Client, ClientOptions, RequestOptions};
+use mcp_bridge_protocol::JsonRpcNotification;
+use mcp_bridge_protocol::types::{ClientCapabilities, DiscoverResult, Implementation};
+use mcp_bridge_sdk::transport::stdio::{StdioCommand, spawn};
+use mcp_bridge_sdk::{Client, ClientOptions, RequestOptions};
 
 use crate::translate::Origin;
 
@@ -21,7 +21,7 @@ pub enum UpstreamConfig {
     Stdio(StdioCommand),
     /// The server of this process, over an in-memory link that is never
     /// lost (the embedded bridge).
-    Memory(mcp_sdk::Server),
+    Memory(mcp_bridge_sdk::Server),
     /// A server at a URL; a failed request fails alone, the upstream is
     /// never lost.
     Http(HttpUpstream),
@@ -77,9 +77,9 @@ impl Fanout {
 #[derive(Debug, Clone)]
 pub struct HttpUpstream {
     /// The transport, its `auth` the OAuth client when there is one.
-    pub config: mcp_sdk::transport::http::HttpConfig,
+    pub config: mcp_bridge_sdk::transport::http::HttpConfig,
     /// The OAuth client, for the cause of a failed sign-in.
-    pub oauth: Option<mcp_sdk::auth::OAuthClient>,
+    pub oauth: Option<mcp_bridge_sdk::auth::OAuthClient>,
     /// The sign-in hook, for the cause of a failed sign-in.
     pub sign_in: Option<Arc<crate::signin::SignIn>>,
 }
@@ -89,7 +89,7 @@ pub struct HttpUpstream {
 #[derive(Debug)]
 pub struct Failed {
     /// The SDK's error.
-    pub error: mcp_sdk::Error,
+    pub error: mcp_bridge_sdk::Error,
     /// The HTTP status of the last response, over HTTP.
     pub http_status: Option<u16>,
     /// Why the sign-in failed, when the server refused (401, 403) after one.
@@ -108,14 +108,14 @@ pub enum SignInProblem {
     /// a registration must list.
     Protocol {
         /// What failed.
-        error: mcp_sdk::auth::SignInError,
+        error: mcp_bridge_sdk::auth::SignInError,
         /// The bridge's redirect URI.
         redirect_uri: String,
     },
 }
 
-impl From<mcp_sdk::Error> for Failed {
-    fn from(error: mcp_sdk::Error) -> Self {
+impl From<mcp_bridge_sdk::Error> for Failed {
+    fn from(error: mcp_bridge_sdk::Error) -> Self {
         Failed { error, http_status: None, sign_in: None, remote: false }
     }
 }
@@ -125,7 +125,7 @@ impl From<mcp_sdk::Error> for Failed {
 pub struct Upstream {
     client: Client,
     origin: Origin,
-    oauth: Option<mcp_sdk::auth::OAuthClient>,
+    oauth: Option<mcp_bridge_sdk::auth::OAuthClient>,
     sign_in: Option<Arc<crate::signin::SignIn>>,
     /// A session's handle on a shared upstream: closing it is its owner's.
     shared: bool,
@@ -148,11 +148,11 @@ pub struct Speaker {
     /// 2025-11-25 upstream in turn; the SDK's default when `None`.
     pub requested_version: Option<String>,
     /// Answers the upstream's own requests.
-    pub hooks: mcp_sdk::client::InputHooks,
+    pub hooks: mcp_bridge_sdk::client::InputHooks,
     /// The upstream's revision, or how to find it out.
-    pub era: mcp_sdk::client::Era,
+    pub era: mcp_bridge_sdk::client::Era,
     /// Where the found era is remembered.
-    pub era_cache: Option<mcp_sdk::client::EraCache>,
+    pub era_cache: Option<mcp_bridge_sdk::client::EraCache>,
 }
 
 impl Speaker {
@@ -180,11 +180,13 @@ impl Upstream {
         config: &UpstreamConfig,
         speaker: Speaker,
         on_unrouted: OnUnrouted,
-    ) -> Result<Upstream, mcp_sdk::Error> {
+    ) -> Result<Upstream, mcp_bridge_sdk::Error> {
         let (transport, origin) = match config {
             UpstreamConfig::Stdio(command) => (spawn(command.clone())?, Origin::Local),
-            UpstreamConfig::Memory(server) => (mcp_sdk::transport::memory::connect(server), Origin::Local),
-            UpstreamConfig::Http(http) => (mcp_sdk::transport::http::connect(http.config.clone())?, Origin::Remote),
+            UpstreamConfig::Memory(server) => (mcp_bridge_sdk::transport::memory::connect(server), Origin::Local),
+            UpstreamConfig::Http(http) => {
+                (mcp_bridge_sdk::transport::http::connect(http.config.clone())?, Origin::Remote)
+            }
             UpstreamConfig::Shared(shared, fanout) => {
                 fanout.join(&on_unrouted);
                 return Ok(Upstream { shared: true, ..shared.clone() });
@@ -196,7 +198,7 @@ impl Upstream {
         options.hooks = speaker.hooks;
         options.era = speaker.era;
         options.era_cache = speaker.era_cache;
-        if let Some(version) = speaker.requested_version.filter(|v| mcp_protocol::legacy::is_known_version(v)) {
+        if let Some(version) = speaker.requested_version.filter(|v| mcp_bridge_protocol::legacy::is_known_version(v)) {
             options.legacy_protocol_version = version;
         }
         options.on_notification = Some(on_unrouted);
@@ -219,9 +221,9 @@ impl Upstream {
 
     /// The upstream's `initialize` result when it speaks 2025-11-25 (known
     /// after the first request: [`Upstream::discover`]).
-    pub fn legacy_initialize(&self) -> Option<&mcp_protocol::legacy::InitializeResult> {
+    pub fn legacy_initialize(&self) -> Option<&mcp_bridge_protocol::legacy::InitializeResult> {
         match self.client.spoken() {
-            Some(mcp_sdk::client::Spoken::Legacy(result)) => Some(result),
+            Some(mcp_bridge_sdk::client::Spoken::Legacy(result)) => Some(result),
             _ => None,
         }
     }
@@ -234,10 +236,10 @@ impl Upstream {
     /// `server/discover` within `timeout`.
     ///
     /// # Errors
-    /// The SDK's error ([`mcp_sdk::Error::Timeout`] included), with what
+    /// The SDK's error ([`mcp_bridge_sdk::Error::Timeout`] included), with what
     /// the HTTP transport saw.
     pub async fn discover(&self, timeout: Duration) -> Result<DiscoverResult, Failed> {
-        let diagnostics = Arc::new(std::sync::Mutex::new(mcp_sdk::client::Diagnostics::default()));
+        let diagnostics = Arc::new(std::sync::Mutex::new(mcp_bridge_sdk::client::Diagnostics::default()));
         let options = RequestOptions {
             timeout: Some(timeout),
             max_total_timeout: Some(timeout),
@@ -249,7 +251,11 @@ impl Upstream {
 
     /// The failure of a request, with the HTTP status its diagnostics got
     /// and, after a refusal, why the sign-in failed.
-    fn failed(&self, error: mcp_sdk::Error, diagnostics: &std::sync::Mutex<mcp_sdk::client::Diagnostics>) -> Failed {
+    fn failed(
+        &self,
+        error: mcp_bridge_sdk::Error,
+        diagnostics: &std::sync::Mutex<mcp_bridge_sdk::client::Diagnostics>,
+    ) -> Failed {
         let http_status = diagnostics.lock().unwrap_or_else(|e| e.into_inner()).http_status;
         let sign_in = match http_status {
             Some(401 | 403) => {
@@ -286,7 +292,7 @@ impl Upstream {
                 .await
                 .map_err(|error| self.failed(error, &Default::default())),
             None => {
-                let diagnostics = Arc::<std::sync::Mutex<mcp_sdk::client::Diagnostics>>::default();
+                let diagnostics = Arc::<std::sync::Mutex<mcp_bridge_sdk::client::Diagnostics>>::default();
                 let options = RequestOptions { diagnostics: Some(diagnostics.clone()), ..options.clone() };
                 self.client.request(method, params, &options).await.map_err(|error| self.failed(error, &diagnostics))
             }
@@ -296,13 +302,13 @@ impl Upstream {
     /// Opens a `subscriptions/listen` stream; returns when it ends.
     ///
     /// # Errors
-    /// The SDK's error ([`mcp_sdk::Error::Cancelled`] when `options.cancel`
+    /// The SDK's error ([`mcp_bridge_sdk::Error::Cancelled`] when `options.cancel`
     /// fired), with what the HTTP transport saw.
     pub async fn listen(
         &self,
-        filter: mcp_protocol::types::SubscriptionFilter,
+        filter: mcp_bridge_protocol::types::SubscriptionFilter,
         options: &RequestOptions,
-    ) -> Result<mcp_protocol::types::SubscriptionsListenResult, Failed> {
+    ) -> Result<mcp_bridge_protocol::types::SubscriptionsListenResult, Failed> {
         let diagnostics = options.diagnostics.clone().unwrap_or_default();
         let options = RequestOptions { diagnostics: Some(diagnostics.clone()), ..options.clone() };
         self.client.listen(filter, &options).await.map_err(|error| self.failed(error, &diagnostics))

@@ -17,7 +17,7 @@ pub const NOTE_EVERY: Duration = Duration::from_secs(30);
 #[derive(Debug, Clone, Copy)]
 pub struct Forwarded<'a> {
     /// The client's id of the request.
-    pub id: &'a mcp_protocol::RequestId,
+    pub id: &'a mcp_bridge_protocol::RequestId,
     /// Its method.
     pub method: &'a str,
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use mcp_bridge::signin::receiver::{Delivery, MAX_HEAD_BYTES, Receiver};
 use mcp_bridge::signin::{Consent, Failure, Gate, Opener, SignIn, SignInOptions};
-use mcp_sdk::auth::AuthorizationRequest;
+use mcp_bridge_sdk::auth::AuthorizationRequest;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const AUTH_URL: &str = "https://auth.example.com/authorize?client_id=c&state=st-1&redirect_uri=x";

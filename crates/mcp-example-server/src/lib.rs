@@ -28,13 +28,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base64::Engine;
-use mcp_protocol::types::{
+use mcp_bridge_protocol::types::{
     CallToolResult, Completion, CompletionReference, GetPromptResult, InputRequest, InputRequests, InputResponse,
     LoggingLevel, Prompt, PromptMessage, Resource, ResourceContents, ResourceTemplate, Tool, ToolAnnotations,
 };
-use mcp_sdk::limits::ServerLimits;
-use mcp_sdk::server::{ChangeEvent, ResourceRequest, SkillPackage, TaskContext, TaskOptions, ToolCall, schema_for};
-use mcp_sdk::{HandlerError, Reply, RequestContext, Server};
+use mcp_bridge_sdk::limits::ServerLimits;
+use mcp_bridge_sdk::server::{
+    ChangeEvent, ResourceRequest, SkillPackage, TaskContext, TaskOptions, ToolCall, schema_for,
+};
+use mcp_bridge_sdk::{HandlerError, Reply, RequestContext, Server};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -94,7 +96,7 @@ pub fn build_server_with(limits: ServerLimits) -> Server {
     let notes_for_read = notes.clone();
     let notes_for_complete = notes.clone();
 
-    Server::builder(mcp_protocol::types::Implementation::new("mcp-example-server", env!("CARGO_PKG_VERSION")))
+    Server::builder(mcp_bridge_protocol::types::Implementation::new("mcp-example-server", env!("CARGO_PKG_VERSION")))
         .instructions(
             "A demo server: try echo, add, ask_name, and the note://{name} resources. \
              The skill skill://example-tour/SKILL.md gives a tour.",
@@ -481,7 +483,7 @@ async fn ask_name(call: ToolCall, _ctx: RequestContext) -> Result<Reply<CallTool
         Some(InputResponse::Elicit(answer)) => {
             let name = answer.content.as_ref().and_then(|c| c.get("name")).and_then(Value::as_str);
             Ok(Reply::Complete(CallToolResult::text(match (answer.action, name) {
-                (mcp_protocol::types::ElicitAction::Accept, Some(name)) => format!("Hello, {name}!"),
+                (mcp_bridge_protocol::types::ElicitAction::Accept, Some(name)) => format!("Hello, {name}!"),
                 _ => "No name given.".to_owned(),
             })))
         }
@@ -506,7 +508,7 @@ async fn summarize(args: Summarize, ctx: RequestContext) -> Result<Reply<CallToo
             .as_slice()
             .iter()
             .filter_map(|b| {
-                if let mcp_protocol::types::SamplingContent::Text(t) = b { Some(t.text.as_str()) } else { None }
+                if let mcp_bridge_protocol::types::SamplingContent::Text(t) = b { Some(t.text.as_str()) } else { None }
             })
             .collect();
         return Ok(Reply::Complete(CallToolResult::text(format!("Summary by {}: {}", answer.model, text.join(" ")))));

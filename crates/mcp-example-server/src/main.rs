@@ -6,8 +6,8 @@
 
 use std::process::ExitCode;
 
+use mcp_bridge_sdk::limits::ServerLimits;
 use mcp_example_server::build_server_with;
-use mcp_sdk::limits::ServerLimits;
 
 const USAGE: &str = "mcp-example-server: an MCP 2026-07-28 server on stdin/stdout, which 2025-11-25
 clients (VS Code, Claude Desktop, Cursor) can use directly too

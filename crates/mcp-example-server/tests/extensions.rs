@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use mcp_protocol::types::{ContentBlock, ElicitResult, SkillResources};
-use mcp_sdk::client::{InputHooks, ToolOutcome};
-use mcp_sdk::transport::stdio::{StdioCommand, spawn};
-use mcp_sdk::{Client, ClientOptions, RequestOptions, apps};
+use mcp_bridge_protocol::types::{ContentBlock, ElicitResult, SkillResources};
+use mcp_bridge_sdk::client::{InputHooks, ToolOutcome};
+use mcp_bridge_sdk::transport::stdio::{StdioCommand, spawn};
+use mcp_bridge_sdk::{Client, ClientOptions, RequestOptions, apps};
 use serde_json::json;
 
 const SERVER: &str = env!("CARGO_BIN_EXE_mcp-example-server");
@@ -51,7 +51,7 @@ async fn the_example_server_offers_tasks_skills_and_a_view() {
     let outcome = client.call_tool_or_task("long_job", json!({"seconds": 0.2}), &o).await.unwrap();
     let ToolOutcome::Task(task) = outcome else { panic!("a task was expected: {outcome:?}") };
     let done = client.await_task(&task.task_id, &o).await.unwrap();
-    assert_eq!(text(&mcp_sdk::client::task_result(&done).unwrap().content), "job done after 0.2 s");
+    assert_eq!(text(&mcp_bridge_sdk::client::task_result(&done).unwrap().content), "job done after 0.2 s");
     let confirmed = client.call_tool("long_job", json!({"seconds": 0, "confirm": true}), &o).await.unwrap();
     assert_eq!(text(&confirmed.content), "job done after 0 s");
 

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use mcp_sdk::server::http::HttpOptions;
+use mcp_bridge_sdk::server::http::HttpOptions;
 use serde_json::{Value, json};
 use test_support::{python_peer, request_meta};
 use tokio_util::sync::CancellationToken;

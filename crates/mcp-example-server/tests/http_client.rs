@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use mcp_protocol::types::{ContentBlock, ElicitResult, SubscriptionFilter};
-use mcp_sdk::client::InputHooks;
-use mcp_sdk::server::http::HttpOptions;
-use mcp_sdk::transport::http::{HttpConfig, connect};
-use mcp_sdk::{Client, ClientOptions, Error, RequestOptions};
+use mcp_bridge_protocol::types::{ContentBlock, ElicitResult, SubscriptionFilter};
+use mcp_bridge_sdk::client::InputHooks;
+use mcp_bridge_sdk::server::http::HttpOptions;
+use mcp_bridge_sdk::transport::http::{HttpConfig, connect};
+use mcp_bridge_sdk::{Client, ClientOptions, Error, RequestOptions};
 use serde_json::json;
 use test_support::python_peer;
 use tokio_util::sync::CancellationToken;
@@ -62,13 +62,13 @@ async fn a_session_over_http_with_json_sse_and_an_input_round() {
     let logs = Arc::new(Mutex::new(Vec::new()));
     let (sink, log_sink) = (progress.clone(), logs.clone());
     let with_progress = RequestOptions {
-        on_progress: Some(Arc::new(move |p: &mcp_protocol::types::ProgressNotificationParams| {
+        on_progress: Some(Arc::new(move |p: &mcp_bridge_protocol::types::ProgressNotificationParams| {
             sink.lock().unwrap().push(p.progress.as_u64())
         })),
         // Log messages carry no progress token: they reach this request
         // because they came on its stream.
-        log_level: Some(mcp_protocol::types::LoggingLevel::Info),
-        on_log: Some(Arc::new(move |m: &mcp_protocol::types::LoggingMessageNotificationParams| {
+        log_level: Some(mcp_bridge_protocol::types::LoggingLevel::Info),
+        on_log: Some(Arc::new(move |m: &mcp_bridge_protocol::types::LoggingMessageNotificationParams| {
             log_sink.lock().unwrap().push(m.data.clone())
         })),
         ..Default::default()
@@ -88,7 +88,7 @@ async fn listen_over_http_and_cancel_by_closing_the_stream() {
     let sink = events.clone();
     let cancel = CancellationToken::new();
     let options = RequestOptions {
-        on_notification: Some(Arc::new(move |n: &mcp_protocol::JsonRpcNotification| {
+        on_notification: Some(Arc::new(move |n: &mcp_bridge_protocol::JsonRpcNotification| {
             sink.lock().unwrap().push(n.method.clone())
         })),
         inline_notifications: true,

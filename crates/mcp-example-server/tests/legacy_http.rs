@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use mcp_bridge::embed::http::{LegacyHttpOptions, serve_http};
-use mcp_sdk::server::http::HttpOptions;
+use mcp_bridge_sdk::server::http::HttpOptions;
 use serde_json::{Value, json};
 use test_support::request_meta;
 use tokio_util::sync::CancellationToken;

@@ -5,10 +5,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_protocol::types::SubscriptionFilter;
-use mcp_sdk::client::ListenRecovery;
-use mcp_sdk::transport::stdio::{StdioCommand, spawn};
-use mcp_sdk::{Client, ClientOptions, Error, RequestOptions};
+use mcp_bridge_protocol::types::SubscriptionFilter;
+use mcp_bridge_sdk::client::ListenRecovery;
+use mcp_bridge_sdk::transport::stdio::{StdioCommand, spawn};
+use mcp_bridge_sdk::{Client, ClientOptions, Error, RequestOptions};
 use serde_json::json;
 
 const SERVER: &str = env!("CARGO_BIN_EXE_mcp-example-server");
@@ -32,7 +32,7 @@ async fn wait_for(events: &Events, method: &str, count: usize) {
 /// The methods of the notifications a stream delivered.
 type Events = Arc<Mutex<Vec<String>>>;
 /// The task running `listen_with_recovery`.
-type Listening = tokio::task::JoinHandle<Result<mcp_protocol::types::SubscriptionsListenResult, Error>>;
+type Listening = tokio::task::JoinHandle<Result<mcp_bridge_protocol::types::SubscriptionsListenResult, Error>>;
 
 fn listening(client: &Client, recovery: ListenRecovery) -> (Events, Listening) {
     let events = Arc::new(Mutex::new(Vec::new()));

@@ -5,9 +5,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use mcp_protocol::types::ContentBlock;
-use mcp_sdk::transport::stdio::{StdioCommand, spawn};
-use mcp_sdk::{Client, ClientOptions, RequestOptions};
+use mcp_bridge_protocol::types::ContentBlock;
+use mcp_bridge_sdk::transport::stdio::{StdioCommand, spawn};
+use mcp_bridge_sdk::{Client, ClientOptions, RequestOptions};
 use serde_json::{Value, json};
 use test_support::{Schema, python_peer, result_response_definition};
 
@@ -127,7 +127,7 @@ async fn our_client_uses_a_python_server() {
     let sum = client.call_tool("add", json!({"a": 40, "b": 2}), &options).await.unwrap();
     assert!(matches!(&sum.content[0], ContentBlock::Text(t) if t.text == "42"));
     assert_eq!(sum.structured_content, Some(json!({"result": 42})));
-    let diagnostics: mcp_sdk::client::Diagnostics = diagnostics.lock().unwrap().clone();
+    let diagnostics: mcp_bridge_sdk::client::Diagnostics = diagnostics.lock().unwrap().clone();
     assert!(!diagnostics.structured_content_invalid, "matches the Python tool's output schema");
     let shout = client.call_tool("shout", json!({"text": "hi"}), &o).await.unwrap();
     assert!(matches!(&shout.content[0], ContentBlock::Text(t) if t.text == "HI"));
@@ -156,14 +156,14 @@ async fn our_client_caches_the_lists_a_python_server_gives_a_lifetime() {
         ])
         .env("PY_CACHE_TTL_MS", "60000");
     let options = ClientOptions {
-        cache: mcp_sdk::client::CacheOptions { enabled: true, ..Default::default() },
+        cache: mcp_bridge_sdk::client::CacheOptions { enabled: true, ..Default::default() },
         ..ClientOptions::new("mcp-sdk-interop", "0.1")
     };
     let client = Client::new(options, spawn(command).unwrap());
-    let diagnostics = std::sync::Arc::new(std::sync::Mutex::new(mcp_sdk::client::Diagnostics::default()));
+    let diagnostics = std::sync::Arc::new(std::sync::Mutex::new(mcp_bridge_sdk::client::Diagnostics::default()));
     let o = RequestOptions { diagnostics: Some(diagnostics.clone()), ..Default::default() };
     let first = client.list_tools(None, &o).await.unwrap();
-    assert_eq!((first.ttl_ms, first.cache_scope), (Some(60000), Some(mcp_protocol::types::CacheScope::Public)));
+    assert_eq!((first.ttl_ms, first.cache_scope), (Some(60000), Some(mcp_bridge_protocol::types::CacheScope::Public)));
     assert!(!diagnostics.lock().unwrap().from_cache);
     let second = client.list_tools(None, &o).await.unwrap();
     assert!(diagnostics.lock().unwrap().from_cache);
@@ -185,7 +185,7 @@ async fn our_client_speaks_2025_11_25_to_the_python_server_in_its_legacy_modes()
     // On stdio, opened with `initialize`: the Python server's legacy loop.
     let command = StdioCommand::new(&python).args([script("python_server.py").into_os_string()]);
     let mut options = ClientOptions::new("mcp-sdk-legacy", "0.1");
-    options.era = mcp_sdk::client::Era::Legacy;
+    options.era = mcp_bridge_sdk::client::Era::Legacy;
     let client = Client::new(options, spawn(command).unwrap());
     let o = RequestOptions::default();
     let sum = client.call_tool("add", json!({"a": 40, "b": 2}), &o).await.unwrap();
@@ -196,7 +196,8 @@ async fn our_client_speaks_2025_11_25_to_the_python_server_in_its_legacy_modes()
 
     // On its HTTP+SSE transport, found by the default negotiation.
     let (_server, url) = test_support::python_sse_server().await;
-    let transport = mcp_sdk::transport::http::connect(mcp_sdk::transport::http::HttpConfig::new(&url)).unwrap();
+    let transport =
+        mcp_bridge_sdk::transport::http::connect(mcp_bridge_sdk::transport::http::HttpConfig::new(&url)).unwrap();
     let client = Client::new(ClientOptions::new("mcp-sdk-legacy", "0.1"), transport);
     let tools = client.list_all_tools(&o).await.unwrap();
     assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["add", "shout"]);

@@ -5,9 +5,9 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use mcp_sdk::server::ChangeEvent;
-use mcp_sdk::server::http::{ConnectionLimits, HttpOptions};
-use mcp_sdk::{Client, ClientOptions, RequestOptions, Server, transport};
+use mcp_bridge_sdk::server::ChangeEvent;
+use mcp_bridge_sdk::server::http::{ConnectionLimits, HttpOptions};
+use mcp_bridge_sdk::{Client, ClientOptions, RequestOptions, Server, transport};
 use serde_json::{Value, json};
 use test_support::request_meta;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -5,12 +5,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_protocol::types::{
+use mcp_bridge_protocol::types::{
     CompletionArgument, CompletionReference, ContentBlock, ElicitResult, ResourceContents, SubscriptionFilter,
 };
-use mcp_sdk::client::InputHooks;
-use mcp_sdk::transport::stdio::{StdioCommand, spawn};
-use mcp_sdk::{Client, ClientOptions, Error, RequestOptions};
+use mcp_bridge_sdk::client::InputHooks;
+use mcp_bridge_sdk::transport::stdio::{StdioCommand, spawn};
+use mcp_bridge_sdk::{Client, ClientOptions, Error, RequestOptions};
 use serde_json::{Map, Value, json};
 use test_support::{RawPeer, request_meta};
 
@@ -129,7 +129,7 @@ async fn a_request_over_the_in_flight_limit_is_refused_without_blocking_the_read
 /// the lines they expect: no era probe before the first request.
 fn client_options() -> ClientOptions {
     let mut options = ClientOptions::new("stdio-test", "1");
-    options.era = mcp_sdk::client::Era::Modern;
+    options.era = mcp_bridge_sdk::client::Era::Modern;
     options.capabilities = serde_json::from_value(json!({"elicitation": {"form": {}}, "roots": {}})).unwrap();
     options.hooks = InputHooks {
         elicit_form: Some(Arc::new(|_p| {
@@ -196,7 +196,7 @@ async fn listen_over_stdio_gets_tagged_events_from_another_request() {
     let sink = seen.clone();
     let cancel = tokio_util::sync::CancellationToken::new();
     let options = RequestOptions {
-        on_notification: Some(Arc::new(move |n: &mcp_protocol::JsonRpcNotification| {
+        on_notification: Some(Arc::new(move |n: &mcp_bridge_protocol::JsonRpcNotification| {
             sink.lock().unwrap().push(json!({"method": n.method, "params": n.params}))
         })),
         inline_notifications: true,
@@ -394,7 +394,7 @@ fn marker(name: &str) -> std::path::PathBuf {
 async fn a_forced_retry_reaches_the_restarted_child() {
     let marker = marker("force");
     let client = flapping_server(&marker, 1);
-    let options = RequestOptions { retry: mcp_sdk::client::RetryPolicy::Force, ..Default::default() };
+    let options = RequestOptions { retry: mcp_bridge_sdk::client::RetryPolicy::Force, ..Default::default() };
     let result = client.call_tool("any", json!({}), &options).await.unwrap();
     assert!(text_of(&result.content).starts_with("pid "));
     let process = client.process().unwrap();
@@ -428,7 +428,7 @@ async fn the_default_retry_resends_reads_but_not_tool_calls() {
 async fn without_restarts_a_forced_retry_still_fails_with_closed() {
     let marker = marker("none");
     let client = flapping_server(&marker, 0);
-    let options = RequestOptions { retry: mcp_sdk::client::RetryPolicy::Force, ..Default::default() };
+    let options = RequestOptions { retry: mcp_bridge_sdk::client::RetryPolicy::Force, ..Default::default() };
     assert!(matches!(client.call_tool("any", json!({}), &options).await, Err(Error::Closed)));
     assert_eq!(client.process().unwrap().restarts(), 0);
     let _ = std::fs::remove_file(&marker);

@@ -184,14 +184,24 @@ impl RawPeer {
 /// package needs it (cargo only exposes a package's own binaries to its
 /// tests).
 pub fn workspace_binary(package: &str, name: &str) -> PathBuf {
+    built(package, "--bin", name, Path::new(name))
+}
+
+/// An example of a workspace package, built on demand (cargo gives tests
+/// no path to examples).
+pub fn workspace_example(package: &str, name: &str) -> PathBuf {
+    built(package, "--example", name, &Path::new("examples").join(name))
+}
+
+fn built(package: &str, kind: &str, name: &str, under_debug: &Path) -> PathBuf {
     static BUILD: Mutex<()> = Mutex::new(());
     let _one_at_a_time = BUILD.lock().unwrap_or_else(|e| e.into_inner());
     let target =
         std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace_root().join("target"));
-    let path = target.join("debug").join(name);
+    let path = target.join("debug").join(under_debug);
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = std::process::Command::new(cargo)
-        .args(["build", "--quiet", "-p", package, "--bin", name])
+        .args(["build", "--quiet", "-p", package, kind, name])
         .current_dir(workspace_root())
         .status()
         .unwrap();
@@ -349,11 +359,11 @@ pub async fn python_sse_server() -> (tokio::process::Child, String) {
 }
 
 /// A 2025-11-25 server over Streamable HTTP with sessions, built with the
-/// TypeScript SDK 1.x (`crates/mcp-sdk/tests/ts/legacy_http_server.mjs`:
+/// TypeScript SDK 1.x (`crates/mcp-bridge-sdk/tests/ts/legacy_http_server.mjs`:
 /// tools `echo`, `ask`, `grow`, `sessions`) on a free loopback port; the
 /// process is stopped when the returned child is dropped.
 pub async fn ts_legacy_http_server() -> (tokio::process::Child, String) {
-    let script = workspace_root().join("crates/mcp-sdk/tests/ts/legacy_http_server.mjs");
+    let script = workspace_root().join("crates/mcp-bridge-sdk/tests/ts/legacy_http_server.mjs");
     let mut child = Command::new("node")
         .arg(script)
         .env("TS_SDK_DIR", ts_sdk_dir())

@@ -26,9 +26,9 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use mcp_protocol::{ErrorObject, JsonRpcErrorResponse, Message, RequestId, decode_message, error_code};
-use mcp_sdk::Server;
-use mcp_sdk::server::http::{HttpOptions, refusal_by_origin_or_host, serve_router};
+use mcp_bridge_protocol::{ErrorObject, JsonRpcErrorResponse, Message, RequestId, decode_message, error_code};
+use mcp_bridge_sdk::Server;
+use mcp_bridge_sdk::server::http::{HttpOptions, refusal_by_origin_or_host, serve_router};
 use tokio::sync::mpsc;
 use tower_service::Service;
 
@@ -275,7 +275,7 @@ async fn to_modern(endpoint: &Endpoint, parts: axum::http::request::Parts, body:
 }
 
 /// Whether a request carries the 2026-07-28 `_meta` envelope.
-fn carries_modern_meta(request: &mcp_protocol::JsonRpcRequest) -> bool {
+fn carries_modern_meta(request: &mcp_bridge_protocol::JsonRpcRequest) -> bool {
     crate::legacy::has_modern_meta(request.params.as_ref())
 }
 

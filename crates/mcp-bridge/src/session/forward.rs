@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use mcp_protocol::types::{LoggingLevel, LoggingMessageNotificationParams, ProgressNotificationParams};
-use mcp_protocol::{ErrorObject, JsonRpcNotification, JsonRpcRequest, Message, RequestId};
-use mcp_sdk::RequestOptions;
+use mcp_bridge_protocol::types::{LoggingLevel, LoggingMessageNotificationParams, ProgressNotificationParams};
+use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification, JsonRpcRequest, Message, RequestId};
+use mcp_bridge_sdk::RequestOptions;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -79,7 +79,7 @@ impl Session {
         let related = request.id.clone();
         let on_progress = forwarded.progress_token.clone().map(|client_token| {
             let (out, related) = (self.out.clone(), related.clone());
-            let callback: mcp_sdk::client::ProgressCallback = Arc::new(move |p: &ProgressNotificationParams| {
+            let callback: mcp_bridge_sdk::client::ProgressCallback = Arc::new(move |p: &ProgressNotificationParams| {
                 let mut params = p.clone();
                 params.progress_token = client_token.clone();
                 params.meta = None;
@@ -93,12 +93,13 @@ impl Session {
         // Over HTTP the upstream's log messages come on the request's own
         // stream; they reach the client at its level, as on stdio.
         let (out, level) = (self.out.clone(), self.log_level.clone());
-        let on_log: mcp_sdk::client::LogCallback = Arc::new(move |message: &LoggingMessageNotificationParams| {
-            if let Ok(params) = serde_json::to_value(message) {
-                let n = JsonRpcNotification::new("notifications/message", Some(params));
-                forward_log(&out, &level, &n, Some(&related));
-            }
-        });
+        let on_log: mcp_bridge_sdk::client::LogCallback =
+            Arc::new(move |message: &LoggingMessageNotificationParams| {
+                if let Ok(params) = serde_json::to_value(message) {
+                    let n = JsonRpcNotification::new("notifications/message", Some(params));
+                    forward_log(&out, &level, &n, Some(&related));
+                }
+            });
         let (identity, per_request) = {
             let state = self.state();
             (state.identity.clone(), state.relays_per_request)
@@ -148,8 +149,8 @@ impl Session {
             trace_exchange(client_id, round, method, &exchanged, sent_at.elapsed());
             let value = match exchanged {
                 Ok(value) => value,
-                Err(crate::upstream::Failed { error: mcp_sdk::Error::Rpc { error }, .. })
-                    if sent_state && error.code == mcp_protocol::error_code::INVALID_PARAMS =>
+                Err(crate::upstream::Failed { error: mcp_bridge_sdk::Error::Rpc { error }, .. })
+                    if sent_state && error.code == mcp_bridge_protocol::error_code::INVALID_PARAMS =>
                 {
                     return Some(state_refused(method, error));
                 }
@@ -161,7 +162,7 @@ impl Session {
             if round == input::MAX_ROUNDS {
                 break;
             }
-            let needed: mcp_protocol::types::InputRequiredResult = match serde_json::from_value(value) {
+            let needed: mcp_bridge_protocol::types::InputRequiredResult = match serde_json::from_value(value) {
                 Ok(needed) => needed,
                 Err(e) => return Some(Err(error_for(Cause::InvalidResponse, Some(json!(e.to_string()))))),
             };

@@ -5,10 +5,10 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
-use mcp_protocol::method::MethodCall;
-use mcp_protocol::types::{ElicitRequestParams, InputRequest, InputRequests, InputResponse, InputResponses};
-use mcp_protocol::{ErrorObject, JsonRpcNotification, JsonRpcRequest, Message, RequestId};
-use mcp_sdk::client::{Hook, InputHooks};
+use mcp_bridge_protocol::method::MethodCall;
+use mcp_bridge_protocol::types::{ElicitRequestParams, InputRequest, InputRequests, InputResponse, InputResponses};
+use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification, JsonRpcRequest, Message, RequestId};
+use mcp_bridge_sdk::client::{Hook, InputHooks};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -72,7 +72,7 @@ impl Session {
                     .map_err(|_| "the client did not answer the sign-in request".to_owned())?;
                 Ok(matches!(
                     answers.get("sign_in"),
-                    Some(InputResponse::Elicit(answer)) if answer.action == mcp_protocol::types::ElicitAction::Accept
+                    Some(InputResponse::Elicit(answer)) if answer.action == mcp_bridge_protocol::types::ElicitAction::Accept
                 ))
             })
         })));

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use mcp_protocol::{ErrorObject, JsonRpcNotification, JsonRpcRequest};
+use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification, JsonRpcRequest};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -70,7 +70,7 @@ impl Session {
             forward_unrouted(&out, &log_level, n);
         });
         let upstream_capabilities = input::upstream_capabilities(&params.capabilities);
-        let identity = mcp_sdk::client::ClientIdentity {
+        let identity = mcp_bridge_sdk::client::ClientIdentity {
             info: params.client_info.clone(),
             capabilities: upstream_capabilities.clone(),
         };
@@ -144,12 +144,12 @@ impl Session {
                         translate::errors::error_of_failed(&failed, "server/discover")
                             .unwrap_or_else(|| error_for(Cause::DiscoverFailed, None))
                     }
-                    mcp_sdk::Error::Rpc { error } => {
+                    mcp_bridge_sdk::Error::Rpc { error } => {
                         let mut error = translate::upstream_error(&error);
                         error.data = Some(json!({ "cause": "discover_failed", "detail": error.message }));
                         error
                     }
-                    mcp_sdk::Error::Timeout { .. } => {
+                    mcp_bridge_sdk::Error::Timeout { .. } => {
                         error_for(Cause::DiscoverFailed, Some(json!({ "timeout_ms": limit.as_millis() })))
                     }
                     // Not discover's own failure: the cause of the SDK's error

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use mcp_sdk::auth::{FileStore, Indexed, KeychainStore, MemoryStore, TokenStore};
+use mcp_bridge_sdk::auth::{FileStore, Indexed, KeychainStore, MemoryStore, TokenStore};
 
 /// The store of the bridge's sign-ins.
 pub type Store = Indexed<Arc<dyn TokenStore>>;
@@ -71,7 +71,7 @@ pub fn open() -> Result<Store, String> {
 /// The store's error, or a URL that does not parse.
 pub fn forget(store: &Store, url: &str) -> Result<bool, String> {
     let parsed = reqwest::Url::parse(url).map_err(|e| format!("{url:?} is not a URL: {e}"))?;
-    let key = mcp_sdk::auth::store::tokens_key(&mcp_sdk::auth::discovery::canonical_resource(&parsed));
+    let key = mcp_bridge_sdk::auth::store::tokens_key(&mcp_bridge_sdk::auth::discovery::canonical_resource(&parsed));
     let found = store.load(&key)?.is_some();
     store.remove(&key)?;
     Ok(found)

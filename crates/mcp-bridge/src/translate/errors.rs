@@ -3,8 +3,8 @@
 //! facts (a limit, a method) but never a secret, the upstream URL or the
 //! child's stderr.
 
-use mcp_protocol::ErrorObject;
-use mcp_protocol::error_code::{INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
+use mcp_bridge_protocol::ErrorObject;
+use mcp_bridge_protocol::error_code::{INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
 use serde_json::{Value, json};
 
 /// Why the bridge answers a request with an error.
@@ -284,8 +284,8 @@ pub fn error_for(cause: Cause, detail: Option<Value>) -> ErrorObject {
 }
 
 /// The cause of a message the reader could not decode.
-pub fn cause_of_decode_error(error: &mcp_protocol::DecodeError) -> (Cause, Option<Value>) {
-    use mcp_protocol::DecodeError;
+pub fn cause_of_decode_error(error: &mcp_bridge_protocol::DecodeError) -> (Cause, Option<Value>) {
+    use mcp_bridge_protocol::DecodeError;
     match error {
         DecodeError::TooDeep { limit } => (Cause::TooDeep, Some(json!(limit))),
         DecodeError::InvalidShape { rule, .. } => (Cause::InvalidRequestShape, Some(json!(rule.to_string()))),
@@ -346,8 +346,8 @@ mod tests {
 
 /// What the client is told when a forwarded request fails in the SDK;
 /// `None` when it gets no response (it cancelled the request).
-pub fn error_of_sdk(error: &mcp_sdk::Error, method: &str) -> Option<ErrorObject> {
-    use mcp_sdk::Error;
+pub fn error_of_sdk(error: &mcp_bridge_sdk::Error, method: &str) -> Option<ErrorObject> {
+    use mcp_bridge_sdk::Error;
     let (cause, detail) = match error {
         Error::Rpc { error } => return Some(super::upstream_error(error)),
         Error::Cancelled { .. } => return None,
@@ -373,8 +373,8 @@ pub fn error_of_sdk(error: &mcp_sdk::Error, method: &str) -> Option<ErrorObject>
 }
 
 /// The cause of a failed OAuth exchange.
-pub fn cause_of_sign_in(error: &mcp_sdk::auth::SignInError) -> Cause {
-    use mcp_sdk::auth::SignInError;
+pub fn cause_of_sign_in(error: &mcp_bridge_sdk::auth::SignInError) -> Cause {
+    use mcp_bridge_sdk::auth::SignInError;
     match error {
         SignInError::NoRegistration => Cause::RegistrationUnavailable,
         SignInError::Registration(_) => Cause::RegistrationFailed,
@@ -388,7 +388,7 @@ pub fn cause_of_sign_in(error: &mcp_sdk::auth::SignInError) -> Cause {
 /// The error of a failed OAuth exchange: its cause, the reason in
 /// `data.detail`, and for a registration problem the redirect URI in the
 /// message (what an administrator must allow).
-fn error_of_sign_in(error: &mcp_sdk::auth::SignInError, redirect_uri: &str) -> ErrorObject {
+fn error_of_sign_in(error: &mcp_bridge_sdk::auth::SignInError, redirect_uri: &str) -> ErrorObject {
     let cause = cause_of_sign_in(error);
     let mut object = error_for(cause, Some(json!({ "reason": error.to_string() })));
     if matches!(cause, Cause::RegistrationUnavailable | Cause::RegistrationFailed | Cause::InvalidClientMetadataUrl) {
@@ -404,12 +404,12 @@ fn error_of_sign_in(error: &mcp_sdk::auth::SignInError, redirect_uri: &str) -> E
 pub fn error_of_failed(failed: &crate::upstream::Failed, method: &str) -> Option<ErrorObject> {
     use crate::upstream::SignInProblem;
     let status = failed.http_status;
-    let refused = matches!(status, Some(401 | 403)) && !matches!(failed.error, mcp_sdk::Error::Rpc { .. });
+    let refused = matches!(status, Some(401 | 403)) && !matches!(failed.error, mcp_bridge_sdk::Error::Rpc { .. });
     let mut error = match (&failed.sign_in, refused) {
         (Some(SignInProblem::User(failure)), _) => error_for(failure.cause(), None),
         (Some(SignInProblem::Protocol { error, redirect_uri }), _) => error_of_sign_in(error, redirect_uri),
         (None, true) => error_for(Cause::AccessRefused, None),
-        (None, false) if failed.remote && matches!(failed.error, mcp_sdk::Error::Closed) => {
+        (None, false) if failed.remote && matches!(failed.error, mcp_bridge_sdk::Error::Closed) => {
             error_for(Cause::Closed, Some(json!({ "method": method })))
         }
         (None, false) => error_of_sdk(&failed.error, method)?,
@@ -435,11 +435,11 @@ mod sdk_tests {
 
     #[test]
     fn sign_in_failures_name_their_cause_the_option_and_for_registration_the_redirect_uri() {
-        use mcp_sdk::auth::SignInError;
+        use mcp_bridge_sdk::auth::SignInError;
         let redirect = "http://127.0.0.1:33418/callback";
         let of = |error: SignInError| {
             let failed = crate::upstream::Failed {
-                error: mcp_sdk::Error::Closed,
+                error: mcp_bridge_sdk::Error::Closed,
                 http_status: Some(401),
                 sign_in: Some(crate::upstream::SignInProblem::Protocol { error, redirect_uri: redirect.into() }),
                 remote: true,
@@ -467,7 +467,7 @@ mod sdk_tests {
     #[test]
     fn a_closed_connection_is_closed_at_a_url_and_upstream_exited_for_a_process() {
         let failed = |remote| crate::upstream::Failed {
-            error: mcp_sdk::Error::Closed,
+            error: mcp_bridge_sdk::Error::Closed,
             http_status: None,
             sign_in: None,
             remote,
@@ -479,7 +479,7 @@ mod sdk_tests {
 
     #[test]
     fn sdk_errors_map_to_their_causes() {
-        use mcp_sdk::Error;
+        use mcp_bridge_sdk::Error;
         let cause = |e: Error| error_of_sdk(&e, "tools/call").map(|o| o.data.unwrap()["cause"].clone());
         assert_eq!(cause(Error::Cancelled { method: "m".into() }), None);
         assert_eq!(cause(Error::Closed), Some(json!("upstream_exited")));

@@ -9,7 +9,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use mcp_protocol::{Message, RequestId};
+use mcp_bridge_protocol::{Message, RequestId};
 use tokio::sync::mpsc;
 
 use crate::session::{Outgoing, Session};

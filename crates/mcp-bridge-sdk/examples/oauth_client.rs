@@ -1,0 +1,47 @@
+//! A client of a protected server that signs in with OAuth (discovery,
+//! registration, PKCE, the code exchange, refresh): `cargo run --example
+//! oauth_client -- URL`. It prints the address to open; after signing in,
+//! paste the address the browser ended on (`http://127.0.0.1/callback?...`).
+//! A real application would open the browser and catch the redirect on
+//! that loopback address itself, as `mcp-bridge` does.
+
+use std::sync::Arc;
+
+use mcp_bridge_sdk::auth::{
+    AuthorizationRequest, AuthorizationResponse, Authorize, MemoryStore, OAuthClient, OAuthConfig,
+};
+use mcp_bridge_sdk::prelude::*;
+use mcp_bridge_sdk::transport::http::{HttpConfig, connect};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let url = std::env::args().nth(1).ok_or("usage: oauth_client URL")?;
+
+    // The person at the keyboard is the browser.
+    let sign_in: Authorize = Arc::new(|request: AuthorizationRequest| {
+        Box::pin(async move {
+            eprintln!("Open this address to sign in:\n{}\nthen paste the address you end on:", request.url);
+            let mut line = String::new();
+            BufReader::new(tokio::io::stdin()).read_line(&mut line).await.map_err(|e| e.to_string())?;
+            AuthorizationResponse::from_redirect(line.trim())
+        })
+    });
+    let config = OAuthConfig {
+        server_url: url.clone(),
+        redirect_uri: "http://127.0.0.1/callback".into(),
+        client_name: "oauth-example".into(),
+        pre_registered: None,
+        client_metadata_url: None,
+        connection: HttpConfig::new(&url),
+    };
+    // Tokens for this run only; `auth::FileStore` or the keychain keep them.
+    let oauth = OAuthClient::new(config, sign_in, Arc::new(MemoryStore::default()))?;
+
+    let transport = connect(HttpConfig { auth: Some(Arc::new(oauth)), ..HttpConfig::new(&url) })?;
+    let client = Client::new(ClientOptions::new("oauth-example", "1.0"), transport);
+    for tool in client.list_tools(None, &RequestOptions::default()).await?.tools {
+        println!("tool {}", tool.name);
+    }
+    Ok(())
+}

@@ -1,0 +1,266 @@
+//! The HTTP exchanges of a sign-in: reading metadata, registering a client,
+//! and the token endpoint (codes and refresh tokens). Error texts name the
+//! step and the server's own `error`, never a token, code or secret.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use base64::Engine;
+use reqwest::Url;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::SignInError;
+use super::store::{ClientRecord, TokenRecord};
+
+/// The largest metadata or token response read.
+const MAX_BODY: usize = 1024 * 1024;
+
+async fn body_of(response: reqwest::Response, what: &str) -> Result<(u16, Vec<u8>), SignInError> {
+    let status = response.status().as_u16();
+    let mut response = response;
+    let mut body = Vec::new();
+    while let Some(chunk) =
+        response.chunk().await.map_err(|e| SignInError::Http(format!("{what}: {}", e.without_url())))?
+    {
+        if body.len() + chunk.len() > MAX_BODY {
+            return Err(SignInError::Http(format!("{what}: the answer is over {MAX_BODY} bytes")));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((status, body))
+}
+
+/// GETs a JSON document; `Ok(None)` for a status other than 200 (the next
+/// well-known location is tried then).
+pub(crate) async fn get_json<T: serde::de::DeserializeOwned>(
+    http: &reqwest::Client,
+    url: &Url,
+    what: &str,
+) -> Result<Option<T>, SignInError> {
+    let response = http
+        .get(url.clone())
+        .header("accept", "application/json")
+        .header("mcp-protocol-version", mcp_bridge_protocol::PROTOCOL_VERSION)
+        .send()
+        .await
+        .map_err(|e| SignInError::Http(format!("{what}: {}", e.without_url())))?;
+    let (status, body) = body_of(response, what).await?;
+    if status != 200 {
+        return Ok(None);
+    }
+    serde_json::from_slice(&body).map(Some).map_err(|e| SignInError::Http(format!("{what} is not valid: {e}")))
+}
+
+/// What a client registration answers.
+#[derive(Deserialize)]
+struct Registered {
+    client_id: String,
+    #[serde(default)]
+    client_secret: Option<String>,
+    #[serde(default)]
+    token_endpoint_auth_method: Option<String>,
+}
+
+/// The token endpoint authentication of a client with (or without) a
+/// secret: the registration's choice, else basic when the server allows
+/// it, else post; `none` without a secret.
+pub(crate) fn auth_method(secret: bool, chosen: Option<String>, supported: Option<&Vec<String>>) -> String {
+    if let Some(method) = chosen {
+        return method;
+    }
+    if !secret {
+        return "none".into();
+    }
+    let allows = |m: &str| supported.is_none_or(|s| s.iter().any(|x| x == m));
+    if allows("client_secret_basic") { "client_secret_basic".into() } else { "client_secret_post".into() }
+}
+
+/// Dynamic client registration (RFC 7591) of a native client.
+pub(crate) async fn register(
+    http: &reqwest::Client,
+    endpoint: &str,
+    issuer: &str,
+    client_name: &str,
+    redirect_uri: &str,
+    supported: Option<&Vec<String>>,
+) -> Result<ClientRecord, SignInError> {
+    let body = json!({
+        "client_name": client_name,
+        "redirect_uris": [redirect_uri],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+        "application_type": "native",
+    });
+    let response = http
+        .post(endpoint)
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| SignInError::Http(format!("client registration: {}", e.without_url())))?;
+    let (status, body) = body_of(response, "client registration").await?;
+    if !(200..300).contains(&status) {
+        return Err(SignInError::Registration(format!("HTTP {status}{}", oauth_error(&body))));
+    }
+    let registered: Registered = serde_json::from_slice(&body)
+        .map_err(|e| SignInError::Registration(format!("the answer is not valid: {e}")))?;
+    Ok(ClientRecord {
+        issuer: issuer.to_owned(),
+        token_endpoint_auth_method: auth_method(
+            registered.client_secret.is_some(),
+            registered.token_endpoint_auth_method,
+            supported,
+        ),
+        client_id: registered.client_id,
+        client_secret: registered.client_secret,
+    })
+}
+
+/// `: error (description)` of an OAuth error body, or nothing.
+/// The `error` code of an OAuth error answer.
+fn oauth_error_code(body: &[u8]) -> Option<String> {
+    let value = serde_json::from_slice::<Value>(body).ok()?;
+    value.get("error")?.as_str().map(str::to_owned)
+}
+
+/// Whether the client id is a client ID metadata document's URL.
+fn is_metadata_document(client: &ClientRecord) -> bool {
+    client.client_id.starts_with("https://")
+}
+
+fn oauth_error(body: &[u8]) -> String {
+    let Ok(value) = serde_json::from_slice::<Value>(body) else { return String::new() };
+    let printable = |v: &Value| v.as_str().map(|s| s.chars().filter(|c| !c.is_control()).take(200).collect::<String>());
+    match (value.get("error").and_then(printable), value.get("error_description").and_then(printable)) {
+        (Some(e), Some(d)) => format!(": {e} ({d})"),
+        (Some(e), None) => format!(": {e}"),
+        _ => String::new(),
+    }
+}
+
+#[derive(Deserialize)]
+struct TokenResponse {
+    access_token: String,
+    #[serde(default)]
+    token_type: Option<String>,
+    #[serde(default)]
+    expires_in: Option<u64>,
+    #[serde(default)]
+    refresh_token: Option<String>,
+    #[serde(default)]
+    scope: Option<String>,
+}
+
+fn now_s() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// POSTs a grant to the token endpoint with the client's authentication,
+/// and makes the record of the answer. `previous` gives what an answer
+/// may leave out (a refresh that issues no new refresh token).
+pub(crate) async fn token_request(
+    http: &reqwest::Client,
+    endpoint: &str,
+    client: &ClientRecord,
+    mut form: Vec<(&'static str, String)>,
+    previous: Option<&TokenRecord>,
+) -> Result<TokenRecord, SignInError> {
+    let mut request = http.post(endpoint).header("accept", "application/json");
+    match (client.token_endpoint_auth_method.as_str(), &client.client_secret) {
+        ("client_secret_basic", Some(secret)) => {
+            let encode = |s: &str| url_encode(s);
+            let credentials = format!("{}:{}", encode(&client.client_id), encode(secret));
+            let mut value = reqwest::header::HeaderValue::from_str(&format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode(credentials)
+            ))
+            .map_err(|_| SignInError::Token("the client credentials cannot go into a header".into()))?;
+            value.set_sensitive(true);
+            request = request.header(reqwest::header::AUTHORIZATION, value);
+        }
+        ("client_secret_post", Some(secret)) => {
+            form.push(("client_id", client.client_id.clone()));
+            form.push(("client_secret", secret.clone()));
+        }
+        _ => form.push(("client_id", client.client_id.clone())),
+    }
+    let response = request
+        .form(&form)
+        .send()
+        .await
+        .map_err(|e| SignInError::Http(format!("token endpoint: {}", e.without_url())))?;
+    let (status, body) = body_of(response, "token endpoint").await?;
+    if status != 200 {
+        let reason = format!("HTTP {status}{}", oauth_error(&body));
+        if oauth_error_code(&body).as_deref() == Some("invalid_client") {
+            return Err(SignInError::ClientRejected { metadata_document: is_metadata_document(client), reason });
+        }
+        return Err(SignInError::Token(reason));
+    }
+    let tokens: TokenResponse =
+        serde_json::from_slice(&body).map_err(|e| SignInError::Token(format!("the answer is not valid: {e}")))?;
+    if tokens.token_type.as_deref().is_some_and(|t| !t.eq_ignore_ascii_case("bearer")) {
+        return Err(SignInError::Token("the token is not a Bearer token".into()));
+    }
+    Ok(TokenRecord {
+        issuer: client.issuer.clone(),
+        client_id: client.client_id.clone(),
+        access_token: tokens.access_token,
+        refresh_token: tokens.refresh_token.or_else(|| previous.and_then(|p| p.refresh_token.clone())),
+        expires_at: tokens.expires_in.map(|s| now_s().saturating_add(s)),
+        issued_at: Some(now_s()),
+        scope: tokens.scope.or_else(|| previous.and_then(|p| p.scope.clone())),
+        resource: previous.and_then(|p| p.resource.clone()),
+    })
+}
+
+/// Whether a record's access token expires within `margin_s` seconds, or
+/// within half its lifetime for a short-lived one (a 30 s token is not
+/// refreshed the moment it arrives).
+pub(crate) fn expires_soon(record: &TokenRecord, margin_s: u64) -> bool {
+    let Some(at) = record.expires_at else { return false };
+    let margin = match record.issued_at {
+        Some(issued) => margin_s.min(at.saturating_sub(issued) / 2),
+        None => margin_s,
+    };
+    at <= now_s().saturating_add(margin)
+}
+
+/// `application/x-www-form-urlencoded` of one value (RFC 6749 section 2.3.1
+/// encodes the client id and secret so before Basic authentication).
+fn url_encode(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._*".contains(&b) {
+            out.push(b as char);
+        } else if b == b' ' {
+            out.push('+');
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_endpoint_authentication_follows_the_registration_then_the_server() {
+        assert_eq!(auth_method(true, Some("client_secret_post".into()), None), "client_secret_post");
+        assert_eq!(auth_method(false, None, None), "none");
+        assert_eq!(auth_method(true, None, None), "client_secret_basic");
+        assert_eq!(auth_method(true, None, Some(&vec!["client_secret_post".into()])), "client_secret_post");
+        assert_eq!(url_encode("a b:c/é"), "a+b%3Ac%2F%C3%A9");
+    }
+
+    #[test]
+    fn oauth_errors_are_short_and_printable() {
+        assert_eq!(
+            oauth_error(br#"{"error":"invalid_grant","error_description":"bad\ncode"}"#),
+            ": invalid_grant (badcode)"
+        );
+        assert_eq!(oauth_error(b"<html>"), "");
+    }
+}

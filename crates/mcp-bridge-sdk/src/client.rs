@@ -1,0 +1,996 @@
+//! The client: stamps `_meta` on every request, routes responses and
+//! notifications, runs multi round-trip requests through the input hooks,
+//! and gives owned, typed results.
+
+mod cache;
+pub mod era;
+mod era_cache;
+mod extensions;
+pub mod input;
+mod legacy_listen;
+mod options;
+mod router;
+mod server_requests;
+mod task_store;
+mod tasks;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_bridge_protocol::meta::{
+    CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROGRESS_TOKEN_KEY, PROTOCOL_VERSION_KEY,
+    is_sdk_owned_request_key, validate_key,
+};
+use mcp_bridge_protocol::types::{
+    CallToolResult, CompleteResult, CompletionArgument, CompletionContext, CompletionReference, DiscoverResult,
+    GetPromptResult, Icon, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, SubscriptionFilter,
+    SubscriptionsListenResult, Tool,
+};
+use mcp_bridge_protocol::{JsonRpcRequest, Message, RequestId, error_code};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use cache::ResultCache;
+pub use cache::{CacheMode, CacheOptions};
+pub use era::{Era, Spoken};
+pub use era_cache::{EraCache, VERDICT_TTL, Verdict};
+use options::Callbacks;
+pub use options::{
+    ClientIdentity, ClientOptions, Diagnostics, Hook, InputHooks, LogCallback, NotificationCallback, ProgressCallback,
+    RequestOptions, RetryPolicy,
+};
+use router::{Pending, Route, Router, cancelled_notification, event_queue};
+pub use task_store::{TaskRecord, TaskStore};
+pub use tasks::{ResumedTask, ToolOutcome, task_of_notification, task_result};
+
+use crate::error::{Error, Result};
+use crate::icons::{IconError, IconWanted, Image};
+use crate::limits::{MAX_AUTO_PAGES, MAX_INPUT_ROUNDS, MAX_LOST_STREAM_RETRIES, MAX_TOTAL_TIMEOUT};
+use crate::transport::Transport;
+use crate::transport::stdio::ChildProcess;
+
+/// The longest [`Client::close`] waits for a network transport to end
+/// its session.
+pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
+/// How [`Client::listen_with_recovery`] reopens a lost stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListenRecovery {
+    /// Fresh streams opened after losses before giving up.
+    pub max_retries: u32,
+    /// The wait before each new stream.
+    pub delay: Duration,
+    /// The time for everything, all streams included; none by default.
+    pub deadline: Option<Duration>,
+}
+
+impl Default for ListenRecovery {
+    /// Five retries, a second apart, no deadline.
+    fn default() -> Self {
+        ListenRecovery { max_retries: 5, delay: Duration::from_secs(1), deadline: None }
+    }
+}
+
+/// An MCP client on one transport, of revision 2026-07-28 or, with a server
+/// that speaks only that, 2025-11-25 (see [`Era`]). Cheap to clone: clones
+/// share the connection.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<ClientInner>,
+}
+
+struct ClientInner {
+    options: ClientOptions,
+    router: Arc<Router>,
+    out: mpsc::Sender<Message>,
+    next_id: AtomicI64,
+    process: Option<ChildProcess>,
+    /// Time limits do not apply on the in-memory link.
+    timed: bool,
+    /// Output schemas from `tools/list`, to check `structuredContent`.
+    output_schemas: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
+    /// Results with a lifetime, when the options enable the cache.
+    cache: Option<Arc<ResultCache>>,
+    /// The transport's credential, which private cached results belong to.
+    credential: crate::transport::Credential,
+    /// The endpoint URL of a network transport, the origin of its icons.
+    endpoint: Option<String>,
+    /// Ends a network transport's connection.
+    closer: Option<crate::transport::Closer>,
+    /// The era settled with the server, at the first request.
+    spoken: tokio::sync::OnceCell<Spoken>,
+    /// The result of the `server/discover` probe, for the caller whose
+    /// request was that discover.
+    probed: Mutex<Option<Value>>,
+    /// Where the server is, as the era cache knows it.
+    address: Option<String>,
+    /// The era is 2026-07-28 on the cache's word alone: a first answer of
+    /// a legacy server proves the verdict wrong.
+    modern_from_cache: std::sync::atomic::AtomicBool,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client").field("info", &self.inner.options.info).finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// A client on `transport`. Must be called inside a tokio runtime: the
+    /// client's reader runs on its own task.
+    pub fn new(options: ClientOptions, transport: Transport) -> Self {
+        let router = Arc::new(Router::new(options.max_pending));
+        let timed = transport.timed;
+        let cache = options.cache.enabled.then(|| Arc::new(ResultCache::new(options.cache)));
+        let (to_answerer, server_requests) = mpsc::channel(crate::limits::OUTGOING_QUEUE);
+        let answerer = server_requests::Answerer {
+            capabilities: Arc::new(options.capabilities.clone()),
+            hooks: options.hooks.clone(),
+        };
+        // The answerer ends when the router drops its sender, at the end of the transport.
+        tokio::spawn(answerer.run(server_requests, transport.outgoing.clone()));
+        tokio::spawn(router.clone().run(
+            transport.incoming,
+            transport.outgoing.clone(),
+            options.on_notification.clone(),
+            to_answerer,
+        ));
+        Client {
+            inner: Arc::new(ClientInner {
+                options,
+                router,
+                out: transport.outgoing,
+                next_id: AtomicI64::new(1),
+                process: transport.process,
+                timed,
+                output_schemas: Mutex::default(),
+                cache,
+                credential: transport.credential,
+                endpoint: transport.endpoint,
+                closer: transport.closer,
+                spoken: tokio::sync::OnceCell::new(),
+                probed: Mutex::default(),
+                address: transport.address,
+                modern_from_cache: Default::default(),
+            }),
+        }
+    }
+
+    /// The era settled with the server: `None` before the first request.
+    pub fn spoken(&self) -> Option<&Spoken> {
+        self.inner.spoken.get()
+    }
+
+    /// Settles the era with the server, as [`ClientOptions::era`] says: no
+    /// request for [`Era::Modern`], the `initialize` handshake for
+    /// [`Era::Legacy`], the `server/discover` probe then, when the server
+    /// does not know it, the handshake for [`Era::Auto`]. Every request
+    /// does this first; call it to connect before the first one.
+    ///
+    /// # Errors
+    /// The probe's or the handshake's failure; the next call tries again.
+    pub async fn connect(&self, options: &RequestOptions) -> Result<&Spoken> {
+        self.inner
+            .spoken
+            .get_or_try_init(|| async {
+                match self.inner.options.era {
+                    Era::Modern => Ok(Spoken::Modern),
+                    Era::Legacy => self.handshake(options).await,
+                    Era::Auto => self.negotiate(options).await,
+                }
+            })
+            .await
+    }
+
+    /// [`Era::Auto`]: the verdict of the era cache when it has one, else
+    /// the `server/discover` probe (recorded in the cache), then the
+    /// handshake when the server does not know it.
+    async fn negotiate(&self, options: &RequestOptions) -> Result<Spoken> {
+        let cached = self.inner.options.era_cache.as_ref().zip(self.inner.address.as_deref());
+        match cached.and_then(|(cache, address)| cache.verdict(address)) {
+            Some(Verdict::Modern) => {
+                options.diagnose(|d| d.era_from_cache = true);
+                self.inner.modern_from_cache.store(true, Ordering::Relaxed);
+                return Ok(Spoken::Modern);
+            }
+            Some(Verdict::Legacy) => match self.handshake(options).await {
+                Ok(spoken) => {
+                    options.diagnose(|d| d.era_from_cache = true);
+                    return Ok(spoken);
+                }
+                // The server moved on to 2026-07-28: probe it as if new.
+                Err(e) if era::handshake_says_modern(&e) => {
+                    if let Some((cache, address)) = cached {
+                        cache.forget(address);
+                    }
+                }
+                Err(e) => return Err(e),
+            },
+            None => {}
+        }
+        let timeout = Some(options.timeout.unwrap_or(self.inner.options.request_timeout));
+        // Its own diagnostics: the verdict reads the HTTP status.
+        let seen = Arc::new(Mutex::new(Diagnostics::default()));
+        let probe = RequestOptions { diagnostics: Some(seen.clone()), ..options.clone() };
+        let outcome = self.exchange("server/discover", &Map::new(), &probe, timeout, false).await;
+        let (status, rpc_error) = {
+            let seen = seen.lock().unwrap_or_else(|e| e.into_inner());
+            (seen.http_status, seen.rpc_error.clone())
+        };
+        // What the probe saw is the caller's to read too (a 401 and its sign-in).
+        options.diagnose(|d| {
+            d.http_status = status.or(d.http_status);
+            d.rpc_error = rpc_error.or(d.rpc_error.take());
+        });
+        let record = |verdict| {
+            if let Some((cache, address)) = cached {
+                cache.record(address, verdict);
+            }
+        };
+        match outcome {
+            Ok(result) => {
+                *self.inner.probed.lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+                record(Verdict::Modern);
+                Ok(Spoken::Modern)
+            }
+            Err(answer) if era::probe_says_legacy(&answer, status) => {
+                tracing::debug!("the server does not know server/discover ({answer}): 2025-11-25");
+                options.diagnose(|d| d.fell_back_to_legacy = true);
+                let spoken = self.handshake(options).await?;
+                record(Verdict::Legacy);
+                Ok(spoken)
+            }
+            Err(other) => Err(other),
+        }
+    }
+
+    /// The 2025-11-25 `initialize` handshake: the request, the result's
+    /// version checked, `notifications/initialized`, and the log level of
+    /// the options, once.
+    async fn handshake(&self, options: &RequestOptions) -> Result<Spoken> {
+        let opts = &self.inner.options;
+        let params = json!({
+            "protocolVersion": opts.legacy_protocol_version,
+            "capabilities": opts.capabilities,
+            "clientInfo": opts.info,
+        });
+        let Value::Object(params) = params else { return Err(Error::Closed) };
+        let timeout = Some(options.timeout.unwrap_or(opts.request_timeout));
+        let value = self.exchange("initialize", &params, options, timeout, true).await?;
+        let result: mcp_bridge_protocol::legacy::InitializeResult = parse_result("initialize", value)?;
+        if !mcp_bridge_protocol::legacy::is_known_version(&result.protocol_version) {
+            return Err(Error::InvalidResponse {
+                method: "initialize".into(),
+                reason: format!(
+                    "the server chose version {:?}, which this client does not speak",
+                    result.protocol_version
+                ),
+            });
+        }
+        let initialized = mcp_bridge_protocol::JsonRpcNotification::new("notifications/initialized", None);
+        self.inner.out.send(Message::Notification(initialized)).await.map_err(|_| Error::Closed)?;
+        if let (Some(level), true) = (opts.log_level, result.capabilities.logging.is_some()) {
+            let mut params = Map::new();
+            params.insert("level".into(), to_json(&level)?);
+            if let Err(e) = self.exchange("logging/setLevel", &params, options, timeout, true).await {
+                tracing::debug!("logging/setLevel failed: {e}");
+            }
+        }
+        Ok(Spoken::Legacy(Box::new(result)))
+    }
+
+    /// The server process, when the transport is a child process.
+    pub fn process(&self) -> Option<&ChildProcess> {
+        self.inner.process.as_ref()
+    }
+
+    /// Closes the connection; a child process is stopped as
+    /// [`ChildProcess::close`] describes, and its exit status returned; an
+    /// HTTP connection ends its requests and a 2025-11-25 session (at most
+    /// [`CLOSE_GRACE`] waiting for the server). Requests still waiting fail
+    /// with [`Error::Closed`].
+    pub async fn close(&self) -> Option<std::process::ExitStatus> {
+        if let Some(closer) = &self.inner.closer {
+            closer.stop.cancel();
+            let _ = tokio::time::timeout(CLOSE_GRACE, closer.done.cancelled()).await;
+        }
+        match &self.inner.process {
+            Some(process) => process.close().await,
+            None => None,
+        }
+    }
+
+    /// The icon to show among `icons` (of a tool, a prompt, a resource or
+    /// the server), as [`crate::icons::select`] ranks them under the
+    /// client's policy, for this transport's endpoint.
+    pub fn select_icon<'a>(&self, icons: &'a [Icon], wanted: &IconWanted) -> Option<&'a Icon> {
+        crate::icons::select(icons, wanted, self.inner.endpoint.as_deref(), &self.inner.options.icons)
+    }
+
+    /// Fetches and checks an icon under the client's policy: https icons of
+    /// the endpoint's origin (or a trusted one) and data: icons.
+    ///
+    /// # Errors
+    /// The [`IconError`] of the rule the icon breaks.
+    pub async fn fetch_icon(&self, icon: &Icon) -> std::result::Result<Image, IconError> {
+        crate::icons::fetch(icon, self.inner.endpoint.as_deref(), &self.inner.options.icons).await
+    }
+
+    /// Drops every cached result (see [`CacheOptions`]).
+    pub fn invalidate_cache(&self) {
+        if let Some(cache) = &self.inner.cache {
+            cache.clear();
+        }
+    }
+
+    /// `server/discover`: versions, capabilities and identity of the server.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn discover(&self, options: &RequestOptions) -> Result<DiscoverResult> {
+        self.typed("server/discover", Map::new(), options).await
+    }
+
+    /// One page of `tools/list`. Output schemas are remembered to check the
+    /// `structuredContent` of later calls.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn list_tools(&self, cursor: Option<&str>, options: &RequestOptions) -> Result<ListToolsResult> {
+        let result: ListToolsResult = self.typed("tools/list", cursor_params(cursor), options).await?;
+        self.remember_output_schemas(&result.tools);
+        Ok(result)
+    }
+
+    /// Every tool, following `nextCursor` for at most 64 pages.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn list_all_tools(&self, options: &RequestOptions) -> Result<Vec<Tool>> {
+        let tools = self.all_pages("tools/list", options, |r: ListToolsResult| (r.tools, r.next_cursor)).await?;
+        self.remember_output_schemas(&tools);
+        Ok(tools)
+    }
+
+    /// One page of `prompts/list`.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn list_prompts(&self, cursor: Option<&str>, options: &RequestOptions) -> Result<ListPromptsResult> {
+        self.typed("prompts/list", cursor_params(cursor), options).await
+    }
+
+    /// Every prompt, following `nextCursor` for at most 64 pages.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn list_all_prompts(&self, options: &RequestOptions) -> Result<Vec<Prompt>> {
+        self.all_pages("prompts/list", options, |r: ListPromptsResult| (r.prompts, r.next_cursor)).await
+    }
+
+    /// One page of `resources/list`.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn list_resources(&self, cursor: Option<&str>, options: &RequestOptions) -> Result<ListResourcesResult> {
+        self.typed("resources/list", cursor_params(cursor), options).await
+    }
+
+    /// Every resource, following `nextCursor` for at most 64 pages.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn list_all_resources(&self, options: &RequestOptions) -> Result<Vec<Resource>> {
+        self.all_pages("resources/list", options, |r: ListResourcesResult| (r.resources, r.next_cursor)).await
+    }
+
+    /// One page of `resources/templates/list`.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn list_resource_templates(
+        &self,
+        cursor: Option<&str>,
+        options: &RequestOptions,
+    ) -> Result<ListResourceTemplatesResult> {
+        self.typed("resources/templates/list", cursor_params(cursor), options).await
+    }
+
+    /// Every resource template, following `nextCursor` for at most 64 pages.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn list_all_resource_templates(&self, options: &RequestOptions) -> Result<Vec<ResourceTemplate>> {
+        self.all_pages("resources/templates/list", options, |r: ListResourceTemplatesResult| {
+            (r.resource_templates, r.next_cursor)
+        })
+        .await
+    }
+
+    /// `tools/call`, with input rounds answered by the hooks, and a task the
+    /// server makes of it (Tasks extension) followed to its end. A result
+    /// whose `structuredContent` breaks the tool's output schema is still
+    /// returned, with a warning and `structured_content_invalid` in the
+    /// diagnostics.
+    ///
+    /// # Errors
+    /// See [`Error`] and [`Client::await_task`]. With
+    /// `allow_input_required`, an input request comes back as
+    /// [`Error::InvalidResponse`]; use [`Client::request`] to see it.
+    pub async fn call_tool(&self, name: &str, arguments: Value, options: &RequestOptions) -> Result<CallToolResult> {
+        self.call_tool_to_the_end(name, arguments, options).await
+    }
+
+    /// `prompts/get`, with input rounds answered by the hooks.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<GetPromptResult> {
+        let mut params = Map::new();
+        params.insert("name".into(), json!(name));
+        params.insert("arguments".into(), Value::Object(arguments));
+        self.typed("prompts/get", params, options).await
+    }
+
+    /// `resources/read`, with input rounds answered by the hooks.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn read_resource(&self, uri: &str, options: &RequestOptions) -> Result<ReadResourceResult> {
+        let mut params = Map::new();
+        params.insert("uri".into(), json!(uri));
+        self.typed("resources/read", params, options).await
+    }
+
+    /// `completion/complete`.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn complete(
+        &self,
+        reference: CompletionReference,
+        argument: CompletionArgument,
+        context: Option<CompletionContext>,
+        options: &RequestOptions,
+    ) -> Result<CompleteResult> {
+        let mut params = Map::new();
+        params.insert("ref".into(), to_json(&reference)?);
+        params.insert("argument".into(), to_json(&argument)?);
+        if let Some(context) = context {
+            params.insert("context".into(), to_json(&context)?);
+        }
+        self.typed("completion/complete", params, options).await
+    }
+
+    /// Opens a `subscriptions/listen` stream. The acknowledgment and every
+    /// event go to `options.on_notification`; the call returns when the
+    /// server ends the stream gracefully, and fails with
+    /// [`Error::Cancelled`] when `options.cancel` fires. No time limit
+    /// applies unless `options.timeout` sets one.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn listen(
+        &self,
+        filter: SubscriptionFilter,
+        options: &RequestOptions,
+    ) -> Result<SubscriptionsListenResult> {
+        let mut params = Map::new();
+        params.insert("notifications".into(), to_json(&filter)?);
+        let timeout = options.timeout.map(|t| t.min(options.max_total_timeout.unwrap_or(MAX_TOTAL_TIMEOUT)));
+        let mut options = options.clone();
+        if let Some(cache) = self.inner.cache.clone() {
+            // A change event makes the cached list stale before the caller hears of it.
+            let caller = options.on_notification.take();
+            options.on_notification = Some(Arc::new(move |event| {
+                cache.drop_for_event(event);
+                if let Some(caller) = &caller {
+                    caller(event);
+                }
+            }));
+        }
+        if let Spoken::Legacy(initialized) = self.connect(&options).await? {
+            return self.listen_legacy(&filter, &initialized.capabilities, &options, timeout).await;
+        }
+        let value = self.send_once("subscriptions/listen", &params, &options, timeout, false).await?;
+        parse_result("subscriptions/listen", value)
+    }
+
+    /// [`Client::listen`] on a 2025-11-25 session: the part of the filter
+    /// the server's capabilities give (see [`legacy_listen`]), its
+    /// resources subscribed with `resources/subscribe` (and unsubscribed at
+    /// the end), the acknowledgment, then the session's change
+    /// notifications it covers, until cancelled or the connection ends.
+    async fn listen_legacy(
+        &self,
+        wanted: &SubscriptionFilter,
+        capabilities: &mcp_bridge_protocol::types::ServerCapabilities,
+        options: &RequestOptions,
+        timeout: Option<Duration>,
+    ) -> Result<SubscriptionsListenResult> {
+        let granted = legacy_listen::grant(wanted, capabilities);
+        let uris = granted.resource_subscriptions.clone().unwrap_or_default();
+        let plain = RequestOptions { cancel: options.cancel.clone(), ..Default::default() };
+        let uri_params = |uri: &str| {
+            let mut params = Map::new();
+            params.insert("uri".into(), json!(uri));
+            params
+        };
+        for uri in &uris {
+            self.request("resources/subscribe", uri_params(uri), &plain).await?;
+        }
+        let inner = &self.inner;
+        let id = RequestId::Number(inner.next_id.fetch_add(1, Ordering::Relaxed));
+        let (reply_tx, reply_rx) = oneshot::channel();
+        let callbacks = Arc::new(Callbacks::new(options, inner.options.on_notification.as_ref()));
+        let (route, events) = route_for(options, &callbacks);
+        let pending =
+            Pending { reply: reply_tx, route, method: "subscriptions/listen".into(), diagnostics: None, answers: None };
+        inner.router.register_legacy_listen(id.clone(), pending, granted.clone())?;
+        callbacks.deliver(&legacy_listen::acknowledgment(&granted, &id));
+        let outcome = self.await_reply("subscriptions/listen", reply_rx, events, &callbacks, options, timeout).await;
+        inner.router.forget(&id);
+        if !matches!(outcome, Err(Error::Closed)) {
+            for uri in &uris {
+                if let Err(e) = self.request("resources/unsubscribe", uri_params(uri), &RequestOptions::default()).await
+                {
+                    tracing::debug!("resources/unsubscribe at the end of a listen stream failed: {e}");
+                }
+            }
+        }
+        parse_result("subscriptions/listen", outcome?)
+    }
+
+    /// [`Client::listen`] that opens a fresh stream (a new request) when the
+    /// connection is lost ([`Error::Closed`]: a restarted child process, a
+    /// dropped HTTP stream), at most `recovery.max_retries` times, waiting
+    /// `recovery.delay` between attempts, within `recovery.deadline`, until
+    /// `options.cancel` fires. Events after a reconnection may repeat ones
+    /// seen before it.
+    ///
+    /// # Errors
+    /// The last attempt's error once the retries are spent (or any other
+    /// error at once); [`Error::Timeout`] past the deadline;
+    /// [`Error::Cancelled`] when cancelled.
+    pub async fn listen_with_recovery(
+        &self,
+        filter: SubscriptionFilter,
+        recovery: &ListenRecovery,
+        options: &RequestOptions,
+    ) -> Result<SubscriptionsListenResult> {
+        let method = "subscriptions/listen";
+        let started = tokio::time::Instant::now();
+        let deadline = recovery.deadline.map(|d| started + d);
+        let cancel = options.cancel.clone().unwrap_or_default();
+        // The deadline stops a stream as a cancel does (the server is
+        // told), without cancelling the caller's token.
+        let stop = cancel.child_token();
+        let options = RequestOptions { cancel: Some(stop.clone()), ..options.clone() };
+        let timed_out = || Error::Timeout {
+            method: method.to_owned(),
+            timeout_ms: recovery.deadline.unwrap_or_default().as_millis(),
+        };
+        let mut retries = 0;
+        loop {
+            let attempt = self.listen(filter.clone(), &options);
+            tokio::pin!(attempt);
+            let outcome = tokio::select! {
+                outcome = &mut attempt => outcome,
+                _ = async { match deadline { Some(d) => tokio::time::sleep_until(d).await, None => std::future::pending().await } } => {
+                    stop.cancel();
+                    let _ = attempt.await;
+                    return Err(timed_out());
+                }
+            };
+            match outcome {
+                Err(Error::Closed) if retries < recovery.max_retries => {
+                    retries += 1;
+                    tracing::debug!(attempt = retries, "the listen stream was lost; opening it again");
+                }
+                other => return other,
+            }
+            let wake = tokio::time::Instant::now() + recovery.delay;
+            if deadline.is_some_and(|d| wake >= d) {
+                return Err(timed_out());
+            }
+            tokio::select! {
+                _ = cancel.cancelled() => return Err(Error::Cancelled { method: method.to_owned() }),
+                _ = tokio::time::sleep_until(wake) => {}
+            }
+        }
+    }
+
+    /// Sends any request and returns its raw result, after the input rounds
+    /// (or the `InputRequiredResult` itself with `allow_input_required`).
+    /// Discovery, list and read results come from the cache when it is on
+    /// and holds a fresh one (see [`CacheOptions`] and [`CacheMode`]).
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn request(&self, method: &str, params: Map<String, Value>, options: &RequestOptions) -> Result<Value> {
+        let spoken = self.connect(options).await?;
+        // The probe's discover result answers the discover that caused it, no other request.
+        let probed = self.inner.probed.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if method == "server/discover" {
+            if let Spoken::Legacy(initialized) = spoken {
+                return to_json(&era::discover_of_initialize(initialized));
+            }
+            if let Some(probed) = probed {
+                return Ok(probed);
+            }
+        }
+        let cache = self
+            .inner
+            .cache
+            .as_ref()
+            .filter(|_| options.cache_mode != CacheMode::Bypass && cache::cacheable(method, &params));
+        let Some(cache) = cache else { return self.request_rounds(method, params, options).await.map(|(v, _)| v) };
+        let credential = self.inner.credential.digest().await;
+        cache.saw_credential(credential);
+        if options.cache_mode == CacheMode::Default
+            && let Some(value) = cache.get(method, &params, credential)
+        {
+            options.diagnose(|d| d.from_cache = true);
+            return Ok(value);
+        }
+        match self.request_rounds(method, params.clone(), options).await {
+            Ok((value, rounds)) => {
+                // A result reached through input rounds answered this caller's input.
+                if rounds == 0 {
+                    cache.put(method, &params, &value, credential);
+                }
+                Ok(value)
+            }
+            Err(Error::Rpc { error }) if error.code == error_code::INVALID_PARAMS && params.contains_key("cursor") => {
+                // The cursor is stale: so may the pages around it be.
+                cache.drop_method(method);
+                Err(Error::Rpc { error })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// [`Client::request`] without the cache; also says how many input
+    /// rounds it took.
+    async fn request_rounds(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<(Value, usize)> {
+        let timeout = options
+            .timeout
+            .unwrap_or(self.inner.options.request_timeout)
+            .min(options.max_total_timeout.unwrap_or(MAX_TOTAL_TIMEOUT));
+        let legacy = self.spoken().is_some_and(Spoken::is_legacy);
+        if options.allow_input_required {
+            // The caller runs the rounds: nothing to keep for a retry.
+            let value = self.send_once(method, &params, options, Some(timeout), legacy).await?;
+            options.diagnose(|d| d.rounds = 0);
+            return Ok((value, 0));
+        }
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut params = params;
+        for round in 0..=MAX_INPUT_ROUNDS {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let value = self.send_once(method, &params, options, Some(left), legacy).await?;
+            if value.get("resultType").and_then(Value::as_str) != Some("input_required") {
+                options.diagnose(|d| d.rounds = round);
+                return Ok((value, round));
+            }
+            if round == MAX_INPUT_ROUNDS {
+                break;
+            }
+            let needed: InputRequiredResult = parse_result(method, value)?;
+            let requests = needed.input_requests.unwrap_or_default();
+            let capabilities =
+                options.on_behalf_of.as_ref().map_or(&self.inner.options.capabilities, |o| &o.capabilities);
+            // Boxed: rounds are rare and their future is large; every request would carry its size.
+            let answers = Box::pin(input::answer_round(requests, capabilities, &self.inner.options.hooks)).await?;
+            params.remove("inputResponses");
+            params.remove("requestState");
+            if !answers.is_empty() {
+                params.insert("inputResponses".into(), to_json(&answers)?);
+            }
+            if let Some(state) = needed.request_state {
+                params.insert("requestState".into(), json!(state));
+            }
+        }
+        Err(Error::TooManyRounds { method: method.to_owned(), limit: MAX_INPUT_ROUNDS })
+    }
+
+    async fn typed<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<T> {
+        let value = self.request(method, params, options).await?;
+        parse_result(method, value)
+    }
+
+    /// Reads every page of a list, following `nextCursor` for at most
+    /// [`MAX_AUTO_PAGES`] pages.
+    async fn all_pages<R: DeserializeOwned, T>(
+        &self,
+        method: &str,
+        options: &RequestOptions,
+        split: impl Fn(R) -> (Vec<T>, Option<String>),
+    ) -> Result<Vec<T>> {
+        let mut items = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_AUTO_PAGES {
+            let (mut batch, next) = split(self.typed(method, cursor_params(cursor.as_deref()), options).await?);
+            items.append(&mut batch);
+            match next {
+                Some(next) => cursor = Some(next),
+                None => return Ok(items),
+            }
+        }
+        tracing::warn!(method, "stopped after {MAX_AUTO_PAGES} pages");
+        Ok(items)
+    }
+
+    /// The `_meta` of a request: the caller's entries (checked), then the
+    /// SDK's own, which always win; in the 2025-11-25 form (`legacy`) only
+    /// the progress token (the session carries the rest).
+    fn build_meta(&self, id: &RequestId, options: &RequestOptions, legacy: bool) -> Result<Map<String, Value>> {
+        let mut meta = Map::new();
+        for (key, value) in &options.meta {
+            if let Err(rule) = validate_key(key) {
+                return Err(Error::InvalidMeta { key: key.clone(), reason: rule.to_string() });
+            }
+            if is_sdk_owned_request_key(key) {
+                return Err(Error::InvalidMeta { key: key.clone(), reason: "the SDK sets this key itself".into() });
+            }
+            meta.insert(key.clone(), value.clone());
+        }
+        if legacy {
+            meta.insert(PROGRESS_TOKEN_KEY.into(), id.to_value());
+            return Ok(meta);
+        }
+        let opts = &self.inner.options;
+        let (info, capabilities) = match &options.on_behalf_of {
+            Some(identity) => (&identity.info, &identity.capabilities),
+            None => (&opts.info, &opts.capabilities),
+        };
+        meta.insert(PROTOCOL_VERSION_KEY.into(), json!(opts.protocol_version));
+        meta.insert(CLIENT_INFO_KEY.into(), to_json(info)?);
+        meta.insert(CLIENT_CAPABILITIES_KEY.into(), to_json(capabilities)?);
+        if let Some(level) = options.log_level.or(opts.log_level) {
+            meta.insert(LOG_LEVEL_KEY.into(), to_json(&level)?);
+        }
+        meta.insert(PROGRESS_TOKEN_KEY.into(), id.to_value());
+        Ok(meta)
+    }
+
+    /// One request and its response: sent again (new id) after a lost
+    /// connection when the retry policy allows, once after -32022 when the
+    /// server lists our version as supported, and once after -32020 on a
+    /// tool call, when `tools/list` was read again.
+    async fn send_once(
+        &self,
+        method: &str,
+        params: &Map<String, Value>,
+        options: &RequestOptions,
+        timeout: Option<Duration>,
+        legacy: bool,
+    ) -> Result<Value> {
+        let mut lost = 0;
+        loop {
+            match self.send_checked(method, params, options, timeout, legacy).await {
+                Err(Error::Closed) if lost < MAX_LOST_STREAM_RETRIES && options.retry.allows(method) => {
+                    lost += 1;
+                    tracing::debug!(method, attempt = lost, "connection lost before the response; sending again");
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn send_checked(
+        &self,
+        method: &str,
+        params: &Map<String, Value>,
+        options: &RequestOptions,
+        timeout: Option<Duration>,
+        legacy: bool,
+    ) -> Result<Value> {
+        match self.exchange(method, params, options, timeout, legacy).await {
+            // The tool's header annotations may have changed: read the list
+            // again (the transport learns them) and send once more.
+            Err(Error::Rpc { error }) if error.code == error_code::HEADER_MISMATCH && method == "tools/call" => {
+                tracing::debug!("header mismatch on tools/call; reading tools/list again");
+                Box::pin(self.list_all_tools(&RequestOptions::default())).await?;
+                self.exchange(method, params, options, timeout, legacy).await
+            }
+            Err(Error::Rpc { error }) if error.code == error_code::UNSUPPORTED_PROTOCOL_VERSION => {
+                let ours = &self.inner.options.protocol_version;
+                let listed = error.data.as_ref().and_then(|d| d.get("supported")).and_then(Value::as_array);
+                if listed.is_some_and(|l| l.iter().any(|v| v == ours)) {
+                    self.exchange(method, params, options, timeout, legacy).await
+                } else {
+                    options.diagnose(|d| d.rpc_error = Some(error.clone()));
+                    Err(Error::Rpc { error })
+                }
+            }
+            Err(Error::Rpc { error }) => {
+                options.diagnose(|d| d.rpc_error = Some(error.clone()));
+                self.doubt_cached_verdict(&error);
+                Err(Error::Rpc { error })
+            }
+            other => other,
+        }
+    }
+
+    /// Who answers the server's requests on a request's stream, when its
+    /// options name hooks of their own.
+    fn asker(&self, options: &RequestOptions) -> Option<server_requests::Asker> {
+        let hooks = options.hooks.clone()?;
+        let capabilities = match &options.on_behalf_of {
+            Some(identity) => Arc::new(identity.capabilities.clone()),
+            None => Arc::new(self.inner.options.capabilities.clone()),
+        };
+        Some(Arc::new(server_requests::Answerer { capabilities, hooks }))
+    }
+
+    /// Forgets a cached 2026-07-28 verdict that the server's answer proves
+    /// wrong (it now answers as a 2025-11-25 server would): this request
+    /// fails, the next client probes.
+    fn doubt_cached_verdict(&self, error: &mcp_bridge_protocol::ErrorObject) {
+        let inner = &self.inner;
+        if !inner.modern_from_cache.load(Ordering::Relaxed) || !era::answer_says_legacy(error) {
+            return;
+        }
+        inner.modern_from_cache.store(false, Ordering::Relaxed);
+        if let (Some(cache), Some(address)) = (&inner.options.era_cache, &inner.address) {
+            tracing::info!("the server no longer speaks 2026-07-28; its cached era is forgotten");
+            cache.forget(address);
+        }
+    }
+
+    /// One request on the wire and its response, in the 2026-07-28 form or
+    /// (`legacy`) the 2025-11-25 one. Takes the params by reference: the one
+    /// copy is the one sent (the callers keep theirs for a retry).
+    async fn exchange(
+        &self,
+        method: &str,
+        params: &Map<String, Value>,
+        options: &RequestOptions,
+        timeout: Option<Duration>,
+        legacy: bool,
+    ) -> Result<Value> {
+        let inner = &self.inner;
+        let id = RequestId::Number(inner.next_id.fetch_add(1, Ordering::Relaxed));
+        let mut params = params.clone();
+        params.insert("_meta".into(), Value::Object(self.build_meta(&id, options, legacy)?));
+        let (reply_tx, reply_rx) = oneshot::channel();
+        let callbacks = Arc::new(Callbacks::new(options, inner.options.on_notification.as_ref()));
+        let (route, events) = route_for(options, &callbacks);
+        inner.router.register(
+            id.clone(),
+            Pending {
+                reply: reply_tx,
+                route,
+                method: method.to_owned(),
+                diagnostics: options.diagnostics.clone(),
+                answers: self.asker(options),
+            },
+        )?;
+        let request = JsonRpcRequest::new(id.clone(), method, Some(Value::Object(params)));
+        if inner.out.send(Message::Request(request)).await.is_err() {
+            inner.router.forget(&id);
+            return Err(Error::Closed);
+        }
+        let outcome = self.await_reply(method, reply_rx, events, &callbacks, options, timeout).await;
+        if matches!(outcome, Err(Error::Cancelled { .. } | Error::Timeout { .. })) && inner.router.forget(&id) {
+            let cancelled = options.cancel.as_ref().is_some_and(tokio_util::sync::CancellationToken::is_cancelled);
+            let reason = if cancelled { "cancelled by the client" } else { "timed out" };
+            let _ = inner.out.send(Message::Notification(cancelled_notification(&id, reason))).await;
+        }
+        outcome
+    }
+
+    /// Waits for a request's reply, handing its notifications to the
+    /// callbacks as they come (and those that came before the reply), until
+    /// the caller's cancel or the time limit.
+    async fn await_reply(
+        &self,
+        method: &str,
+        mut reply_rx: oneshot::Receiver<Result<Value>>,
+        mut events: Option<mpsc::Receiver<Box<mcp_bridge_protocol::JsonRpcNotification>>>,
+        callbacks: &Callbacks,
+        options: &RequestOptions,
+        timeout: Option<Duration>,
+    ) -> Result<Value> {
+        let cancel = options.cancel.clone().unwrap_or_default();
+        let sleep = tokio::time::sleep(timeout.filter(|_| self.inner.timed).unwrap_or(Duration::MAX / 4));
+        tokio::pin!(sleep);
+        let outcome = loop {
+            tokio::select! {
+                biased;
+                Some(n) = async { match events.as_mut() { Some(rx) => rx.recv().await, None => None } } => {
+                    callbacks.deliver(&n);
+                }
+                reply = &mut reply_rx => break reply.unwrap_or(Err(Error::Closed)),
+                _ = cancel.cancelled() => break Err(Error::Cancelled { method: method.to_owned() }),
+                _ = &mut sleep => break Err(Error::Timeout {
+                    method: method.to_owned(),
+                    timeout_ms: timeout.map(|t| t.as_millis()).unwrap_or(0),
+                }),
+            }
+        };
+        // Notifications that came before the response still reach the caller.
+        if let Some(rx) = events.as_mut() {
+            while let Ok(n) = rx.try_recv() {
+                callbacks.deliver(&n);
+            }
+        }
+        outcome
+    }
+
+    fn remember_output_schemas(&self, tools: &[Tool]) {
+        let mut schemas = self.inner.output_schemas.lock().unwrap_or_else(|e| e.into_inner());
+        for tool in tools {
+            match tool.output_schema.as_ref().map(|s| jsonschema::validator_for(&Value::Object(s.clone()))) {
+                Some(Ok(v)) => {
+                    schemas.insert(tool.name.clone(), Arc::new(v));
+                }
+                Some(Err(e)) => tracing::warn!(tool = %tool.name, "output schema does not compile: {e}"),
+                None => {
+                    schemas.remove(&tool.name);
+                }
+            }
+        }
+    }
+
+    fn check_structured_content(&self, name: &str, result: &CallToolResult, options: &RequestOptions) {
+        let validator = self.inner.output_schemas.lock().unwrap_or_else(|e| e.into_inner()).get(name).cloned();
+        let (Some(validator), false) = (validator, result.is_error == Some(true)) else { return };
+        let content = result.structured_content.clone().unwrap_or(Value::Null);
+        if let Some(error) = validator.iter_errors(&content).next() {
+            tracing::warn!(tool = name, "structuredContent does not match the output schema: {error}");
+            options.diagnose(|d| d.structured_content_invalid = true);
+        }
+    }
+}
+
+/// Where a request's notifications go: delivered on the reader
+/// (`inline_notifications`), or queued for the request's own task.
+fn route_for(
+    options: &RequestOptions,
+    callbacks: &Arc<Callbacks>,
+) -> (Route, Option<mpsc::Receiver<Box<mcp_bridge_protocol::JsonRpcNotification>>>) {
+    if options.inline_notifications {
+        (Route::Inline(callbacks.clone()), None)
+    } else {
+        let (tx, rx) = event_queue();
+        (Route::Queued(tx), Some(rx))
+    }
+}
+
+fn cursor_params(cursor: Option<&str>) -> Map<String, Value> {
+    let mut params = Map::new();
+    if let Some(cursor) = cursor {
+        params.insert("cursor".into(), json!(cursor));
+    }
+    params
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<Value> {
+    serde_json::to_value(value).map_err(|e| Error::InvalidRequest { reason: e.to_string() })
+}
+
+fn parse_result<T: DeserializeOwned>(method: &str, value: Value) -> Result<T> {
+    serde_json::from_value(value)
+        .map_err(|e| Error::InvalidResponse { method: method.to_owned(), reason: e.to_string() })
+}

@@ -1,0 +1,321 @@
+//! Options of the client and of one request, and the callbacks that receive
+//! a request's notifications.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mcp_bridge_protocol::types::{
+    ClientCapabilities, ElicitRequestFormParams, ElicitRequestUrlParams, ElicitResult, Implementation, LoggingLevel,
+    LoggingMessageNotificationParams, ProgressNotificationParams, Root,
+};
+use mcp_bridge_protocol::types::{CreateMessageRequestParams, CreateMessageResult};
+use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::limits::{MAX_PENDING_REQUESTS, MAX_PROGRESS_RATE_PER_S, REQUEST_TIMEOUT};
+use crate::server::BoxFuture;
+
+/// A callback for notifications; it gets a reference valid during the call.
+pub type NotificationCallback = Arc<dyn Fn(&JsonRpcNotification) + Send + Sync>;
+/// A callback for progress notifications.
+pub type ProgressCallback = Arc<dyn Fn(&ProgressNotificationParams) + Send + Sync>;
+/// A callback for log messages.
+pub type LogCallback = Arc<dyn Fn(&LoggingMessageNotificationParams) + Send + Sync>;
+
+/// An input hook: answers one kind of input request. An `Err` is the
+/// reason the hook could not answer.
+pub type Hook<P, R> = Arc<dyn Fn(P) -> BoxFuture<Result<R, String>> + Send + Sync>;
+
+/// The client's answers to a server's input requests (multi round-trip).
+/// A kind without a hook, or not declared in the client's capabilities, is
+/// refused.
+#[derive(Clone, Default)]
+pub struct InputHooks {
+    /// Answers form elicitations; the answer is checked against the schema.
+    pub elicit_form: Option<Hook<ElicitRequestFormParams, ElicitResult>>,
+    /// Shows a URL to the user; the SDK never opens it itself.
+    pub elicit_url: Option<Hook<ElicitRequestUrlParams, ElicitResult>>,
+    /// Answers sampling requests.
+    pub sample: Option<Hook<CreateMessageRequestParams, CreateMessageResult>>,
+    /// Lists the roots; each must be a `file://` URI.
+    pub list_roots: Option<Hook<(), Vec<Root>>>,
+}
+
+impl std::fmt::Debug for InputHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InputHooks")
+            .field("elicit_form", &self.elicit_form.is_some())
+            .field("elicit_url", &self.elicit_url.is_some())
+            .field("sample", &self.sample.is_some())
+            .field("list_roots", &self.list_roots.is_some())
+            .finish()
+    }
+}
+
+/// How a client identifies itself and what it can do.
+#[derive(Clone)]
+pub struct ClientOptions {
+    /// The client's name and version, sent on every request.
+    pub info: Implementation,
+    /// The client's capabilities, sent on every request.
+    pub capabilities: ClientCapabilities,
+    /// The protocol version sent on every request.
+    pub protocol_version: String,
+    /// Which era to speak: [`super::Era::Auto`] (the default) asks
+    /// `server/discover` first and falls back to 2025-11-25.
+    pub era: super::Era,
+    /// The version asked for in a 2025-11-25 `initialize`.
+    pub legacy_protocol_version: String,
+    /// Where [`super::Era::Auto`] remembers what each server speaks, so a
+    /// later client of the same server skips the probe; none by default
+    /// (every client probes). Clients given clones share it.
+    pub era_cache: Option<super::EraCache>,
+    /// The log level of every request unless a request sets its own.
+    pub log_level: Option<LoggingLevel>,
+    /// Answers to input requests.
+    pub hooks: InputHooks,
+    /// Notifications that belong to no request (a log message on stdio,
+    /// for one), and those routed to a request whose options have no
+    /// `on_notification` (but progress and log messages, which go only to
+    /// the request's own callbacks).
+    pub on_notification: Option<NotificationCallback>,
+    /// Time of a request when its options give none.
+    pub request_timeout: Duration,
+    /// The most requests waiting for their answer at once; one more fails
+    /// at once with [`crate::Error::Busy`] instead of queueing without end.
+    pub max_pending: usize,
+    /// The result cache; off by default.
+    pub cache: super::CacheOptions,
+    /// What the client accepts as an icon.
+    pub icons: crate::icons::IconPolicy,
+    /// Where the tasks this client follows are recorded, to resume them
+    /// after a restart ([`super::Client::resume_tasks`]); none by default.
+    pub task_store: Option<super::TaskStore>,
+}
+
+impl std::fmt::Debug for ClientOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientOptions")
+            .field("info", &self.info)
+            .field("capabilities", &self.capabilities)
+            .field("protocol_version", &self.protocol_version)
+            .field("era", &self.era)
+            .field("hooks", &self.hooks)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientOptions {
+    /// Options for a client with this name and version and no capabilities.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        ClientOptions {
+            info: Implementation::new(name, version),
+            capabilities: ClientCapabilities::default(),
+            protocol_version: mcp_bridge_protocol::PROTOCOL_VERSION.to_owned(),
+            era: super::Era::default(),
+            legacy_protocol_version: mcp_bridge_protocol::legacy::PROTOCOL_VERSION.to_owned(),
+            era_cache: None,
+            log_level: None,
+            hooks: InputHooks::default(),
+            on_notification: None,
+            request_timeout: REQUEST_TIMEOUT,
+            max_pending: MAX_PENDING_REQUESTS,
+            cache: super::CacheOptions::default(),
+            icons: crate::icons::IconPolicy::default(),
+            task_store: None,
+        }
+    }
+}
+
+/// What the client found out about one request besides its result.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Diagnostics {
+    /// The JSON-RPC error, when the server answered with one.
+    pub rpc_error: Option<ErrorObject>,
+    /// A tool result's `structuredContent` does not match the tool's output
+    /// schema (the result is still returned).
+    pub structured_content_invalid: bool,
+    /// Input rounds the request took.
+    pub rounds: usize,
+    /// The HTTP status of the last response to the request, also when it
+    /// failed (Streamable HTTP only): tells a wrong path (404) from an
+    /// answer that is not valid.
+    pub http_status: Option<u16>,
+    /// The result came from the client's cache, not from the server.
+    pub from_cache: bool,
+    /// The request settled the era: the server did not know
+    /// `server/discover`, so the client spoke 2025-11-25.
+    pub fell_back_to_legacy: bool,
+    /// The request settled the era from [`super::ClientOptions::era_cache`],
+    /// without the probe.
+    pub era_from_cache: bool,
+}
+
+/// What to do when the connection is lost before a response arrived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RetryPolicy {
+    /// Send idempotent methods (discovery, lists, reads, prompts,
+    /// completion) again with a new id; fail the others.
+    #[default]
+    Auto,
+    /// Never send again.
+    Never,
+    /// Send every method again, `tools/call` and `subscriptions/listen`
+    /// included.
+    Force,
+}
+
+impl RetryPolicy {
+    pub(crate) fn allows(self, method: &str) -> bool {
+        match self {
+            RetryPolicy::Never => false,
+            RetryPolicy::Force => true,
+            RetryPolicy::Auto => matches!(
+                method,
+                "server/discover"
+                    | "tools/list"
+                    | "prompts/list"
+                    | "prompts/get"
+                    | "resources/list"
+                    | "resources/templates/list"
+                    | "resources/read"
+                    | "completion/complete"
+                    | "tasks/get"
+                    | "tasks/cancel"
+            ),
+        }
+    }
+}
+
+/// Options of one request.
+#[derive(Clone, Default)]
+pub struct RequestOptions {
+    /// Time for the whole request, all input rounds included; the client's
+    /// default when `None`, never more than `max_total_timeout`.
+    pub timeout: Option<Duration>,
+    /// Upper bound of `timeout`; [`crate::limits::MAX_TOTAL_TIMEOUT`] when
+    /// `None`. A bridge raises it for tool calls that run for an hour.
+    pub max_total_timeout: Option<Duration>,
+    /// Cancels the request (the server is told).
+    pub cancel: Option<CancellationToken>,
+    /// Progress of the request, at most 50 a second.
+    pub on_progress: Option<ProgressCallback>,
+    /// Log messages routed to the request.
+    pub on_log: Option<LogCallback>,
+    /// Other notifications routed to the request (listen events).
+    pub on_notification: Option<NotificationCallback>,
+    /// Call the callbacks on the reader as each notification arrives, so a
+    /// notification reaches its callback before any response written after it.
+    pub inline_notifications: bool,
+    /// The log level of this request.
+    pub log_level: Option<LoggingLevel>,
+    /// More `_meta` entries (trace context, vendor keys); keys the SDK owns
+    /// and invalid keys are refused before anything is sent.
+    pub meta: Map<String, Value>,
+    /// Return an `InputRequiredResult` as it is instead of running the hooks.
+    pub allow_input_required: bool,
+    /// What to do when the connection is lost before the response, at most
+    /// [`crate::limits::MAX_LOST_STREAM_RETRIES`] times.
+    pub retry: RetryPolicy,
+    /// Filled in with what the client found out.
+    pub diagnostics: Option<Arc<Mutex<Diagnostics>>>,
+    /// How this request uses the client's result cache.
+    pub cache_mode: super::CacheMode,
+    /// Who the request is sent for when not this client: a gateway that
+    /// sends for several users stamps each request with its user's client
+    /// info and capabilities (2026-07-28 carries both in every request's
+    /// `_meta`). `None`: the client's own.
+    pub on_behalf_of: Option<Arc<ClientIdentity>>,
+    /// Answers the server's own requests that come on this request's stream
+    /// (a 2025-11-25 server over Streamable HTTP asks while it handles the
+    /// request), checked against `on_behalf_of`'s capabilities when set:
+    /// a gateway answers each user's server requests through that user.
+    /// `None`: the client's hooks.
+    pub hooks: Option<InputHooks>,
+}
+
+/// The client info and capabilities a request is stamped with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientIdentity {
+    /// Name and version.
+    pub info: Implementation,
+    /// What that client can do.
+    pub capabilities: ClientCapabilities,
+}
+
+impl std::fmt::Debug for RequestOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestOptions")
+            .field("timeout", &self.timeout)
+            .field("inline_notifications", &self.inline_notifications)
+            .field("log_level", &self.log_level)
+            .field("allow_input_required", &self.allow_input_required)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RequestOptions {
+    pub(crate) fn diagnose(&self, f: impl FnOnce(&mut Diagnostics)) {
+        if let Some(d) = &self.diagnostics {
+            f(&mut d.lock().unwrap_or_else(|e| e.into_inner()));
+        }
+    }
+}
+
+/// Hands a request's notifications to its callbacks, with the progress
+/// rate limit applied.
+pub(crate) struct Callbacks {
+    on_progress: Option<ProgressCallback>,
+    on_log: Option<LogCallback>,
+    on_notification: Option<NotificationCallback>,
+    window: Mutex<(Instant, u32)>,
+}
+
+impl Callbacks {
+    /// The callbacks of one request. A notification other than progress
+    /// and log messages goes to the request's `on_notification`, else to the
+    /// client's (as the client guide says); progress and log messages
+    /// without their callback are dropped.
+    pub(crate) fn new(options: &RequestOptions, client_level: Option<&NotificationCallback>) -> Self {
+        Callbacks {
+            on_progress: options.on_progress.clone(),
+            on_log: options.on_log.clone(),
+            on_notification: options.on_notification.clone().or_else(|| client_level.cloned()),
+            window: Mutex::new((Instant::now(), 0)),
+        }
+    }
+
+    fn progress_allowed(&self) -> bool {
+        let mut window = self.window.lock().unwrap_or_else(|e| e.into_inner());
+        if window.0.elapsed() >= Duration::from_secs(1) {
+            *window = (Instant::now(), 0);
+        }
+        window.1 += 1;
+        window.1 <= MAX_PROGRESS_RATE_PER_S
+    }
+
+    pub(crate) fn deliver(&self, n: &JsonRpcNotification) {
+        let params = n.params.clone().unwrap_or(Value::Null);
+        match n.method.as_str() {
+            "notifications/progress" if self.on_progress.is_some() => {
+                if let (Some(cb), Ok(p)) = (&self.on_progress, serde_json::from_value(params))
+                    && self.progress_allowed()
+                {
+                    cb(&p);
+                }
+            }
+            "notifications/message" if self.on_log.is_some() => {
+                if let (Some(cb), Ok(p)) = (&self.on_log, serde_json::from_value(params)) {
+                    cb(&p);
+                }
+            }
+            "notifications/progress" | "notifications/message" => {}
+            _ => {
+                if let Some(cb) = &self.on_notification {
+                    cb(n);
+                }
+            }
+        }
+    }
+}

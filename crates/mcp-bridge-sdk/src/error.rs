@@ -1,0 +1,302 @@
+//! The SDK's one error type, and the mapping of server-side failures to
+//! JSON-RPC error objects.
+
+use mcp_bridge_protocol::{ErrorObject, RequestId, error_code};
+use serde_json::{Value, json};
+
+/// What can go wrong with a request made through [`crate::Client`], or with
+/// setting up a transport.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The server answered with a JSON-RPC error.
+    #[error("server error {}: {}", error.code, error.message)]
+    Rpc {
+        /// The error object as the server sent it.
+        error: ErrorObject,
+    },
+    /// No answer within the request's time limit; the request was cancelled.
+    #[error("{method} timed out after {timeout_ms} ms")]
+    Timeout {
+        /// The method that timed out.
+        method: String,
+        /// The limit in milliseconds.
+        timeout_ms: u128,
+    },
+    /// The caller cancelled the request.
+    #[error("{method} was cancelled")]
+    Cancelled {
+        /// The method that was cancelled.
+        method: String,
+    },
+    /// The connection is closed, or closed while the request waited.
+    #[error("connection closed")]
+    Closed,
+    /// The response is not a valid result for the method, or could not be read.
+    #[error("invalid response to {method}: {reason}")]
+    InvalidResponse {
+        /// The method whose response was bad.
+        method: String,
+        /// What was wrong with it.
+        reason: String,
+    },
+    /// A caller-supplied `_meta` key is refused before anything is sent.
+    #[error("invalid _meta key {key:?}: {reason}")]
+    InvalidMeta {
+        /// The refused key.
+        key: String,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// The request's arguments could not be sent.
+    #[error("invalid request: {reason}")]
+    InvalidRequest {
+        /// What is wrong.
+        reason: String,
+    },
+    /// The server asked for input more times than the limit allows.
+    #[error("{method} asked for input more than {limit} rounds")]
+    TooManyRounds {
+        /// The method.
+        method: String,
+        /// The round limit.
+        limit: usize,
+    },
+    /// The server asked for input of a kind the client did not declare.
+    #[error("input request {key:?} needs the undeclared client capability {capability}")]
+    UndeclaredInputRequest {
+        /// The key of the input request.
+        key: String,
+        /// The capability it needs.
+        capability: &'static str,
+    },
+    /// An input request is malformed or of an unknown kind.
+    #[error("input request {key:?} is not valid: {reason}")]
+    InvalidInputRequest {
+        /// The key of the input request.
+        key: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An input hook failed or gave an answer that breaks the rules.
+    #[error("input hook for {key:?} failed: {reason}")]
+    HookFailed {
+        /// The key of the input request.
+        key: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// Too many requests in flight on this connection.
+    #[error("too many requests in flight (limit {limit})")]
+    Busy {
+        /// The limit.
+        limit: usize,
+    },
+    /// The request could not reach the server, or its answer was cut off by
+    /// the network (an HTTP connection refused, reset or timed out; a proxy
+    /// that refused the tunnel).
+    #[error("the transport failed: {reason}")]
+    Transport {
+        /// What failed, without URLs or credentials.
+        reason: String,
+    },
+    /// The server's socket could not be connected to.
+    #[error("cannot connect to the server: {source}")]
+    Connect {
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The server did not accept the WebSocket upgrade; `status` is its HTTP
+    /// status when it answered with one (404 for a wrong path, 401 for
+    /// missing credentials).
+    #[error("the WebSocket upgrade failed: {reason}")]
+    Upgrade {
+        /// The HTTP status of the refusal.
+        status: Option<u16>,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The server cancelled the task the request became (Tasks extension).
+    #[error("task {task_id} was cancelled")]
+    TaskCancelled {
+        /// The task.
+        task_id: String,
+    },
+    /// A skill's file failed a check against the skill's entry (Skills
+    /// extension); its bytes are not used.
+    #[error("the skill file is refused: {0}")]
+    Skill(#[from] crate::skills::SkillError),
+    /// The durable task store cannot be read or written.
+    #[error("the task store failed: {reason}")]
+    TaskStore {
+        /// Why.
+        reason: String,
+    },
+    /// The server process could not be started.
+    #[error("cannot start the server process: {source}")]
+    Spawn {
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// The JSON-RPC error object, when the server sent one.
+    pub fn rpc_error(&self) -> Option<&ErrorObject> {
+        match self {
+            Error::Rpc { error } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+/// The result type of the SDK.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An error a server handler returns; it becomes the JSON-RPC error of the
+/// response. Tool failures meant for the model belong in a `CallToolResult`
+/// with `isError: true` instead.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct HandlerError {
+    /// The JSON-RPC code.
+    pub code: i64,
+    /// The message.
+    pub message: String,
+    /// Structured detail.
+    pub data: Option<Value>,
+}
+
+impl HandlerError {
+    /// -32602: the params are not valid.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        HandlerError { code: error_code::INVALID_PARAMS, message: message.into(), data: None }
+    }
+
+    /// -32603: the handler failed.
+    pub fn internal(message: impl Into<String>) -> Self {
+        HandlerError { code: error_code::INTERNAL_ERROR, message: message.into(), data: None }
+    }
+
+    /// -32602 with the URI in `data`: no resource has this URI
+    /// (2026-07-28, Resources: error handling).
+    pub fn resource_not_found(uri: &str) -> Self {
+        HandlerError {
+            code: error_code::INVALID_PARAMS,
+            message: format!("Resource not found: {uri}"),
+            data: Some(json!({ "uri": uri })),
+        }
+    }
+
+    /// -32021: answering needs a capability the client did not declare;
+    /// `required` is a `ClientCapabilities` object naming it, such as
+    /// `{"sampling": {}}`.
+    pub fn missing_capability(required: Value) -> Self {
+        HandlerError {
+            code: error_code::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            message: "The client must declare a capability this request needs".into(),
+            data: Some(json!({ "requiredCapabilities": required })),
+        }
+    }
+
+    /// The error object sent on the wire.
+    pub fn to_error_object(&self) -> ErrorObject {
+        let e = ErrorObject::new(self.code, self.message.clone());
+        match &self.data {
+            Some(d) => e.with_data(d.clone()),
+            None => e,
+        }
+    }
+}
+
+/// The server-side failures that are not a handler's own, each with its
+/// JSON-RPC code; [`ServerFault::to_error_object`] is the one place that maps
+/// them to the wire.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ServerFault {
+    MethodNotFound { method: String },
+    MissingMeta,
+    InvalidMeta { reason: String },
+    UnsupportedVersion { requested: String, supported: Vec<String> },
+    InvalidParams { reason: String },
+    MissingClientCapability { key: String, required: Value },
+    InvalidRequestState,
+    DuplicateId { id: RequestId },
+    TooManyRequests { limit: usize },
+    Handler(HandlerError),
+}
+
+impl ServerFault {
+    pub(crate) fn to_error_object(&self) -> ErrorObject {
+        use error_code::*;
+        match self {
+            ServerFault::MethodNotFound { method } => {
+                ErrorObject::new(METHOD_NOT_FOUND, "Method not found").with_data(json!({ "method": method }))
+            }
+            ServerFault::MissingMeta => ErrorObject::new(
+                INVALID_PARAMS,
+                "Invalid params: a 2026-07-28 request needs _meta with io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities",
+            ),
+            ServerFault::InvalidMeta { reason } => {
+                ErrorObject::new(INVALID_PARAMS, format!("Invalid params: invalid _meta: {reason}"))
+            }
+            ServerFault::UnsupportedVersion { requested, supported } => {
+                ErrorObject::new(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version")
+                    .with_data(json!({ "supported": supported, "requested": requested }))
+            }
+            ServerFault::InvalidParams { reason } => {
+                ErrorObject::new(INVALID_PARAMS, format!("Invalid params: {reason}"))
+            }
+            ServerFault::MissingClientCapability { key, required } => ErrorObject::new(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                format!("The client must declare a capability to answer input request {key:?}"),
+            )
+            .with_data(json!({ "requiredCapabilities": required })),
+            ServerFault::InvalidRequestState => ErrorObject::new(
+                INVALID_PARAMS,
+                "Invalid params: requestState is not valid for this request (tampered, expired, or from another request)",
+            ),
+            ServerFault::DuplicateId { id } => {
+                ErrorObject::new(INVALID_REQUEST, format!("Invalid request: id {id} is already in flight"))
+            }
+            ServerFault::TooManyRequests { limit } => {
+                ErrorObject::new(INTERNAL_ERROR, format!("Too many requests in flight (limit {limit})"))
+            }
+            ServerFault::Handler(e) => e.to_error_object(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_server_fault_maps_to_its_code() {
+        let table = [
+            (ServerFault::MethodNotFound { method: "x".into() }, -32601),
+            (ServerFault::MissingMeta, -32602),
+            (ServerFault::InvalidMeta { reason: "r".into() }, -32602),
+            (ServerFault::UnsupportedVersion { requested: "1".into(), supported: vec!["2".into()] }, -32022),
+            (ServerFault::InvalidParams { reason: "r".into() }, -32602),
+            (ServerFault::MissingClientCapability { key: "k".into(), required: json!({}) }, -32021),
+            (ServerFault::InvalidRequestState, -32602),
+            (ServerFault::DuplicateId { id: 1.into() }, -32600),
+            (ServerFault::TooManyRequests { limit: 1 }, -32603),
+            (ServerFault::Handler(HandlerError::internal("boom")), -32603),
+        ];
+        for (fault, code) in table {
+            assert_eq!(fault.to_error_object().code, code, "{fault:?}");
+        }
+    }
+
+    #[test]
+    fn unsupported_version_lists_the_supported_ones() {
+        let e =
+            ServerFault::UnsupportedVersion { requested: "1900-01-01".into(), supported: vec!["2026-07-28".into()] }
+                .to_error_object();
+        assert_eq!(e.data.unwrap(), json!({"supported":["2026-07-28"],"requested":"1900-01-01"}));
+    }
+}

@@ -1,0 +1,67 @@
+//! Limits and time limits of the SDK, each with why it has its value.
+
+use std::time::Duration;
+
+/// Protocol versions this SDK speaks, newest first.
+pub const SUPPORTED_VERSIONS: [&str; 1] = [mcp_bridge_protocol::PROTOCOL_VERSION];
+
+/// Default time for a whole request, all input rounds included.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Upper bound of any request timeout: a longer one is cut to this.
+pub const MAX_TOTAL_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Input rounds of one multi round-trip request before the client gives up.
+pub const MAX_INPUT_ROUNDS: usize = 10;
+
+/// Times one request is sent again after its connection was lost (a
+/// restarted child process); enough for a flapping server, not a loop.
+pub const MAX_LOST_STREAM_RETRIES: usize = 3;
+
+/// Requests one client keeps waiting for answers by default: far beyond
+/// any real workload, low enough that a runaway caller fails fast.
+pub const MAX_PENDING_REQUESTS: usize = 4096;
+
+/// Streamable HTTP requests sent at once by default; more wait for a free
+/// slot (listen streams are not counted: they stay open by design).
+pub const HTTP_MAX_IN_FLIGHT: usize = 64;
+
+/// Pages the automatic pagination helpers read before they stop.
+pub const MAX_AUTO_PAGES: usize = 64;
+
+/// Progress notifications per second handed to `on_progress`; the rest are
+/// dropped so a flooding server cannot starve the caller.
+pub const MAX_PROGRESS_RATE_PER_S: u32 = 50;
+
+/// Notifications queued for one request before new ones are dropped.
+pub(crate) const REQUEST_EVENT_QUEUE: usize = 1024;
+
+/// Messages queued for one connection's writer; senders wait when it is full,
+/// which is the back-pressure of a slow peer.
+pub(crate) const OUTGOING_QUEUE: usize = 256;
+
+/// Limits of one server connection.
+#[derive(Debug, Clone)]
+pub struct ServerLimits {
+    /// Longest accepted line (stdio).
+    pub max_line_bytes: usize,
+    /// Deepest accepted nesting of a client message.
+    pub max_depth: usize,
+    /// Requests handled at once; one more is rejected with -32603 at once.
+    /// Listen streams (`subscriptions/listen`) are not counted: they have a
+    /// bound of their own, the same number.
+    pub max_in_flight: usize,
+    /// Time the requests in flight get to finish at the end of the input.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServerLimits {
+    fn default() -> Self {
+        ServerLimits {
+            max_line_bytes: mcp_bridge_protocol::DEFAULT_MAX_LINE_BYTES,
+            max_depth: mcp_bridge_protocol::CLIENT_MAX_DEPTH,
+            max_in_flight: 256,
+            shutdown_grace: Duration::from_secs(2),
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! One client connection of a server: admission of requests under the
+//! in-flight bound, cancellation by `notifications/cancelled`, and the
+//! orderly end. Transports feed it decoded messages and own its writer.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+use mcp_bridge_protocol::{
+    ErrorObject, JsonRpcErrorResponse, JsonRpcRequest, JsonRpcResultResponse, Message, RequestId,
+};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::Server;
+use super::dispatch::ConnectionHandle;
+use crate::error::ServerFault;
+
+/// The requests of one connection that are still running.
+type InFlight = Arc<Mutex<Running>>;
+
+/// The running requests by id, and how many of them are listen streams:
+/// those last as long as the client wants, so they are bounded on their
+/// own and leave the in-flight bound to the requests that end.
+#[derive(Default)]
+struct Running {
+    tokens: HashMap<RequestId, CancellationToken>,
+    listens: usize,
+}
+
+const LISTEN: &str = "subscriptions/listen";
+
+/// The server side of one connection.
+pub(crate) struct Connection {
+    server: Server,
+    handle: ConnectionHandle,
+    in_flight: InFlight,
+    tasks: TaskTracker,
+    /// Parent of every request's token; fired when the connection ends.
+    cancel: CancellationToken,
+}
+
+impl Connection {
+    pub(crate) fn new(server: Server, out: mpsc::Sender<Message>) -> Self {
+        let id = server.inner.next_connection.fetch_add(1, Ordering::Relaxed);
+        Connection {
+            server,
+            handle: ConnectionHandle { id, out },
+            in_flight: Arc::default(),
+            tasks: TaskTracker::new(),
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    /// Sends a message on this connection's writer.
+    pub(crate) async fn send(&self, message: Message) {
+        // A closed writer means the peer is gone; nothing to tell it.
+        let _ = self.handle.out.send(message).await;
+    }
+
+    /// Answers a line that could not be decoded.
+    pub(crate) async fn reject(&self, id: Option<RequestId>, error: ErrorObject) {
+        self.send(Message::Error(JsonRpcErrorResponse::new(id, error))).await;
+    }
+
+    /// Handles one message from the client. Never waits for a request to
+    /// finish: a request runs in its own task, or is refused at once when the
+    /// connection is at its in-flight limit.
+    pub(crate) async fn handle(&self, message: Message) {
+        match message {
+            Message::Request(request) => self.admit(request).await,
+            Message::Notification(n) if n.method == "notifications/cancelled" => {
+                let id =
+                    n.params.as_ref().and_then(|p| p.get("requestId")).and_then(|v| RequestId::try_from_value(v).ok());
+                if let Some(token) = id.and_then(|id| lock(&self.in_flight).tokens.get(&id).cloned()) {
+                    token.cancel();
+                }
+            }
+            Message::Notification(n) => tracing::debug!(method = %n.method, "notification ignored"),
+            // A 2026-07-28 server sends no requests, so no response is awaited.
+            Message::Result(r) => tracing::debug!(id = %r.id, "unexpected response dropped"),
+            Message::Error(e) => tracing::debug!(code = e.error.code, "unexpected error response dropped"),
+        }
+    }
+
+    async fn admit(&self, request: JsonRpcRequest) {
+        let limit = self.server.inner.limits.max_in_flight;
+        let listen = request.method == LISTEN;
+        let token = {
+            let mut running = lock(&self.in_flight);
+            let ending = running.tokens.len() - running.listens;
+            if running.tokens.contains_key(&request.id) {
+                Err(ServerFault::DuplicateId { id: request.id.clone() })
+            } else if (listen && running.listens >= limit) || (!listen && ending >= limit) {
+                Err(ServerFault::TooManyRequests { limit })
+            } else {
+                let token = self.cancel.child_token();
+                running.tokens.insert(request.id.clone(), token.clone());
+                running.listens += usize::from(listen);
+                Ok(token)
+            }
+        };
+        let token = match token {
+            Ok(token) => token,
+            Err(fault) => return self.reject(Some(request.id), fault.to_error_object()).await,
+        };
+        let server = self.server.clone();
+        let handle = self.handle.clone();
+        let in_flight = self.in_flight.clone();
+        self.tasks.spawn(async move {
+            let id = request.id.clone();
+            // The handler is polled first, so one that watches its token
+            // sees the cancellation; one that ignores it is dropped.
+            let outcome = tokio::select! {
+                biased;
+                outcome = server.dispatch(request, &handle, token.clone()) => outcome,
+                _ = token.cancelled() => None,
+            };
+            // Removing the entry and checking the token under one lock makes
+            // "cancelled" and "answered" exclusive.
+            let answer = {
+                let mut running = lock(&in_flight);
+                running.tokens.remove(&id);
+                running.listens -= usize::from(listen);
+                if token.is_cancelled() { None } else { outcome }
+            };
+            let message = match answer {
+                None => return,
+                Some(Ok(result)) => Message::Result(JsonRpcResultResponse::new(id, result)),
+                Some(Err(fault)) => Message::Error(JsonRpcErrorResponse::new(Some(id), fault.to_error_object())),
+            };
+            let _ = handle.out.send(message).await;
+        });
+    }
+
+    /// Whether nothing runs on the connection: no request, no listen stream.
+    pub(crate) fn is_idle(&self) -> bool {
+        lock(&self.in_flight).tokens.is_empty()
+    }
+
+    /// Cancels every request of the connection at once (its peer is gone).
+    pub(crate) fn abort(&self) {
+        self.cancel.cancel();
+    }
+
+    /// Ends the connection: its listen streams complete gracefully, the
+    /// requests in flight get the grace period, then the rest are cancelled
+    /// (and get no response).
+    pub(crate) async fn finish(self) {
+        self.server.inner.hub.end_all(Some(self.handle.id));
+        self.tasks.close();
+        let grace = self.server.inner.limits.shutdown_grace;
+        if tokio::time::timeout(grace, self.tasks.wait()).await.is_err() {
+            tracing::debug!(left = self.tasks.len(), "cancelling requests still running after the grace period");
+            self.cancel.cancel();
+            self.tasks.wait().await;
+        }
+        self.cancel.cancel();
+    }
+}
+
+fn lock(map: &InFlight) -> std::sync::MutexGuard<'_, Running> {
+    map.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Server {
+    /// Serves one request outside any connection and returns its response;
+    /// notifications sent on the way are dropped. For a host that reads the
+    /// request itself (the embedded bridge answers `server/discover` this
+    /// way). A `subscriptions/listen` needs a connection: it is refused.
+    pub async fn answer(&self, request: JsonRpcRequest) -> Message {
+        if request.method == "subscriptions/listen" {
+            let error = ErrorObject::new(
+                mcp_bridge_protocol::error_code::INVALID_REQUEST,
+                "Invalid request: subscriptions/listen needs a connection",
+            );
+            return Message::Error(JsonRpcErrorResponse::new(Some(request.id), error));
+        }
+        let id = request.id.clone();
+        let (out, mut rx) = mpsc::channel(crate::limits::OUTGOING_QUEUE);
+        let connection = Connection::new(self.clone(), out);
+        connection.handle(Message::Request(request)).await;
+        while let Some(message) = rx.recv().await {
+            if matches!(message, Message::Result(_) | Message::Error(_)) {
+                return message;
+            }
+        }
+        let error = ErrorObject::new(mcp_bridge_protocol::error_code::INTERNAL_ERROR, "Internal error: no response");
+        Message::Error(JsonRpcErrorResponse::new(Some(id), error))
+    }
+}

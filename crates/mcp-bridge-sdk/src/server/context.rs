@@ -1,0 +1,104 @@
+//! What a handler knows about the request it serves, and how it talks back
+//! while it works: progress, log messages, cancellation.
+
+use mcp_bridge_protocol::types::{ClientCapabilities, Implementation, InputResponses, LoggingLevel};
+use mcp_bridge_protocol::{JsonRpcNotification, Message, ProgressToken};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::Server;
+
+/// The context of one request, given to its handler.
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    /// The client's capabilities, as declared in this request's `_meta`.
+    pub client_capabilities: ClientCapabilities,
+    /// The client's name and version, when it sent them.
+    pub client_info: Option<Implementation>,
+    /// The log level the request asked for; `None` means no log messages.
+    pub log_level: Option<LoggingLevel>,
+    pub(crate) progress_token: Option<ProgressToken>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) out: mpsc::Sender<Message>,
+    pub(crate) server: Server,
+    pub(crate) input_responses: InputResponses,
+    pub(crate) state: Option<Value>,
+}
+
+/// A number as JSON, whole numbers without a fraction (`3`, not `3.0`).
+fn number(value: f64) -> Value {
+    // Exactly representable integers only (below 2^53).
+    if value.fract() == 0.0 && value.abs() < 9_007_199_254_740_992.0 { json!(value as i64) } else { json!(value) }
+}
+
+impl RequestContext {
+    /// Reports progress, when the request asked for it with a progress token.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(token) = &self.progress_token else { return };
+        let mut params = json!({ "progressToken": token, "progress": number(progress) });
+        if let Some(total) = total {
+            params["total"] = number(total);
+        }
+        if let Some(message) = message {
+            params["message"] = json!(message);
+        }
+        self.send(JsonRpcNotification::new("notifications/progress", Some(params))).await;
+    }
+
+    /// Sends a log message, when the request asked for this level or a
+    /// lower one (2026-07-28, Logging: no level means no messages).
+    pub async fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
+        if self.log_level.is_none_or(|wanted| level < wanted) {
+            return;
+        }
+        let mut params = json!({ "level": level, "data": data });
+        if let Some(logger) = logger {
+            params["logger"] = json!(logger);
+        }
+        self.send(JsonRpcNotification::new("notifications/message", Some(params))).await;
+    }
+
+    /// The progress token of the request, when it asked for progress.
+    pub fn progress_token(&self) -> Option<&ProgressToken> {
+        self.progress_token.as_ref()
+    }
+
+    /// Whether the client cancelled the request (or the connection ended).
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Completes when the request is cancelled.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn cancelled(&self) {
+        self.cancel.cancelled().await
+    }
+
+    /// Answers to the previous round's input requests, by key (empty on
+    /// the first round). The same as the handler's `input_responses`; here
+    /// for typed handlers, which get only their arguments.
+    pub fn input_responses(&self) -> &InputResponses {
+        &self.input_responses
+    }
+
+    /// The state the handler returned with its input requests, verified
+    /// (`None` on the first round).
+    pub fn state(&self) -> Option<&Value> {
+        self.state.as_ref()
+    }
+
+    /// The server, to publish changes or change its lists.
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+
+    async fn send(&self, notification: JsonRpcNotification) {
+        if !self.cancel.is_cancelled() {
+            // A closed connection cannot hear it; nothing else to do.
+            let _ = self.out.send(Message::Notification(notification)).await;
+        }
+    }
+}

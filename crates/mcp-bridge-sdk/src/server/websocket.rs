@@ -1,0 +1,178 @@
+//! Serving over WebSocket: each text message is one JSON-RPC message, and
+//! each connection is served as a stdio client is (the same dispatch,
+//! limits and end of input). The upgrade is checked as an HTTP POST is:
+//! the path, `Origin` and `Host` (DNS rebinding), and the `mcp`
+//! subprotocol when the client offers subprotocols.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use mcp_bridge_protocol::decode_message;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::time::Instant;
+use tokio_tungstenite::tungstenite::handshake::server::{Callback, ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode, header};
+
+use super::http::{HttpOptions, refusal_by_origin_or_host, refuse_connection};
+use super::stdio::accept_until;
+use super::{Connection, Server};
+use crate::limits::OUTGOING_QUEUE;
+use crate::transport::websocket::SUBPROTOCOL;
+use crate::transport::websocket::frames::{self, Received};
+
+/// The longest a client may take to send its upgrade request.
+const UPGRADE_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Server {
+    /// Serves every WebSocket client that connects to `listener` at
+    /// `options.path`, each as [`Server::serve_stream`] serves one, until
+    /// `shutdown` completes; then the open listen streams end with their
+    /// completion result and no new client is taken. `options.max_body_bytes`
+    /// limits each message; a longer one closes the connection (1009). At
+    /// most `options.connections.max_connections` are open (one more gets
+    /// 503); one with nothing running and no message for
+    /// `options.connections.idle_timeout` is closed (1001).
+    ///
+    /// # Errors
+    /// None today: a failed accept is logged and the loop goes on.
+    pub async fn serve_websocket(
+        &self,
+        listener: TcpListener,
+        options: HttpOptions,
+        shutdown: impl Future<Output = ()>,
+    ) -> std::io::Result<()> {
+        let options = Arc::new(options);
+        let limit = options.connections.max_connections;
+        let slots = Arc::new(Semaphore::new(limit));
+        let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
+        accept_until(accept, shutdown, "a WebSocket client", |stream| match slots.clone().try_acquire_owned() {
+            Ok(permit) => {
+                let (server, options) = (self.clone(), options.clone());
+                tokio::spawn(async move {
+                    server.serve_websocket_connection(stream, &options).await;
+                    drop(permit);
+                });
+            }
+            Err(_) => {
+                tracing::warn!(limit, "refusing a WebSocket connection: too many are open");
+                tokio::spawn(refuse_connection(stream));
+            }
+        })
+        .await;
+        self.shutdown_subscriptions();
+        Ok(())
+    }
+}
+
+fn refuse(status: StatusCode, reason: &str) -> ErrorResponse {
+    let mut response = ErrorResponse::new(Some(reason.to_owned()));
+    *response.status_mut() = status;
+    response
+}
+
+/// Accepts an upgrade only at the endpoint's path, from an allowed origin
+/// and host, and for the `mcp` subprotocol when subprotocols are offered.
+struct UpgradeCheck<'a>(&'a HttpOptions);
+
+impl Callback for UpgradeCheck<'_> {
+    fn on_request(self, request: &Request, mut response: Response) -> Result<Response, ErrorResponse> {
+        let options = self.0;
+        if request.uri().path() != options.path {
+            return Err(refuse(StatusCode::NOT_FOUND, "no MCP endpoint at this path"));
+        }
+        if let Some(refusal) = refusal_by_origin_or_host(request.headers(), options) {
+            return Err(refuse(StatusCode::FORBIDDEN, refusal));
+        }
+        let mut offered = request
+            .headers()
+            .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+            .iter()
+            .flat_map(|v| v.to_str().unwrap_or_default().split(','))
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .peekable();
+        if offered.peek().is_some() {
+            if !offered.any(|p| p == SUBPROTOCOL) {
+                return Err(refuse(StatusCode::BAD_REQUEST, "the WebSocket subprotocol mcp is required"));
+            }
+            response.headers_mut().insert(header::SEC_WEBSOCKET_PROTOCOL, HeaderValue::from_static(SUBPROTOCOL));
+        }
+        Ok(response)
+    }
+}
+
+impl Server {
+    /// Serves one WebSocket client from its upgrade request to its close,
+    /// over any byte stream: a TCP connection, or TLS over one for `wss`
+    /// (the caller's acceptor runs first).
+    pub async fn serve_websocket_connection<S>(&self, stream: S, options: &HttpOptions)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        serve_connection(self.clone(), stream, options).await;
+    }
+}
+
+async fn serve_connection<S>(server: Server, stream: S, options: &HttpOptions)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let limits = server.limits().clone();
+    let max_message_bytes = options.max_body_bytes;
+    let upgrade = tokio_tungstenite::accept_hdr_async_with_config(
+        stream,
+        UpgradeCheck(options),
+        Some(frames::protocol_limits(max_message_bytes)),
+    );
+    let stream = match tokio::time::timeout(UPGRADE_TIMEOUT, upgrade).await {
+        Ok(Ok(stream)) => stream,
+        Ok(Err(e)) => return tracing::debug!("a WebSocket upgrade failed: {e}"),
+        Err(_) => return tracing::debug!("a WebSocket client sent no upgrade in time"),
+    };
+    let (sink, mut messages_in) = stream.split();
+    let (out, out_rx) = mpsc::channel(OUTGOING_QUEUE);
+    let (close, close_rx) = oneshot::channel();
+    let mut writer = tokio::spawn(frames::write_messages(sink, out_rx, close_rx));
+    let connection = Connection::new(server, out);
+    let mut close = Some(close);
+    let idle_timeout = options.connections.idle_timeout;
+    let mut idle_deadline = Instant::now() + idle_timeout;
+    loop {
+        let received = tokio::select! {
+            received = frames::receive(&mut messages_in, max_message_bytes) => received,
+            () = tokio::time::sleep_until(idle_deadline) => {
+                if connection.is_idle() {
+                    tracing::debug!("closing a WebSocket connection unused for {idle_timeout:?}");
+                    Received::Fatal(frames::going_away("the connection was unused for too long"))
+                } else {
+                    idle_deadline = Instant::now() + idle_timeout;
+                    continue;
+                }
+            }
+        };
+        idle_deadline = Instant::now() + idle_timeout;
+        match received {
+            Received::Text(text) => match decode_message(text.as_bytes(), limits.max_depth) {
+                Ok(message) => connection.handle(message).await,
+                Err(e) => connection.reject(e.reply_id(text.as_bytes()), e.to_error_object()).await,
+            },
+            Received::End => break,
+            Received::Fatal(frame) => {
+                if let Some(close) = close.take() {
+                    let _ = close.send(Some(frame));
+                }
+                break;
+            }
+        }
+    }
+    connection.finish().await;
+    drop(close);
+    // The last answers get the grace time to go out; a detached task
+    // holding the channel cannot keep the connection open.
+    if tokio::time::timeout(limits.shutdown_grace, &mut writer).await.is_err() {
+        writer.abort();
+    }
+}

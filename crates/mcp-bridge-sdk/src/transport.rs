@@ -1,0 +1,132 @@
+//! Transports of the client: how messages reach a server and come back.
+//!
+//! Every transport here is a pair of message channels plus whatever owns
+//! the other end (a server task, a child process):
+//!
+//! ```text
+//!  Client ──Message──▶ outgoing ──▶ [memory: server connection | stdio: child stdin]
+//!  Client ◀─Incoming── incoming ◀── [memory: server connection | stdio: child stdout]
+//!
+//! and likewise a Unix socket, a WebSocket, or HTTP (one POST per message).
+//! ```
+
+pub mod headers;
+pub mod http;
+pub mod lines;
+pub mod memory;
+pub mod process_stdio;
+pub mod sse;
+pub mod stdio;
+mod tls;
+pub mod unix;
+pub mod websocket;
+
+use std::sync::Arc;
+
+use mcp_bridge_protocol::{Message, RequestId};
+use sha2::{Digest, Sha256};
+use tokio::sync::mpsc;
+
+use http::AuthProvider;
+
+/// What the client's reader receives.
+#[derive(Debug)]
+pub(crate) enum Incoming {
+    /// A decoded message.
+    Message(Message),
+    /// A frame that could not be decoded; `id` when one could be recovered,
+    /// so the request it answers can fail at once.
+    Undecodable { id: Option<RequestId>, reason: String },
+    /// The server went away (a child process ended); the requests waiting
+    /// on it fail, and the transport may come back (a restarted child).
+    Disconnected,
+    /// The stream of one request ended before its response.
+    Lost { id: RequestId },
+    /// A request failed in the transport before it was sent.
+    Failed { id: RequestId, error: crate::Error },
+    /// A notification on the response stream of request `id` (HTTP): it
+    /// belongs to that request even without a progress token (a log
+    /// message, for one).
+    OnStream { id: RequestId, notification: mcp_bridge_protocol::JsonRpcNotification },
+    /// The HTTP status of the response to a request, before its message.
+    HttpStatus { id: RequestId, status: u16 },
+    /// A server's request on the response stream of request `id` (a
+    /// 2025-11-25 server over HTTP): asked for that request's sake.
+    RequestOnStream { id: RequestId, request: mcp_bridge_protocol::JsonRpcRequest },
+}
+
+/// A connection to a server, ready for [`crate::Client::new`].
+#[derive(Debug)]
+pub struct Transport {
+    pub(crate) outgoing: mpsc::Sender<Message>,
+    pub(crate) incoming: mpsc::Receiver<Incoming>,
+    pub(crate) process: Option<stdio::ChildProcess>,
+    /// Whether request time limits apply (not on the in-memory link).
+    pub(crate) timed: bool,
+    /// Who the requests speak for, as the result cache tells callers apart.
+    pub(crate) credential: Credential,
+    /// The endpoint URL of a network transport (the origin of its icons).
+    pub(crate) endpoint: Option<String>,
+    /// Where the server is (URL, command line, socket path), as the era
+    /// cache knows it; `None` in memory.
+    pub(crate) address: Option<String>,
+    /// How [`crate::Client::close`] ends a network connection: HTTP ends
+    /// its requests in flight and a 2025-11-25 session (DELETE).
+    pub(crate) closer: Option<Closer>,
+}
+
+/// Ends a transport's connection and tells when it is done.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Closer {
+    /// Cancelled to end the connection.
+    pub(crate) stop: tokio_util::sync::CancellationToken,
+    /// Cancelled by the transport once it has ended.
+    pub(crate) done: tokio_util::sync::CancellationToken,
+}
+
+/// The credential a transport sends with each request (HTTP, WebSocket),
+/// for the result cache: private results are kept per credential.
+#[derive(Clone, Default)]
+pub(crate) enum Credential {
+    /// None: a local transport.
+    #[default]
+    None,
+    /// A fixed `Authorization` header value.
+    Fixed(String),
+    /// The provider that gives each request its credentials.
+    Provider(Arc<dyn AuthProvider>),
+}
+
+impl std::fmt::Debug for Credential {
+    /// The kind of credential, never its value.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Credential::None => "None",
+            Credential::Fixed(_) => "Fixed(***)",
+            Credential::Provider(_) => "Provider",
+        })
+    }
+}
+
+impl Credential {
+    /// The credential of a transport with this provider and these headers.
+    pub(crate) fn of(auth: Option<&Arc<dyn AuthProvider>>, headers: &[(String, String)]) -> Credential {
+        match auth {
+            Some(provider) => Credential::Provider(provider.clone()),
+            None => headers
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+                .map_or(Credential::None, |(_, value)| Credential::Fixed(value.clone())),
+        }
+    }
+
+    /// The SHA-256 digest of the current credential, if there is one.
+    pub(crate) async fn digest(&self) -> Option<[u8; 32]> {
+        let value = match self {
+            Credential::None => return None,
+            Credential::Fixed(value) => value.clone(),
+            Credential::Provider(provider) => provider.authorization().await.ok().flatten()?,
+        };
+        Some(Sha256::digest(value.as_bytes()).into())
+    }
+}

@@ -1,0 +1,668 @@
+//! The client side of Streamable HTTP (2026-07-28): one POST per message,
+//! `Accept` for JSON and SSE, the request metadata headers, and the answer
+//! read as JSON or as SSE events as they arrive.
+//!
+//! It wears the same shape as the other transports (message channels), so
+//! the client's router works unchanged: a pump task turns each request into
+//! a POST of its own and feeds what comes back into the incoming channel.
+//! Cancelling a request closes its stream. An `initialize` sent by the
+//! client turns the connection into a 2025-11-25 session ([`legacy`]); one
+//! refused with 404 or 405 tries the HTTP+SSE transport of 2024-11-05
+//! ([`http_sse`]).
+//!
+//! Errors never quote the URL (the reqwest error is stripped of it).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use base64::Engine;
+use mcp_bridge_protocol::{JsonRpcRequest, Message, RequestId, decode_message};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+use super::headers::{HeaderParam, header_params, header_values};
+use super::sse::SseParser;
+use super::{Incoming, Transport};
+use crate::error::Error;
+use crate::limits::OUTGOING_QUEUE;
+
+mod config;
+mod http_sse;
+mod legacy;
+#[cfg(unix)]
+mod tunnel;
+
+use legacy::{LegacySession, SessionSlot};
+
+pub use config::{AuthProvider, AuthRefusal, BearerToken, DEFAULT_MAX_RESPONSE_BYTES, HttpConfig, ProxyConfig};
+pub(crate) use config::{build_client_with, without_credentials};
+
+/// Whether a server that answers an `initialize` POST with this status may
+/// be one of the HTTP+SSE transport of 2024-11-05 (the transport then
+/// tries it, as the specification's backward compatibility says).
+pub fn may_be_http_sse(status: u16) -> bool {
+    matches!(status, 404 | 405)
+}
+
+/// A header value as the specification wants it: plain when it is visible
+/// ASCII without surrounding spaces, else the `=?base64?…?=` sentinel.
+pub fn header_value(value: &str) -> String {
+    let plain = !value.is_empty()
+        && value.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && value.trim() == value
+        && !value.starts_with("=?base64?");
+    if plain {
+        value.to_owned()
+    } else {
+        format!("=?base64?{}?=", base64::engine::general_purpose::STANDARD.encode(value.as_bytes()))
+    }
+}
+
+/// The request metadata headers of a message.
+fn metadata_headers(method: &str, params: Option<&Value>) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    let put = |headers: &mut HeaderMap, name: &'static str, value: &str| {
+        if let Ok(v) = HeaderValue::from_str(&header_value(value)) {
+            headers.insert(name, v);
+        }
+    };
+    put(&mut headers, "mcp-method", method);
+    let version = params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(mcp_bridge_protocol::meta::PROTOCOL_VERSION_KEY))
+        .and_then(Value::as_str)
+        .unwrap_or(mcp_bridge_protocol::PROTOCOL_VERSION);
+    put(&mut headers, "mcp-protocol-version", version);
+    let name = super::headers::name_member(method).and_then(|member| params.and_then(|p| p.get(member)));
+    if let Some(name) = name.and_then(Value::as_str) {
+        put(&mut headers, "mcp-name", name);
+    }
+    headers
+}
+
+/// Connects a client transport to the server at `config.url`.
+///
+/// # Errors
+/// [`Error::InvalidRequest`] when the HTTP client cannot be built: a proxy
+/// that is not `http://`, a CA or identity file that cannot be read.
+pub fn connect(config: HttpConfig) -> Result<Transport, Error> {
+    let (http, tunnel) = client_and_tunnel(&config)?;
+    let credential = super::Credential::of(config.auth.as_ref(), &config.headers);
+    let endpoint = Some(config.url.clone());
+    let address = endpoint.clone();
+    let (outgoing, out_rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
+    let (to_client, incoming) = mpsc::channel::<Incoming>(OUTGOING_QUEUE);
+    let closer = super::Closer::default();
+    let (stop, done) = (closer.stop.clone(), closer.done.clone());
+    tokio::spawn(async move {
+        pump(http, Arc::new(config), out_rx, to_client, stop).await;
+        // The tunnel's socket lives as long as the transport.
+        drop(tunnel);
+        done.cancel();
+    });
+    Ok(Transport {
+        outgoing,
+        incoming,
+        process: None,
+        timed: true,
+        credential,
+        endpoint,
+        address,
+        closer: Some(closer),
+    })
+}
+
+/// The transport's HTTP client; through an explicit proxy (on Unix), every
+/// connection to the endpoint is a CONNECT tunnel, `http://` included.
+#[cfg(unix)]
+fn client_and_tunnel(config: &HttpConfig) -> Result<(reqwest::Client, Option<tunnel::Tunnel>), Error> {
+    let ProxyConfig::Explicit { url: proxy, no_proxy } = &config.proxy else {
+        return Ok((config::build_client(config)?, None));
+    };
+    let endpoint = reqwest::Url::parse(&config.url)
+        .map_err(|e| Error::InvalidRequest { reason: format!("the server URL is not valid: {e}") })?;
+    let (Some(host), Some(port)) = (endpoint.host_str(), endpoint.port_or_known_default()) else {
+        return Ok((config::build_client(config)?, None));
+    };
+    if config::bypasses_proxy(host, no_proxy) {
+        return Ok((config::build_client(config)?, None));
+    }
+    // Checks the proxy URL as the plain client does.
+    config::build_client(config)?;
+    let target = if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    };
+    let tunnel = tunnel::Tunnel::start(proxy, target)
+        .map_err(|e| Error::InvalidRequest { reason: format!("the proxy tunnel cannot be set up: {e}") })?;
+    Ok((config::build_tunnelled_client(config, &tunnel.socket())?, Some(tunnel)))
+}
+
+/// The transport's HTTP client, through reqwest's own proxy support.
+#[cfg(not(unix))]
+fn client_and_tunnel(config: &HttpConfig) -> Result<(reqwest::Client, Option<()>), Error> {
+    Ok((config::build_client(config)?, None))
+}
+
+type InFlight = Arc<Mutex<HashMap<RequestId, AbortHandle>>>;
+
+/// The `x-mcp-header` annotations of the tools, learned from `tools/list`.
+type Annotations = Arc<Mutex<HashMap<String, Vec<HeaderParam>>>>;
+
+/// What the pump shares with each exchange.
+#[derive(Clone)]
+struct Shared {
+    http: reqwest::Client,
+    config: Arc<HttpConfig>,
+    to_client: mpsc::Sender<Incoming>,
+    in_flight: InFlight,
+    annotations: Annotations,
+    /// Slots for requests sent at once.
+    slots: Arc<tokio::sync::Semaphore>,
+    /// The 2025-11-25 session, once an `initialize` started one.
+    session: Arc<SessionSlot>,
+    /// The message endpoint, once the server proved to be of the HTTP+SSE
+    /// transport.
+    old_sse: Arc<http_sse::EndpointSlot>,
+}
+
+/// Turns each outgoing message into a POST of its own, until the client
+/// is gone or closes the transport (`stop`).
+async fn pump(
+    http: reqwest::Client,
+    config: Arc<HttpConfig>,
+    mut out_rx: mpsc::Receiver<Message>,
+    to_client: mpsc::Sender<Incoming>,
+    stop: tokio_util::sync::CancellationToken,
+) {
+    let slots = Arc::new(tokio::sync::Semaphore::new(config.max_in_flight.max(1)));
+    let session = Arc::default();
+    let shared = Shared {
+        http,
+        config,
+        to_client,
+        in_flight: Arc::default(),
+        annotations: Arc::default(),
+        slots,
+        session,
+        old_sse: Arc::default(),
+    };
+    // Whether the 2025-11-25 session has begun (its GET stream asked for).
+    let mut begun = false;
+    loop {
+        let message = tokio::select! {
+            message = out_rx.recv() => match message {
+                Some(message) => message,
+                None => break,
+            },
+            () = stop.cancelled() => break,
+        };
+        match message {
+            Message::Request(request) => {
+                let id = request.id.clone();
+                let task = tokio::spawn(exchange(shared.clone(), request));
+                lock(&shared.in_flight).insert(id, task.abort_handle());
+            }
+            // On HTTP+SSE the answer comes on the one stream: the server is told.
+            Message::Notification(n)
+                if n.method == "notifications/cancelled" && shared.old_sse.endpoint().is_some() =>
+            {
+                tokio::spawn(post_message(shared.clone(), None, Message::Notification(n)));
+            }
+            Message::Notification(n) if n.method == "notifications/cancelled" => {
+                // On Streamable HTTP a request is cancelled by closing its stream.
+                let id =
+                    n.params.as_ref().and_then(|p| p.get("requestId")).and_then(|v| RequestId::try_from_value(v).ok());
+                if let Some(task) = id.and_then(|id| lock(&shared.in_flight).remove(&id)) {
+                    task.abort();
+                }
+            }
+            Message::Notification(n) => {
+                let session = shared.session.get();
+                match (session, n.method.as_str(), begun) {
+                    // The session begins: `initialized` is sent and the GET stream
+                    // open before the next message goes out (a server drops what
+                    // it sends for no request while no GET stream is open).
+                    (Some(session), "notifications/initialized", false) => {
+                        begun = true;
+                        post_message(shared.clone(), Some(session.clone()), Message::Notification(n)).await;
+                        legacy::start_server_stream(&shared, &session).await;
+                    }
+                    (session, _, _) => {
+                        tokio::spawn(post_message(shared.clone(), session, Message::Notification(n)));
+                    }
+                }
+            }
+            // The client's answers to a 2025-11-25 server's requests.
+            answer @ (Message::Result(_) | Message::Error(_)) => match shared.session.get() {
+                Some(session) => {
+                    tokio::spawn(post_message(shared.clone(), Some(session), answer));
+                }
+                None if shared.old_sse.endpoint().is_some() => {
+                    tokio::spawn(post_message(shared.clone(), None, answer));
+                }
+                None => tracing::debug!("an answer with no session to send it in was dropped"),
+            },
+        }
+    }
+    for (_, task) in lock(&shared.in_flight).drain() {
+        task.abort();
+    }
+    shared.session.stop_server_stream();
+    shared.old_sse.stop();
+    if let Some(session) = shared.session.get() {
+        legacy::end(shared.http.clone(), shared.config.clone(), session).await;
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Where a message goes and its headers: the request metadata headers of
+/// 2026-07-28 to the server's URL, or the session's headers (none on the
+/// `initialize` that starts it), or none to the message endpoint of the
+/// HTTP+SSE transport.
+fn addressed(
+    shared: &Shared,
+    session: Option<&LegacySession>,
+    method: &str,
+    params: Option<&Value>,
+) -> (String, HeaderMap) {
+    if let Some(endpoint) = shared.old_sse.endpoint() {
+        return (endpoint.into(), HeaderMap::new());
+    }
+    let headers = match session {
+        Some(session) => legacy::session_headers(session),
+        None if method == "initialize" => HeaderMap::new(),
+        None => metadata_headers(method, params),
+    };
+    (shared.config.url.clone(), headers)
+}
+
+/// A POST of one message to `url` with `headers` and the configured ones.
+fn post(
+    http: &reqwest::Client,
+    config: &HttpConfig,
+    url: &str,
+    headers: HeaderMap,
+    body: Vec<u8>,
+) -> reqwest::RequestBuilder {
+    let mut request = http
+        .post(url)
+        .header(CONTENT_TYPE, "application/json")
+        .header(ACCEPT, "application/json, text/event-stream")
+        .headers(headers);
+    for (name, value) in &config.headers {
+        request = request.header(name, value);
+    }
+    request.body(body)
+}
+
+/// The `Authorization` header of a message sent besides a request (best
+/// effort: a provider that fails sends none, and the server says 401).
+async fn authorization(config: &HttpConfig) -> Option<HeaderValue> {
+    let value = config.auth.as_ref()?.authorization().await.ok()??;
+    let mut value = HeaderValue::from_str(&value).ok()?;
+    value.set_sensitive(true);
+    Some(value)
+}
+
+/// POSTs a notification, or an answer to a server's request; nothing comes
+/// back but a status.
+async fn post_message(shared: Shared, session: Option<LegacySession>, message: Message) {
+    let (method, params) = match &message {
+        Message::Notification(n) => (n.method.as_str(), n.params.as_ref()),
+        _ => ("", None),
+    };
+    let body = serde_json::to_vec(&message).unwrap_or_default();
+    let (url, headers) = addressed(&shared, session.as_ref(), method, params);
+    let mut request = post(&shared.http, &shared.config, &url, headers, body);
+    if let Some(value) = authorization(&shared.config).await {
+        request = request.header(reqwest::header::AUTHORIZATION, value);
+    }
+    if let Err(e) = request.send().await {
+        tracing::debug!("a message could not be sent: {}", e.without_url());
+    }
+}
+
+/// Sends one request and feeds its answer (JSON, or each SSE event) to the
+/// client's reader.
+async fn exchange(shared: Shared, request: JsonRpcRequest) {
+    let id = request.id.clone();
+    // A listen stream stays open by design: it takes no slot.
+    let _slot = match request.method.as_str() {
+        "subscriptions/listen" => None,
+        _ => shared.slots.clone().acquire_owned().await.ok(),
+    };
+    let outcome = read_answer(&shared, &request).await;
+    lock(&shared.in_flight).remove(&id);
+    let item = match outcome {
+        Ok(true) => return,
+        Ok(false) => Incoming::Lost { id },
+        Err(Failure::BeforeSending(reason)) => Incoming::Failed { id, error: Error::InvalidRequest { reason } },
+        Err(Failure::Answer(reason)) => Incoming::Undecodable { id: Some(id), reason },
+        Err(Failure::Transport(reason)) => Incoming::Failed { id, error: Error::Transport { reason } },
+    };
+    let _ = shared.to_client.send(item).await;
+}
+
+/// Why an exchange failed.
+enum Failure {
+    /// Nothing was sent (an argument cannot be mirrored into a header).
+    BeforeSending(String),
+    /// The answer is not valid.
+    Answer(String),
+    /// The request did not reach the server.
+    Transport(String),
+}
+
+/// The `Mcp-Param-*` headers of a `tools/call`.
+fn param_headers(shared: &Shared, request: &JsonRpcRequest) -> Result<Vec<(String, String)>, String> {
+    if request.method != "tools/call" {
+        return Ok(Vec::new());
+    }
+    let params = request.params.as_ref();
+    let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else { return Ok(Vec::new()) };
+    let annotated = lock(&shared.annotations).get(name).cloned().unwrap_or_default();
+    header_values(&annotated, params.and_then(|p| p.get("arguments")))
+}
+
+/// Removes the tools whose `x-mcp-header` annotations are invalid from a
+/// `tools/list` result, and learns the annotations of the others.
+fn learn_tools(shared: &Shared, message: &mut Message) {
+    let Message::Result(result) = message else { return };
+    let Some(tools) = result.result.get_mut("tools").and_then(Value::as_array_mut) else { return };
+    let mut annotations = lock(&shared.annotations);
+    tools.retain(|tool| {
+        let name = tool.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+        match header_params(tool.get("inputSchema").unwrap_or(&Value::Null)) {
+            Ok(params) => {
+                if params.is_empty() {
+                    annotations.remove(&name);
+                } else {
+                    annotations.insert(name, params);
+                }
+                true
+            }
+            Err(reason) => {
+                tracing::warn!(tool = %name, "tool removed from tools/list: {reason}");
+                false
+            }
+        }
+    });
+}
+
+/// One POST of a request, with its credentials when there is a provider.
+async fn send(
+    shared: &Shared,
+    session: Option<&LegacySession>,
+    request: &JsonRpcRequest,
+    extra: &[(String, String)],
+    body: Vec<u8>,
+) -> Result<reqwest::Response, Failure> {
+    let config = &shared.config;
+    let (url, headers) = addressed(shared, session, &request.method, request.params.as_ref());
+    let mut post = post(&shared.http, config, &url, headers, body);
+    for (name, value) in extra {
+        post = post.header(name, value);
+    }
+    if let Some(auth) = &config.auth
+        && let Some(value) = auth.authorization().await.map_err(Failure::BeforeSending)?
+    {
+        let mut value = HeaderValue::from_str(&value)
+            .map_err(|_| Failure::BeforeSending("the credentials are not a valid header value".into()))?;
+        value.set_sensitive(true);
+        post = post.header(reqwest::header::AUTHORIZATION, value);
+    }
+    post.send().await.map_err(|e| {
+        let reason = error_chain(&e);
+        // On Unix the tunnel names the proxy's refusal itself, with its status.
+        #[cfg(not(unix))]
+        if let (true, ProxyConfig::Explicit { url, .. }) = (e.is_connect(), &config.proxy) {
+            tracing::warn!(target: "mcp_proxy", proxy = %config::without_credentials(url), "cannot reach the server through the proxy: {reason}");
+        }
+        Failure::Transport(format!("the HTTP request failed: {reason}"))
+    })
+}
+
+/// An answer cut off by the network: the stream is lost (the caller's
+/// retry policy decides what follows), not an invalid answer.
+fn lost(status: u16, error: &reqwest::Error) -> bool {
+    tracing::debug!(target: "mcp_router", "HTTP {status}: the answer was cut off: {}", error_chain(error));
+    false
+}
+
+/// A reqwest error with its causes (a refused proxy tunnel is only named
+/// in a cause), never with the URL.
+fn error_chain(error: &reqwest::Error) -> String {
+    let mut text = String::new();
+    let mut cause: Option<&dyn std::error::Error> = std::error::Error::source(error);
+    while let Some(e) = cause {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    let head = if error.is_connect() { "cannot connect" } else { "no answer" };
+    format!("{head}{text}")
+}
+
+/// `Ok(true)` when the response reached the client, `Ok(false)` when the
+/// stream ended before it, `Err` with the reason the answer is not valid.
+async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Result<bool, Failure> {
+    use Failure::Answer;
+    let (config, to_client) = (&shared.config, &shared.to_client);
+    let extra = param_headers(shared, request).map_err(Failure::BeforeSending)?;
+    let body = serde_json::to_vec(request).unwrap_or_default();
+    if request.method == "initialize" {
+        shared.session.remember_initialize(request);
+    }
+    let mut session = shared.session.get();
+    let sent_at = std::time::Instant::now();
+    let mut response = send(shared, session.as_ref(), request, &extra, body.clone()).await?;
+    if let (Some(auth), 401 | 403) = (&config.auth, response.status().as_u16()) {
+        let refusal = AuthRefusal {
+            sent_at,
+            method: request.method.clone(),
+            status: response.status().as_u16(),
+            www_authenticate: response
+                .headers()
+                .get(reqwest::header::WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned),
+        };
+        if auth.refused(refusal).await {
+            response = send(shared, session.as_ref(), request, &extra, body.clone()).await?;
+        }
+    }
+    if shared.old_sse.endpoint().is_some() {
+        return accepted_on_the_stream(&response);
+    }
+    // A server that refuses `initialize` may be of the HTTP+SSE transport.
+    if request.method == "initialize" && session.is_none() && may_be_http_sse(response.status().as_u16()) {
+        match http_sse::open(shared).await {
+            Ok(endpoint) => {
+                tracing::info!(target: "mcp_router", "the server speaks the HTTP+SSE transport (2024-11-05)");
+                tracing::debug!(target: "mcp_router", path = endpoint.path(), "its message endpoint");
+                let response = send(shared, None, request, &extra, body).await?;
+                return accepted_on_the_stream(&response);
+            }
+            Err(why @ http_sse::NotThisTransport::BadEndpoint(_)) => return Err(Failure::Answer(why.to_string())),
+            Err(why) => tracing::debug!(target: "mcp_router", "not an HTTP+SSE server either: {why}"),
+        }
+    }
+    // A 2025-11-25 server that forgot the session: a new one, and this request once more.
+    if let (404, Some(lost)) = (response.status().as_u16(), session.as_ref()) {
+        match legacy::renew(shared, lost).await {
+            Ok(()) => {
+                session = shared.session.get();
+                response = send(shared, session.as_ref(), request, &extra, body).await?;
+            }
+            Err(reason) => tracing::warn!("the lost session cannot be started again: {reason}"),
+        }
+    }
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let _ = to_client.send(Incoming::HttpStatus { id: request.id.clone(), status }).await;
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|c| c.to_str().ok())
+        .and_then(|c| c.split(';').next())
+        .map(|c| c.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    let max = config.max_response_bytes;
+    match content_type.as_str() {
+        "application/json" => {
+            let mut body = Vec::new();
+            while let Some(chunk) = match response.chunk().await {
+                Ok(chunk) => chunk,
+                Err(e) => return Ok(lost(status, &e)),
+            } {
+                if body.len() + chunk.len() > max {
+                    return Err(Answer(format!("HTTP {status}: the JSON body is larger than {max} bytes")));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            let mut message = decode_message(&body, mcp_bridge_protocol::UPSTREAM_MAX_DEPTH).map_err(|e| {
+                // An error status with some other JSON (an OAuth error, a
+                // gateway's) is named by its status.
+                if status >= 400 {
+                    Answer(format!("HTTP {status} without a JSON-RPC answer"))
+                } else {
+                    Answer(format!("HTTP {status}: {e}"))
+                }
+            })?;
+            let is_response = matches!(message, Message::Result(_) | Message::Error(_));
+            if !is_response {
+                return Err(Answer(format!("HTTP {status}: the body is not a JSON-RPC response")));
+            }
+            // The body of a POST's response answers that POST: an error without
+            // an id (a 2025-11-25 server's "not initialized") is its answer.
+            if let Message::Error(error) = &mut message
+                && error.id.is_none()
+            {
+                error.id = Some(request.id.clone());
+            }
+            learn_from_answer(shared, request, &headers, &mut message);
+            let _ = to_client.send(Incoming::Message(message)).await;
+            Ok(true)
+        }
+        "text/event-stream" => read_resumable_stream(shared, request, &headers, response).await,
+        other => Err(Answer(format!("HTTP {status} with content type {other:?}, not a JSON-RPC answer"))),
+    }
+}
+
+/// A message POSTed on the HTTP+SSE transport: its answer comes on the
+/// server's stream, the POST only says it was taken.
+fn accepted_on_the_stream(response: &reqwest::Response) -> Result<bool, Failure> {
+    let status = response.status().as_u16();
+    if response.status().is_success() {
+        Ok(true)
+    } else {
+        Err(Failure::Answer(format!("HTTP {status}: the message endpoint refused the message")))
+    }
+}
+
+/// What a transport learns from the answer of some requests: the tools'
+/// header annotations, the session an `initialize` starts.
+fn learn_from_answer(shared: &Shared, request: &JsonRpcRequest, headers: &HeaderMap, message: &mut Message) {
+    match request.method.as_str() {
+        "tools/list" => learn_tools(shared, message),
+        "initialize" => {
+            if let Some((id, version)) = legacy::learn(headers, message) {
+                shared.session.set(id, version);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Reads a request's SSE stream until its answer. In a 2025-11-25 session
+/// a stream that ends before it (the server polls, or the network cut it)
+/// is resumed with `Last-Event-ID` after the server's `retry:` time, while
+/// each resume brings a new event; `Ok(false)` when it ends for good.
+async fn read_resumable_stream(
+    shared: &Shared,
+    request: &JsonRpcRequest,
+    headers: &HeaderMap,
+    mut response: reqwest::Response,
+) -> Result<bool, Failure> {
+    let mut parser = SseParser::new(shared.config.max_response_bytes);
+    let mut fruitless = 0;
+    loop {
+        let seen = parser.last_event_id().map(str::to_owned);
+        if read_events(shared, request, headers, response, &mut parser).await? {
+            return Ok(true);
+        }
+        let (Some(session), Some(last)) = (shared.session.get(), parser.last_event_id()) else { return Ok(false) };
+        fruitless = if seen.as_deref() == Some(last) { fruitless + 1 } else { 0 };
+        if fruitless >= crate::limits::MAX_LOST_STREAM_RETRIES {
+            return Ok(false);
+        }
+        let last = last.to_owned();
+        tokio::time::sleep(legacy::retry_delay(parser.retry_ms())).await;
+        tracing::debug!(target: "mcp_router", method = %request.method, last_event_id = %last, "resuming the stream");
+        match legacy::get_stream(shared, &session, Some(&last)).await {
+            Some(next) => response = next,
+            None => return Ok(false),
+        }
+    }
+}
+
+/// Feeds the events of one SSE response to the client's reader: `true`
+/// once the request's answer came, `false` when the stream ended first.
+async fn read_events(
+    shared: &Shared,
+    request: &JsonRpcRequest,
+    headers: &HeaderMap,
+    mut response: reqwest::Response,
+    parser: &mut SseParser,
+) -> Result<bool, Failure> {
+    let status = response.status().as_u16();
+    while let Some(chunk) = match response.chunk().await {
+        Ok(chunk) => chunk,
+        Err(e) => return Ok(lost(status, &e)),
+    } {
+        let events = parser.push(&chunk).map_err(|e| Failure::Answer(format!("HTTP {status}: {e}")))?;
+        for event in events.into_iter().filter(|e| !e.data.is_empty()) {
+            let mut message = match decode_message(event.data.as_bytes(), mcp_bridge_protocol::UPSTREAM_MAX_DEPTH) {
+                Ok(message) => message,
+                Err(e) => {
+                    tracing::warn!(target: "mcp_router", "an SSE event that is not JSON-RPC was dropped: {e}");
+                    continue;
+                }
+            };
+            learn_from_answer(shared, request, headers, &mut message);
+            let done = matches!(&message, Message::Result(r) if r.id == request.id)
+                || matches!(&message, Message::Error(e) if e.id.as_ref() == Some(&request.id));
+            let item = match message {
+                Message::Notification(notification) => Incoming::OnStream { id: request.id.clone(), notification },
+                Message::Request(asked) => Incoming::RequestOnStream { id: request.id.clone(), request: asked },
+                other => Incoming::Message(other),
+            };
+            let _ = shared.to_client.send(item).await;
+            if done {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_values_use_the_base64_sentinel_when_needed() {
+        assert_eq!(header_value("get_weather"), "get_weather");
+        assert_eq!(header_value("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
+        assert_eq!(header_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
+        assert_eq!(header_value("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
+        assert!(header_value("=?base64?x?=").starts_with("=?base64?PT9i"));
+    }
+}

@@ -1,0 +1,157 @@
+//! Newline-delimited JSON-RPC over a byte stream: the reader and the writer
+//! shared by the stdio server, the child-process client and the Unix
+//! socket client.
+
+use mcp_bridge_protocol::{Frame, LineFramer, Message, append_message_line, decode_message};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Size of one read from the stream.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// Bytes of queued lines gathered into one write.
+const WRITE_BATCH: usize = 64 * 1024;
+
+/// Reads frames from a byte stream through a [`LineFramer`]; the reading half
+/// of every line-framed transport.
+#[derive(Debug)]
+pub struct FrameReader<R> {
+    reader: R,
+    framer: LineFramer,
+    buf: Box<[u8]>,
+    eof: bool,
+}
+
+impl<R: AsyncRead + Unpin> FrameReader<R> {
+    /// A reader of lines of at most `max_line_bytes`.
+    pub fn new(reader: R, max_line_bytes: usize) -> Self {
+        FrameReader { reader, framer: LineFramer::new(max_line_bytes), buf: vec![0; READ_CHUNK].into(), eof: false }
+    }
+
+    /// The next frame, or `None` at the end of the stream.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: bytes read are kept in the framer.
+    pub async fn next(&mut self) -> std::io::Result<Option<Frame>> {
+        loop {
+            if let Some(frame) = self.framer.next_frame() {
+                return Ok(Some(frame));
+            }
+            if self.eof {
+                return Ok(None);
+            }
+            let n = self.reader.read(&mut self.buf).await?;
+            if n == 0 {
+                self.eof = true;
+                self.framer.finish();
+            } else {
+                self.framer.push(&self.buf[..n]);
+            }
+        }
+    }
+}
+
+/// Reads a server's messages from a byte stream into a client's channel
+/// until the stream ends: each line decoded with the depth limit, a bad or
+/// overlong line reported with the id it could be read back from.
+pub(crate) async fn read_frames<R: AsyncRead + Unpin>(
+    stream: R,
+    to_client: mpsc::Sender<super::Incoming>,
+    max_line: usize,
+    max_depth: usize,
+) {
+    use super::Incoming;
+    let mut reader = FrameReader::new(stream, max_line);
+    loop {
+        let item = match reader.next().await {
+            Ok(Some(Frame::Line(line))) => match decode_message(&line, max_depth) {
+                Ok(message) => Incoming::Message(message),
+                Err(e) => Incoming::Undecodable { id: e.reply_id(&line), reason: e.to_string() },
+            },
+            Ok(Some(Frame::TooLong(line))) => Incoming::Undecodable {
+                id: line.recover_id(),
+                reason: format!("a line of {} bytes is over the limit of {max_line}", line.len),
+            },
+            Ok(None) => return,
+            Err(e) => {
+                tracing::debug!("the server's stream failed: {e}");
+                return;
+            }
+        };
+        if to_client.send(item).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// What a writer of lines can write: a message, or a message with what
+/// its producer knows about it (the bridge's session tags each message
+/// with the client request it belongs to).
+pub trait Outbound: Send {
+    /// The message to write.
+    fn message(&self) -> &Message;
+}
+
+impl Outbound for Message {
+    fn message(&self) -> &Message {
+        self
+    }
+}
+
+/// Owns a byte stream's writing side: writes each message as one line,
+/// until the channel closes or `stop` fires (checked only between writes,
+/// so a line is never cut). The messages already queued when one is
+/// written go out with it in one write and one flush. Returns when the
+/// stream is shut down; the channel stays usable for the next stream (a
+/// restarted child).
+pub async fn write_lines<W: AsyncWrite + Unpin, T: Outbound>(
+    mut writer: W,
+    messages: &mut mpsc::Receiver<T>,
+    stop: CancellationToken,
+) -> std::io::Result<()> {
+    let mut batch = Vec::new();
+    loop {
+        let message = tokio::select! {
+            biased;
+            m = messages.recv() => match m { Some(m) => m, None => break },
+            _ = stop.cancelled() => break,
+        };
+        append_message_line(&mut batch, message.message());
+        // Encoded: a large message's tree is freed before the write waits.
+        drop(message);
+        while batch.len() < WRITE_BATCH {
+            let Ok(message) = messages.try_recv() else { break };
+            append_message_line(&mut batch, message.message());
+        }
+        writer.write_all(&batch).await?;
+        writer.flush().await?;
+        batch.clear();
+        if batch.capacity() > 4 * WRITE_BATCH {
+            // A large line's buffer is not kept for the small ones after it.
+            batch = Vec::new();
+        }
+    }
+    writer.shutdown().await
+}
+
+/// Waits for a writer task started with [`write_lines`] to drain and end,
+/// at most `grace`; then stops it between two lines. A sender kept alive
+/// elsewhere (a detached task holding a context) cannot keep a process open.
+///
+/// # Errors
+/// The writer's I/O error, or its task's failure.
+pub async fn finish_writer(
+    mut writer: tokio::task::JoinHandle<std::io::Result<()>>,
+    stop: CancellationToken,
+    grace: std::time::Duration,
+) -> std::io::Result<()> {
+    let joined = match tokio::time::timeout(grace, &mut writer).await {
+        Ok(joined) => joined,
+        Err(_) => {
+            stop.cancel();
+            writer.await
+        }
+    };
+    joined.unwrap_or_else(|e| Err(std::io::Error::other(e)))
+}

@@ -1,0 +1,149 @@
+//! The OAuth client against a small authorization server and a protected
+//! MCP server on loopback: sign-in on the first refusal, the refresh of a
+//! token that expires soon, a newer stored record used instead of a
+//! refresh, sign-out, and no token, code or secret in any error.
+//! (The official conformance suite's `auth/*` scenarios run in
+//! `scripts/conformance`.)
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use mcp_bridge_protocol::types::ContentBlock;
+use mcp_bridge_sdk::auth::{
+    AuthorizationRequest, AuthorizationResponse, Authorize, MemoryStore, OAuthClient, OAuthConfig, TokenRecord,
+    TokenStore,
+};
+use mcp_bridge_sdk::server::http::HttpOptions;
+use mcp_bridge_sdk::transport::http::{HttpConfig, connect};
+use mcp_bridge_sdk::{Client, ClientOptions, RequestOptions};
+use serde_json::json;
+use test_support::oauth::{Issued, Shared, authorization_server, protected};
+
+/// The MCP server the OAuth world protects.
+fn ping_server() -> axum::Router {
+    common::ping_server().http_router(HttpOptions::default())
+}
+
+/// A browser whose user approves at once; counts the sign-ins.
+fn approving(count: Arc<AtomicUsize>) -> Authorize {
+    Arc::new(move |request: AuthorizationRequest| {
+        let count = count.clone();
+        Box::pin(async move {
+            count.fetch_add(1, Ordering::SeqCst);
+            let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+            let response = http.get(&request.url).send().await.map_err(|e| e.to_string())?;
+            let location = response.headers()["location"].to_str().unwrap().to_owned();
+            AuthorizationResponse::from_redirect(&location)
+        })
+    })
+}
+
+struct Setup {
+    issued: Shared,
+    url: String,
+    sign_ins: Arc<AtomicUsize>,
+    store: Arc<MemoryStore>,
+}
+
+async fn setup(expires_in: u64) -> Setup {
+    let issued: Shared = Arc::new(Mutex::new(Issued { expires_in, ..Issued::default() }));
+    let issuer = authorization_server(issued.clone(), None).await;
+    let url = protected(ping_server(), issued.clone(), issuer).await;
+    Setup { issued, url, sign_ins: Arc::default(), store: Arc::default() }
+}
+
+fn oauth(s: &Setup) -> OAuthClient {
+    let config = OAuthConfig {
+        server_url: s.url.clone(),
+        redirect_uri: "http://127.0.0.1:1/callback".into(),
+        client_name: "oauth-test".into(),
+        pre_registered: None,
+        client_metadata_url: None,
+        connection: HttpConfig::new(&s.url),
+    };
+    OAuthClient::new(config, approving(s.sign_ins.clone()), s.store.clone()).unwrap()
+}
+
+fn client(s: &Setup, oauth: &OAuthClient) -> Client {
+    let config = HttpConfig { auth: Some(Arc::new(oauth.clone())), ..HttpConfig::new(&s.url) };
+    Client::new(ClientOptions::new("oauth-test", "1"), connect(config).unwrap())
+}
+
+fn stored(s: &Setup) -> TokenRecord {
+    let key = mcp_bridge_sdk::auth::store::tokens_key(&s.url);
+    serde_json::from_str(&s.store.load(&key).unwrap().unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn the_first_refusal_signs_in_and_later_requests_use_the_token() {
+    let s = setup(3600).await;
+    let oauth = oauth(&s);
+    let client = client(&s, &oauth);
+    let o = RequestOptions::default();
+    let result = client.call_tool("ping", json!({}), &o).await.unwrap();
+    assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "pong"));
+    client.discover(&o).await.unwrap();
+    assert_eq!(s.sign_ins.load(Ordering::SeqCst), 1, "one sign-in for both requests");
+    assert_eq!(s.issued.lock().unwrap().grants, ["authorization_code"]);
+    let record = stored(&s);
+    assert_eq!((record.access_token.as_str(), record.client_id.as_str()), ("at-1", "client-1"));
+    assert!(!format!("{record:?}").contains("rt-1"), "the record's Debug hides its tokens");
+
+    oauth.sign_out().await.unwrap();
+    let key = mcp_bridge_sdk::auth::store::tokens_key(&s.url);
+    assert_eq!(s.store.load(&key).unwrap(), None, "signing out forgets the tokens");
+}
+
+#[tokio::test]
+async fn a_token_that_expires_soon_is_refreshed_without_a_new_sign_in() {
+    let s = setup(4).await;
+    let oauth = oauth(&s);
+    let client = client(&s, &oauth);
+    let o = RequestOptions::default();
+    client.discover(&o).await.unwrap();
+    client.discover(&o).await.unwrap();
+    assert_eq!(s.issued.lock().unwrap().grants, ["authorization_code"], "a fresh 4 s token is used as it is");
+    // Past half its lifetime.
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    client.discover(&o).await.unwrap();
+    assert_eq!(s.sign_ins.load(Ordering::SeqCst), 1);
+    assert_eq!(s.issued.lock().unwrap().grants, ["authorization_code", "refresh_token"]);
+    assert_eq!(stored(&s).access_token, "at-2");
+}
+
+#[tokio::test]
+async fn a_newer_stored_record_is_used_instead_of_a_refresh() {
+    let s = setup(4).await;
+    let oauth = oauth(&s);
+    let client = client(&s, &oauth);
+    let o = RequestOptions::default();
+    client.discover(&o).await.unwrap();
+    // Another process refreshed meanwhile and wrote a long-lived token.
+    s.issued.lock().unwrap().valid.push("at-other".into());
+    let mut newer = stored(&s);
+    newer.access_token = "at-other".into();
+    newer.expires_at = Some(u64::MAX / 2);
+    let key = mcp_bridge_sdk::auth::store::tokens_key(&s.url);
+    s.store.save(&key, &serde_json::to_string(&newer).unwrap()).unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    client.discover(&o).await.unwrap();
+    assert_eq!(s.issued.lock().unwrap().grants, ["authorization_code"], "no refresh over the newer record");
+    assert_eq!(stored(&s).access_token, "at-other", "the newer record is not overwritten");
+}
+
+#[tokio::test]
+async fn a_refused_token_request_is_an_error_without_secrets() {
+    let s = setup(3600).await;
+    s.issued.lock().unwrap().refuse = true;
+    let oauth = oauth(&s);
+    let client = client(&s, &oauth);
+    let err = client.discover(&RequestOptions::default()).await.unwrap_err();
+    let problem = oauth.last_problem().unwrap();
+    let text = format!("{err} {err:?} {problem} {problem:?}");
+    assert!(text.contains("invalid_grant") && text.contains("401"), "{text}");
+    for secret in ["code-s3cret", "at-", "rt-"] {
+        assert!(!text.contains(secret), "{secret} leaked: {text}");
+    }
+}

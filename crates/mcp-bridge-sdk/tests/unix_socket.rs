@@ -1,0 +1,66 @@
+//! The Unix domain socket transport: the SDK's server accepting clients on a
+//! socket file and the SDK's client connecting to it, framed as on stdio.
+
+mod common;
+
+use std::time::Duration;
+
+use mcp_bridge_protocol::types::{ContentBlock, SubscriptionFilter};
+use mcp_bridge_sdk::{Client, ClientOptions, Error, RequestOptions};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+fn socket_path(name: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("mcp-sdk-{}-{name}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+async fn client(path: &std::path::Path) -> Client {
+    Client::new(ClientOptions::new("unix-test", "1"), mcp_bridge_sdk::transport::unix::connect(path).await.unwrap())
+}
+
+#[tokio::test]
+async fn clients_on_a_socket_are_served_each_on_its_own_connection() {
+    let path = socket_path("serve");
+    let listener = tokio::net::UnixListener::bind(&path).unwrap();
+    let stop = CancellationToken::new();
+    let stopped = stop.clone();
+    let server = common::ping_server();
+    let serving = tokio::spawn(async move { server.serve_unix(listener, stopped.cancelled_owned()).await });
+    let (a, b) = (client(&path).await, client(&path).await);
+    let o = RequestOptions::default();
+    let (ra, rb) = tokio::join!(a.call_tool("ping", json!({}), &o), b.call_tool("ping", json!({}), &o));
+    for result in [ra.unwrap(), rb.unwrap()] {
+        assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "pong"));
+    }
+    // A listen stream ends with its result when the server shuts down.
+    let filter = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+    let listening = tokio::spawn(async move { a.listen(filter, &RequestOptions::default()).await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    stop.cancel();
+    serving.await.unwrap().unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(5), listening).await.unwrap().unwrap();
+    assert!(ended.is_ok(), "{ended:?}");
+    let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test]
+async fn nothing_listening_is_a_connect_error_and_a_closed_socket_fails_the_requests() {
+    let path = socket_path("missing");
+    let err = mcp_bridge_sdk::transport::unix::connect(&path).await.unwrap_err();
+    assert!(matches!(err, Error::Connect { .. }), "{err:?}");
+    // A "server" that accepts, then closes the connection at once.
+    let listener = tokio::net::UnixListener::bind(&path).unwrap();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            drop(stream);
+        }
+    });
+    let client = client(&path).await;
+    let err = client
+        .discover(&RequestOptions { retry: mcp_bridge_sdk::client::RetryPolicy::Never, ..Default::default() })
+        .await;
+    assert!(matches!(err, Err(Error::Closed)), "{err:?}");
+    let _ = std::fs::remove_file(&path);
+}
