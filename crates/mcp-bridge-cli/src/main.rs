@@ -88,18 +88,13 @@ fn logout(url: Option<&str>) -> ExitCode {
 }
 
 /// Starts the watchdog: a plain thread, so it fires even when every task is
-/// stuck. It stops the server's process group and exits 0.
+/// stuck. It stops the server's process tree and exits 0.
 fn start_watchdog(upstream_group: Arc<AtomicU32>) {
     std::thread::spawn(move || {
         std::thread::sleep(WATCHDOG);
         let pid = upstream_group.load(Ordering::SeqCst);
-        if let Ok(pgid) = libc::pid_t::try_from(pid)
-            && pgid > 0
-        {
-            // SAFETY: kill(2) on a process group; touches no memory.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
+        if pid > 0 {
+            mcp_bridge_sdk::transport::stdio::kill_process_tree(pid);
         }
         tracing::warn!("shutdown took longer than {} s; exiting", WATCHDOG.as_secs());
         std::process::exit(0);

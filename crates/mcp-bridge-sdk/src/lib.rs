@@ -23,31 +23,39 @@
 //!
 //! # Example
 //!
+//! A server with a typed tool and a client that calls it, joined in one
+//! process by the in-memory link (`transport::stdio::spawn` starts a
+//! server as a child instead, `transport::http::connect` reaches a URL):
+//!
 //! ```
-//! use mcp_bridge_sdk::server::{Reply, Server};
-//! use mcp_bridge_sdk::{Client, ClientOptions, RequestOptions, transport};
-//! use mcp_bridge_protocol::types::{CallToolResult, ContentBlock, Implementation, Tool};
+//! use mcp_bridge_sdk::prelude::*;
+//! use mcp_bridge_sdk::transport;
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Echo {
+//!     /// What to say back.
+//!     text: String,
+//! }
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), mcp_bridge_sdk::Error> {
-//! let echo: Tool = serde_json::from_value(serde_json::json!({
-//!     "name": "echo", "inputSchema": {"type": "object"}
-//! })).unwrap();
 //! let server = Server::builder(Implementation::new("demo", "1.0"))
-//!     .tool(echo, |call, _ctx| async move {
-//!         let text = call.arguments.get("text").and_then(|t| t.as_str()).unwrap_or("").to_owned();
-//!         Ok(Reply::Complete(CallToolResult {
-//!             content: vec![ContentBlock::text(text)],
-//!             ..serde_json::from_value(serde_json::json!({"content": []})).unwrap()
-//!         }))
-//!     })
+//!     .typed_tool(Tool::new("echo").with_description("Says it back"), |args: Echo, _ctx| async move { args.text })
 //!     .build();
 //! let client = Client::new(ClientOptions::new("demo-client", "1.0"), transport::memory::connect(&server));
 //! let result = client.call_tool("echo", serde_json::json!({"text": "hi"}), &RequestOptions::default()).await?;
 //! assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "hi"));
+//!
+//! // Arguments that do not fit the type are refused before the handler runs.
+//! let refused = client.call_tool("echo", serde_json::json!({"text": 7}), &RequestOptions::default()).await;
+//! assert_eq!(refused.unwrap_err().rpc_error().map(|e| e.code), Some(-32602));
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! `crates/mcp-bridge-sdk/examples/` has a stdio server, a client of a
+//! child process, an HTTP server, a tool that asks the user, an OAuth
+//! client and a listen subscriber.
 
 #![cfg_attr(not(test), warn(clippy::print_stdout, clippy::unwrap_used))]
 
@@ -57,6 +65,7 @@ pub mod client;
 pub mod error;
 pub mod icons;
 pub mod limits;
+mod os;
 pub mod server;
 pub mod skills;
 pub mod transport;
@@ -79,10 +88,13 @@ pub use mcp_bridge_protocol as protocol;
 /// ```
 pub mod prelude {
     pub use crate::client::{Era, InputHooks};
+    #[cfg(feature = "schemars")]
+    pub use crate::server::{Json, NoArguments};
     pub use crate::server::{ServerBuilder, ToolCall};
     pub use crate::{Client, ClientOptions, Error, HandlerError, Reply, RequestContext, RequestOptions, Server};
     pub use mcp_bridge_protocol::types::{
-        CallToolResult, ClientCapabilities, ContentBlock, Implementation, Tool, ToolAnnotations,
+        CallToolResult, ClientCapabilities, ContentBlock, GetPromptResult, Implementation, Prompt, PromptMessage, Tool,
+        ToolAnnotations,
     };
 }
 

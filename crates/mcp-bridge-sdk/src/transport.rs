@@ -18,6 +18,7 @@ pub mod process_stdio;
 pub mod sse;
 pub mod stdio;
 mod tls;
+#[cfg(unix)]
 pub mod unix;
 pub mod websocket;
 

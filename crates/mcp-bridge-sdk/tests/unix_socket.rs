@@ -1,5 +1,6 @@
 //! The Unix domain socket transport: the SDK's server accepting clients on a
 //! socket file and the SDK's client connecting to it, framed as on stdio.
+#![cfg(unix)]
 
 mod common;
 

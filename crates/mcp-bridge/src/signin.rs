@@ -274,14 +274,26 @@ pub fn is_secret_variable(name: &str) -> bool {
         .any(|word| upper.contains(word))
 }
 
-/// The browser opener of the platform: `$BROWSER`, else `xdg-open`, else
-/// `open`; the URL as the only argument, no shell, null stdio, and the
-/// environment without secret variables (nor `extra_secrets`).
+/// The programs that open a URL in the default browser, by system; each
+/// takes the URL as its only argument, without a shell (on Windows,
+/// `explorer.exe URL` hands it to the default browser).
+const BROWSER_OPENERS: &[&str] = if cfg!(windows) {
+    &["explorer.exe"]
+} else if cfg!(target_os = "macos") {
+    &["open"]
+} else {
+    &["xdg-open", "open"]
+};
+
+/// The browser opener of the platform: `$BROWSER`, else the system's
+/// opener ([`BROWSER_OPENERS`]); the URL as the only argument, no shell,
+/// null stdio, and the environment without secret variables (nor
+/// `extra_secrets`).
 pub fn system_opener(extra_secrets: Vec<String>) -> Opener {
     Arc::new(move |url: &str| {
         let candidates: Vec<String> = match std::env::var("BROWSER") {
             Ok(browser) if !browser.trim().is_empty() => vec![browser],
-            _ => vec!["xdg-open".into(), "open".into()],
+            _ => BROWSER_OPENERS.iter().map(|p| (*p).to_owned()).collect(),
         };
         let mut last = String::from("no browser program");
         for program in candidates {

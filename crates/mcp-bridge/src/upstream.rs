@@ -345,13 +345,26 @@ impl Upstream {
 
 /// Describes how a child ended, for the log line after a loss.
 pub fn describe_exit(status: Option<ExitStatus>) -> String {
-    use std::os::unix::process::ExitStatusExt;
     match status {
         Some(s) if s.code().is_some() => format!("exit code {}", s.code().unwrap_or_default()),
-        Some(s) => match s.signal() {
+        Some(s) => match killed_by(s) {
             Some(signal) => format!("signal {signal}"),
             None => "an unknown status".to_owned(),
         },
         None => "an unknown status".to_owned(),
+    }
+}
+
+/// The signal that ended the process; Unix only has them.
+fn killed_by(status: ExitStatus) -> Option<i32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        status.signal()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = status;
+        None
     }
 }

@@ -6,7 +6,6 @@
 
 use std::fs;
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
@@ -32,8 +31,7 @@ fn io_error(what: &str, path: &Path, e: std::io::Error) -> String {
 
 /// Creates `dir` (and its parents) owner-only, or makes it so.
 fn owner_only_dir(dir: &Path) -> Result<(), String> {
-    fs::create_dir_all(dir).map_err(|e| io_error("cannot create", dir, e))?;
-    fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).map_err(|e| io_error("cannot protect", dir, e))
+    crate::os::create_private_dir_all(dir).map_err(|e| io_error("cannot create", dir, e))
 }
 
 /// Writes `bytes` to `path` owner-only, atomically.
@@ -41,13 +39,7 @@ fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let mut aside = path.as_os_str().to_owned();
     aside.push(format!(".{}.tmp", std::process::id()));
     let aside = PathBuf::from(aside);
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&aside)
-        .map_err(|e| io_error("cannot write", &aside, e))?;
+    let mut file = crate::os::private_file_options().open(&aside).map_err(|e| io_error("cannot write", &aside, e))?;
     file.write_all(bytes).and_then(|()| file.sync_all()).map_err(|e| io_error("cannot write", &aside, e))?;
     fs::rename(&aside, path).map_err(|e| io_error("cannot replace", path, e))
 }
@@ -164,8 +156,15 @@ mod tests {
         let bytes = fs::read(&files[0]).unwrap();
         assert!(!String::from_utf8_lossy(&bytes).contains("s3cret"), "the file is encrypted");
         assert!(!files[0].to_string_lossy().contains("example"), "the name does not show the server");
-        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
-        assert_eq!((mode(&files[0]), mode(&root.join("tokens")), mode(&root.join("keys/key"))), (0o600, 0o700, 0o600));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(
+                (mode(&files[0]), mode(&root.join("tokens")), mode(&root.join("keys/key"))),
+                (0o600, 0o700, 0o600)
+            );
+        }
         // Moved under another key's name, a record does not open.
         let other = store.path("tokens:other");
         fs::copy(&files[0], &other).unwrap();

@@ -67,6 +67,7 @@ impl Server {
     ///
     /// # Errors
     /// None today: a failed accept is logged and the loop goes on.
+    #[cfg(unix)]
     pub async fn serve_unix(
         &self,
         listener: tokio::net::UnixListener,

@@ -27,6 +27,7 @@ use super::lines::{read_frames, write_lines};
 use super::{Incoming, Transport};
 use crate::error::Error;
 use crate::limits::OUTGOING_QUEUE;
+use crate::os::Stop;
 
 /// What happens to the child's stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -126,8 +127,8 @@ impl StdioCommand {
                 StderrMode::Inherit => Stdio::inherit(),
                 StderrMode::Discard => Stdio::null(),
             })
-            .process_group(0)
             .kill_on_drop(false);
+        crate::os::own_process_group(&mut cmd);
         if let Some(dir) = &self.current_dir {
             cmd.current_dir(dir);
         }
@@ -135,35 +136,29 @@ impl StdioCommand {
     }
 }
 
-/// Sends `signal` to a process group. A group that no longer exists is not
-/// an error.
-fn signal_group(pid: u32, signal: libc::c_int) {
-    if let Ok(pgid) = libc::pid_t::try_from(pid)
-        && pgid > 0
-    {
-        // SAFETY: kill(2) with a negative pid signals a process group; it
-        // touches no memory of this process.
-        unsafe {
-            libc::kill(-pgid, signal);
-        }
-    }
+/// Stops what is left of the child `pid` and whatever it started, at
+/// once: for a supervisor that must leave no orphans, such as a watchdog
+/// that fires when a shutdown hangs. On Unix, SIGKILL to the child's
+/// process group (every child of [`spawn`] leads one).
+pub fn kill_process_tree(pid: u32) {
+    crate::os::stop_tree(pid, Stop::Force);
 }
 
 /// The end of a child whose stdin is closed (or who is gone): wait the
-/// grace period, SIGTERM to its group, wait again, SIGKILL to the group; then
-/// SIGKILL whatever is left of the group after the child ended.
+/// grace period, ask its tree to stop (SIGTERM), wait again, force it
+/// (SIGKILL); then force whatever is left of the tree after the child ended.
 async fn stop_group(pid: u32, exited: &CancellationToken, grace: Duration) {
     if tokio::time::timeout(grace, exited.cancelled()).await.is_err() {
         tracing::debug!(pid, "server did not exit after stdin closed; sending SIGTERM");
-        signal_group(pid, libc::SIGTERM);
+        crate::os::stop_tree(pid, Stop::Ask);
         if tokio::time::timeout(grace, exited.cancelled()).await.is_err() {
             tracing::debug!(pid, "server did not exit after SIGTERM; sending SIGKILL");
-            signal_group(pid, libc::SIGKILL);
+            kill_process_tree(pid);
             // SIGKILL cannot be refused; the bound only guards this wait.
             let _ = tokio::time::timeout(grace, exited.cancelled()).await;
         }
     }
-    signal_group(pid, libc::SIGKILL);
+    kill_process_tree(pid);
 }
 
 /// The state the supervisor and the handle share.
@@ -241,7 +236,7 @@ impl ChildProcess {
 impl Drop for ChildProcess {
     fn drop(&mut self) {
         self.shared.closing.cancel();
-        signal_group(self.id(), libc::SIGKILL);
+        kill_process_tree(self.id());
     }
 }
 
@@ -328,7 +323,7 @@ async fn run_child(
         current.clone()
     };
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        signal_group(pid, libc::SIGKILL);
+        kill_process_tree(pid);
         exited.cancel();
         return;
     };

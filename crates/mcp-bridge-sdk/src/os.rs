@@ -1,0 +1,91 @@
+//! What differs between operating systems, in one place: a child's
+//! process tree and how it is stopped, and files only their owner may
+//! read. Unix is what is built and tested; elsewhere only std's portable
+//! APIs are used, kept minimal (no machine of this project builds another
+//! target).
+
+use std::fs;
+use std::io;
+use std::path::Path;
+
+/// How a child's process tree is told to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// Asked to end (SIGTERM on Unix).
+    Ask,
+    /// Ended at once (SIGKILL on Unix).
+    Force,
+}
+
+/// Starts the child in a process group of its own, so that stopping the
+/// group stops what it started too. Elsewhere the tree is followed when it
+/// is stopped instead.
+pub(crate) fn own_process_group(command: &mut tokio::process::Command) {
+    #[cfg(unix)]
+    command.process_group(0);
+    #[cfg(not(unix))]
+    let _ = command;
+}
+
+/// Stops the process tree of the child `pid` (on Unix its process group).
+/// A tree that no longer exists is not an error.
+pub(crate) fn stop_tree(pid: u32, how: Stop) {
+    #[cfg(unix)]
+    if let Ok(group) = libc::pid_t::try_from(pid)
+        && group > 0
+    {
+        let signal = match how {
+            Stop::Ask => libc::SIGTERM,
+            Stop::Force => libc::SIGKILL,
+        };
+        // SAFETY: kill(2) with a negative pid signals a process group; it
+        // touches no memory of this process.
+        unsafe {
+            libc::kill(-group, signal);
+        }
+    }
+    #[cfg(windows)]
+    {
+        // taskkill follows the tree (/T); /F does not ask first.
+        let mut command = std::process::Command::new("taskkill");
+        command.args(["/PID", &pid.to_string(), "/T"]);
+        if how == Stop::Force {
+            command.arg("/F");
+        }
+        command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        if let Ok(mut child) = command.spawn() {
+            std::thread::spawn(move || child.wait());
+        }
+    }
+    #[cfg(not(any(unix, windows)))]
+    let _ = (pid, how);
+}
+
+/// Creates `dir` and its parents, and makes `dir` readable by its owner
+/// only where the system has permission bits (on Windows the folders of
+/// a user's profile are the user's by their inherited access lists).
+pub(crate) fn create_private_dir_all(dir: &Path) -> io::Result<()> {
+    fs::create_dir_all(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// Options that create a file (or empty it) readable by its owner only,
+/// where the system has permission bits.
+pub(crate) fn private_file_options() -> fs::OpenOptions {
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options
+}
