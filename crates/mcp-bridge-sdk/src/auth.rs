@@ -36,6 +36,7 @@ use crate::transport::http::{AuthProvider, AuthRefusal, HttpConfig};
 
 /// Why a sign-in failed. The texts never hold a token, code or secret.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SignInError {
     /// A metadata, registration or token request could not be made.
     #[error("{0}")]
