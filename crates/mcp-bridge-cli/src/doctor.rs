@@ -243,30 +243,12 @@ fn millis(elapsed: Duration) -> f64 {
     elapsed.as_secs_f64() * 1000.0
 }
 
-/// The HTTP client of the doctor's own requests: the transport's trust and
-/// proxy, the certificate kept for the report, no redirects followed.
+/// The HTTP client of the doctor's own requests: the transport's trust,
+/// identity and proxy, the certificate kept for the report, no redirects
+/// followed.
 fn probe_client(http: &HttpConfig) -> Result<reqwest::Client, String> {
-    let mut builder = reqwest::Client::builder()
-        .use_rustls_tls()
-        .tls_info(true)
-        .timeout(STEP_LIMIT)
-        .redirect(reqwest::redirect::Policy::none());
-    if let Some(file) = &http.ca_file {
-        let pem = std::fs::read(file).map_err(|e| format!("--ca-file {}: {e}", file.display()))?;
-        let certificates = reqwest::Certificate::from_pem_bundle(&pem)
-            .map_err(|e| format!("--ca-file {}: not PEM certificates: {e}", file.display()))?;
-        for certificate in certificates {
-            builder = builder.add_root_certificate(certificate);
-        }
-    }
-    builder = match &http.proxy {
-        ProxyConfig::Explicit { url, no_proxy } => {
-            let proxy = reqwest::Proxy::all(url).map_err(|e| format!("the proxy is not valid: {e}"))?;
-            builder.proxy(proxy.no_proxy(reqwest::NoProxy::from_string(&no_proxy.join(","))))
-        }
-        ProxyConfig::None => builder.no_proxy(),
-    };
-    builder.build().map_err(|e| format!("the HTTP client cannot be built: {e}"))
+    let builder = http.client_builder().map_err(|e| e.to_string())?;
+    builder.tls_info(true).timeout(STEP_LIMIT).build().map_err(|e| format!("the HTTP client cannot be built: {e}"))
 }
 
 /// What the first POST shows.
@@ -420,16 +402,12 @@ fn stored_record(resource: &str) -> Option<StoredSignIn> {
     let store = mcp_bridge::signin::tokens::open().ok()?;
     let text = store.load(&tokens_key(resource)).ok()??;
     let record: TokenRecord = serde_json::from_str(&text).ok()?;
-    let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).ok()?.as_secs();
     Some(StoredSignIn {
         issuer: record.issuer,
         expires_at: record.expires_at.map(http_date),
-        expires_in_s: record.expires_at.map(|at| {
-            seconds_between(
-                SystemTime::UNIX_EPOCH + Duration::from_secs(now),
-                SystemTime::UNIX_EPOCH + Duration::from_secs(at),
-            )
-        }),
+        expires_in_s: record
+            .expires_at
+            .map(|at| seconds_between(SystemTime::now(), SystemTime::UNIX_EPOCH + Duration::from_secs(at))),
         refreshable: record.refresh_token.is_some(),
     })
 }

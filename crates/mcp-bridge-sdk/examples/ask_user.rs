@@ -46,7 +46,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let mut options = ClientOptions::new("example-client", "1.0");
     options.hooks = hooks;
-    options.capabilities.elicitation = Some(Default::default());
+    options.capabilities = ClientCapabilities::builder().form_elicitation().build();
     let client = Client::new(options, memory::connect(&server));
 
     let result = client.call_tool("greet", json!({}), &RequestOptions::default()).await?;

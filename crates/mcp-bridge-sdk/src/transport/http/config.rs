@@ -64,6 +64,17 @@ impl HttpConfig {
         build_client(self).map(|_| ())
     }
 
+    /// The HTTP client builder the transport starts from: this
+    /// configuration's proxy, CA file and client identity, no redirects
+    /// followed. For a tool that makes requests of its own to the same
+    /// server with the same trust, such as `mcp-bridge doctor`.
+    ///
+    /// # Errors
+    /// As [`HttpConfig::check`].
+    pub fn client_builder(&self) -> Result<reqwest::ClientBuilder, Error> {
+        builder(self, reqwest::redirect::Policy::none(), None)
+    }
+
     /// A configuration with the default limits, no proxy and no credentials.
     pub fn new(url: impl Into<String>) -> Self {
         HttpConfig {
@@ -295,6 +306,15 @@ fn build(
     tunnel: Option<&std::path::Path>,
 ) -> Result<reqwest::Client, Error> {
     let invalid = |reason: String| Error::InvalidRequest { reason };
+    builder(config, redirects, tunnel)?.build().map_err(|e| invalid(e.without_url().to_string()))
+}
+
+fn builder(
+    config: &HttpConfig,
+    redirects: reqwest::redirect::Policy,
+    tunnel: Option<&std::path::Path>,
+) -> Result<reqwest::ClientBuilder, Error> {
+    let invalid = |reason: String| Error::InvalidRequest { reason };
     let mut builder = reqwest::Client::builder().no_proxy().redirect(redirects);
     if let ProxyConfig::Explicit { url, no_proxy } = &config.proxy {
         if !url.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://")) {
@@ -337,7 +357,7 @@ fn build(
         })?;
         builder = builder.identity(identity);
     }
-    builder.build().map_err(|e| invalid(e.without_url().to_string()))
+    Ok(builder)
 }
 
 #[cfg(test)]
