@@ -7,11 +7,12 @@ use std::sync::Arc;
 
 use mcp_bridge_protocol::types::{CreateMessageResult, ElicitResult, Root, Tool};
 use mcp_bridge_sdk::auth::{
-    AuthorizationRequest, AuthorizationResponse, Authorize, MemoryStore, OAuthClient, OAuthConfig, PreRegistered,
+    AuthorizationRequest, AuthorizationResponse, Authorize, OAuthClient, OAuthConfig, PreRegistered, authorize,
 };
 use mcp_bridge_sdk::client::{Era, InputHooks};
+use mcp_bridge_sdk::store::MemoryStore;
 use mcp_bridge_sdk::transport::http::{HttpConfig, connect};
-use mcp_bridge_sdk::{Client, ClientOptions, RequestOptions};
+use mcp_bridge_sdk::{BoxError, Client, ClientOptions, RequestOptions};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -116,31 +117,20 @@ pub fn client_options() -> ClientOptions {
     let mut options = ClientOptions::new("mcp-conformance-client", env!("CARGO_PKG_VERSION"));
     options.capabilities = serde_json::from_value(json!({"elicitation": {"form": {}}, "sampling": {}, "roots": {}}))
         .expect("invariant: the literal capabilities are valid");
-    options.hooks = InputHooks {
-        elicit_form: Some(Arc::new(|params| {
-            Box::pin(async move {
-                let schema = serde_json::to_value(&params.requested_schema).map_err(|e| e.to_string())?;
-                let content = sample_object(&schema, true);
-                serde_json::from_value::<ElicitResult>(json!({"action": "accept", "content": content}))
-                    .map_err(|e| e.to_string())
-            })
-        })),
-        elicit_url: None,
-        sample: Some(Arc::new(|_params| {
-            Box::pin(async move {
-                serde_json::from_value::<CreateMessageResult>(json!({
-                    "role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "mcp-conformance-client"
-                }))
-                .map_err(|e| e.to_string())
-            })
-        })),
-        list_roots: Some(Arc::new(|()| {
-            Box::pin(async move {
-                serde_json::from_value::<Vec<Root>>(json!([{"uri": "file:///conformance/root", "name": "root"}]))
-                    .map_err(|e| e.to_string())
-            })
-        })),
-    };
+    options.hooks = InputHooks::new()
+        .on_form(|params| async move {
+            let schema = serde_json::to_value(&params.requested_schema)?;
+            let content = sample_object(&schema, true);
+            serde_json::from_value::<ElicitResult>(json!({"action": "accept", "content": content}))
+        })
+        .on_sampling(|_params| async move {
+            serde_json::from_value::<CreateMessageResult>(json!({
+                "role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "mcp-conformance-client"
+            }))
+        })
+        .on_roots(|| async move {
+            serde_json::from_value::<Vec<Root>>(json!([{"uri": "file:///conformance/root", "name": "root"}]))
+        });
     options
 }
 
@@ -155,19 +145,14 @@ const REDIRECT_URI: &str = "http://localhost:3000/callback";
 /// Signs in as a browser would whose user approves at once: GETs the
 /// authorization URL and reads the redirect back to the client.
 fn follow_authorization() -> Authorize {
-    Arc::new(|request: AuthorizationRequest| {
-        Box::pin(async move {
-            let http = reqwest::Client::builder()
-                .no_proxy()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .map_err(|e| e.to_string())?;
-            let response = http.get(&request.url).send().await.map_err(|e| e.without_url().to_string())?;
-            let location = response.headers().get("location").and_then(|l| l.to_str().ok()).ok_or_else(|| {
+    authorize(|request: AuthorizationRequest| async move {
+        let http = reqwest::Client::builder().no_proxy().redirect(reqwest::redirect::Policy::none()).build()?;
+        let response = http.get(&request.url).send().await.map_err(reqwest::Error::without_url)?;
+        let location =
+            response.headers().get("location").and_then(|l| l.to_str().ok()).ok_or_else(|| {
                 format!("the authorization endpoint answered {} without a redirect", response.status())
             })?;
-            AuthorizationResponse::from_redirect(location)
-        })
+        Ok::<_, BoxError>(AuthorizationResponse::from_redirect(location)?)
     })
 }
 

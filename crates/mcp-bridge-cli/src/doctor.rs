@@ -12,9 +12,10 @@ use mcp_bridge_sdk::auth::discovery::{resource_metadata_urls, server_metadata_ur
 use mcp_bridge_sdk::auth::store::tokens_key;
 use mcp_bridge_sdk::auth::{
     AuthorizationRequest, AuthorizationResponse, Challenge, OAuthClient, OAuthConfig, ResourceMetadata, ServerMetadata,
-    TokenRecord, TokenStore,
+    TokenRecord,
 };
 use mcp_bridge_sdk::client::{CacheMode, Era, Spoken};
+use mcp_bridge_sdk::store::RecordStore;
 use mcp_bridge_sdk::transport::http::{HttpConfig, ProxyConfig};
 use mcp_bridge_sdk::transport::stdio::StdioCommand;
 use mcp_bridge_sdk::{Client, ClientOptions, RequestOptions};
@@ -74,7 +75,7 @@ async fn examine_command(report: &mut Report, command: StdioCommand) {
     let transport = match mcp_bridge_sdk::transport::stdio::spawn(command) {
         Ok(transport) => transport,
         Err(e) => {
-            report.reach.error = Some(e.to_string());
+            report.reach.error = Some(mcp_bridge_sdk::error::report(&e));
             return;
         }
     };
@@ -83,7 +84,7 @@ async fn examine_command(report: &mut Report, command: StdioCommand) {
     report.reach = Reach { ok: true, first_answer_ms: Some(millis(started.elapsed())), ..Default::default() };
     match connected {
         Ok(Ok(_)) => report.mcp = Some(session(&client).await),
-        Ok(Err(e)) => report.mcp_error = Some(e.to_string()),
+        Ok(Err(e)) => report.mcp_error = Some(mcp_bridge_sdk::error::report(&e)),
         Err(_) => report.mcp_error = Some(format!("no answer within {} s", STEP_LIMIT.as_secs())),
     }
     client.close().await;
@@ -133,7 +134,7 @@ async fn examine_url(report: &mut Report, mut http: HttpConfig) {
     let transport = match mcp_bridge_sdk::transport::http::connect(http) {
         Ok(transport) => transport,
         Err(e) => {
-            report.mcp_error = Some(e.to_string());
+            report.mcp_error = Some(mcp_bridge_sdk::error::report(&e));
             return;
         }
     };
@@ -151,7 +152,7 @@ async fn examine_url(report: &mut Report, mut http: HttpConfig) {
             report.transport = Some(transport.into());
             report.mcp = Some(session(&client).await);
         }
-        Ok(Err(e)) => report.mcp_error = Some(e.to_string()),
+        Ok(Err(e)) => report.mcp_error = Some(mcp_bridge_sdk::error::report(&e)),
         Err(_) => report.mcp_error = Some(format!("no answer within {} s", STEP_LIMIT.as_secs())),
     }
     client.close().await;
@@ -188,7 +189,7 @@ async fn session(client: &Client) -> Mcp {
     let mut count = |result: mcp_bridge_sdk::Result<usize>| match result {
         Ok(n) => Some(n),
         Err(e) => {
-            failed.get_or_insert(e.to_string());
+            failed.get_or_insert(mcp_bridge_sdk::error::report(&e));
             None
         }
     };
@@ -416,10 +417,8 @@ fn stored_record(resource: &str) -> Option<StoredSignIn> {
 /// the bridge does, and refuses to sign in anew (the doctor only looks).
 fn stored_sign_in(http: &HttpConfig) -> Result<OAuthClient, String> {
     let store = mcp_bridge::signin::tokens::open()?;
-    let refuse: mcp_bridge_sdk::auth::Authorize = Arc::new(|_request: AuthorizationRequest| {
-        Box::pin(async {
-            Err::<AuthorizationResponse, String>("the doctor does not sign in: run `mcp-bridge URL` once".into())
-        })
+    let refuse = mcp_bridge_sdk::auth::authorize(|_request: AuthorizationRequest| async {
+        Err::<AuthorizationResponse, _>("the doctor does not sign in: run `mcp-bridge URL` once")
     });
     OAuthClient::new(
         OAuthConfig {

@@ -8,7 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use mcp_bridge_sdk::auth::{FileStore, TokenRecord, TokenStore};
+use mcp_bridge_sdk::auth::TokenRecord;
+use mcp_bridge_sdk::store::{FileStore, RecordStore};
 use serde_json::Value;
 use test_support::oauth::{Issued, Shared, TestPki, authorization_server, protected, serve};
 use test_support::{server_everything, server_everything_http, workspace_binary};

@@ -335,10 +335,10 @@ async fn a_start_url_opened_twice_stops_the_sign_in() {
 /// either way a second run uses them and logout clears them.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_automatic_store_keeps_the_sign_in_between_runs_and_logout_clears_it() {
-    use mcp_bridge_sdk::auth::TokenStore;
+    use mcp_bridge_sdk::store::RecordStore;
     let w = world("auto-store").await;
     let service = format!("mcp-bridge-test-{}", std::process::id());
-    let keychain = mcp_bridge_sdk::auth::KeychainStore::new(&service);
+    let keychain = mcp_bridge_sdk::store::KeychainStore::new(&service);
     let keychain_works = keychain.works();
     let run = |browser: PathBuf| {
         let mut command = tokio::process::Command::new(BRIDGE);

@@ -13,6 +13,8 @@
 //! - [`error_code`]: the JSON-RPC error codes of both revisions.
 //! - [`types`]: params, results and building blocks of revision 2026-07-28.
 //! - [`method`]: methods as types and the typed envelopes built on them.
+//! - [`headers`]: the `x-mcp-header` rules of the HTTP transport: which
+//!   parameters a tool mirrors into headers, their encoding and checks.
 //! - [`legacy`]: the 2025-11-25 messages a bridge exchanges with old clients.
 //!
 //! # Example
@@ -35,6 +37,7 @@
 pub mod depth;
 pub mod error_code;
 pub mod framing;
+pub mod headers;
 pub mod id;
 pub mod json_writer;
 pub mod jsonrpc;

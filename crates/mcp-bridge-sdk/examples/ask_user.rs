@@ -3,8 +3,7 @@
 //! and a client whose form hook plays the user. Both run in this process,
 //! joined by the in-memory link.
 
-use std::sync::Arc;
-
+use mcp_bridge_sdk::BoxError;
 use mcp_bridge_sdk::prelude::*;
 use mcp_bridge_sdk::protocol::types::{ContentBlock, ElicitResult, InputRequests, InputResponse};
 use mcp_bridge_sdk::server::NoArguments;
@@ -34,16 +33,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build();
 
     // The user, as the form hook: a real client would show the form.
-    let hooks = InputHooks {
-        elicit_form: Some(Arc::new(|form| {
-            Box::pin(async move {
-                eprintln!("the server asks: {}", form.message);
-                let answer = json!({"action": "accept", "content": {"name": "Ada"}});
-                serde_json::from_value::<ElicitResult>(answer).map_err(|e| e.to_string())
-            })
-        })),
-        ..InputHooks::default()
-    };
+    let hooks = InputHooks::new().on_form(|form| async move {
+        eprintln!("the server asks: {}", form.message);
+        let name = serde_json::Map::from_iter([("name".to_owned(), json!("Ada"))]);
+        Ok::<_, BoxError>(ElicitResult::accept(name))
+    });
     let mut options = ClientOptions::new("example-client", "1.0");
     options.hooks = hooks;
     options.capabilities = ClientCapabilities::builder().form_elicitation().build();

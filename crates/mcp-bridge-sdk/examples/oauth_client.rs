@@ -7,10 +7,10 @@
 
 use std::sync::Arc;
 
-use mcp_bridge_sdk::auth::{
-    AuthorizationRequest, AuthorizationResponse, Authorize, MemoryStore, OAuthClient, OAuthConfig,
-};
+use mcp_bridge_sdk::BoxError;
+use mcp_bridge_sdk::auth::{AuthorizationRequest, AuthorizationResponse, OAuthClient, OAuthConfig, authorize};
 use mcp_bridge_sdk::prelude::*;
+use mcp_bridge_sdk::store::MemoryStore;
 use mcp_bridge_sdk::transport::http::{HttpConfig, connect};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -19,13 +19,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let url = std::env::args().nth(1).ok_or("usage: oauth_client URL")?;
 
     // The person at the keyboard is the browser.
-    let sign_in: Authorize = Arc::new(|request: AuthorizationRequest| {
-        Box::pin(async move {
-            eprintln!("Open this address to sign in:\n{}\nthen paste the address you end on:", request.url);
-            let mut line = String::new();
-            BufReader::new(tokio::io::stdin()).read_line(&mut line).await.map_err(|e| e.to_string())?;
-            AuthorizationResponse::from_redirect(line.trim())
-        })
+    let sign_in = authorize(|request: AuthorizationRequest| async move {
+        eprintln!("Open this address to sign in:\n{}\nthen paste the address you end on:", request.url);
+        let mut line = String::new();
+        BufReader::new(tokio::io::stdin()).read_line(&mut line).await?;
+        Ok::<_, BoxError>(AuthorizationResponse::from_redirect(line.trim())?)
     });
     let config = OAuthConfig {
         server_url: url.clone(),

@@ -4,19 +4,17 @@
 //! client id (pre-registered, a client ID metadata document, or dynamic
 //! registration), runs the authorization code flow with PKCE through the
 //! application's [`Authorize`] hook (a browser, a test), keeps the tokens
-//! in a [`TokenStore`], refreshes them, and steps up the scope once when
+//! in a [`RecordStore`], refreshes them, and steps up the scope once when
 //! the server asks for more.
 //!
 //! - [`challenge`]: the `WWW-Authenticate` header.
 //! - [`discovery`]: where metadata is, and the checks of what it says.
-//! - [`store`]: the records and where they are kept ([`KeychainStore`],
-//!   [`FileStore`], [`MemoryStore`], [`Indexed`] for a list of them).
+//! - [`store`]: the records of a sign-in, kept in any [`RecordStore`]
+//!   ([`crate::store`]: keychain, encrypted files, memory).
 
 pub mod challenge;
 pub mod discovery;
 mod exchange;
-mod file_store;
-mod keychain;
 mod pkce;
 pub mod store;
 
@@ -27,11 +25,10 @@ use reqwest::Url;
 
 pub use challenge::Challenge;
 pub use discovery::{ResourceMetadata, ServerMetadata};
-pub use file_store::FileStore;
-pub use keychain::KeychainStore;
-pub use store::{ClientRecord, Indexed, MemoryStore, TokenRecord, TokenStore};
+pub use store::{ClientRecord, TokenRecord};
 
-use crate::server::BoxFuture;
+use crate::BoxFuture;
+use crate::store::{RecordStore, StoreError};
 use crate::transport::http::{AuthProvider, AuthRefusal, HttpConfig};
 
 /// Why a sign-in failed. The texts never hold a token, code or secret.
@@ -73,6 +70,9 @@ pub enum SignInError {
     /// The [`Authorize`] hook failed (the user did not finish, a timeout).
     #[error("{0}")]
     Authorize(String),
+    /// The address the browser was sent back to is not a URL.
+    #[error("the redirect URL is not valid: {0}")]
+    Redirect(String),
     /// The authorization response is for another request.
     #[error("the authorization response has the wrong state")]
     StateMismatch,
@@ -100,7 +100,7 @@ pub enum SignInError {
     Token(String),
     /// The token store failed.
     #[error("the token store failed: {0}")]
-    Store(String),
+    Store(StoreError),
 }
 
 /// What the application shows the user to sign in.
@@ -144,8 +144,8 @@ impl AuthorizationResponse {
     ///
     /// # Errors
     /// The URL does not parse.
-    pub fn from_redirect(url: &str) -> Result<AuthorizationResponse, String> {
-        let url = Url::parse(url).map_err(|e| format!("the redirect URL is not valid: {e}"))?;
+    pub fn from_redirect(url: &str) -> Result<AuthorizationResponse, SignInError> {
+        let url = Url::parse(url).map_err(|e| SignInError::Redirect(e.to_string()))?;
         let mut response = AuthorizationResponse::default();
         for (name, value) in url.query_pairs() {
             let slot = match name.as_ref() {
@@ -163,8 +163,23 @@ impl AuthorizationResponse {
 }
 
 /// Shows the authorization URL to the user and waits for the redirect.
+/// [`authorize`] makes one of an async closure.
 pub type Authorize =
-    Arc<dyn Fn(AuthorizationRequest) -> BoxFuture<Result<AuthorizationResponse, String>> + Send + Sync>;
+    Arc<dyn Fn(AuthorizationRequest) -> BoxFuture<Result<AuthorizationResponse, crate::BoxError>> + Send + Sync>;
+
+/// An [`Authorize`] hook of an async function or closure, whose error is
+/// any error (or a `String`).
+pub fn authorize<F, Fut, E>(sign_in: F) -> Authorize
+where
+    F: Fn(AuthorizationRequest) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<AuthorizationResponse, E>> + Send + 'static,
+    E: Into<crate::BoxError>,
+{
+    Arc::new(move |request| {
+        let signed_in = sign_in(request);
+        Box::pin(async move { signed_in.await.map_err(Into::into) })
+    })
+}
 
 /// A client id the application was given for every authorization server.
 #[derive(Clone, PartialEq, Eq)]
@@ -225,7 +240,7 @@ struct Inner {
     server_url: Url,
     http: reqwest::Client,
     authorize: Authorize,
-    store: Arc<dyn TokenStore>,
+    store: Arc<dyn RecordStore>,
     /// One sign-in or refresh at a time.
     session: tokio::sync::Mutex<Session>,
     problem: Mutex<Option<SignInError>>,
@@ -252,7 +267,7 @@ impl OAuthClient {
     /// # Errors
     /// [`crate::Error::InvalidRequest`] for a server URL that does not
     /// parse, or connection options that cannot be used.
-    pub fn new(config: OAuthConfig, authorize: Authorize, store: Arc<dyn TokenStore>) -> crate::Result<OAuthClient> {
+    pub fn new(config: OAuthConfig, authorize: Authorize, store: Arc<dyn RecordStore>) -> crate::Result<OAuthClient> {
         let server_url = Url::parse(&config.server_url)
             .map_err(|e| crate::Error::InvalidRequest { reason: format!("the server URL is not valid: {e}") })?;
         // Redirects are not followed: a metadata or token endpoint that
@@ -327,11 +342,12 @@ impl Inner {
     /// The stored record of this server (another process may have written
     /// a newer one).
     fn stored(&self) -> Option<TokenRecord> {
-        store::load(self.store.as_ref(), &store::tokens_key(&self.resource())).ok().flatten()
+        crate::store::load(self.store.as_ref(), &store::tokens_key(&self.resource())).ok().flatten()
     }
 
     fn keep(&self, session: &mut Session, record: TokenRecord) -> Result<(), SignInError> {
-        store::save(self.store.as_ref(), &store::tokens_key(&self.resource()), &record).map_err(SignInError::Store)?;
+        crate::store::save(self.store.as_ref(), &store::tokens_key(&self.resource()), &record)
+            .map_err(SignInError::Store)?;
         session.record = Some(record);
         session.obtained = Some(Instant::now());
         self.obtained.send_modify(|n| *n += 1);
@@ -428,7 +444,8 @@ impl Inner {
     /// now.
     async fn client_for(&self, metadata: &ServerMetadata) -> Result<ClientRecord, SignInError> {
         let key = store::client_key(&metadata.issuer);
-        if let Some(known) = store::load::<ClientRecord>(self.store.as_ref(), &key).map_err(SignInError::Store)?
+        if let Some(known) =
+            crate::store::load::<ClientRecord>(self.store.as_ref(), &key).map_err(SignInError::Store)?
             && known.issuer == metadata.issuer
         {
             return Ok(known);
@@ -460,7 +477,7 @@ impl Inner {
                 supported,
             )
             .await?;
-            store::save(self.store.as_ref(), &key, &registered).map_err(SignInError::Store)?;
+            crate::store::save(self.store.as_ref(), &key, &registered).map_err(SignInError::Store)?;
             registered
         } else {
             return Err(SignInError::NoRegistration);
@@ -508,7 +525,7 @@ impl Inner {
             redirect_uri: self.config.redirect_uri.clone(),
             state: state.clone(),
         };
-        let response = (self.authorize)(request).await.map_err(SignInError::Authorize)?;
+        let response = (self.authorize)(request).await.map_err(|e| SignInError::Authorize(e.to_string()))?;
         // RFC 9207 before anything else of the response is acted on.
         match (&response.iss, metadata.authorization_response_iss_parameter_supported) {
             (Some(iss), _) if *iss != metadata.issuer => return Err(SignInError::IssuerMismatch),
@@ -619,7 +636,7 @@ fn no_offline() -> ServerMetadata {
 }
 
 impl AuthProvider for OAuthClient {
-    fn authorization(&self) -> BoxFuture<Result<Option<String>, String>> {
+    fn authorization(&self) -> BoxFuture<Result<Option<String>, crate::BoxError>> {
         let inner = self.0.clone();
         Box::pin(async move {
             let mut session = inner.session.lock().await;

@@ -11,7 +11,9 @@ mod legacy_listen;
 mod options;
 mod router;
 mod server_requests;
+#[cfg(feature = "tasks")]
 mod task_store;
+#[cfg(feature = "tasks")]
 mod tasks;
 
 use std::collections::HashMap;
@@ -41,16 +43,20 @@ pub use era_cache::{EraCache, VERDICT_TTL, Verdict};
 use options::Callbacks;
 pub use options::{
     ClientIdentity, ClientOptions, Diagnostics, Hook, InputHooks, LogCallback, NotificationCallback, ProgressCallback,
-    RequestOptions, RetryPolicy,
+    RequestOptions, RetryPolicy, hook,
 };
 use router::{Pending, Route, Router, cancelled_notification, event_queue};
+#[cfg(feature = "tasks")]
 pub use task_store::{TaskRecord, TaskStore};
+#[cfg(feature = "tasks")]
 pub use tasks::{ResumedTask, ToolOutcome, task_of_notification, task_result};
 
 use crate::error::{Error, Result};
+#[cfg(feature = "icons")]
 use crate::icons::{IconError, IconWanted, Image};
 use crate::limits::{MAX_AUTO_PAGES, MAX_INPUT_ROUNDS, MAX_LOST_STREAM_RETRIES, MAX_TOTAL_TIMEOUT};
 use crate::transport::Transport;
+#[cfg(feature = "stdio")]
 use crate::transport::stdio::ChildProcess;
 
 /// The longest [`Client::close`] waits for a network transport to end
@@ -88,16 +94,19 @@ struct ClientInner {
     router: Arc<Router>,
     out: mpsc::Sender<Message>,
     next_id: AtomicI64,
+    #[cfg(feature = "stdio")]
     process: Option<ChildProcess>,
     /// Time limits do not apply on the in-memory link.
     timed: bool,
     /// Output schemas from `tools/list`, to check `structuredContent`.
+    #[cfg(feature = "validation")]
     output_schemas: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
     /// Results with a lifetime, when the options enable the cache.
     cache: Option<Arc<ResultCache>>,
     /// The transport's credential, which private cached results belong to.
     credential: crate::transport::Credential,
     /// The endpoint URL of a network transport, the origin of its icons.
+    #[cfg(feature = "icons")]
     endpoint: Option<String>,
     /// Ends a network transport's connection.
     closer: Option<crate::transport::Closer>,
@@ -145,11 +154,14 @@ impl Client {
                 router,
                 out: transport.outgoing,
                 next_id: AtomicI64::new(1),
+                #[cfg(feature = "stdio")]
                 process: transport.process,
                 timed,
+                #[cfg(feature = "validation")]
                 output_schemas: Mutex::default(),
                 cache,
                 credential: transport.credential,
+                #[cfg(feature = "icons")]
                 endpoint: transport.endpoint,
                 closer: transport.closer,
                 spoken: tokio::sync::OnceCell::new(),
@@ -284,6 +296,7 @@ impl Client {
     }
 
     /// The server process, when the transport is a child process.
+    #[cfg(feature = "stdio")]
     pub fn process(&self) -> Option<&ChildProcess> {
         self.inner.process.as_ref()
     }
@@ -298,15 +311,17 @@ impl Client {
             closer.stop.cancel();
             let _ = tokio::time::timeout(CLOSE_GRACE, closer.done.cancelled()).await;
         }
-        match &self.inner.process {
-            Some(process) => process.close().await,
-            None => None,
+        #[cfg(feature = "stdio")]
+        if let Some(process) = &self.inner.process {
+            return process.close().await;
         }
+        None
     }
 
     /// The icon to show among `icons` (of a tool, a prompt, a resource or
     /// the server), as [`crate::icons::select`] ranks them under the
     /// client's policy, for this transport's endpoint.
+    #[cfg(feature = "icons")]
     pub fn select_icon<'a>(&self, icons: &'a [Icon], wanted: &IconWanted) -> Option<&'a Icon> {
         crate::icons::select(icons, wanted, self.inner.endpoint.as_deref(), &self.inner.options.icons)
     }
@@ -316,6 +331,7 @@ impl Client {
     ///
     /// # Errors
     /// The [`IconError`] of the rule the icon breaks.
+    #[cfg(feature = "icons")]
     pub async fn fetch_icon(&self, icon: &Icon) -> std::result::Result<Image, IconError> {
         crate::icons::fetch(icon, self.inner.endpoint.as_deref(), &self.inner.options.icons).await
     }
@@ -422,7 +438,15 @@ impl Client {
     /// `allow_input_required`, an input request comes back as
     /// [`Error::InvalidResponse`]; use [`Client::request`] to see it.
     pub async fn call_tool(&self, name: &str, arguments: Value, options: &RequestOptions) -> Result<CallToolResult> {
-        self.call_tool_to_the_end(name, arguments, options).await
+        #[cfg(feature = "tasks")]
+        return self.call_tool_to_the_end(name, arguments, options).await;
+        #[cfg(not(feature = "tasks"))]
+        {
+            let value = self.request("tools/call", tool_call_params(name, arguments), options).await?;
+            let result: CallToolResult = parse_result("tools/call", value)?;
+            self.check_structured_content(name, &result, options);
+            Ok(result)
+        }
     }
 
     /// `prompts/get`, with input rounds answered by the hooks.
@@ -938,6 +962,7 @@ impl Client {
         outcome
     }
 
+    #[cfg(feature = "validation")]
     fn remember_output_schemas(&self, tools: &[Tool]) {
         let mut schemas = self.inner.output_schemas.lock().unwrap_or_else(|e| e.into_inner());
         for tool in tools {
@@ -953,6 +978,7 @@ impl Client {
         }
     }
 
+    #[cfg(feature = "validation")]
     fn check_structured_content(&self, name: &str, result: &CallToolResult, options: &RequestOptions) {
         let validator = self.inner.output_schemas.lock().unwrap_or_else(|e| e.into_inner()).get(name).cloned();
         let (Some(validator), false) = (validator, result.is_error == Some(true)) else { return };
@@ -962,6 +988,13 @@ impl Client {
             options.diagnose(|d| d.structured_content_invalid = true);
         }
     }
+
+    /// Without the `validation` feature no output schema is checked.
+    #[cfg(not(feature = "validation"))]
+    fn remember_output_schemas(&self, _tools: &[Tool]) {}
+
+    #[cfg(not(feature = "validation"))]
+    fn check_structured_content(&self, _name: &str, _result: &CallToolResult, _options: &RequestOptions) {}
 }
 
 /// Where a request's notifications go: delivered on the reader
@@ -976,6 +1009,16 @@ fn route_for(
         let (tx, rx) = event_queue();
         (Route::Queued(tx), Some(rx))
     }
+}
+
+/// The params of `tools/call`; null arguments are left out.
+fn tool_call_params(name: &str, arguments: Value) -> Map<String, Value> {
+    let mut params = Map::new();
+    params.insert("name".into(), json!(name));
+    if !arguments.is_null() {
+        params.insert("arguments".into(), arguments);
+    }
+    params
 }
 
 fn cursor_params(cursor: Option<&str>) -> Map<String, Value> {

@@ -101,7 +101,7 @@ pub enum Error {
         reason: String,
     },
     /// The server's socket could not be connected to.
-    #[error("cannot connect to the server: {source}")]
+    #[error("cannot connect to the server")]
     Connect {
         /// The operating system's error.
         #[source]
@@ -125,21 +125,36 @@ pub enum Error {
     },
     /// A skill's file failed a check against the skill's entry (Skills
     /// extension); its bytes are not used.
-    #[error("the skill file is refused: {0}")]
+    #[error("the skill file is refused")]
+    #[cfg(feature = "skills")]
     Skill(#[from] crate::skills::SkillError),
     /// The durable task store cannot be read or written.
-    #[error("the task store failed: {reason}")]
-    TaskStore {
-        /// Why.
-        reason: String,
-    },
+    #[error("the task store failed: {0}")]
+    #[cfg(feature = "tasks")]
+    TaskStore(crate::store::StoreError),
     /// The server process could not be started.
-    #[error("cannot start the server process: {source}")]
+    #[error("cannot start the server process")]
     Spawn {
         /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
+}
+
+/// An error with its sources, each after a colon (`cannot start the
+/// server process: No such file or directory (os error 2)`): what a log
+/// line or a person should see. An error's own `Display` leaves its
+/// source out, as the sources are reachable through
+/// [`std::error::Error::source`].
+pub fn report(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 impl Error {
@@ -272,6 +287,15 @@ impl ServerFault {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_message_names_its_source_once() {
+        let error = Error::Spawn { source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such program") };
+        assert_eq!(error.to_string(), "cannot start the server process");
+        assert_eq!(report(&error), "cannot start the server process: no such program");
+        let closed = Error::Closed;
+        assert_eq!(report(&closed), "connection closed");
+    }
 
     #[test]
     fn every_server_fault_maps_to_its_code() {

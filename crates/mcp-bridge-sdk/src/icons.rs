@@ -90,7 +90,7 @@ pub enum IconError {
 
 /// Cleans, converts or rejects a checked image before the caller gets it;
 /// an `Err` is the reason it is rejected.
-pub type IconDecoder = Arc<dyn Fn(Image) -> Result<Image, String> + Send + Sync>;
+pub type IconDecoder = Arc<dyn Fn(Image) -> Result<Image, crate::BoxError> + Send + Sync>;
 
 /// Which https origins icons may come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -16,6 +16,8 @@
 //! - [`auth`]: OAuth sign-in at a protected server (discovery, client
 //!   registration, PKCE, refresh, step-up), as the HTTP transport's
 //!   authorization provider, with its token stores.
+//! - [`store`]: records kept by key (memory, encrypted files, keychain),
+//!   for the sign-ins and the tasks a client follows.
 //! - [`icons`]: icon source rules, selection and a checked fetch.
 //! - [`skills`] and [`apps`]: the Skills and Apps extensions.
 //! - [`limits`]: every limit and time limit, with its reason.
@@ -53,21 +55,61 @@
 //! # }
 //! ```
 //!
+//! # Features
+//!
+//! Everything is on by default. `client` and `server` are the two sides;
+//! `stdio`, `unix`, `http-client`, `http-server` and `websocket` the
+//! transports; `oauth`, `tasks`, `skills`, `icons`, `schemars`,
+//! `validation` and `store` the rest. A stdio server needs `server` and
+//! `stdio` only (48 crates, against 182 for the default set):
+//!
+//! ```toml
+//! mcp-bridge-sdk = { version = "0.1", default-features = false, features = ["server", "stdio", "schemars"] }
+//! ```
+//!
 //! `crates/mcp-bridge-sdk/examples/` has a stdio server, a client of a
 //! child process, an HTTP server, a tool that asks the user, an OAuth
 //! client and a listen subscriber.
 
 #![cfg_attr(not(test), warn(clippy::print_stdout, clippy::unwrap_used))]
+// With features left out, parts of the shared plumbing go unused (an
+// Incoming variant no transport sends); the full build keeps these lints.
+#![cfg_attr(
+    not(all(
+        feature = "client",
+        feature = "server",
+        feature = "stdio",
+        feature = "unix",
+        feature = "http-client",
+        feature = "http-server",
+        feature = "websocket",
+        feature = "oauth",
+        feature = "tasks",
+        feature = "skills",
+        feature = "icons",
+        feature = "validation"
+    )),
+    allow(dead_code, unused_imports)
+)]
 
 pub mod apps;
+#[cfg(feature = "oauth")]
 pub mod auth;
+#[cfg(feature = "client")]
 pub mod client;
 pub mod error;
+#[cfg(feature = "icons")]
 pub mod icons;
 pub mod limits;
+#[cfg(any(feature = "stdio", feature = "store"))]
 mod os;
+#[cfg(feature = "server")]
 pub mod server;
+#[cfg(feature = "skills")]
 pub mod skills;
+#[cfg(feature = "store")]
+pub mod store;
+#[cfg(any(feature = "client", feature = "server"))]
 pub mod transport;
 
 /// The protocol crate, `mcp-bridge-protocol`: every wire type, for what
@@ -87,17 +129,30 @@ pub use mcp_bridge_protocol as protocol;
 /// # let _ = server;
 /// ```
 pub mod prelude {
-    pub use crate::client::{Era, InputHooks};
+    #[cfg(feature = "client")]
+    pub use crate::client::{Client, ClientOptions, Era, InputHooks, RequestOptions};
+    pub use crate::error::{Error, HandlerError};
     #[cfg(feature = "schemars")]
     pub use crate::server::{Json, NoArguments};
-    pub use crate::server::{ServerBuilder, ToolCall};
-    pub use crate::{Client, ClientOptions, Error, HandlerError, Reply, RequestContext, RequestOptions, Server};
+    #[cfg(feature = "server")]
+    pub use crate::server::{Reply, RequestContext, Server, ServerBuilder, ToolCall};
     pub use mcp_bridge_protocol::types::{
         CallToolResult, ClientCapabilities, ContentBlock, GetPromptResult, Implementation, Prompt, PromptMessage, Tool,
         ToolAnnotations,
     };
 }
 
+/// A boxed future that may move between threads: what handlers, input
+/// hooks and credential providers return.
+pub type BoxFuture<T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'static>>;
+
+/// Any error, boxed: what input hooks, sign-in hooks and credential
+/// providers fail with (`"text".into()` makes one from words, `?` from
+/// any error).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+#[cfg(feature = "client")]
 pub use client::{Client, ClientOptions, RequestOptions};
 pub use error::{Error, HandlerError, Result};
+#[cfg(feature = "server")]
 pub use server::{Reply, RequestContext, Server};

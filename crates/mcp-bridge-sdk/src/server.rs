@@ -19,20 +19,23 @@
 mod connection;
 mod context;
 mod dispatch;
+#[cfg(any(feature = "http-server", feature = "websocket"))]
 pub mod http;
 mod request_state;
+#[cfg(feature = "skills")]
 mod skills;
 mod stdio;
 mod subscriptions;
+#[cfg(feature = "tasks")]
 mod tasks;
 #[cfg(feature = "schemars")]
 mod typed;
 mod uri_template;
+#[cfg(feature = "websocket")]
 mod websocket;
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -46,8 +49,10 @@ use serde_json::{Map, Value};
 pub(crate) use connection::Connection;
 pub use context::RequestContext;
 pub use request_state::DEFAULT_STATE_TTL;
+#[cfg(feature = "skills")]
 pub use skills::SkillPackage;
 pub use subscriptions::ChangeEvent;
+#[cfg(feature = "tasks")]
 pub use tasks::{TaskContext, TaskOptions, TaskSupport, TaskWork};
 #[cfg(feature = "schemars")]
 pub use typed::{IntoPromptResult, IntoToolResult, Json, NoArguments, schema_for};
@@ -55,8 +60,7 @@ pub use typed::{IntoPromptResult, IntoToolResult, Json, NoArguments, schema_for}
 use crate::error::HandlerError;
 use crate::limits::ServerLimits;
 
-/// A boxed future, the return type of every handler.
-pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+use crate::BoxFuture;
 
 /// What a handler of a method that may ask for input returns.
 #[derive(Debug)]
@@ -75,6 +79,7 @@ pub enum Reply<R> {
     /// Work that may run as a task (the Tasks extension; see
     /// [`Reply::task`]). Only `tools/call` makes tasks; elsewhere the work
     /// runs before the answer.
+    #[cfg(feature = "tasks")]
     Task(TaskWork<R>),
 }
 
@@ -132,26 +137,30 @@ pub(crate) struct ToolEntry {
     tool: Tool,
     /// The compiled input schema; `None` when it does not compile (then
     /// arguments are not checked, and a warning was logged).
+    #[cfg(feature = "validation")]
     input_validator: Option<Arc<jsonschema::Validator>>,
     /// The parameters mirrored into `Mcp-Param-*` headers on HTTP.
-    header_params: Vec<crate::transport::headers::HeaderParam>,
+    header_params: Vec<mcp_bridge_protocol::headers::HeaderParam>,
     handler: Handler<ToolCall, Reply<CallToolResult>>,
     /// Whether the tool can be served without a task.
+    #[cfg(feature = "tasks")]
     task_support: TaskSupport,
 }
 
 impl ToolEntry {
     fn new(tool: Tool, handler: Handler<ToolCall, Reply<CallToolResult>>) -> Self {
         let header_params =
-            crate::transport::headers::header_params(&Value::Object(tool.input_schema.clone())).unwrap_or_else(|e| {
+            mcp_bridge_protocol::headers::header_params(&Value::Object(tool.input_schema.clone())).unwrap_or_else(|e| {
                 tracing::warn!(tool = %tool.name, "x-mcp-header annotations are invalid, headers will not be checked: {e}");
                 Vec::new()
             });
         ToolEntry {
+            #[cfg(feature = "validation")]
             input_validator: compile_schema(&tool),
             header_params,
             tool,
             handler,
+            #[cfg(feature = "tasks")]
             task_support: TaskSupport::Optional,
         }
     }
@@ -203,8 +212,10 @@ pub(crate) struct ServerInner {
     offers: Offers,
     hub: Arc<subscriptions::Hub>,
     /// The tasks, when the server offers the Tasks extension.
+    #[cfg(feature = "tasks")]
     tasks: Option<Arc<tasks::TaskRegistry>>,
     /// The skills, when the server offers the Skills extension.
+    #[cfg(feature = "skills")]
     skills: Option<skills::SkillCatalog>,
     sealer: request_state::StateSealer,
     cache: CacheHints,
@@ -249,7 +260,9 @@ pub struct ServerBuilder {
     cache: CacheHints,
     page_size: usize,
     limits: ServerLimits,
+    #[cfg(feature = "tasks")]
     tasks: Option<TaskOptions>,
+    #[cfg(feature = "skills")]
     skills: Vec<SkillPackage>,
 }
 
@@ -259,6 +272,7 @@ impl std::fmt::Debug for ServerBuilder {
     }
 }
 
+#[cfg(feature = "validation")]
 fn compile_schema(tool: &Tool) -> Option<Arc<jsonschema::Validator>> {
     match jsonschema::validator_for(&Value::Object(tool.input_schema.clone())) {
         Ok(v) => Some(Arc::new(v)),
@@ -343,6 +357,7 @@ impl ServerBuilder {
     /// [`TaskSupport::Required`] a client that did not declare the Tasks
     /// extension gets -32021 before the handler runs. Needs
     /// [`ServerBuilder::tasks`].
+    #[cfg(feature = "tasks")]
     pub fn task_tool<F, Fut>(mut self, tool: Tool, support: TaskSupport, handler: F) -> Self
     where
         F: Fn(ToolCall, RequestContext) -> Fut + Send + Sync + 'static,
@@ -356,6 +371,7 @@ impl ServerBuilder {
     /// Offers the Tasks extension (`io.modelcontextprotocol/tasks`): tool
     /// handlers' [`Reply::task`] work becomes a task for clients that
     /// declare it, kept as `options` says.
+    #[cfg(feature = "tasks")]
     pub fn tasks(mut self, options: TaskOptions) -> Self {
         self.tasks = Some(options);
         self
@@ -364,6 +380,7 @@ impl ServerBuilder {
     /// Publishes a skill (the Skills extension): each of its files becomes a
     /// `skill://` resource, and the server answers `skills/list`,
     /// `skills/get` and `resources/directory/read`.
+    #[cfg(feature = "skills")]
     pub fn skill(mut self, package: SkillPackage) -> Self {
         self.offers.resources = true;
         for (resource, contents) in package.resources() {
@@ -500,7 +517,9 @@ impl ServerBuilder {
                 templates: RwLock::new(self.templates),
                 completion: self.completion,
                 offers: self.offers,
+                #[cfg(feature = "tasks")]
                 tasks: self.tasks.map(|options| Arc::new(tasks::TaskRegistry::new(options, hub.clone()))),
+                #[cfg(feature = "skills")]
                 skills: (!self.skills.is_empty()).then(|| skills::SkillCatalog::new(self.skills)),
                 hub,
                 sealer,
@@ -538,7 +557,9 @@ impl Server {
             cache: CacheHints::default(),
             page_size: 100,
             limits: ServerLimits::default(),
+            #[cfg(feature = "tasks")]
             tasks: None,
+            #[cfg(feature = "skills")]
             skills: Vec::new(),
         }
     }
@@ -584,7 +605,7 @@ impl Server {
     }
 
     /// The `x-mcp-header` parameters of a tool; empty for an unknown tool.
-    pub(crate) fn header_params(&self, tool: &str) -> Vec<crate::transport::headers::HeaderParam> {
+    pub(crate) fn header_params(&self, tool: &str) -> Vec<mcp_bridge_protocol::headers::HeaderParam> {
         read(&self.inner.tools)
             .iter()
             .find(|t| t.tool.name == tool)

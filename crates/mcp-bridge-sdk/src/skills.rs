@@ -57,6 +57,17 @@ pub enum SkillError {
     /// The frontmatter cannot be read.
     #[error("the frontmatter cannot be read: {0}")]
     Frontmatter(String),
+    /// Files to publish as a skill break the extension's rules.
+    #[error("the skill cannot be published: {0}")]
+    Package(String),
+    /// A file of a skill folder cannot be read.
+    #[error("cannot read {}: {message}", path.display())]
+    Read {
+        /// The file or folder.
+        path: std::path::PathBuf,
+        /// The operating system's message.
+        message: String,
+    },
 }
 
 /// `sha256:` and the 64 lowercase hex digits of the bytes' digest.

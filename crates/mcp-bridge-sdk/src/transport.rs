@@ -10,26 +10,41 @@
 //! and likewise a Unix socket, a WebSocket, or HTTP (one POST per message).
 //! ```
 
-pub mod headers;
+#[cfg(all(feature = "client", any(feature = "http-client", feature = "websocket")))]
+pub mod credentials;
+#[cfg(feature = "http-client")]
 pub mod http;
+#[cfg(any(feature = "server", all(feature = "client", any(feature = "stdio", feature = "unix"))))]
 pub mod lines;
+#[cfg(all(feature = "client", feature = "server"))]
 pub mod memory;
+#[cfg(all(feature = "server", feature = "stdio"))]
 pub mod process_stdio;
+#[cfg(feature = "http-client")]
 pub mod sse;
+#[cfg(all(feature = "client", feature = "stdio"))]
 pub mod stdio;
+#[cfg(all(feature = "client", any(feature = "http-client", feature = "websocket")))]
 mod tls;
-#[cfg(unix)]
+#[cfg(all(unix, feature = "unix", feature = "client"))]
 pub mod unix;
+#[cfg(feature = "websocket")]
 pub mod websocket;
 
+#[cfg(feature = "client")]
 use std::sync::Arc;
 
+#[cfg(feature = "client")]
 use mcp_bridge_protocol::{Message, RequestId};
+#[cfg(feature = "client")]
 use sha2::{Digest, Sha256};
+#[cfg(feature = "client")]
 use tokio::sync::mpsc;
 
-use http::AuthProvider;
+#[cfg(all(feature = "client", any(feature = "http-client", feature = "websocket")))]
+use credentials::AuthProvider;
 
+#[cfg(feature = "client")]
 /// What the client's reader receives.
 #[derive(Debug)]
 pub(crate) enum Incoming {
@@ -56,11 +71,13 @@ pub(crate) enum Incoming {
     RequestOnStream { id: RequestId, request: mcp_bridge_protocol::JsonRpcRequest },
 }
 
+#[cfg(feature = "client")]
 /// A connection to a server, ready for [`crate::Client::new`].
 #[derive(Debug)]
 pub struct Transport {
     pub(crate) outgoing: mpsc::Sender<Message>,
     pub(crate) incoming: mpsc::Receiver<Incoming>,
+    #[cfg(feature = "stdio")]
     pub(crate) process: Option<stdio::ChildProcess>,
     /// Whether request time limits apply (not on the in-memory link).
     pub(crate) timed: bool,
@@ -76,6 +93,7 @@ pub struct Transport {
     pub(crate) closer: Option<Closer>,
 }
 
+#[cfg(feature = "client")]
 /// Ends a transport's connection and tells when it is done.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Closer {
@@ -85,6 +103,7 @@ pub(crate) struct Closer {
     pub(crate) done: tokio_util::sync::CancellationToken,
 }
 
+#[cfg(feature = "client")]
 /// The credential a transport sends with each request (HTTP, WebSocket),
 /// for the result cache: private results are kept per credential.
 #[derive(Clone, Default)]
@@ -95,22 +114,27 @@ pub(crate) enum Credential {
     /// A fixed `Authorization` header value.
     Fixed(String),
     /// The provider that gives each request its credentials.
+    #[cfg(any(feature = "http-client", feature = "websocket"))]
     Provider(Arc<dyn AuthProvider>),
 }
 
+#[cfg(feature = "client")]
 impl std::fmt::Debug for Credential {
     /// The kind of credential, never its value.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             Credential::None => "None",
             Credential::Fixed(_) => "Fixed(***)",
+            #[cfg(any(feature = "http-client", feature = "websocket"))]
             Credential::Provider(_) => "Provider",
         })
     }
 }
 
+#[cfg(feature = "client")]
 impl Credential {
     /// The credential of a transport with this provider and these headers.
+    #[cfg(any(feature = "http-client", feature = "websocket"))]
     pub(crate) fn of(auth: Option<&Arc<dyn AuthProvider>>, headers: &[(String, String)]) -> Credential {
         match auth {
             Some(provider) => Credential::Provider(provider.clone()),
@@ -126,6 +150,7 @@ impl Credential {
         let value = match self {
             Credential::None => return None,
             Credential::Fixed(value) => value.clone(),
+            #[cfg(any(feature = "http-client", feature = "websocket"))]
             Credential::Provider(provider) => provider.authorization().await.ok().flatten()?,
         };
         Some(Sha256::digest(value.as_bytes()).into())

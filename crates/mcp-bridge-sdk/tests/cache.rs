@@ -6,9 +6,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_bridge_protocol::types::{CacheScope, Implementation, Resource, ResourceContents, SubscriptionFilter, Tool};
+use mcp_bridge_sdk::BoxFuture;
 use mcp_bridge_sdk::client::{CacheMode, CacheOptions, Diagnostics};
 use mcp_bridge_sdk::server::http::HttpOptions;
-use mcp_bridge_sdk::server::{BoxFuture, CacheHints, ChangeEvent};
+use mcp_bridge_sdk::server::{CacheHints, ChangeEvent};
 use mcp_bridge_sdk::transport::http::{AuthProvider, AuthRefusal, HttpConfig};
 use mcp_bridge_sdk::{Client, ClientOptions, Error, Reply, RequestOptions, Server, transport};
 use serde_json::{Map, json};
@@ -189,7 +190,7 @@ async fn an_invalid_cursor_drops_the_pages_and_a_list_change_drops_the_list() {
 struct SwitchableToken(Mutex<String>);
 
 impl AuthProvider for SwitchableToken {
-    fn authorization(&self) -> BoxFuture<Result<Option<String>, String>> {
+    fn authorization(&self) -> BoxFuture<Result<Option<String>, mcp_bridge_sdk::BoxError>> {
         let value = format!("Bearer {}", self.0.lock().unwrap());
         Box::pin(async move { Ok(Some(value)) })
     }

@@ -14,8 +14,8 @@ mod common;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use mcp_bridge_protocol::types::ContentBlock;
+use mcp_bridge_sdk::BoxFuture;
 use mcp_bridge_sdk::client::Diagnostics;
-use mcp_bridge_sdk::server::BoxFuture;
 use mcp_bridge_sdk::server::http::HttpOptions;
 use mcp_bridge_sdk::transport::http::{AuthProvider, AuthRefusal, BearerToken, HttpConfig, ProxyConfig, connect};
 use mcp_bridge_sdk::{Client, ClientOptions, Error, RequestOptions, Server};
@@ -68,7 +68,7 @@ struct RotatingToken {
 }
 
 impl AuthProvider for RotatingToken {
-    fn authorization(&self) -> BoxFuture<Result<Option<String>, String>> {
+    fn authorization(&self) -> BoxFuture<Result<Option<String>, mcp_bridge_sdk::BoxError>> {
         let value = format!("Bearer token-{}", self.generation.load(Ordering::SeqCst));
         Box::pin(async move { Ok(Some(value)) })
     }

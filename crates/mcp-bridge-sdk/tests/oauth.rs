@@ -12,12 +12,12 @@ use std::sync::{Arc, Mutex};
 
 use mcp_bridge_protocol::types::ContentBlock;
 use mcp_bridge_sdk::auth::{
-    AuthorizationRequest, AuthorizationResponse, Authorize, MemoryStore, OAuthClient, OAuthConfig, TokenRecord,
-    TokenStore,
+    AuthorizationRequest, AuthorizationResponse, Authorize, OAuthClient, OAuthConfig, TokenRecord, authorize,
 };
 use mcp_bridge_sdk::server::http::HttpOptions;
+use mcp_bridge_sdk::store::{MemoryStore, RecordStore};
 use mcp_bridge_sdk::transport::http::{HttpConfig, connect};
-use mcp_bridge_sdk::{Client, ClientOptions, RequestOptions};
+use mcp_bridge_sdk::{BoxError, Client, ClientOptions, RequestOptions};
 use serde_json::json;
 use test_support::oauth::{Issued, Shared, authorization_server, protected};
 
@@ -28,15 +28,15 @@ fn ping_server() -> axum::Router {
 
 /// A browser whose user approves at once; counts the sign-ins.
 fn approving(count: Arc<AtomicUsize>) -> Authorize {
-    Arc::new(move |request: AuthorizationRequest| {
+    authorize(move |request: AuthorizationRequest| {
         let count = count.clone();
-        Box::pin(async move {
+        async move {
             count.fetch_add(1, Ordering::SeqCst);
             let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-            let response = http.get(&request.url).send().await.map_err(|e| e.to_string())?;
+            let response = http.get(&request.url).send().await?;
             let location = response.headers()["location"].to_str().unwrap().to_owned();
-            AuthorizationResponse::from_redirect(&location)
-        })
+            Ok::<_, BoxError>(AuthorizationResponse::from_redirect(&location)?)
+        }
     })
 }
 

@@ -193,12 +193,12 @@ fn packages_that_break_the_rules_are_refused() {
         ("a", vec![("SKILL.md".into(), b"no frontmatter".to_vec())], "begin with"),
     ];
     for (path, files, why) in cases {
-        let err = SkillPackage::new(path, files).unwrap_err();
+        let err = SkillPackage::new(path, files).unwrap_err().to_string();
         assert!(err.contains(why), "{path}: {err}");
     }
     let mut many = vec![("SKILL.md".to_owned(), skill_md("a"))];
     many.extend((0..512).map(|i| (format!("f{i}"), Vec::new())));
-    assert!(SkillPackage::new("a", many).unwrap_err().contains("over the limits"));
+    assert!(SkillPackage::new("a", many).unwrap_err().to_string().contains("over the limits"));
 }
 
 #[tokio::test]

@@ -11,11 +11,11 @@ use mcp_bridge_protocol::types::{
     CallToolResult, ContentBlock, ElicitResult, Implementation, InputRequests, InputResponse, InputResponses,
     SubscriptionFilter, TaskStatus, Tool,
 };
-use mcp_bridge_sdk::auth::TokenStore;
 use mcp_bridge_sdk::client::{
     Diagnostics, InputHooks, TaskRecord, TaskStore, ToolOutcome, task_of_notification, task_result,
 };
 use mcp_bridge_sdk::server::{TaskOptions, TaskSupport, ToolCall};
+use mcp_bridge_sdk::store::{RecordStore, StoreError};
 use mcp_bridge_sdk::{Client, ClientOptions, Error, HandlerError, Reply, RequestOptions, Server, transport};
 use serde_json::{Value, json};
 
@@ -347,7 +347,7 @@ async fn recorded_tasks_survive_a_restart_and_saved_answers_are_not_asked_again(
                 .unwrap();
         let mut tasks = store.tasks().unwrap();
         tasks[0].pending_input.insert("q1".into(), answer);
-        let raw = mcp_bridge_sdk::auth::FileStore::open(&records, &key_file).unwrap();
+        let raw = mcp_bridge_sdk::store::FileStore::open(&records, &key_file).unwrap();
         raw.save("tasks", &serde_json::to_string(&tasks).unwrap()).unwrap();
         (a.task_id, b.task_id)
     };
@@ -379,15 +379,15 @@ async fn recorded_tasks_survive_a_restart_and_saved_answers_are_not_asked_again(
 #[derive(Debug, Default)]
 struct BrokenStore(Mutex<Vec<String>>);
 
-impl TokenStore for BrokenStore {
-    fn load(&self, _key: &str) -> Result<Option<String>, String> {
+impl RecordStore for BrokenStore {
+    fn load(&self, _key: &str) -> Result<Option<String>, StoreError> {
         Ok(None)
     }
-    fn save(&self, _key: &str, value: &str) -> Result<(), String> {
+    fn save(&self, _key: &str, value: &str) -> Result<(), StoreError> {
         self.0.lock().unwrap().push(value.to_owned());
-        Err("the disk is full".into())
+        Err(StoreError::Other { reason: "the disk is full".into() })
     }
-    fn remove(&self, _key: &str) -> Result<(), String> {
+    fn remove(&self, _key: &str) -> Result<(), StoreError> {
         Ok(())
     }
 }
@@ -399,14 +399,14 @@ async fn a_task_that_cannot_be_recorded_is_cancelled_and_unknown_tasks_are_dropp
     let broken = Arc::new(BrokenStore::default());
     let recording = stored_client(&server, true, Arc::default(), Some(TaskStore::new(broken.clone(), "tasks")));
     let err = recording.call_tool_or_task("sleep", json!({"ms": 60_000}), &o).await.unwrap_err();
-    assert!(matches!(&err, Error::TaskStore { reason } if reason.contains("disk is full")), "{err:?}");
+    assert!(matches!(&err, Error::TaskStore(reason) if reason.to_string().contains("disk is full")), "{err:?}");
     // The server was told: no task is left running for nobody.
     let attempted: Vec<TaskRecord> = serde_json::from_str(&broken.0.lock().unwrap()[0]).unwrap();
     let observer = client(&server, true, Arc::default());
     assert_eq!(observer.get_task(&attempted[0].task_id, &o).await.unwrap().status, TaskStatus::Cancelled);
 
     // A recorded task the server does not know (expired) is forgotten.
-    let records = Arc::new(mcp_bridge_sdk::auth::MemoryStore::default());
+    let records = Arc::new(mcp_bridge_sdk::store::MemoryStore::default());
     records.save("tasks", &json!([{"taskId": "not-a-task", "tool": "sleep"}]).to_string()).unwrap();
     let store = TaskStore::new(records, "tasks");
     let resuming = stored_client(&server, true, Arc::default(), Some(store.clone()));

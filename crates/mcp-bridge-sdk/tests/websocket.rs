@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use mcp_bridge_protocol::types::{CallToolResult, ContentBlock, SubscriptionFilter, Tool};
-use mcp_bridge_sdk::server::BoxFuture;
+use mcp_bridge_sdk::BoxFuture;
 use mcp_bridge_sdk::server::http::{ConnectionLimits, HttpOptions};
 use mcp_bridge_sdk::transport::http::{AuthProvider, AuthRefusal, BearerToken};
 use mcp_bridge_sdk::transport::websocket::{WebSocketConfig, connect};
@@ -247,7 +247,7 @@ struct SignInOnRefusal {
 }
 
 impl AuthProvider for SignInOnRefusal {
-    fn authorization(&self) -> BoxFuture<Result<Option<String>, String>> {
+    fn authorization(&self) -> BoxFuture<Result<Option<String>, mcp_bridge_sdk::BoxError>> {
         let token = self.token.lock().unwrap().clone();
         Box::pin(async move { Ok(token.map(|t| format!("Bearer {t}"))) })
     }

@@ -88,7 +88,7 @@ pub fn check_round(requests: &InputRequests, client: &ClientCapabilities) -> Res
                     Some(_) => {}
                 }
                 check_sampling_messages(&call.params.messages)
-                    .map_err(|r| refuse(Cause::InvalidInputRequest, key, &r))?;
+                    .map_err(|r| refuse(Cause::InvalidInputRequest, key, &r.to_string()))?;
             }
             InputRequest::ListRoots(_) => {
                 if client.roots.is_none() {

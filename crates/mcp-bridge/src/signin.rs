@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use mcp_bridge_sdk::BoxFuture;
 use mcp_bridge_sdk::auth::{AuthorizationRequest, AuthorizationResponse, Authorize};
-use mcp_bridge_sdk::server::BoxFuture;
 
 use receiver::{Delivery, Receiver};
 
@@ -231,7 +231,7 @@ impl SignIn {
             Box::pin(async move {
                 let outcome = me.run(&request).await;
                 *me.last_failure.lock().unwrap_or_else(|e| e.into_inner()) = outcome.as_ref().err().copied();
-                outcome.map_err(|failure| failure.cause().message().to_owned())
+                outcome.map_err(|failure| failure.cause().message().into())
             })
         })
     }

@@ -135,14 +135,14 @@ async fn failures_keep_their_cause() {
     // Nobody signs in.
     let port = free_port();
     let signin = sign_in(Gate::new(None), port, Duration::from_millis(300), lines.clone());
-    let err = signin.authorize()(request(port)).await.unwrap_err();
+    let err = signin.authorize()(request(port)).await.unwrap_err().to_string();
     assert!(err.contains("--sign-in-timeout"), "{err}");
     assert_eq!(signin.last_failure(), Some(Failure::Timeout));
     // The redirect port is taken.
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
     let signin = sign_in(Gate::new(None), port, Duration::from_secs(1), lines.clone());
-    let err = signin.authorize()(request(port)).await.unwrap_err();
+    let err = signin.authorize()(request(port)).await.unwrap_err().to_string();
     assert!(err.contains("--redirect-port"), "{err}");
     assert_eq!(signin.last_failure(), Some(Failure::RedirectPortUnavailable));
     // A URL that is not https.
@@ -214,7 +214,7 @@ async fn after_initialized_a_client_that_cannot_show_a_url_gets_reauthorization_
     let port = free_port();
     let signin = sign_in(gate, port, Duration::from_secs(30), Arc::default());
     let started = std::time::Instant::now();
-    let err = signin.authorize()(request(port)).await.unwrap_err();
+    let err = signin.authorize()(request(port)).await.unwrap_err().to_string();
     assert_eq!(signin.last_failure(), Some(Failure::ReauthorizationRequired));
     assert!(err.contains("restart the server"), "{err}");
     assert!(started.elapsed() < Duration::from_secs(5), "no wait for a sign-in nobody can see");

@@ -363,3 +363,21 @@ pub struct ElicitResult {
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
+
+impl ElicitResult {
+    /// The user submitted the form with these values (an empty map for a
+    /// URL elicitation they finished).
+    pub fn accept(content: Map<String, Value>) -> Self {
+        ElicitResult { action: ElicitAction::Accept, content: Some(content), meta: None, extra: Map::new() }
+    }
+
+    /// The user said no.
+    pub fn decline() -> Self {
+        ElicitResult { action: ElicitAction::Decline, content: None, meta: None, extra: Map::new() }
+    }
+
+    /// The user dismissed the question.
+    pub fn cancel() -> Self {
+        ElicitResult { action: ElicitAction::Cancel, content: None, meta: None, extra: Map::new() }
+    }
+}

@@ -8,7 +8,6 @@ use super::{Client, RequestOptions, cursor_params, parse_result};
 use crate::apps::{APP_MIME_TYPE, UiResource};
 use crate::error::{Error, Result};
 use crate::limits::MAX_AUTO_PAGES;
-use crate::skills::verify_file;
 
 fn uri_params(uri: &str) -> Map<String, Value> {
     Map::from_iter([("uri".to_owned(), json!(uri))])
@@ -98,11 +97,12 @@ impl Client {
     /// # Errors
     /// [`Error::Skill`] when the file fails a check (the bytes are not
     /// given); see [`Error`] for the read itself.
+    #[cfg(feature = "skills")]
     pub async fn read_skill_file(&self, entry: &Skill, uri: &str, options: &RequestOptions) -> Result<Vec<u8>> {
         crate::skills::check_entry(entry)?;
         let read = self.read_resource(uri, options).await?;
         let (bytes, _, _) = bytes_of(&read.contents, uri)?;
-        verify_file(entry, uri, &bytes)?;
+        crate::skills::verify_file(entry, uri, &bytes)?;
         Ok(bytes)
     }
 

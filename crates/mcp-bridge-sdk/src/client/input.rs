@@ -3,9 +3,10 @@
 //! hook, and the answer checked before it goes back (2026-07-28, MRTR,
 //! Elicitation, Sampling, Roots).
 
+/// The tool-use rules of sampling messages, from the protocol crate.
+pub use mcp_bridge_protocol::types::check_sampling_messages;
 use mcp_bridge_protocol::types::{
     ClientCapabilities, ElicitAction, ElicitRequestParams, InputRequest, InputRequests, InputResponse, InputResponses,
-    SamplingContent, SamplingMessage,
 };
 use serde_json::Value;
 
@@ -47,9 +48,11 @@ pub(crate) async fn answer_one(
                     return Err(undeclared(key, "elicitation.form"));
                 }
                 let hook = hooks.elicit_form.as_ref().ok_or_else(|| hook_failed(key, "no form elicitation hook"))?;
+                #[cfg(feature = "validation")]
                 let schema = serde_json::to_value(&params.requested_schema)
                     .map_err(|e| Error::InvalidInputRequest { key: key.to_owned(), reason: e.to_string() })?;
-                let result = hook(params).await.map_err(|e| hook_failed(key, e))?;
+                let result = hook(params).await.map_err(|e| hook_failed(key, e.to_string()))?;
+                #[cfg(feature = "validation")]
                 if result.action == ElicitAction::Accept {
                     check_elicitation_content(key, &schema, result.content.as_ref())?;
                 }
@@ -66,7 +69,7 @@ pub(crate) async fn answer_one(
                     });
                 }
                 let hook = hooks.elicit_url.as_ref().ok_or_else(|| hook_failed(key, "no URL elicitation hook"))?;
-                Ok(InputResponse::Elicit(hook(params).await.map_err(|e| hook_failed(key, e))?))
+                Ok(InputResponse::Elicit(hook(params).await.map_err(|e| hook_failed(key, e.to_string()))?))
             }
         },
         InputRequest::CreateMessage(call) => {
@@ -75,16 +78,18 @@ pub(crate) async fn answer_one(
                 return Err(undeclared(key, "sampling.tools"));
             }
             check_sampling_messages(&call.params.messages)
-                .map_err(|reason| Error::InvalidInputRequest { key: key.to_owned(), reason })?;
+                .map_err(|e| Error::InvalidInputRequest { key: key.to_owned(), reason: e.to_string() })?;
             let hook = hooks.sample.as_ref().ok_or_else(|| hook_failed(key, "no sampling hook"))?;
-            Ok(InputResponse::CreateMessage(Box::new(hook(call.params).await.map_err(|e| hook_failed(key, e))?)))
+            Ok(InputResponse::CreateMessage(Box::new(
+                hook(call.params).await.map_err(|e| hook_failed(key, e.to_string()))?,
+            )))
         }
         InputRequest::ListRoots(_) => {
             if caps.roots.is_none() {
                 return Err(undeclared(key, "roots"));
             }
             let hook = hooks.list_roots.as_ref().ok_or_else(|| hook_failed(key, "no roots hook"))?;
-            let roots = hook(()).await.map_err(|e| hook_failed(key, e))?;
+            let roots = hook(()).await.map_err(|e| hook_failed(key, e.to_string()))?;
             if let Some(bad) = roots.iter().find(|r| !r.uri.starts_with("file://")) {
                 return Err(hook_failed(key, format!("root {:?} is not a file:// URI", bad.uri)));
             }
@@ -107,6 +112,7 @@ pub(crate) async fn answer_one(
 /// # Errors
 /// [`Error::InvalidInputRequest`] when the schema does not compile,
 /// [`Error::HookFailed`] when the content does not match it.
+#[cfg(feature = "validation")]
 pub fn check_elicitation_content(
     key: &str,
     schema: &Value,
@@ -130,52 +136,9 @@ pub fn is_absolute_url(url: &str) -> bool {
     scheme_ok && !host.is_empty() && !url.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
-/// The tool-use rules of sampling messages (2026-07-28, Sampling): a
-/// message with tool results holds only tool results, from the user, each
-/// answering a tool use of the assistant message just before it.
-///
-/// # Errors
-/// The rule a message breaks, in words.
-pub fn check_sampling_messages(messages: &[SamplingMessage]) -> Result<(), String> {
-    use mcp_bridge_protocol::types::Role;
-    for (i, message) in messages.iter().enumerate() {
-        let blocks = message.content.as_slice();
-        let results: Vec<&str> = blocks
-            .iter()
-            .filter_map(|b| if let SamplingContent::ToolResult(r) = b { Some(r.tool_use_id.as_str()) } else { None })
-            .collect();
-        if results.is_empty() {
-            continue;
-        }
-        if results.len() != blocks.len() {
-            return Err(format!("message {i} mixes tool results with other content"));
-        }
-        if message.role != Role::User {
-            return Err(format!("message {i} has tool results but is not from the user"));
-        }
-        let uses: Vec<&str> = i
-            .checked_sub(1)
-            .and_then(|p| messages.get(p))
-            .filter(|prev| prev.role == Role::Assistant)
-            .map(|prev| {
-                prev.content
-                    .as_slice()
-                    .iter()
-                    .filter_map(|b| if let SamplingContent::ToolUse(u) = b { Some(u.id.as_str()) } else { None })
-                    .collect()
-            })
-            .unwrap_or_default();
-        if let Some(orphan) = results.iter().find(|id| !uses.contains(id)) {
-            return Err(format!("message {i} answers tool use {orphan:?} that the previous assistant message lacks"));
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn absolute_urls_are_told_from_others() {
@@ -184,25 +147,5 @@ mod tests {
         assert!(!is_absolute_url("https://"));
         assert!(!is_absolute_url("https://exa mple.com"));
         assert!(!is_absolute_url("1http://x"));
-    }
-
-    #[test]
-    fn tool_results_must_answer_the_previous_tool_uses() {
-        let msgs = |v: Value| -> Vec<SamplingMessage> { serde_json::from_value(v).unwrap() };
-        let good = msgs(json!([
-            {"role":"user","content":{"type":"text","text":"weather?"}},
-            {"role":"assistant","content":[{"type":"tool_use","id":"a","name":"w","input":{}}]},
-            {"role":"user","content":[{"type":"tool_result","toolUseId":"a","content":[]}]}
-        ]));
-        assert!(check_sampling_messages(&good).is_ok());
-        let orphan = msgs(json!([
-            {"role":"user","content":[{"type":"tool_result","toolUseId":"a","content":[]}]}
-        ]));
-        assert!(check_sampling_messages(&orphan).is_err());
-        let mixed = msgs(json!([
-            {"role":"assistant","content":[{"type":"tool_use","id":"a","name":"w","input":{}}]},
-            {"role":"user","content":[{"type":"tool_result","toolUseId":"a","content":[]},{"type":"text","text":"x"}]}
-        ]));
-        assert!(check_sampling_messages(&mixed).is_err());
     }
 }

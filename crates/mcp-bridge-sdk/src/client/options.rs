@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::limits::{MAX_PENDING_REQUESTS, MAX_PROGRESS_RATE_PER_S, REQUEST_TIMEOUT};
-use crate::server::BoxFuture;
+use crate::{BoxError, BoxFuture};
 
 /// A callback for notifications; it gets a reference valid during the call.
 pub type NotificationCallback = Arc<dyn Fn(&JsonRpcNotification) + Send + Sync>;
@@ -24,8 +24,23 @@ pub type ProgressCallback = Arc<dyn Fn(&ProgressNotificationParams) + Send + Syn
 pub type LogCallback = Arc<dyn Fn(&LoggingMessageNotificationParams) + Send + Sync>;
 
 /// An input hook: answers one kind of input request. An `Err` is the
-/// reason the hook could not answer.
-pub type Hook<P, R> = Arc<dyn Fn(P) -> BoxFuture<Result<R, String>> + Send + Sync>;
+/// reason the hook could not answer. [`hook`] makes one of an async
+/// closure.
+pub type Hook<P, R> = Arc<dyn Fn(P) -> BoxFuture<Result<R, BoxError>> + Send + Sync>;
+
+/// An input hook of an async function or closure, whose error is any
+/// error (or a `String`).
+pub fn hook<P, R, F, Fut, E>(answer: F) -> Hook<P, R>
+where
+    F: Fn(P) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<R, E>> + Send + 'static,
+    E: Into<BoxError>,
+{
+    Arc::new(move |params| {
+        let answer = answer(params);
+        Box::pin(async move { answer.await.map_err(Into::into) })
+    })
+}
 
 /// The client's answers to a server's input requests (multi round-trip).
 /// A kind without a hook, or not declared in the client's capabilities, is
@@ -50,6 +65,57 @@ impl std::fmt::Debug for InputHooks {
             .field("sample", &self.sample.is_some())
             .field("list_roots", &self.list_roots.is_some())
             .finish()
+    }
+}
+
+impl InputHooks {
+    /// No hooks: every input request is refused.
+    pub fn new() -> Self {
+        InputHooks::default()
+    }
+
+    /// Answers form elicitations with `answer` (see [`hook`]).
+    pub fn on_form<F, Fut, E>(mut self, answer: F) -> Self
+    where
+        F: Fn(ElicitRequestFormParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, E>> + Send + 'static,
+        E: Into<BoxError>,
+    {
+        self.elicit_form = Some(hook(answer));
+        self
+    }
+
+    /// Shows URL elicitations to the user with `answer`.
+    pub fn on_url<F, Fut, E>(mut self, answer: F) -> Self
+    where
+        F: Fn(ElicitRequestUrlParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, E>> + Send + 'static,
+        E: Into<BoxError>,
+    {
+        self.elicit_url = Some(hook(answer));
+        self
+    }
+
+    /// Answers sampling requests with `answer`.
+    pub fn on_sampling<F, Fut, E>(mut self, answer: F) -> Self
+    where
+        F: Fn(CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, E>> + Send + 'static,
+        E: Into<BoxError>,
+    {
+        self.sample = Some(hook(answer));
+        self
+    }
+
+    /// Lists the roots with `answer`.
+    pub fn on_roots<F, Fut, E>(mut self, answer: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<Root>, E>> + Send + 'static,
+        E: Into<BoxError>,
+    {
+        self.list_roots = Some(hook(move |()| answer()));
+        self
     }
 }
 
@@ -88,9 +154,11 @@ pub struct ClientOptions {
     /// The result cache; off by default.
     pub cache: super::CacheOptions,
     /// What the client accepts as an icon.
+    #[cfg(feature = "icons")]
     pub icons: crate::icons::IconPolicy,
     /// Where the tasks this client follows are recorded, to resume them
     /// after a restart ([`super::Client::resume_tasks`]); none by default.
+    #[cfg(feature = "tasks")]
     pub task_store: Option<super::TaskStore>,
 }
 
@@ -122,7 +190,9 @@ impl ClientOptions {
             request_timeout: REQUEST_TIMEOUT,
             max_pending: MAX_PENDING_REQUESTS,
             cache: super::CacheOptions::default(),
+            #[cfg(feature = "icons")]
             icons: crate::icons::IconPolicy::default(),
+            #[cfg(feature = "tasks")]
             task_store: None,
         }
     }

@@ -4,7 +4,7 @@
 //! [`Client::resume_tasks`](super::Client::resume_tasks) sends a saved
 //! answer again instead of asking the user twice.
 //!
-//! The records are JSON kept under one key of a [`TokenStore`]: with
+//! The records are JSON kept under one key of a [`RecordStore`]: with
 //! [`TaskStore::files`] that is an encrypted, owner-only file replaced
 //! atomically; [`TaskStore::memory`] keeps them in the process.
 
@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use mcp_bridge_protocol::types::InputResponses;
 use serde::{Deserialize, Serialize};
 
-use crate::auth::{FileStore, MemoryStore, TokenStore};
+use crate::store::{FileStore, MemoryStore, RecordStore, StoreError};
 
 /// What the client remembers of one task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -36,7 +36,7 @@ pub struct TaskRecord {
 /// Where a client keeps its task records.
 #[derive(Clone)]
 pub struct TaskStore {
-    records: Arc<dyn TokenStore>,
+    records: Arc<dyn RecordStore>,
     key: String,
     /// One change at a time, so two tasks' updates do not undo each other.
     writing: Arc<Mutex<()>>,
@@ -51,7 +51,7 @@ impl std::fmt::Debug for TaskStore {
 impl TaskStore {
     /// Records under `key` of any store (one key per server a client
     /// follows tasks on).
-    pub fn new(records: Arc<dyn TokenStore>, key: impl Into<String>) -> Self {
+    pub fn new(records: Arc<dyn RecordStore>, key: impl Into<String>) -> Self {
         TaskStore { records, key: key.into(), writing: Arc::default() }
     }
 
@@ -66,7 +66,7 @@ impl TaskStore {
     ///
     /// # Errors
     /// The directory or key file cannot be used.
-    pub fn files(dir: impl Into<PathBuf>, key_file: &Path) -> Result<Self, String> {
+    pub fn files(dir: impl Into<PathBuf>, key_file: &Path) -> Result<Self, StoreError> {
         Ok(TaskStore::new(Arc::new(FileStore::open(dir, key_file)?), "tasks"))
     }
 
@@ -74,27 +74,27 @@ impl TaskStore {
     ///
     /// # Errors
     /// Why the store cannot be read, or its record is not valid.
-    pub fn tasks(&self) -> Result<Vec<TaskRecord>, String> {
+    pub fn tasks(&self) -> Result<Vec<TaskRecord>, StoreError> {
         match self.records.load(&self.key)? {
             None => Ok(Vec::new()),
-            Some(text) => serde_json::from_str(&text).map_err(|e| format!("the task records are not valid: {e}")),
+            Some(text) => serde_json::from_str(&text).map_err(|e| StoreError::Decode(e.to_string())),
         }
     }
 
     /// Applies a change to the records and saves them.
-    pub(crate) fn change(&self, apply: impl FnOnce(&mut Vec<TaskRecord>)) -> Result<(), String> {
+    pub(crate) fn change(&self, apply: impl FnOnce(&mut Vec<TaskRecord>)) -> Result<(), StoreError> {
         let _one_at_a_time = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         let mut tasks = self.tasks()?;
         apply(&mut tasks);
         if tasks.is_empty() {
             return self.records.remove(&self.key);
         }
-        let text = serde_json::to_string(&tasks).map_err(|e| e.to_string())?;
+        let text = serde_json::to_string(&tasks).map_err(|e| StoreError::Encode(e.to_string()))?;
         self.records.save(&self.key, &text)
     }
 
     /// Changes the record of one task, if there is one.
-    pub(crate) fn change_task(&self, task_id: &str, apply: impl FnOnce(&mut TaskRecord)) -> Result<(), String> {
+    pub(crate) fn change_task(&self, task_id: &str, apply: impl FnOnce(&mut TaskRecord)) -> Result<(), StoreError> {
         self.change(|tasks| {
             if let Some(record) = tasks.iter_mut().find(|t| t.task_id == task_id) {
                 apply(record);
@@ -103,12 +103,12 @@ impl TaskStore {
     }
 
     /// Forgets a task.
-    pub(crate) fn forget(&self, task_id: &str) -> Result<(), String> {
+    pub(crate) fn forget(&self, task_id: &str) -> Result<(), StoreError> {
         self.change(|tasks| tasks.retain(|t| t.task_id != task_id))
     }
 
     /// The record of one task.
-    pub(crate) fn task(&self, task_id: &str) -> Result<Option<TaskRecord>, String> {
+    pub(crate) fn task(&self, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {
         Ok(self.tasks()?.into_iter().find(|t| t.task_id == task_id))
     }
 }

@@ -80,12 +80,7 @@ impl Client {
         arguments: Value,
         options: &RequestOptions,
     ) -> Result<ToolOutcome> {
-        let mut params = Map::new();
-        params.insert("name".into(), json!(name));
-        if !arguments.is_null() {
-            params.insert("arguments".into(), arguments);
-        }
-        let value = self.request("tools/call", params, options).await?;
+        let value = self.request("tools/call", super::tool_call_params(name, arguments), options).await?;
         if value.get("resultType").and_then(Value::as_str) == Some("task") {
             if !self.declares_tasks() {
                 return Err(Error::InvalidResponse {
@@ -116,7 +111,7 @@ impl Client {
             if let Err(e) = self.cancel_task(&task.task_id, &RequestOptions::default()).await {
                 tracing::debug!(task_id = %task.task_id, "the unrecorded task could not be cancelled: {e}");
             }
-            return Err(Error::TaskStore { reason });
+            return Err(Error::TaskStore(reason));
         }
         Ok(())
     }
@@ -130,7 +125,7 @@ impl Client {
     /// own outcome is in its [`ResumedTask`].
     pub async fn resume_tasks(&self, options: &RequestOptions) -> Result<Vec<ResumedTask>> {
         let Some(store) = &self.inner.options.task_store else { return Ok(Vec::new()) };
-        let records = store.tasks().map_err(|reason| Error::TaskStore { reason })?;
+        let records = store.tasks().map_err(Error::TaskStore)?;
         let follow = records.into_iter().map(|record| async move {
             let outcome = self.await_task(&record.task_id, options).await;
             ResumedTask { record, outcome }
@@ -182,7 +177,7 @@ impl Client {
         let deadline = tokio::time::Instant::now() + limit;
         let poll = RequestOptions { timeout: None, cancel: None, ..options.clone() };
         let store = self.inner.options.task_store.as_ref();
-        let record = store.map(|s| s.task(task_id)).transpose().map_err(|reason| Error::TaskStore { reason })?;
+        let record = store.map(|s| s.task(task_id)).transpose().map_err(Error::TaskStore)?;
         let mut answered = BTreeSet::new();
         if let Some(record) = record.flatten() {
             answered = record.answered;

@@ -198,7 +198,7 @@ pub fn inspect(
     }
     let image = Image { format, bytes, dimensions };
     match &policy.decoder {
-        Some(decoder) => decoder(image).map_err(IconError::DecoderFailed),
+        Some(decoder) => decoder(image).map_err(|e| IconError::DecoderFailed(e.to_string())),
         None => Ok(image),
     }
 }

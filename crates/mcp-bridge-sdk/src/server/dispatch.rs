@@ -16,9 +16,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::request_state::params_digest;
 use super::{
-    BoxFuture, PromptRequest, Reply, RequestContext, ResourceRequest, Server, TaskContext, TaskSupport, ToolCall, read,
-    subscriptions, tasks, uri_template,
+    PromptRequest, Reply, RequestContext, ResourceRequest, Server, ToolCall, read, subscriptions, uri_template,
 };
+#[cfg(feature = "tasks")]
+use super::{TaskContext, TaskSupport, tasks};
+use crate::BoxFuture;
 use crate::error::{HandlerError, ServerFault};
 use crate::limits::SUPPORTED_VERSIONS;
 
@@ -173,23 +175,41 @@ impl Server {
             "subscriptions/listen" => {
                 return self.listen(request.id, &params, &ctx.client_capabilities, conn, cancel).await;
             }
+            #[cfg(feature = "tasks")]
             "tasks/get" | "tasks/update" | "tasks/cancel" => self.task_method(method, &params, &ctx).await,
+            #[cfg(feature = "skills")]
             "skills/list" | "skills/get" | "resources/directory/read" => self.skill_method(method, &params),
             _ => Err(ServerFault::MethodNotFound { method: method.to_owned() }),
         })
     }
 
+    /// Whether the server offers the Tasks extension.
+    fn offers_tasks(&self) -> bool {
+        #[cfg(feature = "tasks")]
+        return self.inner.tasks.is_some();
+        #[cfg(not(feature = "tasks"))]
+        false
+    }
+
+    /// Whether the server offers the Skills extension.
+    fn offers_skills(&self) -> bool {
+        #[cfg(feature = "skills")]
+        return self.inner.skills.is_some();
+        #[cfg(not(feature = "skills"))]
+        false
+    }
+
     fn serves(&self, method: &str) -> bool {
         let offers = self.inner.offers;
         if SKILL_METHODS.contains(&method) {
-            return self.inner.skills.is_some();
+            return self.offers_skills();
         }
         match method.split('/').next() {
             Some("tools") => offers.tools,
             Some("prompts") => offers.prompts,
             Some("resources") => offers.resources,
             Some("completion") => offers.completions,
-            Some("tasks") => self.inner.tasks.is_some(),
+            Some("tasks") => self.offers_tasks(),
             _ => true,
         }
     }
@@ -216,10 +236,10 @@ impl Server {
     /// The extensions the server offers, with their settings.
     fn extensions(&self) -> Option<Map<String, Value>> {
         let mut extensions = Map::new();
-        if self.inner.tasks.is_some() {
+        if self.offers_tasks() {
             extensions.insert(mcp_bridge_protocol::types::TASKS_EXTENSION.to_owned(), json!({}));
         }
-        if self.inner.skills.is_some() {
+        if self.offers_skills() {
             extensions
                 .insert(mcp_bridge_protocol::types::SKILLS_EXTENSION.to_owned(), json!({ "directoryRead": true }));
         }
@@ -301,6 +321,7 @@ impl Server {
         let handler_ctx = RequestContext { input_responses: responses.clone(), state: state.clone(), ..ctx.clone() };
         match run(responses, state, handler_ctx).await.map_err(ServerFault::Handler)? {
             Reply::Complete(result) => to_value(&result),
+            #[cfg(feature = "tasks")]
             Reply::Task(work) => match &self.inner.tasks {
                 Some(registry) if method == "tools/call" && tasks::declares_tasks(&ctx.client_capabilities) => {
                     to_value(&registry.create(work, ctx.client_capabilities.clone())?)
@@ -341,17 +362,28 @@ impl Server {
             Some(Value::Object(a)) => a.clone(),
             Some(_) => return Err(ServerFault::InvalidParams { reason: "arguments must be an object".into() }),
         };
+        #[cfg_attr(not(all(feature = "validation", feature = "tasks")), allow(unused_variables))]
         let (handler, validator, task_support) = {
             let tools = read(&self.inner.tools);
             let entry = tools
                 .iter()
                 .find(|t| t.tool.name == name)
                 .ok_or_else(|| ServerFault::InvalidParams { reason: format!("unknown tool: {name}") })?;
-            (entry.handler.clone(), entry.input_validator.clone(), entry.task_support)
+            #[cfg(feature = "validation")]
+            let validator = entry.input_validator.clone();
+            #[cfg(not(feature = "validation"))]
+            let validator = ();
+            #[cfg(feature = "tasks")]
+            let task_support = entry.task_support;
+            #[cfg(not(feature = "tasks"))]
+            let task_support = ();
+            (entry.handler.clone(), validator, task_support)
         };
+        #[cfg(feature = "tasks")]
         if task_support == TaskSupport::Required && !tasks::declares_tasks(&ctx.client_capabilities) {
             return Err(ServerFault::Handler(HandlerError::missing_capability(tasks::tasks_capability())));
         }
+        #[cfg(feature = "validation")]
         if let Some(validator) = validator {
             let instance = Value::Object(arguments.clone());
             if let Some(error) = validator.iter_errors(&instance).next() {
@@ -442,10 +474,13 @@ impl Server {
     fn agreed_filter(&self, wanted: SubscriptionFilter) -> SubscriptionFilter {
         let offers = self.inner.offers;
         let keep = |on: bool, v: Option<bool>| if on { v.filter(|b| *b) } else { None };
+        #[cfg(feature = "tasks")]
         let task_ids = match (&self.inner.tasks, wanted.task_ids) {
             (Some(registry), Some(ids)) => Some(ids.into_iter().filter(|id| registry.exists(id)).collect()),
             _ => None,
         };
+        #[cfg(not(feature = "tasks"))]
+        let task_ids = None;
         SubscriptionFilter {
             tools_list_changed: keep(offers.tools, wanted.tools_list_changed),
             prompts_list_changed: keep(offers.prompts, wanted.prompts_list_changed),
@@ -457,6 +492,7 @@ impl Server {
     }
 
     /// `skills/list`, `skills/get` and `resources/directory/read`.
+    #[cfg(feature = "skills")]
     fn skill_method(&self, method: &str, params: &Map<String, Value>) -> Outcome {
         let catalog = self.inner.skills.as_ref().ok_or(ServerFault::MethodNotFound { method: method.to_owned() })?;
         match method {
@@ -477,6 +513,7 @@ impl Server {
 
     /// `tasks/get`, `tasks/update` and `tasks/cancel`, for clients that
     /// declare the extension.
+    #[cfg(feature = "tasks")]
     async fn task_method(&self, method: &str, params: &Map<String, Value>, ctx: &RequestContext) -> Outcome {
         let registry = self.inner.tasks.as_ref().ok_or(ServerFault::MethodNotFound { method: method.to_owned() })?;
         if !tasks::declares_tasks(&ctx.client_capabilities) {
@@ -505,7 +542,7 @@ impl Server {
         &self,
         id: RequestId,
         params: &Map<String, Value>,
-        capabilities: &ClientCapabilities,
+        #[cfg_attr(not(feature = "tasks"), allow(unused_variables))] capabilities: &ClientCapabilities,
         conn: &ConnectionHandle,
         cancel: CancellationToken,
     ) -> Option<Outcome> {
@@ -515,6 +552,7 @@ impl Server {
             Some(Err(e)) => return Some(Err(ServerFault::InvalidParams { reason: format!("notifications: {e}") })),
             None => return Some(Err(ServerFault::InvalidParams { reason: "notifications is required".into() })),
         };
+        #[cfg(feature = "tasks")]
         if filter.task_ids.as_ref().is_some_and(|ids| !ids.is_empty()) && !tasks::declares_tasks(capabilities) {
             let required = tasks::tasks_capability();
             return Some(Err(ServerFault::Handler(HandlerError::missing_capability(required))));

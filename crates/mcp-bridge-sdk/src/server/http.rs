@@ -9,30 +9,18 @@
 //! and the headers against the body (`MCP-Protocol-Version`, `Mcp-Method`,
 //! `Mcp-Name`, -32020 `HeaderMismatch` with status 400).
 
+#[cfg(feature = "http-server")]
 mod connections;
+#[cfg(feature = "http-server")]
+mod endpoint;
+mod limits;
 
-use std::sync::Arc;
+use http::{HeaderMap, header};
 
-use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use axum::routing::post;
-use mcp_bridge_protocol::{
-    ErrorObject, JsonRpcErrorResponse, JsonRpcRequest, Message, RequestId, decode_message, error_code,
-};
-use serde_json::Value;
-use tokio::sync::{Semaphore, mpsc};
-use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
-
-pub use self::connections::ConnectionLimits;
-pub(crate) use self::connections::refuse_connection;
-use super::stdio::accept_until;
-use super::{Connection, Server};
-use crate::limits::OUTGOING_QUEUE;
-use crate::transport::headers::{check_header_values, decode_header_value, name_member};
+#[cfg(feature = "http-server")]
+pub use endpoint::serve_router;
+pub use limits::ConnectionLimits;
+pub(crate) use limits::refuse_connection;
 
 /// The largest request body accepted by default: generous for tool
 /// arguments, small enough that a client cannot make the server buffer much.
@@ -70,100 +58,6 @@ impl Default for HttpOptions {
     }
 }
 
-#[derive(Clone)]
-struct Endpoint {
-    server: Server,
-    options: HttpOptions,
-}
-
-impl Server {
-    /// The HTTP endpoint as an axum router, to mount in an application.
-    pub fn http_router(&self, options: HttpOptions) -> Router {
-        let path = options.path.clone();
-        Router::new()
-            .route(&path, post(handle_post).get(method_not_allowed).delete(method_not_allowed))
-            .with_state(Endpoint { server: self.clone(), options })
-    }
-
-    /// Serves the endpoint on `listener` until `shutdown` completes; then the
-    /// open listen streams end with their completion result, the responses
-    /// in progress are finished and the connections closed. Connections are
-    /// held to `options.connections`: a client slow to send its request, or
-    /// keeping an unused connection, is cut off; one connection over the cap
-    /// gets 503 with `Retry-After`.
-    ///
-    /// # Errors
-    /// None today: a failed accept is logged and the loop goes on.
-    pub async fn serve_http(
-        &self,
-        listener: tokio::net::TcpListener,
-        options: HttpOptions,
-        shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> std::io::Result<()> {
-        let limits = options.connections;
-        let server = self.clone();
-        let shutdown = async move {
-            shutdown.await;
-            server.shutdown_subscriptions();
-        };
-        serve_router(listener, self.http_router(options), limits, shutdown).await
-    }
-}
-
-/// Serves `router` on `listener` with the connection limits of
-/// [`Server::serve_http`] until `shutdown` completes; then the responses in
-/// progress are finished and the connections closed. For a router that
-/// mounts the endpoint among routes of its own.
-///
-/// # Errors
-/// None today: a failed accept is logged and the loop goes on.
-pub async fn serve_router(
-    listener: tokio::net::TcpListener,
-    router: Router,
-    limits: ConnectionLimits,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    let slots = Arc::new(Semaphore::new(limits.max_connections));
-    let stop = CancellationToken::new();
-    let connections = TaskTracker::new();
-    let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
-    accept_until(accept, shutdown, "an HTTP client", |stream| match slots.clone().try_acquire_owned() {
-        Ok(permit) => {
-            connections.spawn(connections::serve_connection(stream, router.clone(), limits, stop.clone(), permit));
-        }
-        Err(_) => {
-            tracing::warn!(limit = limits.max_connections, "refusing an HTTP connection: too many are open");
-            connections.spawn(connections::refuse_connection(stream));
-        }
-    })
-    .await;
-    stop.cancel();
-    connections.close();
-    connections.wait().await;
-    Ok(())
-}
-
-async fn method_not_allowed() -> Response {
-    (StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, "POST")], "this MCP endpoint takes POST only").into_response()
-}
-
-fn json_response(status: StatusCode, message: &Message) -> Response {
-    let body = serde_json::to_vec(message).unwrap_or_default();
-    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
-}
-
-fn error_response(status: StatusCode, id: Option<RequestId>, error: ErrorObject) -> Response {
-    json_response(status, &Message::Error(JsonRpcErrorResponse::new(id, error)))
-}
-
-/// A header that is missing or disagrees with the body, in words.
-struct Mismatch(String);
-
-fn header_mismatch(id: &RequestId, Mismatch(what): Mismatch) -> Response {
-    let error = ErrorObject::new(error_code::HEADER_MISMATCH, format!("Header mismatch: {what}"));
-    error_response(StatusCode::BAD_REQUEST, Some(id.clone()), error)
-}
-
 /// The host name of a `Host` value or an origin's authority, without port.
 fn host_name(authority: &str) -> &str {
     if authority.starts_with('[') {
@@ -195,168 +89,6 @@ pub fn refusal_by_origin_or_host(headers: &HeaderMap, options: &HttpOptions) -> 
     (!host_ok).then_some("host not allowed")
 }
 
-/// A header value, with the `=?base64?…?=` sentinel decoded.
-fn decoded_header(headers: &HeaderMap, name: &str) -> Option<Result<String, ()>> {
-    let raw = headers.get(name)?.to_str().map_err(|_| ());
-    Some(raw.and_then(|raw| decode_header_value(raw).map_err(|_| ())))
-}
-
-/// Checks the request metadata headers against the body.
-fn check_headers(headers: &HeaderMap, request: &JsonRpcRequest, server: &Server) -> Result<(), Mismatch> {
-    let body_version = request
-        .params
-        .as_ref()
-        .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get(mcp_bridge_protocol::meta::PROTOCOL_VERSION_KEY))
-        .and_then(Value::as_str);
-    match (headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok()), body_version) {
-        (None, _) => return Err(Mismatch("the MCP-Protocol-Version header is required".into())),
-        (Some(h), Some(b)) if h != b => {
-            return Err(Mismatch(format!("MCP-Protocol-Version header value '{h}' does not match body value '{b}'")));
-        }
-        _ => {}
-    }
-    match decoded_header(headers, "mcp-method") {
-        None => return Err(Mismatch("the Mcp-Method header is required".into())),
-        Some(Ok(m)) if m == request.method => {}
-        Some(Ok(m)) => {
-            return Err(Mismatch(format!(
-                "Mcp-Method header value '{m}' does not match body value '{}'",
-                request.method
-            )));
-        }
-        Some(Err(())) => return Err(Mismatch("the Mcp-Method header is not valid".into())),
-    }
-    if let Some(field) = name_member(&request.method) {
-        let body_name = request.params.as_ref().and_then(|p| p.get(field)).and_then(Value::as_str);
-        match (decoded_header(headers, "mcp-name"), body_name) {
-            (None, _) => return Err(Mismatch("the Mcp-Name header is required".into())),
-            (Some(Ok(h)), Some(b)) if h == b => {}
-            (Some(Ok(h)), b) => {
-                return Err(Mismatch(format!(
-                    "Mcp-Name header value '{h}' does not match body value '{}'",
-                    b.unwrap_or("")
-                )));
-            }
-            (Some(Err(())), _) => return Err(Mismatch("the Mcp-Name header is not valid".into())),
-        }
-    }
-    if request.method == "tools/call" {
-        let params = request.params.as_ref();
-        let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str).unwrap_or_default();
-        check_header_values(&server.header_params(tool), params.and_then(|p| p.get("arguments")), |name| {
-            headers.get(name).and_then(|v| v.to_str().ok())
-        })
-        .map_err(Mismatch)?;
-    }
-    Ok(())
-}
-
-/// The HTTP status of a JSON-RPC error answer.
-fn status_of(error: &ErrorObject) -> StatusCode {
-    match error.code {
-        error_code::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
-        error_code::HEADER_MISMATCH
-        | error_code::MISSING_REQUIRED_CLIENT_CAPABILITY
-        | error_code::UNSUPPORTED_PROTOCOL_VERSION
-        | error_code::PARSE_ERROR
-        | error_code::INVALID_REQUEST => StatusCode::BAD_REQUEST,
-        _ => StatusCode::OK,
-    }
-}
-
-async fn handle_post(State(endpoint): State<Endpoint>, headers: HeaderMap, body: Body) -> Response {
-    let options = &endpoint.options;
-    if let Some(refusal) = refusal_by_origin_or_host(&headers, options) {
-        return (StatusCode::FORBIDDEN, refusal).into_response();
-    }
-    let is_json = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|c| c.to_str().ok())
-        .is_some_and(|c| c.split(';').next().is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json")));
-    if !is_json {
-        return (StatusCode::UNSUPPORTED_MEDIA_TYPE, "the body must be application/json").into_response();
-    }
-    // The body gets the time a request has to arrive, so a client trickling
-    // it cannot hold the connection (the head's time is the watchdog's).
-    let read = axum::body::to_bytes(body, options.max_body_bytes);
-    let body: Bytes = match tokio::time::timeout(options.connections.request_read_timeout, read).await {
-        Ok(Ok(body)) => body,
-        Ok(Err(_)) => return (StatusCode::PAYLOAD_TOO_LARGE, "the body is over the limit").into_response(),
-        Err(_) => return (StatusCode::REQUEST_TIMEOUT, "the body did not arrive in time").into_response(),
-    };
-    let limits = endpoint.server.limits().clone();
-    let message = match decode_message(&body, limits.max_depth) {
-        Ok(message) => message,
-        Err(e) => return error_response(StatusCode::BAD_REQUEST, e.reply_id(&body), e.to_error_object()),
-    };
-    let request = match message {
-        Message::Request(request) => request,
-        Message::Notification(_) => return StatusCode::ACCEPTED.into_response(),
-        Message::Result(_) | Message::Error(_) => {
-            let error = ErrorObject::new(error_code::INVALID_REQUEST, "Invalid request: a client sends no responses");
-            return error_response(StatusCode::BAD_REQUEST, None, error);
-        }
-    };
-    if let Err(mismatch) = check_headers(&headers, &request, &endpoint.server) {
-        return header_mismatch(&request.id, mismatch);
-    }
-    if let Some(fault) = super::dispatch::envelope_fault(&request) {
-        return error_response(StatusCode::BAD_REQUEST, Some(request.id), fault.to_error_object());
-    }
-    answer(endpoint.server, request).await
-}
-
-/// Cancels the request when the response (stream) is dropped: a client
-/// that closes the stream cancels its request.
-struct CancelOnDrop(Connection);
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-async fn answer(server: Server, request: JsonRpcRequest) -> Response {
-    let (out, mut rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
-    let connection = Connection::new(server, out);
-    connection.handle(Message::Request(request)).await;
-    let guard = CancelOnDrop(connection);
-    let Some(first) = rx.recv().await else {
-        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-    };
-    match first {
-        Message::Result(_) => json_response(StatusCode::OK, &first),
-        Message::Error(ref e) => json_response(status_of(&e.error), &first),
-        _ => {
-            // Notifications before the result: an SSE stream that ends with it.
-            let stream =
-                futures_util::stream::unfold((Some(first), rx, Some(guard)), |(next, mut rx, guard)| async move {
-                    let guard = guard?;
-                    let message = match next {
-                        Some(m) => m,
-                        None => rx.recv().await?,
-                    };
-                    let last = matches!(message, Message::Result(_) | Message::Error(_));
-                    let event = sse_event(&message);
-                    Some((Ok::<_, std::convert::Infallible>(event), (None, rx, (!last).then_some(guard))))
-                });
-            let mut response = Body::from_stream(stream).into_response();
-            let headers = response.headers_mut();
-            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-            response
-        }
-    }
-}
-
-/// One SSE event carrying one JSON-RPC message (compact JSON has no newline,
-/// so one `data:` line).
-pub(crate) fn sse_event(message: &Message) -> Bytes {
-    let json = serde_json::to_string(message).unwrap_or_default();
-    Bytes::from(format!("event: message\ndata: {json}\n\n"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,15 +106,5 @@ mod tests {
         let listed = HttpOptions { allowed_origins: vec!["https://app.example".into()], ..HttpOptions::default() };
         assert!(origin_allowed("https://app.example", &listed));
         assert!(!origin_allowed("http://localhost", &listed));
-    }
-
-    #[test]
-    fn base64_sentinel_headers_are_decoded() {
-        let mut headers = HeaderMap::new();
-        headers.insert("mcp-name", HeaderValue::from_static("=?base64?SGVsbG8sIOS4lueVjA==?="));
-        assert_eq!(decoded_header(&headers, "mcp-name"), Some(Ok("Hello, 世界".into())));
-        headers.insert("mcp-name", HeaderValue::from_static("=?base64?!!!?="));
-        assert_eq!(decoded_header(&headers, "mcp-name"), Some(Err(())));
-        assert_eq!(decoded_header(&headers, "mcp-method"), None);
     }
 }

@@ -14,7 +14,7 @@ use mcp_bridge_protocol::types::{
 use serde_json::{Map, Value};
 
 use crate::error::{HandlerError, ServerFault};
-use crate::skills::{SKILL_FILE, digest, frontmatter, valid_name};
+use crate::skills::{SKILL_FILE, SkillError, digest, frontmatter, valid_name};
 
 /// A skill a server publishes: its path in the `skill://` namespace and
 /// its files, `SKILL.md` first.
@@ -43,27 +43,31 @@ impl SkillPackage {
     /// What breaks the extension's rules: no `SKILL.md`, bad frontmatter,
     /// a name that differs or breaks the naming rules, a path that leaves
     /// the skill, two files at one path, more than 512 files or 16 MiB.
-    pub fn new(skill_path: impl Into<String>, files: Vec<(String, Vec<u8>)>) -> Result<Self, String> {
+    pub fn new(skill_path: impl Into<String>, files: Vec<(String, Vec<u8>)>) -> Result<Self, SkillError> {
+        let refuse = |reason: String| Err(SkillError::Package(reason));
         let skill_path = skill_path.into();
         if !relative_path_ok(&skill_path) {
-            return Err(format!("{skill_path:?} is not a skill path"));
+            return refuse(format!("{skill_path:?} is not a skill path"));
         }
         let mut seen = BTreeSet::new();
         for (path, _) in &files {
             if !relative_path_ok(path) || !seen.insert(path.as_str()) {
-                return Err(format!("{path:?} is not a file path of its own in the skill"));
+                return refuse(format!("{path:?} is not a file path of its own in the skill"));
             }
         }
-        let skill_md = files.iter().find(|(p, _)| p == SKILL_FILE).ok_or("the skill has no SKILL.md")?;
-        let text = std::str::from_utf8(&skill_md.1).map_err(|_| "SKILL.md is not UTF-8".to_owned())?;
-        let frontmatter = frontmatter(text).map_err(|e| e.to_string())?;
+        let skill_md = files
+            .iter()
+            .find(|(p, _)| p == SKILL_FILE)
+            .ok_or_else(|| SkillError::Package("the skill has no SKILL.md".into()))?;
+        let text = std::str::from_utf8(&skill_md.1).map_err(|_| SkillError::Package("SKILL.md is not UTF-8".into()))?;
+        let frontmatter = frontmatter(text)?;
         let name = frontmatter.get("name").and_then(Value::as_str).unwrap_or_default();
         if !valid_name(name) || skill_path.rsplit('/').next() != Some(name) {
-            return Err(format!("the skill's name {name:?} must be valid and end its path {skill_path:?}"));
+            return refuse(format!("the skill's name {name:?} must be valid and end its path {skill_path:?}"));
         }
         let total: usize = files.iter().map(|(_, b)| b.len()).sum();
         if files.len() > MAX_SKILL_FILES || total as u64 > MAX_SKILL_BYTES {
-            return Err(format!("{} files of {total} bytes is over the limits of a skill", files.len()));
+            return refuse(format!("{} files of {total} bytes is over the limits of a skill", files.len()));
         }
         let mut files = files;
         files.sort_by(|a, b| (a.0 != SKILL_FILE, &a.0).cmp(&(b.0 != SKILL_FILE, &b.0)));
@@ -74,19 +78,23 @@ impl SkillPackage {
     ///
     /// # Errors
     /// A file cannot be read, or [`SkillPackage::new`]'s rules.
-    pub fn from_dir(skill_path: impl Into<String>, dir: &Path) -> Result<Self, String> {
+    pub fn from_dir(skill_path: impl Into<String>, dir: &Path) -> Result<Self, SkillError> {
         let mut files = Vec::new();
         let mut pending = vec![dir.to_path_buf()];
         while let Some(current) = pending.pop() {
-            let entries = std::fs::read_dir(&current).map_err(|e| format!("cannot read {}: {e}", current.display()))?;
+            let unreadable =
+                |path: &Path, e: std::io::Error| SkillError::Read { path: path.to_owned(), message: e.to_string() };
+            let entries = std::fs::read_dir(&current).map_err(|e| unreadable(&current, e))?;
             for entry in entries {
-                let path = entry.map_err(|e| e.to_string())?.path();
+                let path = entry.map_err(|e| unreadable(&current, e))?.path();
                 if path.is_dir() {
                     pending.push(path);
                 } else {
-                    let relative = path.strip_prefix(dir).map_err(|e| e.to_string())?;
-                    let relative = relative.to_str().ok_or("a file name that is not UTF-8")?.replace('\\', "/");
-                    let bytes = std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                    let name_refused =
+                        || SkillError::Package(format!("{} has a name that is not UTF-8", path.display()));
+                    let relative = path.strip_prefix(dir).map_err(|_| name_refused())?;
+                    let relative = relative.to_str().ok_or_else(name_refused)?.replace('\\', "/");
+                    let bytes = std::fs::read(&path).map_err(|e| unreadable(&path, e))?;
                     files.push((relative, bytes));
                 }
             }

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Connection, Server};
 use crate::limits::OUTGOING_QUEUE;
 use crate::transport::lines::{FrameReader, finish_writer, write_lines};
+#[cfg(feature = "stdio")]
 use crate::transport::process_stdio;
 
 impl Server {
@@ -67,7 +68,7 @@ impl Server {
     ///
     /// # Errors
     /// None today: a failed accept is logged and the loop goes on.
-    #[cfg(unix)]
+    #[cfg(all(unix, feature = "unix"))]
     pub async fn serve_unix(
         &self,
         listener: tokio::net::UnixListener,
@@ -92,6 +93,7 @@ impl Server {
     ///
     /// # Errors
     /// An I/O error of stdin or stdout.
+    #[cfg(feature = "stdio")]
     pub async fn serve_stdio(&self) -> std::io::Result<()> {
         self.serve_stream(process_stdio::stdin(), process_stdio::stdout()).await
     }

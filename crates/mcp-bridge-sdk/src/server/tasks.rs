@@ -19,8 +19,9 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use tokio::sync::Notify;
 
+use super::Reply;
 use super::subscriptions::{ChangeEvent, Hub};
-use super::{BoxFuture, Reply};
+use crate::BoxFuture;
 use crate::error::{HandlerError, ServerFault};
 
 /// How a server keeps its tasks.

@@ -15,18 +15,19 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use base64::Engine;
 use mcp_bridge_protocol::{JsonRpcRequest, Message, RequestId, decode_message};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
-use super::headers::{HeaderParam, header_params, header_values};
 use super::sse::SseParser;
 use super::{Incoming, Transport};
 use crate::error::Error;
 use crate::limits::OUTGOING_QUEUE;
+use mcp_bridge_protocol::headers::{
+    HeaderError, HeaderParam, encode_header_value, header_params, header_values, name_member,
+};
 
 mod config;
 mod http_sse;
@@ -36,8 +37,9 @@ mod tunnel;
 
 use legacy::{LegacySession, SessionSlot};
 
-pub use config::{AuthProvider, AuthRefusal, BearerToken, DEFAULT_MAX_RESPONSE_BYTES, HttpConfig, ProxyConfig};
-pub(crate) use config::{build_client_with, without_credentials};
+pub use super::credentials::{AuthProvider, AuthRefusal, BearerToken, DEFAULT_MAX_RESPONSE_BYTES};
+pub(crate) use config::build_client_with;
+pub use config::{HttpConfig, ProxyConfig};
 
 /// Whether a server that answers an `initialize` POST with this status may
 /// be one of the HTTP+SSE transport of 2024-11-05 (the transport then
@@ -46,25 +48,11 @@ pub fn may_be_http_sse(status: u16) -> bool {
     matches!(status, 404 | 405)
 }
 
-/// A header value as the specification wants it: plain when it is visible
-/// ASCII without surrounding spaces, else the `=?base64?…?=` sentinel.
-pub fn header_value(value: &str) -> String {
-    let plain = !value.is_empty()
-        && value.bytes().all(|b| (0x20..0x7f).contains(&b))
-        && value.trim() == value
-        && !value.starts_with("=?base64?");
-    if plain {
-        value.to_owned()
-    } else {
-        format!("=?base64?{}?=", base64::engine::general_purpose::STANDARD.encode(value.as_bytes()))
-    }
-}
-
 /// The request metadata headers of a message.
 fn metadata_headers(method: &str, params: Option<&Value>) -> HeaderMap {
     let mut headers = HeaderMap::new();
     let put = |headers: &mut HeaderMap, name: &'static str, value: &str| {
-        if let Ok(v) = HeaderValue::from_str(&header_value(value)) {
+        if let Ok(v) = HeaderValue::from_str(&encode_header_value(value)) {
             headers.insert(name, v);
         }
     };
@@ -75,7 +63,7 @@ fn metadata_headers(method: &str, params: Option<&Value>) -> HeaderMap {
         .and_then(Value::as_str)
         .unwrap_or(mcp_bridge_protocol::PROTOCOL_VERSION);
     put(&mut headers, "mcp-protocol-version", version);
-    let name = super::headers::name_member(method).and_then(|member| params.and_then(|p| p.get(member)));
+    let name = name_member(method).and_then(|member| params.and_then(|p| p.get(member)));
     if let Some(name) = name.and_then(Value::as_str) {
         put(&mut headers, "mcp-name", name);
     }
@@ -105,6 +93,7 @@ pub fn connect(config: HttpConfig) -> Result<Transport, Error> {
     Ok(Transport {
         outgoing,
         incoming,
+        #[cfg(feature = "stdio")]
         process: None,
         timed: true,
         credential,
@@ -361,7 +350,7 @@ enum Failure {
 }
 
 /// The `Mcp-Param-*` headers of a `tools/call`.
-fn param_headers(shared: &Shared, request: &JsonRpcRequest) -> Result<Vec<(String, String)>, String> {
+fn param_headers(shared: &Shared, request: &JsonRpcRequest) -> Result<Vec<(String, String)>, HeaderError> {
     if request.method != "tools/call" {
         return Ok(Vec::new());
     }
@@ -411,7 +400,7 @@ async fn send(
         post = post.header(name, value);
     }
     if let Some(auth) = &config.auth
-        && let Some(value) = auth.authorization().await.map_err(Failure::BeforeSending)?
+        && let Some(value) = auth.authorization().await.map_err(|e| Failure::BeforeSending(e.to_string()))?
     {
         let mut value = HeaderValue::from_str(&value)
             .map_err(|_| Failure::BeforeSending("the credentials are not a valid header value".into()))?;
@@ -423,7 +412,7 @@ async fn send(
         // On Unix the tunnel names the proxy's refusal itself, with its status.
         #[cfg(not(unix))]
         if let (true, ProxyConfig::Explicit { url, .. }) = (e.is_connect(), &config.proxy) {
-            tracing::warn!(target: "mcp_proxy", proxy = %config::without_credentials(url), "cannot reach the server through the proxy: {reason}");
+            tracing::warn!(target: "mcp_proxy", proxy = %without_credentials(url), "cannot reach the server through the proxy: {reason}");
         }
         Failure::Transport(format!("the HTTP request failed: {reason}"))
     })
@@ -455,7 +444,7 @@ fn error_chain(error: &reqwest::Error) -> String {
 async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Result<bool, Failure> {
     use Failure::Answer;
     let (config, to_client) = (&shared.config, &shared.to_client);
-    let extra = param_headers(shared, request).map_err(Failure::BeforeSending)?;
+    let extra = param_headers(shared, request).map_err(|e| Failure::BeforeSending(e.to_string()))?;
     let body = serde_json::to_vec(request).unwrap_or_default();
     if request.method == "initialize" {
         shared.session.remember_initialize(request);
@@ -659,10 +648,10 @@ mod tests {
 
     #[test]
     fn header_values_use_the_base64_sentinel_when_needed() {
-        assert_eq!(header_value("get_weather"), "get_weather");
-        assert_eq!(header_value("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
-        assert_eq!(header_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
-        assert_eq!(header_value("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
-        assert!(header_value("=?base64?x?=").starts_with("=?base64?PT9i"));
+        assert_eq!(encode_header_value("get_weather"), "get_weather");
+        assert_eq!(encode_header_value("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
+        assert_eq!(encode_header_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
+        assert_eq!(encode_header_value("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
+        assert!(encode_header_value("=?base64?x?=").starts_with("=?base64?PT9i"));
     }
 }

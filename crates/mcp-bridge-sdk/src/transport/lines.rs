@@ -52,6 +52,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     }
 }
 
+#[cfg(feature = "client")]
 /// Reads a server's messages from a byte stream into a client's channel
 /// until the stream ends: each line decoded with the depth limit, a bad or
 /// overlong line reported with the id it could be read back from.

@@ -33,6 +33,7 @@ pub fn connect(server: &Server) -> Transport {
     Transport {
         outgoing: to_server,
         incoming,
+        #[cfg(feature = "stdio")]
         process: None,
         timed: false,
         credential: Default::default(),

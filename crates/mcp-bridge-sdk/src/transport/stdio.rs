@@ -293,7 +293,7 @@ async fn supervise(
                 child = next;
             }
             Err(e) => {
-                tracing::warn!("cannot start the server process again: {e}");
+                tracing::warn!("{}", crate::error::report(&e));
                 break;
             }
         }

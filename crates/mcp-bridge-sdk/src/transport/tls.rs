@@ -4,10 +4,14 @@
 //! client certificate.
 
 use std::path::Path;
+#[cfg(feature = "websocket")]
 use std::sync::Arc;
 
+#[cfg(feature = "websocket")]
 use tokio_rustls::rustls::pki_types::pem::PemObject;
+#[cfg(feature = "websocket")]
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+#[cfg(feature = "websocket")]
 use tokio_rustls::rustls::{ClientConfig, RootCertStore};
 
 use crate::error::Error;
@@ -25,6 +29,7 @@ pub(crate) fn read_pem(path: &Path, what: &str) -> Result<Vec<u8>, Error> {
 /// # Errors
 /// [`Error::InvalidRequest`] for a CA or identity file that cannot be read
 /// or parsed (never quoting key material).
+#[cfg(feature = "websocket")]
 pub(crate) fn client_config(
     ca_file: Option<&Path>,
     identity_file: Option<&Path>,

@@ -44,6 +44,7 @@ pub async fn connect(path: impl AsRef<Path>) -> Result<Transport, Error> {
     Ok(Transport {
         outgoing,
         incoming,
+        #[cfg(feature = "stdio")]
         process: None,
         timed: true,
         credential: Default::default(),

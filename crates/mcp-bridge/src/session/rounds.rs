@@ -213,9 +213,9 @@ fn relayed<P: Send + 'static, R: Send + 'static>(
     wrap: fn(P) -> InputRequest,
     unwrap: fn(InputResponse) -> Option<R>,
 ) -> Hook<P, R> {
-    Arc::new(move |params| {
+    mcp_bridge_sdk::client::hook(move |params| {
         let (session, related) = (session.clone(), related.clone());
-        Box::pin(async move {
+        async move {
             let session = session.upgrade().ok_or("the client is gone")?;
             let token = session.stop_slots.child_token();
             let round = InputRequests::from([("relayed".to_owned(), wrap(params))]);
@@ -225,6 +225,6 @@ fn relayed<P: Send + 'static, R: Send + 'static>(
                 None => "the client's session ended".to_owned(),
             })?;
             answers.remove("relayed").and_then(unwrap).ok_or_else(|| "the client answered another kind".to_owned())
-        })
+        }
     })
 }

@@ -89,7 +89,7 @@ impl Session {
             era_cache: self.options.era_cache.clone(),
         };
         let upstream = Upstream::connect(&self.config, speaker, on_unrouted).map_err(|e| {
-            tracing::error!("cannot start the MCP server: {e}");
+            tracing::error!("cannot start the MCP server: {}", mcp_bridge_sdk::error::report(&e));
             let cause = match self.config {
                 crate::upstream::UpstreamConfig::Http(_) => Cause::ConnectFailed,
                 _ => Cause::SpawnFailed,

@@ -7,10 +7,10 @@
 
 use std::sync::Arc;
 
-use mcp_bridge_sdk::auth::{FileStore, Indexed, KeychainStore, MemoryStore, TokenStore};
+use mcp_bridge_sdk::store::{FileStore, Indexed, KeychainStore, MemoryStore, RecordStore};
 
 /// The store of the bridge's sign-ins.
-pub type Store = Indexed<Arc<dyn TokenStore>>;
+pub type Store = Indexed<Arc<dyn RecordStore>>;
 
 /// The keychain's service name of the bridge.
 pub const KEYCHAIN_SERVICE: &str = "mcp-bridge";
@@ -26,7 +26,7 @@ fn keychain() -> KeychainStore {
 fn files() -> Result<FileStore, String> {
     let tokens = crate::dirs::state_dir()?.join("tokens");
     let key = crate::dirs::config_dir()?.join("token.key");
-    FileStore::open(tokens, &key)
+    FileStore::open(tokens, &key).map_err(|e| e.to_string())
 }
 
 /// Opens the store the environment picks, or the first that works.
@@ -34,7 +34,7 @@ fn files() -> Result<FileStore, String> {
 /// # Errors
 /// A store that was asked for by name does not open.
 pub fn open() -> Result<Store, String> {
-    let chosen: Arc<dyn TokenStore> = match std::env::var("MCP_BRIDGE_TOKEN_STORE").ok().as_deref() {
+    let chosen: Arc<dyn RecordStore> = match std::env::var("MCP_BRIDGE_TOKEN_STORE").ok().as_deref() {
         Some("keychain") => {
             let keychain = keychain();
             if !keychain.works() {
@@ -72,7 +72,7 @@ pub fn open() -> Result<Store, String> {
 pub fn forget(store: &Store, url: &str) -> Result<bool, String> {
     let parsed = reqwest::Url::parse(url).map_err(|e| format!("{url:?} is not a URL: {e}"))?;
     let key = mcp_bridge_sdk::auth::store::tokens_key(&mcp_bridge_sdk::auth::discovery::canonical_resource(&parsed));
-    let found = store.load(&key)?.is_some();
-    store.remove(&key)?;
+    let found = store.load(&key).map_err(|e| e.to_string())?.is_some();
+    store.remove(&key).map_err(|e| e.to_string())?;
     Ok(found)
 }

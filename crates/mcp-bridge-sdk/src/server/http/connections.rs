@@ -7,7 +7,6 @@
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
@@ -15,39 +14,14 @@ use axum::http::Request;
 use bytes::Bytes;
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::TokioIo;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::{Notify, OwnedSemaphorePermit};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+use super::ConnectionLimits;
 use tower_service::Service;
-
-/// How long a client may take, and how many connections may be open.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConnectionLimits {
-    /// Time a client gets to send a whole request (head and body) once its
-    /// first byte arrived, and to send its first request after connecting.
-    /// 10 s: far more than any real client needs on a working network.
-    pub request_read_timeout: Duration,
-    /// Time a kept-alive connection may stay unused between requests.
-    /// 60 s: longer than the pools of common HTTP clients keep an idle
-    /// connection (reqwest 90 s is cut, then reconnects), short enough that
-    /// abandoned connections do not pile up.
-    pub idle_timeout: Duration,
-    /// Connections open at once; one more is answered 503 with
-    /// `Retry-After` and closed. Listen streams count too.
-    pub max_connections: usize,
-}
-
-impl Default for ConnectionLimits {
-    fn default() -> Self {
-        ConnectionLimits {
-            request_read_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(60),
-            max_connections: 1024,
-        }
-    }
-}
 
 /// What a connection is doing, as far as its timeouts care.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -256,19 +230,10 @@ pub(crate) async fn serve_connection(
     }
 }
 
-/// Answers a connection over the cap at once and closes it.
-pub(crate) async fn refuse_connection(mut stream: TcpStream) {
-    const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n\
-Content-Type: text/plain\r\nContent-Length: 35\r\n\r\ntoo many connections; try again soon";
-    // A client already gone needs no answer; the write is bounded by the
-    // socket buffer of a fresh connection, which holds these few bytes.
-    let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(BUSY)).await;
-    let _ = stream.shutdown().await;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn only_a_connection_waiting_on_its_client_has_a_deadline() {

@@ -7,11 +7,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::error::Error;
-use crate::server::BoxFuture;
+use crate::transport::credentials::{AuthProvider, DEFAULT_MAX_RESPONSE_BYTES, without_credentials};
 use crate::transport::tls::read_pem;
-
-/// The largest JSON body or SSE event accepted by default.
-pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Where and how to reach a Streamable HTTP server.
 #[derive(Clone)]
@@ -149,75 +146,6 @@ impl ProxyConfig {
             .unwrap_or_default();
         no_proxy.extend(LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()));
         ProxyConfig::Explicit { url: url.trim().to_owned(), no_proxy }
-    }
-}
-
-/// A URL with its `user:password@` part replaced by `***@`, for messages.
-pub(crate) fn without_credentials(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{scheme}://***@{}", &rest[at + 1..]),
-        None => url.to_owned(),
-    }
-}
-
-/// What a server said when it refused a request's credentials.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuthRefusal {
-    /// 401 or 403.
-    pub status: u16,
-    /// The `WWW-Authenticate` challenge, when the server sent one.
-    pub www_authenticate: Option<String>,
-    /// When the refused request was sent: credentials obtained after it
-    /// may be good.
-    pub sent_at: std::time::Instant,
-    /// The method of the refused request (a provider may sign in for some
-    /// methods only).
-    pub method: String,
-}
-
-/// Supplies the credentials of each HTTP request, and hears when the
-/// server refuses them; an OAuth client is one, [`BearerToken`] another.
-pub trait AuthProvider: Send + Sync + std::fmt::Debug {
-    /// The `Authorization` header value of the next request (for example
-    /// `Bearer …`), or `None` to send none.
-    ///
-    /// # Errors
-    /// Why no credentials can be had; the request fails with it.
-    fn authorization(&self) -> BoxFuture<Result<Option<String>, String>>;
-
-    /// The server refused the request (401 or 403). `true` when new
-    /// credentials are ready: the request is sent once more with them.
-    fn refused(&self, refusal: AuthRefusal) -> BoxFuture<bool>;
-}
-
-/// A fixed bearer token, for servers that hand out long-lived tokens.
-#[derive(Clone)]
-pub struct BearerToken(String);
-
-impl BearerToken {
-    /// The token, without the `Bearer ` prefix.
-    pub fn new(token: impl Into<String>) -> Self {
-        BearerToken(token.into())
-    }
-}
-
-impl std::fmt::Debug for BearerToken {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("BearerToken(***)")
-    }
-}
-
-impl AuthProvider for BearerToken {
-    fn authorization(&self) -> BoxFuture<Result<Option<String>, String>> {
-        let value = format!("Bearer {}", self.0);
-        Box::pin(async move { Ok(Some(value)) })
-    }
-
-    fn refused(&self, _refusal: AuthRefusal) -> BoxFuture<bool> {
-        // The same token would be refused again.
-        Box::pin(async { false })
     }
 }
 
@@ -418,6 +346,6 @@ mod tests {
         };
         let error = build_client(&socks).unwrap_err().to_string();
         assert!(error.contains("not an http:// URL") && !error.contains("s3cret"), "{error}");
-        assert_eq!(format!("{:?}", BearerToken::new("tok-s3cret")), "BearerToken(***)");
+        assert_eq!(format!("{:?}", crate::transport::credentials::BearerToken::new("tok-s3cret")), "BearerToken(***)");
     }
 }

@@ -14,7 +14,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UnixListener, UnixStream};
 use tokio::task::JoinHandle;
 
-use super::config::without_credentials;
+use crate::transport::credentials::without_credentials;
 
 /// Time the proxy gets to answer a CONNECT.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);

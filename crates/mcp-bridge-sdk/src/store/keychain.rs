@@ -4,7 +4,7 @@
 //! kernel keyring does not outlive the session): [`KeychainStore::works`]
 //! is false there and the caller keeps records in files.
 
-use super::store::TokenStore;
+use super::{RecordStore, StoreError};
 
 /// The keychain entries of one service name.
 pub struct KeychainStore {
@@ -34,46 +34,51 @@ impl KeychainStore {
 }
 
 #[cfg(any(target_os = "macos", target_os = "windows"))]
+fn keychain_error(error: keyring::Error) -> StoreError {
+    StoreError::Keychain { reason: error.to_string() }
+}
+
+#[cfg(any(target_os = "macos", target_os = "windows"))]
 impl KeychainStore {
-    fn entry(&self, key: &str) -> Result<keyring::Entry, String> {
-        keyring::Entry::new(&self.service, key).map_err(|e| format!("the keychain: {e}"))
+    fn entry(&self, key: &str) -> Result<keyring::Entry, StoreError> {
+        keyring::Entry::new(&self.service, key).map_err(keychain_error)
     }
 }
 
 #[cfg(any(target_os = "macos", target_os = "windows"))]
-impl TokenStore for KeychainStore {
-    fn load(&self, key: &str) -> Result<Option<String>, String> {
+impl RecordStore for KeychainStore {
+    fn load(&self, key: &str) -> Result<Option<String>, StoreError> {
         match self.entry(key)?.get_password() {
             Ok(value) => Ok(Some(value)),
             Err(keyring::Error::NoEntry) => Ok(None),
-            Err(e) => Err(format!("the keychain: {e}")),
+            Err(e) => Err(keychain_error(e)),
         }
     }
 
-    fn save(&self, key: &str, value: &str) -> Result<(), String> {
-        self.entry(key)?.set_password(value).map_err(|e| format!("the keychain: {e}"))
+    fn save(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.entry(key)?.set_password(value).map_err(keychain_error)
     }
 
-    fn remove(&self, key: &str) -> Result<(), String> {
+    fn remove(&self, key: &str) -> Result<(), StoreError> {
         match self.entry(key)?.delete_credential() {
             Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
-            Err(e) => Err(format!("the keychain: {e}")),
+            Err(e) => Err(keychain_error(e)),
         }
     }
 }
 
 /// No keychain on this system.
 #[cfg(not(any(target_os = "macos", target_os = "windows")))]
-impl TokenStore for KeychainStore {
-    fn load(&self, _key: &str) -> Result<Option<String>, String> {
-        Err("no keychain on this system".into())
+impl RecordStore for KeychainStore {
+    fn load(&self, _key: &str) -> Result<Option<String>, StoreError> {
+        Err(StoreError::Keychain { reason: "there is none on this system".into() })
     }
 
-    fn save(&self, _key: &str, _value: &str) -> Result<(), String> {
-        Err("no keychain on this system".into())
+    fn save(&self, _key: &str, _value: &str) -> Result<(), StoreError> {
+        Err(StoreError::Keychain { reason: "there is none on this system".into() })
     }
 
-    fn remove(&self, _key: &str) -> Result<(), String> {
-        Err("no keychain on this system".into())
+    fn remove(&self, _key: &str) -> Result<(), StoreError> {
+        Err(StoreError::Keychain { reason: "there is none on this system".into() })
     }
 }

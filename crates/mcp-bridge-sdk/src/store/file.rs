@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use sha2::{Digest, Sha256};
 
-use super::store::TokenStore;
+use super::{RecordStore, StoreError};
 
 /// The encrypted files of one directory.
 pub struct FileStore {
@@ -25,23 +25,23 @@ impl std::fmt::Debug for FileStore {
     }
 }
 
-fn io_error(what: &str, path: &Path, e: std::io::Error) -> String {
-    format!("{what} {}: {e}", path.display())
+fn io_error(action: &'static str, path: &Path, error: std::io::Error) -> StoreError {
+    StoreError::Io { action, path: path.to_owned(), kind: error.kind(), message: error.to_string() }
 }
 
 /// Creates `dir` (and its parents) owner-only, or makes it so.
-fn owner_only_dir(dir: &Path) -> Result<(), String> {
-    crate::os::create_private_dir_all(dir).map_err(|e| io_error("cannot create", dir, e))
+fn owner_only_dir(dir: &Path) -> Result<(), StoreError> {
+    crate::os::create_private_dir_all(dir).map_err(|e| io_error("create", dir, e))
 }
 
 /// Writes `bytes` to `path` owner-only, atomically.
-fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {
+fn write_private(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let mut aside = path.as_os_str().to_owned();
     aside.push(format!(".{}.tmp", std::process::id()));
     let aside = PathBuf::from(aside);
-    let mut file = crate::os::private_file_options().open(&aside).map_err(|e| io_error("cannot write", &aside, e))?;
-    file.write_all(bytes).and_then(|()| file.sync_all()).map_err(|e| io_error("cannot write", &aside, e))?;
-    fs::rename(&aside, path).map_err(|e| io_error("cannot replace", path, e))
+    let mut file = crate::os::private_file_options().open(&aside).map_err(|e| io_error("write", &aside, e))?;
+    file.write_all(bytes).and_then(|()| file.sync_all()).map_err(|e| io_error("write", &aside, e))?;
+    fs::rename(&aside, path).map_err(|e| io_error("replace", path, e))
 }
 
 impl FileStore {
@@ -51,7 +51,7 @@ impl FileStore {
     ///
     /// # Errors
     /// The key file is inside `dir`, or a file cannot be read or written.
-    pub fn open(dir: impl Into<PathBuf>, key_file: &Path) -> Result<FileStore, String> {
+    pub fn open(dir: impl Into<PathBuf>, key_file: &Path) -> Result<FileStore, StoreError> {
         let dir = dir.into();
         owner_only_dir(&dir)?;
         let inside = match (dir.canonicalize(), key_file.parent().map(Path::canonicalize)) {
@@ -59,23 +59,27 @@ impl FileStore {
             _ => key_file.starts_with(&dir),
         };
         if inside {
-            return Err("the key file must not be in the token directory".into());
+            return Err(StoreError::Key { reason: "the key file must not be in the folder of the records".into() });
         }
         let key = match fs::read(key_file) {
             Ok(bytes) if bytes.len() == 32 => bytes,
-            Ok(_) => return Err(format!("the key file {} is not a 32-byte key", key_file.display())),
+            Ok(_) => {
+                return Err(StoreError::Key { reason: format!("{} is not a 32-byte key", key_file.display()) });
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 if let Some(parent) = key_file.parent() {
                     owner_only_dir(parent)?;
                 }
                 let mut key = vec![0u8; 32];
-                getrandom::fill(&mut key).map_err(|e| format!("no randomness for a key: {e}"))?;
+                getrandom::fill(&mut key)
+                    .map_err(|e| StoreError::Key { reason: format!("no randomness for a key: {e}") })?;
                 write_private(key_file, &key)?;
                 key
             }
-            Err(e) => return Err(io_error("cannot read", key_file, e)),
+            Err(e) => return Err(io_error("read", key_file, e)),
         };
-        let key = UnboundKey::new(&CHACHA20_POLY1305, &key).map_err(|_| "the key is not valid".to_owned())?;
+        let key = UnboundKey::new(&CHACHA20_POLY1305, &key)
+            .map_err(|_| StoreError::Key { reason: "the key is not valid".into() })?;
         Ok(FileStore { dir, key: LessSafeKey::new(key) })
     }
 
@@ -86,47 +90,48 @@ impl FileStore {
     }
 }
 
-impl TokenStore for FileStore {
-    fn load(&self, key: &str) -> Result<Option<String>, String> {
+impl RecordStore for FileStore {
+    fn load(&self, key: &str) -> Result<Option<String>, StoreError> {
         let path = self.path(key);
         let bytes = match fs::read(&path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io_error("cannot read", &path, e)),
+            Err(e) => return Err(io_error("read", &path, e)),
         };
         if bytes.len() < NONCE_LEN {
-            return Err(format!("{} is not a sealed record", path.display()));
+            return Err(StoreError::Sealed { path });
         }
         let (nonce, sealed) = bytes.split_at(NONCE_LEN);
-        let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| "bad nonce".to_owned())?;
+        let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| StoreError::Sealed { path: path.clone() })?;
         let mut sealed = sealed.to_vec();
         // The key is the additional data: a file moved to another name
         // does not open.
         let plain = self
             .key
             .open_in_place(nonce, Aad::from(key.as_bytes()), &mut sealed)
-            .map_err(|_| format!("{} cannot be opened with this key", path.display()))?;
-        String::from_utf8(plain.to_vec()).map(Some).map_err(|_| format!("{} is not text", path.display()))
+            .map_err(|_| StoreError::Sealed { path: path.clone() })?;
+        String::from_utf8(plain.to_vec()).map(Some).map_err(|_| StoreError::Sealed { path })
     }
 
-    fn save(&self, key: &str, value: &str) -> Result<(), String> {
+    fn save(&self, key: &str, value: &str) -> Result<(), StoreError> {
         let mut nonce = [0u8; NONCE_LEN];
-        getrandom::fill(&mut nonce).map_err(|e| format!("no randomness for a nonce: {e}"))?;
+        getrandom::fill(&mut nonce)
+            .map_err(|e| StoreError::Other { reason: format!("no randomness for a nonce: {e}") })?;
         let mut sealed = value.as_bytes().to_vec();
         self.key
             .seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::from(key.as_bytes()), &mut sealed)
-            .map_err(|_| "cannot seal the record".to_owned())?;
+            .map_err(|_| StoreError::Other { reason: "cannot seal the record".into() })?;
         let mut bytes = nonce.to_vec();
         bytes.extend_from_slice(&sealed);
         write_private(&self.path(key), &bytes)
     }
 
-    fn remove(&self, key: &str) -> Result<(), String> {
+    fn remove(&self, key: &str) -> Result<(), StoreError> {
         let path = self.path(key);
         match fs::remove_file(&path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(io_error("cannot remove", &path, e)),
+            Err(e) => Err(io_error("remove", &path, e)),
         }
     }
 }
@@ -184,8 +189,8 @@ mod tests {
     #[test]
     fn the_key_may_not_live_with_the_tokens() {
         let root = temp("inside");
-        let err = FileStore::open(root.join("tokens"), &root.join("tokens/key")).unwrap_err();
-        assert!(err.contains("must not be in the token directory"), "{err}");
+        let err = FileStore::open(root.join("tokens"), &root.join("tokens/key")).unwrap_err().to_string();
+        assert!(err.contains("must not be in the folder of the records"), "{err}");
         let _ = fs::remove_dir_all(&root);
     }
 }

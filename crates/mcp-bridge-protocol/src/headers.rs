@@ -4,7 +4,43 @@
 //! annotation is removed from the list (with a warning), as the
 //! specification requires of HTTP clients.
 
+use base64::Engine;
 use serde_json::{Map, Value};
+
+/// Why a tool's `x-mcp-header` annotations, or the header values of a
+/// call, break the rules; the text says which rule, for a warning or a
+/// -32020 `HeaderMismatch` message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct HeaderError(String);
+
+impl From<String> for HeaderError {
+    fn from(reason: String) -> Self {
+        HeaderError(reason)
+    }
+}
+
+impl From<&str> for HeaderError {
+    fn from(reason: &str) -> Self {
+        HeaderError(reason.to_owned())
+    }
+}
+
+/// A header value as the 2026-07-28 HTTP transport sends it: plain
+/// printable ASCII as is, anything else (non-ASCII, control characters,
+/// edge whitespace, or a value that would read as the sentinel) as
+/// `=?base64?{Base64 of UTF-8}?=`.
+pub fn encode_header_value(value: &str) -> String {
+    let plain = !value.is_empty()
+        && value.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && value.trim() == value
+        && !value.starts_with("=?base64?");
+    if plain {
+        value.to_owned()
+    } else {
+        format!("=?base64?{}?=", base64::engine::general_purpose::STANDARD.encode(value.as_bytes()))
+    }
+}
 
 /// The largest integer JavaScript represents exactly; annotated integers
 /// must stay within ±this.
@@ -34,17 +70,19 @@ fn count_annotations(value: &Value) -> usize {
     }
 }
 
-fn walk(schema: &Map<String, Value>, path: &mut Vec<String>, found: &mut Vec<HeaderParam>) -> Result<(), String> {
+fn walk(schema: &Map<String, Value>, path: &mut Vec<String>, found: &mut Vec<HeaderParam>) -> Result<(), HeaderError> {
     if let Some(name) = schema.get("x-mcp-header") {
         let name = name.as_str().ok_or("an x-mcp-header value is not a string")?;
         if !is_token(name) {
-            return Err(format!("x-mcp-header {name:?} is not an HTTP token"));
+            return Err(HeaderError(format!("x-mcp-header {name:?} is not an HTTP token")));
         }
         if !matches!(schema.get("type").and_then(Value::as_str), Some("string" | "integer" | "boolean")) {
-            return Err(format!("x-mcp-header {name:?} is on a parameter that is not a string, integer or boolean"));
+            return Err(HeaderError(format!(
+                "x-mcp-header {name:?} is on a parameter that is not a string, integer or boolean"
+            )));
         }
         if found.iter().any(|p| p.name.eq_ignore_ascii_case(name)) {
-            return Err(format!("x-mcp-header {name:?} is used twice"));
+            return Err(HeaderError(format!("x-mcp-header {name:?} is used twice")));
         }
         found.push(HeaderParam { name: name.to_owned(), path: path.clone() });
     }
@@ -64,7 +102,7 @@ fn walk(schema: &Map<String, Value>, path: &mut Vec<String>, found: &mut Vec<Hea
 ///
 /// # Errors
 /// Why the annotations make the tool invalid.
-pub fn header_params(input_schema: &Value) -> Result<Vec<HeaderParam>, String> {
+pub fn header_params(input_schema: &Value) -> Result<Vec<HeaderParam>, HeaderError> {
     let Value::Object(root) = input_schema else { return Ok(Vec::new()) };
     let mut found = Vec::new();
     walk(root, &mut Vec::new(), &mut found)?;
@@ -79,7 +117,7 @@ pub fn header_params(input_schema: &Value) -> Result<Vec<HeaderParam>, String> {
 /// # Errors
 /// A value that cannot be mirrored (an integer outside JavaScript's safe
 /// range, or a value of another type than its annotation allows).
-pub fn header_values(params: &[HeaderParam], arguments: Option<&Value>) -> Result<Vec<(String, String)>, String> {
+pub fn header_values(params: &[HeaderParam], arguments: Option<&Value>) -> Result<Vec<(String, String)>, HeaderError> {
     let mut headers = Vec::new();
     for param in params {
         let mut value = arguments;
@@ -88,13 +126,18 @@ pub fn header_values(params: &[HeaderParam], arguments: Option<&Value>) -> Resul
         }
         let text = match value {
             None | Some(Value::Null) => continue,
-            Some(Value::String(s)) => super::http::header_value(s),
+            Some(Value::String(s)) => encode_header_value(s),
             Some(Value::Bool(b)) => b.to_string(),
             Some(Value::Number(n)) => match n.as_i64() {
                 Some(i) if i.abs() <= MAX_SAFE_INTEGER => i.to_string(),
-                _ => return Err(format!("the value of {} is not an integer in JavaScript's safe range", param.name)),
+                _ => {
+                    return Err(HeaderError(format!(
+                        "the value of {} is not an integer in JavaScript's safe range",
+                        param.name
+                    )));
+                }
             },
-            Some(_) => return Err(format!("the value of {} cannot go into a header", param.name)),
+            Some(_) => return Err(HeaderError(format!("the value of {} cannot go into a header", param.name))),
         };
         headers.push((format!("Mcp-Param-{}", param.name), text));
     }
@@ -107,14 +150,13 @@ pub fn header_values(params: &[HeaderParam], arguments: Option<&Value>) -> Resul
 ///
 /// # Errors
 /// The sentinel holds no valid Base64 of UTF-8 text.
-pub fn decode_header_value(raw: &str) -> Result<String, String> {
-    use base64::Engine;
+pub fn decode_header_value(raw: &str) -> Result<String, HeaderError> {
     match raw.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
         Some(encoded) => base64::engine::general_purpose::STANDARD
             .decode(encoded)
             .ok()
             .and_then(|bytes| String::from_utf8(bytes).ok())
-            .ok_or_else(|| "holds invalid Base64".to_owned()),
+            .ok_or_else(|| HeaderError::from("holds invalid Base64")),
         None => Ok(raw.to_owned()),
     }
 }
@@ -140,7 +182,7 @@ pub fn check_header_values<'a>(
     params: &[HeaderParam],
     arguments: Option<&Value>,
     header: impl Fn(&str) -> Option<&'a str>,
-) -> Result<(), String> {
+) -> Result<(), HeaderError> {
     for param in params {
         let mut value = arguments;
         for key in &param.path {
@@ -149,12 +191,16 @@ pub fn check_header_values<'a>(
         let name = format!("Mcp-Param-{}", param.name);
         match (header(&name), value.filter(|v| !v.is_null())) {
             (None, None) => {}
-            (None, Some(_)) => return Err(format!("the {name} header is required: the body has its value")),
-            (Some(_), None) => return Err(format!("the {name} header has no value in the body")),
+            (None, Some(_)) => {
+                return Err(HeaderError(format!("the {name} header is required: the body has its value")));
+            }
+            (Some(_), None) => return Err(HeaderError(format!("the {name} header has no value in the body"))),
             (Some(raw), Some(value)) => {
-                let decoded = decode_header_value(raw).map_err(|e| format!("the {name} header {e}"))?;
+                let decoded = decode_header_value(raw).map_err(|e| HeaderError(format!("the {name} header {e}")))?;
                 if !same_value(&decoded, value) {
-                    return Err(format!("{name} header value {decoded:?} does not match body value {value}"));
+                    return Err(HeaderError(format!(
+                        "{name} header value {decoded:?} does not match body value {value}"
+                    )));
                 }
             }
         }
@@ -164,7 +210,7 @@ pub fn check_header_values<'a>(
 
 /// The member of a request's params that `Mcp-Name` mirrors: the tool or
 /// prompt name, the resource URI, or the task id (Tasks extension).
-pub(crate) fn name_member(method: &str) -> Option<&'static str> {
+pub fn name_member(method: &str) -> Option<&'static str> {
     match method {
         "tools/call" | "prompts/get" => Some("name"),
         "resources/read" => Some("uri"),
@@ -220,7 +266,7 @@ mod tests {
         };
         assert_eq!(check(&[("Mcp-Param-Region", "Hello"), ("Mcp-Param-Limit", "42")], &args), Ok(()));
         assert_eq!(check(&[("Mcp-Param-Region", "=?base64?SGVsbG8=?="), ("Mcp-Param-Limit", "42.0")], &args), Ok(()));
-        let missing = check(&[("Mcp-Param-Limit", "42")], &args).unwrap_err();
+        let missing = check(&[("Mcp-Param-Limit", "42")], &args).unwrap_err().to_string();
         assert!(missing.contains("Mcp-Param-Region header is required"), "{missing}");
         for bad in ["=?base64?SGVsbG8?=", "=?base64?SGVs!!!bG8=?=", "Hullo"] {
             assert!(check(&[("Mcp-Param-Region", bad), ("Mcp-Param-Limit", "42")], &args).is_err(), "{bad}");
@@ -228,7 +274,7 @@ mod tests {
         let literal = json!({"region": "=?base64?SGVsbG8=", "limit": 42});
         assert_eq!(check(&[("Mcp-Param-Region", "=?base64?SGVsbG8="), ("Mcp-Param-Limit", "42")], &literal), Ok(()));
         let extra = check(&[("Mcp-Param-Region", "Hello"), ("Mcp-Param-Limit", "42")], &json!({"region": "Hello"}));
-        assert!(extra.unwrap_err().contains("no value in the body"));
+        assert!(extra.unwrap_err().to_string().contains("no value in the body"));
     }
 
     #[test]

@@ -1,0 +1,44 @@
+//! The limits of the HTTP and WebSocket endpoints' connections, and the
+//! answer to one connection too many.
+
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+
+/// How long a client may take, and how many connections may be open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    /// Time a client gets to send a whole request (head and body) once its
+    /// first byte arrived, and to send its first request after connecting.
+    /// 10 s: far more than any real client needs on a working network.
+    pub request_read_timeout: Duration,
+    /// Time a kept-alive connection may stay unused between requests.
+    /// 60 s: longer than the pools of common HTTP clients keep an idle
+    /// connection (reqwest 90 s is cut, then reconnects), short enough that
+    /// abandoned connections do not pile up.
+    pub idle_timeout: Duration,
+    /// Connections open at once; one more is answered 503 with
+    /// `Retry-After` and closed. Listen streams count too.
+    pub max_connections: usize,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        ConnectionLimits {
+            request_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 1024,
+        }
+    }
+}
+
+/// Answers a connection over the cap at once and closes it.
+pub(crate) async fn refuse_connection(mut stream: TcpStream) {
+    const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n\
+Content-Type: text/plain\r\nContent-Length: 35\r\n\r\ntoo many connections; try again soon";
+    // A client already gone needs no answer; the write is bounded by the
+    // socket buffer of a fresh connection, which holds these few bytes.
+    let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(BUSY)).await;
+    let _ = stream.shutdown().await;
+}

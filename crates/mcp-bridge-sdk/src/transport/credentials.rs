@@ -1,0 +1,76 @@
+//! What a network transport sends as credentials, and how it hears that
+//! the server refused them: shared by HTTP and WebSocket.
+
+use crate::{BoxError, BoxFuture};
+
+/// The largest JSON body or SSE event accepted by default.
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 4 * 1024 * 1024;
+
+/// A URL with its `user:password@` part replaced by `***@`, for messages.
+pub(crate) fn without_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://***@{}", &rest[at + 1..]),
+        None => url.to_owned(),
+    }
+}
+
+/// What a server said when it refused a request's credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthRefusal {
+    /// 401 or 403.
+    pub status: u16,
+    /// The `WWW-Authenticate` challenge, when the server sent one.
+    pub www_authenticate: Option<String>,
+    /// When the refused request was sent: credentials obtained after it
+    /// may be good.
+    pub sent_at: std::time::Instant,
+    /// The method of the refused request (a provider may sign in for some
+    /// methods only).
+    pub method: String,
+}
+
+/// Supplies the credentials of each HTTP request, and hears when the
+/// server refuses them; an OAuth client is one, [`BearerToken`] another.
+pub trait AuthProvider: Send + Sync + std::fmt::Debug {
+    /// The `Authorization` header value of the next request (for example
+    /// `Bearer …`), or `None` to send none.
+    ///
+    /// # Errors
+    /// Why no credentials can be had; the request fails with it.
+    fn authorization(&self) -> BoxFuture<Result<Option<String>, BoxError>>;
+
+    /// The server refused the request (401 or 403). `true` when new
+    /// credentials are ready: the request is sent once more with them.
+    fn refused(&self, refusal: AuthRefusal) -> BoxFuture<bool>;
+}
+
+/// A fixed bearer token, for servers that hand out long-lived tokens.
+#[derive(Clone)]
+pub struct BearerToken(String);
+
+impl BearerToken {
+    /// The token, without the `Bearer ` prefix.
+    pub fn new(token: impl Into<String>) -> Self {
+        BearerToken(token.into())
+    }
+}
+
+impl std::fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BearerToken(***)")
+    }
+}
+
+impl AuthProvider for BearerToken {
+    fn authorization(&self) -> BoxFuture<Result<Option<String>, BoxError>> {
+        let value = format!("Bearer {}", self.0);
+        Box::pin(async move { Ok(Some(value)) })
+    }
+
+    fn refused(&self, _refusal: AuthRefusal) -> BoxFuture<bool> {
+        // The same token would be refused again.
+        Box::pin(async { false })
+    }
+}
