@@ -158,17 +158,13 @@ fn follow_authorization() -> Authorize {
 
 /// The OAuth client of an authorization scenario.
 fn oauth(url: &str, context: &ScenarioContext) -> Result<OAuthClient, String> {
-    let config = OAuthConfig {
-        server_url: url.to_owned(),
-        redirect_uri: REDIRECT_URI.to_owned(),
-        client_name: "mcp-conformance-client".to_owned(),
-        pre_registered: context
-            .client_id
-            .clone()
-            .map(|client_id| PreRegistered { client_id, client_secret: context.client_secret.clone() }),
-        client_metadata_url: Some(CLIENT_METADATA_URL.to_owned()),
-        connection: HttpConfig::new(url),
-    };
+    let mut config =
+        OAuthConfig::new(url, REDIRECT_URI, "mcp-conformance-client").with_client_metadata_url(CLIENT_METADATA_URL);
+    if let Some(client_id) = &context.client_id {
+        let mut client = PreRegistered::new(client_id);
+        client.client_secret = context.client_secret.clone();
+        config = config.with_pre_registered(client);
+    }
     OAuthClient::new(config, follow_authorization(), Arc::new(MemoryStore::default())).map_err(|e| e.to_string())
 }
 

@@ -40,7 +40,7 @@ fn answered(responses: &InputResponses, key: &str, field: &str) -> String {
 
 /// Offers the extension and registers the task fixtures.
 pub(crate) fn task_tools(builder: ServerBuilder) -> ServerBuilder {
-    let options = TaskOptions { poll_interval: Duration::from_millis(200), ..TaskOptions::default() };
+    let options = TaskOptions::default().with_poll_interval(Duration::from_millis(200));
     builder
         .tasks(options)
         .typed_tool(tool("greet", "Greets someone, at once"), |args: Greet, _ctx| async move {

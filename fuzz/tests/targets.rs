@@ -182,7 +182,7 @@ fn sse_parser() {
     let r = fuzz("sse", |input| {
         let limit = 128;
         let parse = |chunk: usize| -> Result<Vec<(String, String)>, usize> {
-            let mut parser = mcp_bridge_sdk::transport::sse::SseParser::new(limit);
+            let mut parser = mcp_bridge_sdk::fuzzing::SseParser::new(limit);
             let mut events = Vec::new();
             for part in input.chunks(chunk) {
                 match parser.push(part) {
@@ -248,12 +248,10 @@ fn authorization_url_check() {
 #[test]
 fn icon_bytes() {
     use mcp_bridge_sdk::icons::{ExtraFormats, Format, IconPolicy, inspect};
-    let policy = IconPolicy {
-        formats: ExtraFormats { gif: true, webp: true, svg: true },
-        decoder: Some(std::sync::Arc::new(Ok)),
-        max_dimension: 4096,
-        ..IconPolicy::default()
-    };
+    let policy = IconPolicy::default()
+        .with_formats(ExtraFormats { gif: true, webp: true, svg: true })
+        .with_decoder(std::sync::Arc::new(Ok))
+        .with_max_dimension(4096);
     let r = fuzz("icon_bytes", |input| {
         if let Ok(image) = inspect(input.to_vec(), None, None, &policy) {
             if Some(image.format) != Format::detect(input) {

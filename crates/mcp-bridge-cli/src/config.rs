@@ -124,19 +124,9 @@ fn http_upstream(args: &Args, url: &str) -> Result<(UpstreamConfig, Option<Arc<G
     let announce = Arc::new(|url: &str| eprintln!("mcp-bridge: sign in at {url}"));
     let sign_in = SignIn::new(options, gate.clone(), announce);
     let store = mcp_bridge::signin::tokens::open().map_err(|e| format!("the token store does not open: {e}"))?;
-    let oauth = OAuthClient::new(
-        OAuthConfig {
-            server_url: url.to_owned(),
-            redirect_uri: sign_in.redirect_uri(),
-            client_name: "mcp-bridge".into(),
-            pre_registered: None,
-            client_metadata_url: args.client_metadata_url.clone(),
-            connection: http.clone(),
-        },
-        sign_in.authorize(),
-        Arc::new(store),
-    )
-    .map_err(|e| e.to_string())?;
+    let mut config = OAuthConfig::new(url, sign_in.redirect_uri(), "mcp-bridge").with_connection(http.clone());
+    config.client_metadata_url = args.client_metadata_url.clone();
+    let oauth = OAuthClient::new(config, sign_in.authorize(), Arc::new(store)).map_err(|e| e.to_string())?;
     http.auth = Some(Arc::new(oauth.clone()));
     Ok((UpstreamConfig::Http(HttpUpstream { config: http, oauth: Some(oauth), sign_in: Some(sign_in) }), Some(gate)))
 }

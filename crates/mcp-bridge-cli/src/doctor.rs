@@ -213,7 +213,7 @@ async fn round_trip(client: &Client, legacy: bool) -> Option<f64> {
     let (method, o) = if legacy {
         ("ping", RequestOptions::default())
     } else {
-        ("server/discover", RequestOptions { cache_mode: CacheMode::Bypass, ..Default::default() })
+        ("server/discover", RequestOptions::default().with_cache_mode(CacheMode::Bypass))
     };
     let mut times = Vec::new();
     for _ in 0..ROUND_TRIPS {
@@ -421,14 +421,12 @@ fn stored_sign_in(http: &HttpConfig) -> Result<OAuthClient, String> {
         Err::<AuthorizationResponse, _>("the doctor does not sign in: run `mcp-bridge URL` once")
     });
     OAuthClient::new(
-        OAuthConfig {
-            server_url: http.url.clone(),
-            redirect_uri: mcp_bridge::signin::receiver::redirect_uri(mcp_bridge::signin::DEFAULT_REDIRECT_PORT),
-            client_name: "mcp-bridge".into(),
-            pre_registered: None,
-            client_metadata_url: None,
-            connection: http.clone(),
-        },
+        OAuthConfig::new(
+            http.url.clone(),
+            mcp_bridge::signin::receiver::redirect_uri(mcp_bridge::signin::DEFAULT_REDIRECT_PORT),
+            "mcp-bridge",
+        )
+        .with_connection(http.clone()),
         refuse,
         Arc::new(store),
     )

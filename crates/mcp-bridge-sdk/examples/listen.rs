@@ -33,7 +33,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let on_notification = Arc::new(move |n: &JsonRpcNotification| {
         let _ = events.send(n.method.clone());
     });
-    let options = RequestOptions { on_notification: Some(on_notification), ..RequestOptions::default() };
+    let options = RequestOptions::default().with_on_notification(on_notification);
     let filter = SubscriptionFilter { tools_list_changed: Some(true), ..SubscriptionFilter::default() };
     let stream = tokio::spawn({
         let client = client.clone();

@@ -25,18 +25,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         BufReader::new(tokio::io::stdin()).read_line(&mut line).await?;
         Ok::<_, BoxError>(AuthorizationResponse::from_redirect(line.trim())?)
     });
-    let config = OAuthConfig {
-        server_url: url.clone(),
-        redirect_uri: "http://127.0.0.1/callback".into(),
-        client_name: "oauth-example".into(),
-        pre_registered: None,
-        client_metadata_url: None,
-        connection: HttpConfig::new(&url),
-    };
+    let config = OAuthConfig::new(url.clone(), "http://127.0.0.1/callback", "oauth-example")
+        .with_connection(HttpConfig::new(&url));
     // Tokens for this run only; `auth::FileStore` or the keychain keep them.
     let oauth = OAuthClient::new(config, sign_in, Arc::new(MemoryStore::default()))?;
 
-    let transport = connect(HttpConfig { auth: Some(Arc::new(oauth)), ..HttpConfig::new(&url) })?;
+    let transport = connect(HttpConfig::new(&url).with_auth(Arc::new(oauth)))?;
     let client = Client::new(ClientOptions::new("oauth-example", "1.0"), transport);
     for tool in client.list_tools(None, &RequestOptions::default()).await?.tools {
         println!("tool {}", tool.name);

@@ -183,11 +183,26 @@ where
 
 /// A client id the application was given for every authorization server.
 #[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PreRegistered {
     /// The client id.
     pub client_id: String,
     /// The secret of a confidential client.
     pub client_secret: Option<String>,
+}
+
+impl PreRegistered {
+    /// A public client with this id (a confidential one adds
+    /// [`PreRegistered::with_client_secret`]).
+    pub fn new(client_id: impl Into<String>) -> Self {
+        PreRegistered { client_id: client_id.into(), client_secret: None }
+    }
+}
+
+crate::setters::with_setters! {
+    PreRegistered {
+        some with_client_secret => client_secret: impl Into<String>,
+    }
 }
 
 impl std::fmt::Debug for PreRegistered {
@@ -201,6 +216,7 @@ impl std::fmt::Debug for PreRegistered {
 
 /// How an [`OAuthClient`] signs in.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct OAuthConfig {
     /// The MCP server's URL (the protected resource).
     pub server_url: String,
@@ -216,6 +232,32 @@ pub struct OAuthConfig {
     /// Proxy, CA file and client certificate of the OAuth requests (the
     /// URL and the limits are not used).
     pub connection: HttpConfig,
+}
+
+impl OAuthConfig {
+    /// Signs in at the server `server_url` with dynamic registration (or a
+    /// client metadata document, or a pre-registered client, when set),
+    /// redirecting to `redirect_uri`; the OAuth requests use the system's
+    /// proxy and trust settings.
+    pub fn new(server_url: impl Into<String>, redirect_uri: impl Into<String>, client_name: impl Into<String>) -> Self {
+        let server_url = server_url.into();
+        OAuthConfig {
+            connection: HttpConfig::new(&server_url),
+            server_url,
+            redirect_uri: redirect_uri.into(),
+            client_name: client_name.into(),
+            pre_registered: None,
+            client_metadata_url: None,
+        }
+    }
+}
+
+crate::setters::with_setters! {
+    OAuthConfig {
+        some with_pre_registered => pre_registered: PreRegistered,
+        some with_client_metadata_url => client_metadata_url: impl Into<String>,
+        value with_connection => connection: HttpConfig,
+    }
 }
 
 /// The tokens in use, and what the last sign-in asked for.

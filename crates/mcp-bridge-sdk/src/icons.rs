@@ -118,6 +118,7 @@ pub struct ExtraFormats {
 
 /// What a client accepts as an icon.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct IconPolicy {
     /// Which https origins are accepted.
     pub origins: OriginRule,
@@ -139,6 +140,21 @@ pub struct IconPolicy {
     pub ca_file: Option<PathBuf>,
     /// A client certificate for the fetch (PEM, certificate and key).
     pub client_identity_file: Option<PathBuf>,
+}
+
+crate::setters::with_setters! {
+    IconPolicy {
+        value with_origins => origins: OriginRule,
+        value with_trusted_origins => trusted_origins: Vec<String>,
+        value with_allow_data => allow_data: bool,
+        value with_formats => formats: ExtraFormats,
+        some with_decoder => decoder: IconDecoder,
+        value with_max_bytes => max_bytes: usize,
+        value with_max_dimension => max_dimension: u32,
+        value with_timeout => timeout: Duration,
+        some with_ca_file => ca_file: impl Into<PathBuf>,
+        some with_client_identity_file => client_identity_file: impl Into<PathBuf>,
+    }
 }
 
 impl Default for IconPolicy {
@@ -308,11 +324,19 @@ fn percent_decode(text: &str) -> Result<Vec<u8>, IconError> {
 
 /// What a caller wants to show.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct IconWanted {
     /// The size in pixels it will be shown at.
     pub size: Option<u32>,
     /// `light` or `dark`.
     pub theme: Option<String>,
+}
+
+crate::setters::with_setters! {
+    IconWanted {
+        some with_size => size: u32,
+        some with_theme => theme: impl Into<String>,
+    }
 }
 
 /// The icon to show: by theme first (the same theme, then none, then

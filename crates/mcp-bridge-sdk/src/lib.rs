@@ -105,12 +105,20 @@ pub mod limits;
 mod os;
 #[cfg(feature = "server")]
 pub mod server;
+mod setters;
 #[cfg(feature = "skills")]
 pub mod skills;
 #[cfg(feature = "store")]
 pub mod store;
 #[cfg(any(feature = "client", feature = "server"))]
 pub mod transport;
+
+/// Internals the fuzz targets (`fuzz/`) drive; not part of the API.
+#[doc(hidden)]
+pub mod fuzzing {
+    #[cfg(feature = "http-client")]
+    pub use crate::transport::sse::{EventTooLarge, SseEvent, SseParser};
+}
 
 /// The protocol crate, `mcp-bridge-protocol`: every wire type, for what
 /// the prelude leaves out.

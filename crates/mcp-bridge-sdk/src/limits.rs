@@ -42,6 +42,7 @@ pub(crate) const OUTGOING_QUEUE: usize = 256;
 
 /// Limits of one server connection.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ServerLimits {
     /// Longest accepted line (stdio).
     pub max_line_bytes: usize,
@@ -53,6 +54,15 @@ pub struct ServerLimits {
     pub max_in_flight: usize,
     /// Time the requests in flight get to finish at the end of the input.
     pub shutdown_grace: Duration,
+}
+
+crate::setters::with_setters! {
+    ServerLimits {
+        value with_max_line_bytes => max_line_bytes: usize,
+        value with_max_depth => max_depth: usize,
+        value with_max_in_flight => max_in_flight: usize,
+        value with_shutdown_grace => shutdown_grace: Duration,
+    }
 }
 
 impl Default for ServerLimits {

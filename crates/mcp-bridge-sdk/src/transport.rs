@@ -21,7 +21,7 @@ pub mod memory;
 #[cfg(all(feature = "server", feature = "stdio"))]
 pub mod process_stdio;
 #[cfg(feature = "http-client")]
-pub mod sse;
+pub(crate) mod sse;
 #[cfg(all(feature = "client", feature = "stdio"))]
 pub mod stdio;
 #[cfg(all(feature = "client", any(feature = "http-client", feature = "websocket")))]

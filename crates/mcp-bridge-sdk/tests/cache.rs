@@ -41,17 +41,14 @@ fn server(ttl_ms: u64, scope: CacheScope, reads: Arc<AtomicUsize>) -> Server {
 }
 
 fn cached_client(server: &Server) -> Client {
-    let options = ClientOptions {
-        cache: CacheOptions { enabled: true, ..CacheOptions::default() },
-        ..ClientOptions::new("c", "1")
-    };
+    let options = ClientOptions::new("c", "1").with_cache(CacheOptions::default().with_enabled(true));
     Client::new(options, transport::memory::connect(server))
 }
 
 /// Request options that report whether the result came from the cache.
 fn watched(mode: CacheMode) -> (RequestOptions, Arc<Mutex<Diagnostics>>) {
     let diagnostics = Arc::new(Mutex::new(Diagnostics::default()));
-    (RequestOptions { diagnostics: Some(diagnostics.clone()), cache_mode: mode, ..Default::default() }, diagnostics)
+    (RequestOptions::default().with_diagnostics(diagnostics.clone()).with_cache_mode(mode), diagnostics)
 }
 
 /// The text of `test://counter` and whether it came from the cache.
@@ -82,7 +79,7 @@ async fn fresh_results_are_served_from_the_cache_and_the_modes_choose() {
     // Discovery is cached too; the _meta of a request is not part of its key.
     let (o, d) = watched(CacheMode::Default);
     client.discover(&o).await.unwrap();
-    let traced = RequestOptions { meta: Map::from_iter([("traceparent".into(), json!("00-1-2-01"))]), ..o.clone() };
+    let traced = o.clone().with_meta(Map::from_iter([("traceparent".into(), json!("00-1-2-01"))]));
     client.discover(&traced).await.unwrap();
     assert!(d.lock().unwrap().from_cache);
 }
@@ -154,14 +151,11 @@ async fn an_invalid_cursor_drops_the_pages_and_a_list_change_drops_the_list() {
     // A list change on a listen stream drops the list before the caller hears of it.
     let heard = Arc::new(tokio::sync::Notify::new());
     let notify = heard.clone();
-    let listen_options = RequestOptions {
-        on_notification: Some(Arc::new(move |n| {
-            if n.method != "notifications/subscriptions/acknowledged" {
-                notify.notify_one();
-            }
-        })),
-        ..Default::default()
-    };
+    let listen_options = RequestOptions::default().with_on_notification(Arc::new(move |n| {
+        if n.method != "notifications/subscriptions/acknowledged" {
+            notify.notify_one();
+        }
+    }));
     let listener = client.clone();
     let filter = SubscriptionFilter {
         tools_list_changed: Some(true),
@@ -207,10 +201,7 @@ async fn http_client(scope: CacheScope, reads: Arc<AtomicUsize>, token: Arc<Swit
     tokio::spawn(async move { server.serve_http(listener, HttpOptions::default(), std::future::pending()).await });
     let mut config = HttpConfig::new(format!("http://{addr}/mcp"));
     config.auth = Some(token);
-    let options = ClientOptions {
-        cache: CacheOptions { enabled: true, ..CacheOptions::default() },
-        ..ClientOptions::new("c", "1")
-    };
+    let options = ClientOptions::new("c", "1").with_cache(CacheOptions::default().with_enabled(true));
     Client::new(options, transport::http::connect(config).unwrap())
 }
 

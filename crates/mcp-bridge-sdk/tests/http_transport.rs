@@ -41,7 +41,7 @@ fn client(config: HttpConfig) -> Client {
 
 fn with_diagnostics() -> (RequestOptions, Arc<Mutex<Diagnostics>>) {
     let diagnostics = Arc::new(Mutex::new(Diagnostics::default()));
-    (RequestOptions { diagnostics: Some(diagnostics.clone()), ..Default::default() }, diagnostics)
+    (RequestOptions::default().with_diagnostics(diagnostics.clone()), diagnostics)
 }
 
 #[tokio::test]
@@ -108,7 +108,7 @@ async fn an_auth_provider_gives_each_request_its_token_and_a_new_one_after_401()
     let seen = Arc::new(Mutex::new(Vec::new()));
     let addr = serve(guarded("token-1", seen.clone())).await;
     let provider = Arc::new(RotatingToken::default());
-    let config = HttpConfig { auth: Some(provider.clone()), ..HttpConfig::new(format!("http://{addr}/mcp")) };
+    let config = HttpConfig::new(format!("http://{addr}/mcp")).with_auth(provider.clone());
     let rotating = client(config);
     let o = RequestOptions::default();
     let result = rotating.call_tool("ping", json!({}), &o).await.unwrap();
@@ -128,10 +128,7 @@ async fn an_auth_provider_gives_each_request_its_token_and_a_new_one_after_401()
     // A fixed token that is refused is not sent again; the 401 is the answer.
     let seen = Arc::new(Mutex::new(Vec::new()));
     let addr = serve(guarded("right", seen.clone())).await;
-    let config = HttpConfig {
-        auth: Some(Arc::new(BearerToken::new("wrong-s3cret"))),
-        ..HttpConfig::new(format!("http://{addr}/mcp"))
-    };
+    let config = HttpConfig::new(format!("http://{addr}/mcp")).with_auth(Arc::new(BearerToken::new("wrong-s3cret")));
     let (o, diagnostics) = with_diagnostics();
     let err = client(config).discover(&o).await.unwrap_err();
     assert_eq!(seen.lock().unwrap().len(), 1);
@@ -191,10 +188,8 @@ async fn proxy(refuse_connect: bool) -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
 async fn an_explicit_proxy_carries_the_requests_and_gets_its_credentials() {
     let origin = serve(server().http_router(HttpOptions::default())).await;
     let (proxy_addr, heads) = proxy(false).await;
-    let config = HttpConfig {
-        proxy: ProxyConfig::Explicit { url: format!("http://user:pa55@{proxy_addr}"), no_proxy: Vec::new() },
-        ..HttpConfig::new(format!("http://{origin}/mcp"))
-    };
+    let config = HttpConfig::new(format!("http://{origin}/mcp"))
+        .with_proxy(ProxyConfig::Explicit { url: format!("http://user:pa55@{proxy_addr}"), no_proxy: Vec::new() });
     client(config).call_tool("ping", json!({}), &RequestOptions::default()).await.unwrap();
     let heads = heads.lock().unwrap();
     assert!(!heads.is_empty(), "the request went through the proxy");
@@ -206,10 +201,8 @@ async fn an_explicit_proxy_carries_the_requests_and_gets_its_credentials() {
 #[tokio::test]
 async fn a_proxy_that_refuses_the_tunnel_fails_the_request_without_hanging() {
     let (proxy_addr, heads) = proxy(true).await;
-    let config = HttpConfig {
-        proxy: ProxyConfig::Explicit { url: format!("http://{proxy_addr}"), no_proxy: Vec::new() },
-        ..HttpConfig::new("https://mcp.example.test/mcp")
-    };
+    let config = HttpConfig::new("https://mcp.example.test/mcp")
+        .with_proxy(ProxyConfig::Explicit { url: format!("http://{proxy_addr}"), no_proxy: Vec::new() });
     let started = Instant::now();
     let (o, _) = with_diagnostics();
     let (lines, guard) = test_support::LogCapture::start();
@@ -234,7 +227,7 @@ async fn a_proxy_from_the_environment_never_gets_a_loopback_host() {
     let (proxy_addr, heads) = proxy(false).await;
     let url = format!("http://{origin}/mcp");
     let environment = |name: &str| (name == "HTTP_PROXY").then(|| format!("http://{proxy_addr}"));
-    let config = HttpConfig { proxy: ProxyConfig::from_environment(&url, environment), ..HttpConfig::new(&url) };
+    let config = HttpConfig::new(&url).with_proxy(ProxyConfig::from_environment(&url, environment));
     assert!(matches!(config.proxy, ProxyConfig::Explicit { .. }));
     client(config).discover(&RequestOptions::default()).await.unwrap();
     assert!(heads.lock().unwrap().is_empty(), "127.0.0.1 is reached directly");
@@ -247,26 +240,23 @@ async fn https_with_a_ca_file_and_a_client_certificate() {
     let client_identity = pki.client_identity_file.clone().unwrap();
     let url = format!("{}/mcp", serve_tls(server().http_router(HttpOptions::default()), Some(&pki)).await);
     let o = RequestOptions::default();
-    let both = HttpConfig {
-        ca_file: Some(pki.ca_file.clone()),
-        client_identity_file: Some(client_identity.clone()),
-        ..HttpConfig::new(&url)
-    };
+    let both =
+        HttpConfig::new(&url).with_ca_file(pki.ca_file.clone()).with_client_identity_file(client_identity.clone());
     let result = client(both).call_tool("ping", json!({}), &o).await.unwrap();
     assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "pong"));
 
-    let untrusted = HttpConfig { client_identity_file: Some(client_identity.clone()), ..HttpConfig::new(&url) };
+    let untrusted = HttpConfig::new(&url).with_client_identity_file(client_identity.clone());
     let err = client(untrusted).discover(&o).await.unwrap_err();
     assert!(matches!(err, Error::Transport { .. }), "a server outside the trust anchors is refused: {err:?}");
-    let anonymous = HttpConfig { ca_file: Some(pki.ca_file.clone()), ..HttpConfig::new(&url) };
+    let anonymous = HttpConfig::new(&url).with_ca_file(pki.ca_file.clone());
     assert!(client(anonymous).discover(&o).await.is_err(), "the server requires a client certificate");
 
-    let missing = HttpConfig { ca_file: Some(dir.join("nope.pem")), ..HttpConfig::new(&url) };
+    let missing = HttpConfig::new(&url).with_ca_file(dir.join("nope.pem"));
     let err = connect(missing).unwrap_err();
     assert!(err.to_string().contains("cannot read the CA file"), "{err}");
     std::fs::write(dir.join("key-only.pem"), "-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n-----END PRIVATE KEY-----\n")
         .unwrap();
-    let broken = HttpConfig { client_identity_file: Some(dir.join("key-only.pem")), ..HttpConfig::new(&url) };
+    let broken = HttpConfig::new(&url).with_client_identity_file(dir.join("key-only.pem"));
     let err = connect(broken).unwrap_err().to_string();
     assert!(err.contains("needs a certificate and its private key") && !err.contains("c2VjcmV0"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
@@ -293,8 +283,8 @@ async fn requests_beyond_max_in_flight_wait_for_a_slot_and_pending_requests_are_
         }),
     );
     let addr = serve(router).await;
-    let config = HttpConfig { max_in_flight: 2, ..HttpConfig::new(format!("http://{addr}/mcp")) };
-    let options = ClientOptions { max_pending: 6, ..ClientOptions::new("bounded", "1") };
+    let config = HttpConfig::new(format!("http://{addr}/mcp")).with_max_in_flight(2);
+    let options = ClientOptions::new("bounded", "1").with_max_pending(6);
     let client = Client::new(options, connect(config).unwrap());
     let o = RequestOptions::default();
     let waiting: Vec<_> = (0..6)

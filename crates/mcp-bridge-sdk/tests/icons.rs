@@ -77,11 +77,9 @@ fn passing_decoder(seen: Arc<Mutex<Vec<Format>>>) -> mcp_bridge_sdk::icons::Icon
 
 #[test]
 fn formats_are_told_by_their_bytes_and_sizes_read_from_their_headers() {
-    let policy = IconPolicy {
-        formats: ExtraFormats { gif: true, webp: true, svg: true },
-        decoder: Some(passing_decoder(Arc::default())),
-        ..IconPolicy::default()
-    };
+    let policy = IconPolicy::default()
+        .with_formats(ExtraFormats { gif: true, webp: true, svg: true })
+        .with_decoder(passing_decoder(Arc::default()));
     let cases = [
         (png(32, 16), Format::Png, Some((32u32, 16u32))),
         (jpeg(48, 24), Format::Jpeg, Some((48, 24))),
@@ -119,27 +117,25 @@ fn gif_webp_and_svg_need_the_policy_and_a_decoder() {
     for (bytes, format) in [(gif(1, 1), Format::Gif), (webp_vp8x(1, 1), Format::Webp), (SVG.to_vec(), Format::Svg)] {
         assert_eq!(inspect(bytes.clone(), None, None, &off), Err(IconError::FormatNotAllowed(format)));
         let turned_on_without_decoder =
-            IconPolicy { formats: ExtraFormats { gif: true, webp: true, svg: true }, ..IconPolicy::default() };
+            IconPolicy::default().with_formats(ExtraFormats { gif: true, webp: true, svg: true });
         assert_eq!(
             inspect(bytes.clone(), None, None, &turned_on_without_decoder),
             Err(IconError::FormatNotAllowed(format))
         );
-        let on = IconPolicy {
-            formats: ExtraFormats { gif: true, webp: true, svg: true },
-            decoder: Some(passing_decoder(seen.clone())),
-            ..IconPolicy::default()
-        };
+        let on = IconPolicy::default()
+            .with_formats(ExtraFormats { gif: true, webp: true, svg: true })
+            .with_decoder(passing_decoder(seen.clone()));
         assert_eq!(inspect(bytes, None, None, &on).unwrap().format, format);
     }
     assert_eq!(*seen.lock().unwrap(), [Format::Gif, Format::Webp, Format::Svg]);
     // The decoder sees PNG and JPEG too, and its refusal is the caller's error.
-    let refusing = IconPolicy { decoder: Some(Arc::new(|_| Err("not today".into()))), ..IconPolicy::default() };
+    let refusing = IconPolicy::default().with_decoder(Arc::new(|_| Err("not today".into())));
     assert_eq!(inspect(png(1, 1), None, None, &refusing), Err(IconError::DecoderFailed("not today".into())));
 }
 
 #[test]
 fn dimensions_and_size_have_limits() {
-    let policy = IconPolicy { max_dimension: 256, max_bytes: 1000, ..IconPolicy::default() };
+    let policy = IconPolicy::default().with_max_dimension(256).with_max_bytes(1000);
     assert_eq!(
         inspect(png(257, 10), None, None, &policy),
         Err(IconError::DimensionsTooLarge { width: 257, height: 10, max: 256 })
@@ -175,10 +171,10 @@ fn sources_are_https_of_the_endpoint_or_data_uris() {
     assert_eq!(check_source("https://mcp.example.com/i.png", None, &policy), Err(IconError::OriginNotAllowed));
     // A wss endpoint has the https origin of its host.
     assert!(check_source("https://mcp.example.com/i.png", Some("wss://mcp.example.com/ws"), &policy).is_ok());
-    let trusted = IconPolicy { trusted_origins: vec!["https://cdn.example.net".into()], ..IconPolicy::default() };
+    let trusted = IconPolicy::default().with_trusted_origins(vec!["https://cdn.example.net".into()]);
     assert!(check_source(other, None, &trusted).is_ok());
-    assert!(check_source(other, endpoint, &IconPolicy { origins: OriginRule::Any, ..IconPolicy::default() }).is_ok());
-    let none = IconPolicy { origins: OriginRule::None, ..IconPolicy::default() };
+    assert!(check_source(other, endpoint, &IconPolicy::default().with_origins(OriginRule::Any)).is_ok());
+    let none = IconPolicy::default().with_origins(OriginRule::None);
     assert_eq!(check_source("https://mcp.example.com/i.png", endpoint, &none), Err(IconError::OriginNotAllowed));
     // data: URIs, base64 or percent-encoded, unless turned off.
     let Ok(Source::Data { media_type, bytes }) = check_source(&data_uri("image/png", &png(1, 1)), None, &none) else {
@@ -190,7 +186,7 @@ fn sources_are_https_of_the_endpoint_or_data_uris() {
     };
     assert_eq!(bytes, b"<svg/>");
     assert!(matches!(check_source("data:image/png;base64,!!", None, &policy), Err(IconError::InvalidUri(_))));
-    let no_data = IconPolicy { allow_data: false, ..IconPolicy::default() };
+    let no_data = IconPolicy::default().with_allow_data(false);
     assert_eq!(check_source("data:,x", None, &no_data), Err(IconError::DataNotAllowed));
 }
 
@@ -209,7 +205,8 @@ fn select_ranks_by_theme_then_size_then_order() {
         icon_with(json!({"src": "https://elsewhere.example/32.png", "sizes": ["32x32"], "theme": "dark"})),
     ];
     let pick = |size: Option<u32>, theme: Option<&str>| {
-        let wanted = IconWanted { size, theme: theme.map(str::to_owned) };
+        let mut wanted = IconWanted::default();
+        (wanted.size, wanted.theme) = (size, theme.map(str::to_owned));
         select(&icons, &wanted, endpoint, &policy).map(|i| i.src.rsplit('/').next().unwrap().to_owned())
     };
     assert_eq!(pick(Some(32), Some("dark")).as_deref(), Some("32-dark.png"), "exact size in the theme");
@@ -222,12 +219,10 @@ fn select_ranks_by_theme_then_size_then_order() {
     assert_eq!(pick(None, None).as_deref(), Some("16.png"), "no preference: the server's order");
     assert_eq!(pick(Some(64), Some("sepia")).as_deref(), Some("64.png"), "no theme beats another theme");
     // The SVG is a candidate once the policy and a decoder allow it.
-    let svg_ok = IconPolicy {
-        formats: ExtraFormats { svg: true, ..ExtraFormats::default() },
-        decoder: Some(passing_decoder(Arc::default())),
-        ..IconPolicy::default()
-    };
-    let wanted = IconWanted { size: Some(32), theme: Some("dark".into()) };
+    let svg_ok = IconPolicy::default()
+        .with_formats(ExtraFormats { svg: true, ..ExtraFormats::default() })
+        .with_decoder(passing_decoder(Arc::default()));
+    let wanted = IconWanted::default().with_size(32).with_theme("dark");
     let only_svg = [icons[6].clone(), icons[7].clone()];
     assert_eq!(select(&only_svg, &wanted, endpoint, &policy), None);
     assert_eq!(
@@ -291,8 +286,7 @@ async fn fetches_follow_the_rules_of_origin_redirects_type_and_size() {
     let seen: Seen = Arc::default();
     let base = serve(icon_routes(seen.clone(), other.clone()), Some(&pki)).await;
     let endpoint = format!("{base}/mcp");
-    let policy =
-        IconPolicy { ca_file: Some(pki.ca_file.clone()), timeout: Duration::from_millis(500), ..IconPolicy::default() };
+    let policy = IconPolicy::default().with_ca_file(pki.ca_file.clone()).with_timeout(Duration::from_millis(500));
     let get = |path: &str| {
         let (icon, endpoint, policy) = (icon(&format!("{base}{path}")), endpoint.clone(), policy.clone());
         async move { fetch(&icon, Some(&endpoint), &policy).await }
@@ -312,7 +306,7 @@ async fn fetches_follow_the_rules_of_origin_redirects_type_and_size() {
     // Another origin only when trusted.
     let elsewhere = icon(&format!("{other}/icon.png"));
     assert_eq!(fetch(&elsewhere, Some(&endpoint), &policy).await, Err(IconError::OriginNotAllowed));
-    let trusting = IconPolicy { trusted_origins: vec![other.clone()], ..policy.clone() };
+    let trusting = policy.clone().with_trusted_origins(vec![other.clone()]);
     assert!(fetch(&elsewhere, Some(&endpoint), &trusting).await.is_ok());
     // Without the test CA the server is not trusted.
     let untrusted = fetch(&icon(&format!("{base}/icon.png")), Some(&endpoint), &IconPolicy::default()).await;
@@ -329,18 +323,13 @@ async fn the_client_fetches_icons_of_its_endpoint_without_its_credentials() {
     let pki = TestPki::new(&dir);
     let seen: Seen = Arc::default();
     let server = Server::builder(Implementation::new("iconic", "1")).build();
-    let options = HttpOptions { allowed_hosts: vec!["127.0.0.1".into()], ..HttpOptions::default() };
+    let options = HttpOptions::default().with_allowed_hosts(vec!["127.0.0.1".into()]);
     let router = server.http_router(options).merge(icon_routes(seen.clone(), String::new()));
     let base = serve(router, Some(&pki)).await;
-    let config = HttpConfig {
-        ca_file: Some(pki.ca_file.clone()),
-        auth: Some(Arc::new(BearerToken::new("mcp-token-s3cret"))),
-        ..HttpConfig::new(format!("{base}/mcp"))
-    };
-    let options = ClientOptions {
-        icons: IconPolicy { ca_file: Some(pki.ca_file.clone()), ..IconPolicy::default() },
-        ..ClientOptions::new("c", "1")
-    };
+    let config = HttpConfig::new(format!("{base}/mcp"))
+        .with_ca_file(pki.ca_file.clone())
+        .with_auth(Arc::new(BearerToken::new("mcp-token-s3cret")));
+    let options = ClientOptions::new("c", "1").with_icons(IconPolicy::default().with_ca_file(pki.ca_file.clone()));
     let client = Client::new(options, mcp_bridge_sdk::transport::http::connect(config).unwrap());
     client.discover(&Default::default()).await.unwrap();
     let icons = [icon("https://elsewhere.example/i.png"), icon(&format!("{base}/icon.png"))];

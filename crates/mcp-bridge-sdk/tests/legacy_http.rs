@@ -159,13 +159,11 @@ async fn a_listen_stream_carries_the_list_changes_of_the_get_stream() {
     let client = client(&url, mpsc::unbounded_channel().0);
     let (events, mut seen) = mpsc::unbounded_channel();
     let cancel = tokio_util::sync::CancellationToken::new();
-    let options = RequestOptions {
-        cancel: Some(cancel.clone()),
-        on_notification: Some(Arc::new(move |n: &mcp_bridge_protocol::JsonRpcNotification| {
+    let options = RequestOptions::default().with_cancel(cancel.clone()).with_on_notification(Arc::new(
+        move |n: &mcp_bridge_protocol::JsonRpcNotification| {
             let _ = events.send(n.method.clone());
-        })),
-        ..Default::default()
-    };
+        },
+    ));
     let filter =
         mcp_bridge_protocol::types::SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
     let stream = tokio::spawn({

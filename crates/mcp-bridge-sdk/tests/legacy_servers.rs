@@ -89,12 +89,9 @@ async fn uses_everything(client: &Client) {
     // Progress comes back by the request's progress token.
     let steps = Arc::new(Mutex::new(Vec::new()));
     let seen = steps.clone();
-    let progress = RequestOptions {
-        on_progress: Some(Arc::new(move |p: &mcp_bridge_protocol::types::ProgressNotificationParams| {
-            seen.lock().unwrap().push(p.progress.clone())
-        })),
-        ..Default::default()
-    };
+    let progress = RequestOptions::default().with_on_progress(Arc::new(
+        move |p: &mcp_bridge_protocol::types::ProgressNotificationParams| seen.lock().unwrap().push(p.progress.clone()),
+    ));
     let long = client
         .call_tool("trigger-long-running-operation", json!({"duration": 0.3, "steps": 3}), &progress)
         .await
@@ -111,7 +108,7 @@ async fn auto_falls_back_to_2025_11_25_and_the_typed_api_works_unchanged() {
         json!({"elicitation": {"form": {}}, "sampling": {}, "roots": {"listChanged": true}}),
     );
     let diagnostics = Arc::new(Mutex::new(Default::default()));
-    let o = RequestOptions { diagnostics: Some(diagnostics.clone()), ..Default::default() };
+    let o = RequestOptions::default().with_diagnostics(diagnostics.clone());
 
     // discover is answered from the server's initialize result.
     let discover = client.discover(&o).await.unwrap();
@@ -145,13 +142,11 @@ async fn a_listen_stream_on_a_legacy_session_carries_its_subscriptions_and_list_
     let uri = "demo://resource/dynamic/text/1";
     let (events, mut seen) = tokio::sync::mpsc::unbounded_channel();
     let cancel = tokio_util::sync::CancellationToken::new();
-    let options = RequestOptions {
-        cancel: Some(cancel.clone()),
-        on_notification: Some(Arc::new(move |n: &mcp_bridge_protocol::JsonRpcNotification| {
+    let options = RequestOptions::default().with_cancel(cancel.clone()).with_on_notification(Arc::new(
+        move |n: &mcp_bridge_protocol::JsonRpcNotification| {
             let _ = events.send(n.clone());
-        })),
-        ..Default::default()
-    };
+        },
+    ));
     let filter = mcp_bridge_protocol::types::SubscriptionFilter {
         resource_subscriptions: Some(vec![uri.into(), "demo://not/subscribed".into()]),
         tools_list_changed: Some(true),
@@ -203,7 +198,7 @@ async fn a_modern_only_client_never_falls_back() {
 async fn a_forced_legacy_client_skips_the_probe() {
     let client = everything(Era::Legacy, InputHooks::default(), json!({}));
     let diagnostics = Arc::new(Mutex::new(Default::default()));
-    let o = RequestOptions { diagnostics: Some(diagnostics.clone()), ..Default::default() };
+    let o = RequestOptions::default().with_diagnostics(diagnostics.clone());
     let echo = client.call_tool("echo", json!({"message": "direct"}), &o).await.unwrap();
     assert_eq!(text_of(&echo.content), "Echo: direct");
     assert!(client.spoken().is_some_and(Spoken::is_legacy));
@@ -281,7 +276,7 @@ async fn a_later_client_of_the_same_server_skips_the_probe() {
     for (round, probed) in [(1, true), (2, false)] {
         let client = everything_with_cache(&cache);
         let diagnostics = Arc::new(Mutex::new(mcp_bridge_sdk::client::Diagnostics::default()));
-        let o = RequestOptions { diagnostics: Some(diagnostics.clone()), ..Default::default() };
+        let o = RequestOptions::default().with_diagnostics(diagnostics.clone());
         let echo = client.call_tool("echo", json!({"message": "cached"}), &o).await.unwrap();
         assert_eq!(text_of(&echo.content), "Echo: cached");
         assert!(client.spoken().is_some_and(Spoken::is_legacy), "round {round}");

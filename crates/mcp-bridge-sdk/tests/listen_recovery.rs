@@ -39,7 +39,7 @@ async fn cancelling_ends_the_stream() {
     let server = common::ping_server();
     let client = Client::new(ClientOptions::new("c", "1"), transport::memory::connect(&server));
     let cancel = CancellationToken::new();
-    let options = RequestOptions { cancel: Some(cancel.clone()), ..Default::default() };
+    let options = RequestOptions::default().with_cancel(cancel.clone());
     let listening = {
         let client = client.clone();
         tokio::spawn(async move { client.listen_with_recovery(filter(), &ListenRecovery::default(), &options).await })

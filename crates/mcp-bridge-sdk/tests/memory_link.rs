@@ -9,7 +9,7 @@ use mcp_bridge_protocol::types::{
     LoggingLevel, SubscriptionFilter, Tool,
 };
 use mcp_bridge_protocol::{JsonRpcNotification, error_code};
-use mcp_bridge_sdk::client::{InputHooks, NotificationCallback};
+use mcp_bridge_sdk::client::NotificationCallback;
 use mcp_bridge_sdk::limits::ServerLimits;
 use mcp_bridge_sdk::server::{ChangeEvent, ServerBuilder, ToolCall};
 use mcp_bridge_sdk::{
@@ -55,13 +55,10 @@ async fn ask_name(call: ToolCall, _ctx: RequestContext) -> Result<Reply<CallTool
 fn elicit_client(server: &Server, answer: Value) -> Client {
     let mut options = ClientOptions::new("test-client", "0.1");
     options.capabilities = serde_json::from_value(json!({"elicitation": {}})).unwrap();
-    options.hooks = InputHooks {
-        elicit_form: Some(Arc::new(move |_params| {
-            let answer = answer.clone();
-            Box::pin(async move { Ok(serde_json::from_value::<ElicitResult>(answer).unwrap()) })
-        })),
-        ..InputHooks::default()
-    };
+    options.hooks.elicit_form = Some(Arc::new(move |_params| {
+        let answer = answer.clone();
+        Box::pin(async move { Ok(serde_json::from_value::<ElicitResult>(answer).unwrap()) })
+    }));
     Client::new(options, transport::memory::connect(server))
 }
 
@@ -101,7 +98,7 @@ async fn form_elicitation_round_runs_the_hook_and_retries_with_the_state() {
     let server = builder().tool(tool("ask"), ask_name).build();
     let client = elicit_client(&server, json!({"action": "accept", "content": {"name": "Ada"}}));
     let diagnostics = Arc::new(Mutex::new(Default::default()));
-    let options = RequestOptions { diagnostics: Some(diagnostics.clone()), ..Default::default() };
+    let options = RequestOptions::default().with_diagnostics(diagnostics.clone());
     let result = client.call_tool("ask", json!({}), &options).await.unwrap();
     assert_eq!(first_text(&result), "Hello, Ada!");
     assert_eq!(diagnostics.lock().unwrap().rounds, 1);
@@ -127,7 +124,7 @@ async fn server_refuses_input_the_client_did_not_declare() {
 /// The first round's raw result, and the client to retry with.
 async fn first_round(server: &Server) -> (Client, Value) {
     let client = elicit_client(server, json!({"action": "accept", "content": {"name": "Ada"}}));
-    let options = RequestOptions { allow_input_required: true, ..Default::default() };
+    let options = RequestOptions::default().with_allow_input_required(true);
     let mut params = Map::new();
     params.insert("name".into(), json!("ask"));
     let raw = client.request("tools/call", params, &options).await.unwrap();
@@ -194,8 +191,7 @@ async fn listen_acknowledges_first_tags_events_and_completes_on_shutdown() {
     let server = builder().tool(tool("t"), |_c, _x| async { Ok(text("x")) }).build();
     let client = plain_client(&server);
     let (on_notification, seen) = collector();
-    let options =
-        RequestOptions { on_notification: Some(on_notification), inline_notifications: true, ..Default::default() };
+    let options = RequestOptions::default().with_on_notification(on_notification).with_inline_notifications(true);
     let filter: SubscriptionFilter =
         serde_json::from_value(json!({"toolsListChanged": true, "promptsListChanged": true})).unwrap();
     let stream = tokio::spawn({
@@ -229,12 +225,10 @@ async fn event_published_by_a_handler_arrives_before_its_result() {
     let client = plain_client(&server);
     let order = Arc::new(Mutex::new(Vec::<String>::new()));
     let sink = order.clone();
-    let options = RequestOptions {
-        on_notification: Some(Arc::new(move |n: &JsonRpcNotification| sink.lock().unwrap().push(n.method.clone()))),
-        inline_notifications: true,
-        cancel: Some(CancellationToken::new()),
-        ..Default::default()
-    };
+    let options = RequestOptions::default()
+        .with_on_notification(Arc::new(move |n: &JsonRpcNotification| sink.lock().unwrap().push(n.method.clone())))
+        .with_inline_notifications(true)
+        .with_cancel(CancellationToken::new());
     let cancel = options.cancel.clone().unwrap();
     let filter: SubscriptionFilter = serde_json::from_value(json!({"toolsListChanged": true})).unwrap();
     let stream = tokio::spawn({
@@ -270,7 +264,7 @@ async fn log_messages_only_for_requests_that_ask_at_their_level() {
     options.on_notification = Some(on_notification);
     let client = Client::new(options, transport::memory::connect(&server));
     client.call_tool("log", json!({}), &RequestOptions::default()).await.unwrap();
-    let info = RequestOptions { log_level: Some(LoggingLevel::Info), ..Default::default() };
+    let info = RequestOptions::default().with_log_level(LoggingLevel::Info);
     client.call_tool("log", json!({}), &info).await.unwrap();
     wait_for("the log message", || !seen.lock().unwrap().is_empty()).await;
     let seen = seen.lock().unwrap();
@@ -283,12 +277,11 @@ async fn progress_reaches_its_request() {
     let server = logging_server();
     let progress = Arc::new(Mutex::new(Vec::new()));
     let sink = progress.clone();
-    let options = RequestOptions {
-        on_progress: Some(Arc::new(move |p: &mcp_bridge_protocol::types::ProgressNotificationParams| {
+    let options = RequestOptions::default().with_on_progress(Arc::new(
+        move |p: &mcp_bridge_protocol::types::ProgressNotificationParams| {
             sink.lock().unwrap().push((p.progress.as_f64(), p.message.clone()))
-        })),
-        ..Default::default()
-    };
+        },
+    ));
     plain_client(&server).call_tool("log", json!({}), &options).await.unwrap();
     assert_eq!(*progress.lock().unwrap(), vec![(Some(1.0), Some("half".to_owned()))]);
 }
@@ -308,7 +301,7 @@ async fn cancelling_a_request_tells_the_server() {
         })
         .build();
     let cancel = CancellationToken::new();
-    let options = RequestOptions { cancel: Some(cancel.clone()), ..Default::default() };
+    let options = RequestOptions::default().with_cancel(cancel.clone());
     let client = plain_client(&server);
     let call = tokio::spawn(async move { client.call_tool("wait", json!({}), &options).await });
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -324,14 +317,14 @@ async fn sdk_owned_and_invalid_meta_keys_are_refused_before_sending() {
     for key in ["io.modelcontextprotocol/protocolVersion", "progressToken", "bad key", "-x"] {
         let mut meta = Map::new();
         meta.insert(key.into(), json!(1));
-        let options = RequestOptions { meta, ..Default::default() };
+        let options = RequestOptions::default().with_meta(meta);
         let err = client.call_tool("t", json!({}), &options).await.unwrap_err();
         assert!(matches!(&err, Error::InvalidMeta { key: k, .. } if k == key), "{key}: {err:?}");
     }
     let mut meta = Map::new();
     meta.insert("traceparent".into(), json!("00-abc"));
     meta.insert("io.modelcontextprotocol/someExtension".into(), json!({}));
-    assert!(client.call_tool("t", json!({}), &RequestOptions { meta, ..Default::default() }).await.is_ok());
+    assert!(client.call_tool("t", json!({}), &RequestOptions::default().with_meta(meta)).await.is_ok());
 }
 
 #[tokio::test]
@@ -350,7 +343,7 @@ async fn unknown_tool_and_bad_arguments_are_invalid_params() {
 async fn a_request_over_the_in_flight_limit_is_refused_at_once() {
     let release = CancellationToken::new();
     let gate = release.clone();
-    let limits = ServerLimits { max_in_flight: 1, ..ServerLimits::default() };
+    let limits = ServerLimits::default().with_max_in_flight(1);
     let server = builder()
         .limits(limits)
         .tool(tool("block"), move |_c, _x| {
@@ -374,7 +367,7 @@ async fn a_request_over_the_in_flight_limit_is_refused_at_once() {
 
 #[tokio::test]
 async fn a_listen_stream_does_not_take_a_request_slot() {
-    let limits = ServerLimits { max_in_flight: 1, ..ServerLimits::default() };
+    let limits = ServerLimits::default().with_max_in_flight(1);
     let server = builder().limits(limits).tool(tool("t"), |_c, _x| async { Ok(text("x")) }).build();
     let client = plain_client(&server);
     let filter: SubscriptionFilter = serde_json::from_value(json!({"toolsListChanged": true})).unwrap();
@@ -417,7 +410,7 @@ async fn structured_content_that_breaks_the_output_schema_is_flagged_not_dropped
     let client = plain_client(&server);
     client.list_all_tools(&RequestOptions::default()).await.unwrap();
     let diagnostics = Arc::new(Mutex::new(Default::default()));
-    let options = RequestOptions { diagnostics: Some(diagnostics.clone()), ..Default::default() };
+    let options = RequestOptions::default().with_diagnostics(diagnostics.clone());
     let result = client.call_tool("sum", json!({}), &options).await.unwrap();
     assert_eq!(result.structured_content, Some(json!({"sum": "five"})));
     assert!(diagnostics.lock().unwrap().structured_content_invalid);
@@ -459,11 +452,11 @@ async fn a_request_sent_on_behalf_of_another_client_carries_its_info_and_capabil
     let client = plain_client(&server);
     let own = client.call_tool("who", json!({}), &RequestOptions::default()).await.unwrap();
     assert_eq!(first_text(&own), "test-client elicits=false");
-    let identity = mcp_bridge_sdk::client::ClientIdentity {
-        info: Implementation::new("vscode", "1.99"),
-        capabilities: serde_json::from_value(json!({"elicitation": {}})).unwrap(),
-    };
-    let options = RequestOptions { on_behalf_of: Some(Arc::new(identity)), ..Default::default() };
+    let identity = mcp_bridge_sdk::client::ClientIdentity::new(
+        Implementation::new("vscode", "1.99"),
+        serde_json::from_value(json!({"elicitation": {}})).unwrap(),
+    );
+    let options = RequestOptions::default().with_on_behalf_of(Arc::new(identity));
     let theirs = client.call_tool("who", json!({}), &options).await.unwrap();
     assert_eq!(first_text(&theirs), "vscode elicits=true");
 }

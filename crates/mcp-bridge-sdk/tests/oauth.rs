@@ -55,19 +55,13 @@ async fn setup(expires_in: u64) -> Setup {
 }
 
 fn oauth(s: &Setup) -> OAuthClient {
-    let config = OAuthConfig {
-        server_url: s.url.clone(),
-        redirect_uri: "http://127.0.0.1:1/callback".into(),
-        client_name: "oauth-test".into(),
-        pre_registered: None,
-        client_metadata_url: None,
-        connection: HttpConfig::new(&s.url),
-    };
+    let config = OAuthConfig::new(s.url.clone(), "http://127.0.0.1:1/callback", "oauth-test")
+        .with_connection(HttpConfig::new(&s.url));
     OAuthClient::new(config, approving(s.sign_ins.clone()), s.store.clone()).unwrap()
 }
 
 fn client(s: &Setup, oauth: &OAuthClient) -> Client {
-    let config = HttpConfig { auth: Some(Arc::new(oauth.clone())), ..HttpConfig::new(&s.url) };
+    let config = HttpConfig::new(&s.url).with_auth(Arc::new(oauth.clone()));
     Client::new(ClientOptions::new("oauth-test", "1"), connect(config).unwrap())
 }
 

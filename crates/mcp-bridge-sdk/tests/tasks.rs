@@ -11,9 +11,7 @@ use mcp_bridge_protocol::types::{
     CallToolResult, ContentBlock, ElicitResult, Implementation, InputRequests, InputResponse, InputResponses,
     SubscriptionFilter, TaskStatus, Tool,
 };
-use mcp_bridge_sdk::client::{
-    Diagnostics, InputHooks, TaskRecord, TaskStore, ToolOutcome, task_of_notification, task_result,
-};
+use mcp_bridge_sdk::client::{Diagnostics, TaskRecord, TaskStore, ToolOutcome, task_of_notification, task_result};
 use mcp_bridge_sdk::server::{TaskOptions, TaskSupport, ToolCall};
 use mcp_bridge_sdk::store::{RecordStore, StoreError};
 use mcp_bridge_sdk::{Client, ClientOptions, Error, HandlerError, Reply, RequestOptions, Server, transport};
@@ -58,7 +56,7 @@ fn server() -> Server {
         }))
     };
     Server::builder(Implementation::new("tasks", "1"))
-        .tasks(TaskOptions { poll_interval: Duration::from_millis(20), ..TaskOptions::default() })
+        .tasks(TaskOptions::default().with_poll_interval(Duration::from_millis(20)))
         .tool(tool("sleep"), sleep)
         .tool(tool("ask"), |_call, _ctx| async move {
             Ok(Reply::task(|task| async move {
@@ -120,17 +118,14 @@ fn stored_client(server: &Server, tasks: bool, asked: Arc<AtomicUsize>, store: O
         capabilities["extensions"] = json!({"io.modelcontextprotocol/tasks": {}});
     }
     options.capabilities = serde_json::from_value(capabilities).unwrap();
-    options.hooks = InputHooks {
-        elicit_form: Some(Arc::new(move |params| {
-            asked.fetch_add(1, Ordering::SeqCst);
-            let reply = format!("re: {}", params.message);
-            Box::pin(async move {
-                Ok(serde_json::from_value::<ElicitResult>(json!({"action": "accept", "content": {"answer": reply}}))
-                    .unwrap())
-            })
-        })),
-        ..InputHooks::default()
-    };
+    options.hooks.elicit_form = Some(Arc::new(move |params| {
+        asked.fetch_add(1, Ordering::SeqCst);
+        let reply = format!("re: {}", params.message);
+        Box::pin(async move {
+            Ok(serde_json::from_value::<ElicitResult>(json!({"action": "accept", "content": {"answer": reply}}))
+                .unwrap())
+        })
+    }));
     Client::new(options, transport::memory::connect(server))
 }
 
@@ -219,7 +214,7 @@ async fn failures_cancellation_and_time_limits() {
     let server = server();
     let client = client(&server, true, Arc::default());
     let diagnostics = Arc::new(Mutex::new(Diagnostics::default()));
-    let o = RequestOptions { diagnostics: Some(diagnostics.clone()), ..Default::default() };
+    let o = RequestOptions::default().with_diagnostics(diagnostics.clone());
     let failed = client.call_tool("fail", json!({}), &o).await.unwrap_err();
     assert!(matches!(&failed, Error::Rpc { error } if error.code == -32603 && error.message == "the disk is full"));
     assert_eq!(diagnostics.lock().unwrap().rpc_error.as_ref().map(|e| e.code), Some(-32603));
@@ -239,7 +234,7 @@ async fn failures_cancellation_and_time_limits() {
     assert_eq!(code(client.cancel_task("no-such-task", &o).await), -32602);
 
     // A time limit cancels the task on the server too.
-    let short = RequestOptions { timeout: Some(Duration::from_millis(200)), ..Default::default() };
+    let short = RequestOptions::default().with_timeout(Duration::from_millis(200));
     let ToolOutcome::Task(slow) = client.call_tool_or_task("sleep", json!({"ms": 60_000}), &o).await.unwrap() else {
         panic!()
     };
@@ -263,14 +258,11 @@ async fn input_rounds_then_a_task_and_status_notifications_on_a_listen_stream() 
     };
     let seen = Arc::new(Mutex::new(Vec::new()));
     let record = seen.clone();
-    let listen_options = RequestOptions {
-        on_notification: Some(Arc::new(move |n| {
-            if let Some(task) = task_of_notification(n) {
-                record.lock().unwrap().push(task);
-            }
-        })),
-        ..Default::default()
-    };
+    let listen_options = RequestOptions::default().with_on_notification(Arc::new(move |n| {
+        if let Some(task) = task_of_notification(n) {
+            record.lock().unwrap().push(task);
+        }
+    }));
     let filter =
         SubscriptionFilter { task_ids: Some(vec![task.task_id.clone(), "unknown".into()]), ..Default::default() };
     let listener = client.clone();

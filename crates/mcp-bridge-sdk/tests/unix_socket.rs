@@ -59,9 +59,7 @@ async fn nothing_listening_is_a_connect_error_and_a_closed_socket_fails_the_requ
         }
     });
     let client = client(&path).await;
-    let err = client
-        .discover(&RequestOptions { retry: mcp_bridge_sdk::client::RetryPolicy::Never, ..Default::default() })
-        .await;
+    let err = client.discover(&RequestOptions::default().with_retry(mcp_bridge_sdk::client::RetryPolicy::Never)).await;
     assert!(matches!(err, Err(Error::Closed)), "{err:?}");
     let _ = std::fs::remove_file(&path);
 }

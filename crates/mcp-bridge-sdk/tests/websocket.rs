@@ -189,7 +189,7 @@ async fn invalid_utf8_or_a_binary_message_from_the_server_closes_the_connection(
 
 #[tokio::test]
 async fn the_server_answers_bad_json_and_closes_on_oversized_binary_or_invalid_utf8() {
-    let options = HttpOptions { max_body_bytes: 1024, ..HttpOptions::default() };
+    let options = HttpOptions::default().with_max_body_bytes(1024);
     let (addr, _stop, _serving) = serve(server(), options).await;
     let raw = || async move {
         let mut request = format!("ws://{addr}/mcp").into_client_request().unwrap();
@@ -365,12 +365,8 @@ async fn the_typescript_sdk_websocket_client_is_served() {
 
 #[tokio::test]
 async fn an_unused_connection_is_closed_and_one_over_the_cap_gets_503() {
-    let connections = ConnectionLimits {
-        idle_timeout: Duration::from_millis(300),
-        max_connections: 2,
-        ..ConnectionLimits::default()
-    };
-    let (addr, _stop, _serving) = serve(server(), HttpOptions { connections, ..HttpOptions::default() }).await;
+    let connections = ConnectionLimits::default().with_idle_timeout(Duration::from_millis(300)).with_max_connections(2);
+    let (addr, _stop, _serving) = serve(server(), HttpOptions::default().with_connections(connections)).await;
     let upgrade = || async move {
         let request = format!("ws://{addr}/mcp").into_client_request().unwrap();
         tokio_tungstenite::client_async(request, tokio::net::TcpStream::connect(addr).await.unwrap()).await

@@ -321,17 +321,14 @@ impl Owner {
                 forward_event(&out, n);
             }
         });
-        let options = RequestOptions {
-            on_notification: Some(on_notification),
-            inline_notifications: true,
-            cancel: Some(cancel.clone()),
-            // A lost stream is opened again at once, a few times, before
-            // the owner's back-off takes over.
-            retry: RetryPolicy::Force,
-            log_level: self.log_level.get(),
-            on_behalf_of: self.on_behalf_of.clone(),
-            ..Default::default()
-        };
+        // A lost stream is opened again at once, a few times, before the
+        // owner's back-off takes over.
+        let mut options = RequestOptions::default()
+            .with_on_notification(on_notification)
+            .with_inline_notifications(true)
+            .with_cancel(cancel.clone())
+            .with_retry(RetryPolicy::Force);
+        (options.log_level, options.on_behalf_of) = (self.log_level.get(), self.on_behalf_of.clone());
         let (upstream, filter, ended) = (self.upstream.clone(), self.declared.filter(uris), events.clone());
         let remote = self.upstream.origin() == crate::translate::Origin::Remote;
         let stream_cancel = cancel.clone();

@@ -240,12 +240,10 @@ impl Upstream {
     /// the HTTP transport saw.
     pub async fn discover(&self, timeout: Duration) -> Result<DiscoverResult, Failed> {
         let diagnostics = Arc::new(std::sync::Mutex::new(mcp_bridge_sdk::client::Diagnostics::default()));
-        let options = RequestOptions {
-            timeout: Some(timeout),
-            max_total_timeout: Some(timeout),
-            diagnostics: Some(diagnostics.clone()),
-            ..Default::default()
-        };
+        let options = RequestOptions::default()
+            .with_timeout(timeout)
+            .with_max_total_timeout(timeout)
+            .with_diagnostics(diagnostics.clone());
         self.client.discover(&options).await.map_err(|error| self.failed(error, &diagnostics))
     }
 
@@ -293,7 +291,7 @@ impl Upstream {
                 .map_err(|error| self.failed(error, &Default::default())),
             None => {
                 let diagnostics = Arc::<std::sync::Mutex<mcp_bridge_sdk::client::Diagnostics>>::default();
-                let options = RequestOptions { diagnostics: Some(diagnostics.clone()), ..options.clone() };
+                let options = options.clone().with_diagnostics(diagnostics.clone());
                 self.client.request(method, params, &options).await.map_err(|error| self.failed(error, &diagnostics))
             }
         }
@@ -310,7 +308,7 @@ impl Upstream {
         options: &RequestOptions,
     ) -> Result<mcp_bridge_protocol::types::SubscriptionsListenResult, Failed> {
         let diagnostics = options.diagnostics.clone().unwrap_or_default();
-        let options = RequestOptions { diagnostics: Some(diagnostics.clone()), ..options.clone() };
+        let options = options.clone().with_diagnostics(diagnostics.clone());
         self.client.listen(filter, &options).await.map_err(|error| self.failed(error, &diagnostics))
     }
 

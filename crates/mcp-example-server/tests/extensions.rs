@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use mcp_bridge_protocol::types::{ContentBlock, ElicitResult, SkillResources};
-use mcp_bridge_sdk::client::{InputHooks, ToolOutcome};
+use mcp_bridge_sdk::client::ToolOutcome;
 use mcp_bridge_sdk::transport::stdio::{StdioCommand, spawn};
 use mcp_bridge_sdk::{Client, ClientOptions, RequestOptions, apps};
 use serde_json::json;
@@ -20,15 +20,11 @@ fn client() -> Client {
         "extensions": {"io.modelcontextprotocol/tasks": {}}}))
     .unwrap();
     apps::declare(&mut options.capabilities);
-    options.hooks = InputHooks {
-        elicit_form: Some(Arc::new(|_params| {
-            Box::pin(async {
-                Ok(serde_json::from_value::<ElicitResult>(json!({"action": "accept", "content": {"run": true}}))
-                    .unwrap())
-            })
-        })),
-        ..InputHooks::default()
-    };
+    options.hooks.elicit_form = Some(Arc::new(|_params| {
+        Box::pin(async {
+            Ok(serde_json::from_value::<ElicitResult>(json!({"action": "accept", "content": {"run": true}})).unwrap())
+        })
+    }));
     Client::new(options, spawn(StdioCommand::new(SERVER)).unwrap())
 }
 

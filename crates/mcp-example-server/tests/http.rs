@@ -138,7 +138,7 @@ async fn bodies_up_to_the_limit_are_read_whole() {
 
 #[tokio::test]
 async fn the_endpoint_refuses_what_it_cannot_serve() {
-    let (addr, stop) = start(HttpOptions { max_body_bytes: 1024, ..HttpOptions::default() }).await;
+    let (addr, stop) = start(HttpOptions::default().with_max_body_bytes(1024)).await;
     let url = format!("http://{addr}/mcp");
     let client = reqwest::Client::new();
     assert_eq!(client.get(&url).send().await.unwrap().status(), 405);

@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use mcp_bridge_protocol::types::{ContentBlock, ElicitResult, SubscriptionFilter};
-use mcp_bridge_sdk::client::InputHooks;
 use mcp_bridge_sdk::server::http::HttpOptions;
 use mcp_bridge_sdk::transport::http::{HttpConfig, connect};
 use mcp_bridge_sdk::{Client, ClientOptions, Error, RequestOptions};
@@ -31,15 +30,12 @@ async fn example() -> SocketAddr {
 fn client(addr: SocketAddr) -> Client {
     let mut options = ClientOptions::new("http-test", "1");
     options.capabilities = serde_json::from_value(json!({"elicitation": {}})).unwrap();
-    options.hooks = InputHooks {
-        elicit_form: Some(Arc::new(|_p| {
-            Box::pin(async {
-                Ok(serde_json::from_value::<ElicitResult>(json!({"action": "accept", "content": {"name": "Http"}}))
-                    .unwrap())
-            })
-        })),
-        ..InputHooks::default()
-    };
+    options.hooks.elicit_form = Some(Arc::new(|_p| {
+        Box::pin(async {
+            Ok(serde_json::from_value::<ElicitResult>(json!({"action": "accept", "content": {"name": "Http"}}))
+                .unwrap())
+        })
+    }));
     Client::new(options, connect(HttpConfig::new(format!("http://{addr}/mcp"))).unwrap())
 }
 
@@ -61,18 +57,16 @@ async fn a_session_over_http_with_json_sse_and_an_input_round() {
     let progress = Arc::new(Mutex::new(Vec::new()));
     let logs = Arc::new(Mutex::new(Vec::new()));
     let (sink, log_sink) = (progress.clone(), logs.clone());
-    let with_progress = RequestOptions {
-        on_progress: Some(Arc::new(move |p: &mcp_bridge_protocol::types::ProgressNotificationParams| {
+    // Log messages carry no progress token: they reach this request
+    // because they came on its stream.
+    let with_progress = RequestOptions::default()
+        .with_on_progress(Arc::new(move |p: &mcp_bridge_protocol::types::ProgressNotificationParams| {
             sink.lock().unwrap().push(p.progress.as_u64())
-        })),
-        // Log messages carry no progress token: they reach this request
-        // because they came on its stream.
-        log_level: Some(mcp_bridge_protocol::types::LoggingLevel::Info),
-        on_log: Some(Arc::new(move |m: &mcp_bridge_protocol::types::LoggingMessageNotificationParams| {
+        }))
+        .with_log_level(mcp_bridge_protocol::types::LoggingLevel::Info)
+        .with_on_log(Arc::new(move |m: &mcp_bridge_protocol::types::LoggingMessageNotificationParams| {
             log_sink.lock().unwrap().push(m.data.clone())
-        })),
-        ..Default::default()
-    };
+        }));
     let slow = client.call_tool("slow", json!({"steps": 3, "step_ms": 10}), &with_progress).await.unwrap();
     assert_eq!(text_of(&slow.content), "counted to 3");
     assert_eq!(*progress.lock().unwrap(), vec![Some(1), Some(2), Some(3)], "SSE events reach the request's callbacks");
@@ -87,14 +81,12 @@ async fn listen_over_http_and_cancel_by_closing_the_stream() {
     let events = Arc::new(Mutex::new(Vec::new()));
     let sink = events.clone();
     let cancel = CancellationToken::new();
-    let options = RequestOptions {
-        on_notification: Some(Arc::new(move |n: &mcp_bridge_protocol::JsonRpcNotification| {
+    let options = RequestOptions::default()
+        .with_on_notification(Arc::new(move |n: &mcp_bridge_protocol::JsonRpcNotification| {
             sink.lock().unwrap().push(n.method.clone())
-        })),
-        inline_notifications: true,
-        cancel: Some(cancel.clone()),
-        ..Default::default()
-    };
+        }))
+        .with_inline_notifications(true)
+        .with_cancel(cancel.clone());
     let filter: SubscriptionFilter = serde_json::from_value(json!({"toolsListChanged": true})).unwrap();
     let listener = tokio::spawn({
         let client = client.clone();
@@ -150,7 +142,7 @@ async fn answers_that_are_not_json_rpc_are_invalid_responses_with_their_status()
     let addr = serve(router).await;
     let o = RequestOptions::default();
     let at = |path: &str, max: usize| {
-        let config = HttpConfig { max_response_bytes: max, ..HttpConfig::new(format!("http://{addr}{path}")) };
+        let config = HttpConfig::new(format!("http://{addr}{path}")).with_max_response_bytes(max);
         Client::new(ClientOptions::new("t", "1"), connect(config).unwrap())
     };
     let started = Instant::now();

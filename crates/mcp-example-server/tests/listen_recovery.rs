@@ -37,10 +37,8 @@ type Listening = tokio::task::JoinHandle<Result<mcp_bridge_protocol::types::Subs
 fn listening(client: &Client, recovery: ListenRecovery) -> (Events, Listening) {
     let events = Arc::new(Mutex::new(Vec::new()));
     let seen = events.clone();
-    let options = RequestOptions {
-        on_notification: Some(Arc::new(move |n| seen.lock().unwrap().push(n.method.clone()))),
-        ..Default::default()
-    };
+    let options =
+        RequestOptions::default().with_on_notification(Arc::new(move |n| seen.lock().unwrap().push(n.method.clone())));
     let filter = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
     let listener = client.clone();
     let task = tokio::spawn(async move { listener.listen_with_recovery(filter, &recovery, &options).await });

@@ -123,7 +123,7 @@ async fn our_client_uses_a_python_server() {
     let tools = client.list_all_tools(&o).await.unwrap();
     assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["add", "shout"]);
     let diagnostics = std::sync::Arc::new(std::sync::Mutex::new(Default::default()));
-    let options = RequestOptions { diagnostics: Some(diagnostics.clone()), ..Default::default() };
+    let options = RequestOptions::default().with_diagnostics(diagnostics.clone());
     let sum = client.call_tool("add", json!({"a": 40, "b": 2}), &options).await.unwrap();
     assert!(matches!(&sum.content[0], ContentBlock::Text(t) if t.text == "42"));
     assert_eq!(sum.structured_content, Some(json!({"result": 42})));
@@ -155,13 +155,11 @@ async fn our_client_caches_the_lists_a_python_server_gives_a_lifetime() {
             script("python_server.py").into_os_string(),
         ])
         .env("PY_CACHE_TTL_MS", "60000");
-    let options = ClientOptions {
-        cache: mcp_bridge_sdk::client::CacheOptions { enabled: true, ..Default::default() },
-        ..ClientOptions::new("mcp-sdk-interop", "0.1")
-    };
+    let options = ClientOptions::new("mcp-sdk-interop", "0.1")
+        .with_cache(mcp_bridge_sdk::client::CacheOptions::default().with_enabled(true));
     let client = Client::new(options, spawn(command).unwrap());
     let diagnostics = std::sync::Arc::new(std::sync::Mutex::new(mcp_bridge_sdk::client::Diagnostics::default()));
-    let o = RequestOptions { diagnostics: Some(diagnostics.clone()), ..Default::default() };
+    let o = RequestOptions::default().with_diagnostics(diagnostics.clone());
     let first = client.list_tools(None, &o).await.unwrap();
     assert_eq!((first.ttl_ms, first.cache_scope), (Some(60000), Some(mcp_bridge_protocol::types::CacheScope::Public)));
     assert!(!diagnostics.lock().unwrap().from_cache);

@@ -151,13 +151,12 @@ async fn a_legacy_client_of_the_bridge_that_never_reads_does_not_stall_the_upstr
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn half_open_http_connections_are_dropped_while_calls_go_on() {
-    let limits = ConnectionLimits {
-        request_read_timeout: Duration::from_millis(500),
-        idle_timeout: Duration::from_secs(2),
-        max_connections: 300,
-    };
+    let limits = ConnectionLimits::default()
+        .with_request_read_timeout(Duration::from_millis(500))
+        .with_idle_timeout(Duration::from_secs(2))
+        .with_max_connections(300);
     let server = mcp_example_server::build_server();
-    let (addr, stop) = serve_http(&server, HttpOptions { connections: limits, ..HttpOptions::default() }).await;
+    let (addr, stop) = serve_http(&server, HttpOptions::default().with_connections(limits)).await;
     // Slow clients: a request line and no end of headers.
     let mut slow = Vec::new();
     for _ in 0..200 {
@@ -195,9 +194,9 @@ async fn half_open_http_connections_are_dropped_while_calls_go_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_over_the_cap_gets_503_and_the_others_go_on() {
-    let limits = ConnectionLimits { max_connections: 4, ..ConnectionLimits::default() };
+    let limits = ConnectionLimits::default().with_max_connections(4);
     let server = mcp_example_server::build_server();
-    let (addr, stop) = serve_http(&server, HttpOptions { connections: limits, ..HttpOptions::default() }).await;
+    let (addr, stop) = serve_http(&server, HttpOptions::default().with_connections(limits)).await;
     let mut held = Vec::new();
     for _ in 0..4 {
         held.push(TcpStream::connect(addr).await.unwrap());

@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 use mcp_bridge_protocol::types::{
     CompletionArgument, CompletionReference, ContentBlock, ElicitResult, ResourceContents, SubscriptionFilter,
 };
-use mcp_bridge_sdk::client::InputHooks;
 use mcp_bridge_sdk::transport::stdio::{StdioCommand, spawn};
 use mcp_bridge_sdk::{Client, ClientOptions, Error, RequestOptions};
 use serde_json::{Map, Value, json};
@@ -131,20 +130,15 @@ fn client_options() -> ClientOptions {
     let mut options = ClientOptions::new("stdio-test", "1");
     options.era = mcp_bridge_sdk::client::Era::Modern;
     options.capabilities = serde_json::from_value(json!({"elicitation": {"form": {}}, "roots": {}})).unwrap();
-    options.hooks = InputHooks {
-        elicit_form: Some(Arc::new(|_p| {
-            Box::pin(async {
-                Ok(serde_json::from_value::<ElicitResult>(json!({"action": "accept", "content": {"name": "Grace"}}))
-                    .unwrap())
-            })
-        })),
-        list_roots: Some(Arc::new(|()| {
-            Box::pin(async {
-                Ok(vec![serde_json::from_value(json!({"uri": "file:///work", "name": "work"})).unwrap()])
-            })
-        })),
-        ..InputHooks::default()
-    };
+    options.hooks.elicit_form = Some(Arc::new(|_p| {
+        Box::pin(async {
+            Ok(serde_json::from_value::<ElicitResult>(json!({"action": "accept", "content": {"name": "Grace"}}))
+                .unwrap())
+        })
+    }));
+    options.hooks.list_roots = Some(Arc::new(|()| {
+        Box::pin(async { Ok(vec![serde_json::from_value(json!({"uri": "file:///work", "name": "work"})).unwrap()]) })
+    }));
     options
 }
 
@@ -195,14 +189,12 @@ async fn listen_over_stdio_gets_tagged_events_from_another_request() {
     let seen = Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
     let sink = seen.clone();
     let cancel = tokio_util::sync::CancellationToken::new();
-    let options = RequestOptions {
-        on_notification: Some(Arc::new(move |n: &mcp_bridge_protocol::JsonRpcNotification| {
+    let options = RequestOptions::default()
+        .with_on_notification(Arc::new(move |n: &mcp_bridge_protocol::JsonRpcNotification| {
             sink.lock().unwrap().push(json!({"method": n.method, "params": n.params}))
-        })),
-        inline_notifications: true,
-        cancel: Some(cancel.clone()),
-        ..Default::default()
-    };
+        }))
+        .with_inline_notifications(true)
+        .with_cancel(cancel.clone());
     let filter: SubscriptionFilter =
         serde_json::from_value(json!({"resourceSubscriptions": ["note://shopping"], "toolsListChanged": true}))
             .unwrap();
@@ -232,7 +224,7 @@ async fn listen_over_stdio_gets_tagged_events_from_another_request() {
 #[tokio::test]
 async fn a_request_past_its_timeout_fails_and_is_cancelled() {
     let client = Client::new(client_options(), spawn(StdioCommand::new(SERVER)).unwrap());
-    let options = RequestOptions { timeout: Some(Duration::from_millis(300)), ..Default::default() };
+    let options = RequestOptions::default().with_timeout(Duration::from_millis(300));
     let started = Instant::now();
     let err = client.call_tool("slow", json!({"steps": 3, "step_ms": 1000}), &options).await.unwrap_err();
     assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
@@ -394,7 +386,7 @@ fn marker(name: &str) -> std::path::PathBuf {
 async fn a_forced_retry_reaches_the_restarted_child() {
     let marker = marker("force");
     let client = flapping_server(&marker, 1);
-    let options = RequestOptions { retry: mcp_bridge_sdk::client::RetryPolicy::Force, ..Default::default() };
+    let options = RequestOptions::default().with_retry(mcp_bridge_sdk::client::RetryPolicy::Force);
     let result = client.call_tool("any", json!({}), &options).await.unwrap();
     assert!(text_of(&result.content).starts_with("pid "));
     let process = client.process().unwrap();
@@ -428,7 +420,7 @@ async fn the_default_retry_resends_reads_but_not_tool_calls() {
 async fn without_restarts_a_forced_retry_still_fails_with_closed() {
     let marker = marker("none");
     let client = flapping_server(&marker, 0);
-    let options = RequestOptions { retry: mcp_bridge_sdk::client::RetryPolicy::Force, ..Default::default() };
+    let options = RequestOptions::default().with_retry(mcp_bridge_sdk::client::RetryPolicy::Force);
     assert!(matches!(client.call_tool("any", json!({}), &options).await, Err(Error::Closed)));
     assert_eq!(client.process().unwrap().restarts(), 0);
     let _ = std::fs::remove_file(&marker);

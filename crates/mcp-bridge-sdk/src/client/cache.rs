@@ -20,11 +20,19 @@ pub(crate) type CredentialDigest = [u8; 32];
 
 /// Whether and how much a client caches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CacheOptions {
     /// Keep results with a positive `ttlMs`; off by default.
     pub enabled: bool,
     /// The most results kept; the one that expires first goes when full.
     pub max_entries: usize,
+}
+
+crate::setters::with_setters! {
+    CacheOptions {
+        value with_enabled => enabled: bool,
+        value with_max_entries => max_entries: usize,
+    }
 }
 
 impl Default for CacheOptions {

@@ -46,6 +46,7 @@ where
 /// A kind without a hook, or not declared in the client's capabilities, is
 /// refused.
 #[derive(Clone, Default)]
+#[non_exhaustive]
 pub struct InputHooks {
     /// Answers form elicitations; the answer is checked against the schema.
     pub elicit_form: Option<Hook<ElicitRequestFormParams, ElicitResult>>,
@@ -121,6 +122,7 @@ impl InputHooks {
 
 /// How a client identifies itself and what it can do.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct ClientOptions {
     /// The client's name and version, sent on every request.
     pub info: Implementation,
@@ -162,6 +164,26 @@ pub struct ClientOptions {
     pub task_store: Option<super::TaskStore>,
 }
 
+crate::setters::with_setters! {
+    ClientOptions {
+        value with_capabilities => capabilities: ClientCapabilities,
+        value with_protocol_version => protocol_version: impl Into<String>,
+        value with_era => era: super::Era,
+        value with_legacy_protocol_version => legacy_protocol_version: impl Into<String>,
+        some with_era_cache => era_cache: super::EraCache,
+        some with_log_level => log_level: LoggingLevel,
+        value with_hooks => hooks: InputHooks,
+        some with_on_notification => on_notification: NotificationCallback,
+        value with_request_timeout => request_timeout: Duration,
+        value with_max_pending => max_pending: usize,
+        value with_cache => cache: super::CacheOptions,
+        #[cfg(feature = "icons")]
+    value with_icons => icons: crate::icons::IconPolicy,
+        #[cfg(feature = "tasks")]
+    some with_task_store => task_store: super::TaskStore,
+    }
+}
+
 impl std::fmt::Debug for ClientOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClientOptions")
@@ -200,6 +222,7 @@ impl ClientOptions {
 
 /// What the client found out about one request besides its result.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct Diagnostics {
     /// The JSON-RPC error, when the server answered with one.
     pub rpc_error: Option<ErrorObject>,
@@ -260,6 +283,7 @@ impl RetryPolicy {
 
 /// Options of one request.
 #[derive(Clone, Default)]
+#[non_exhaustive]
 pub struct RequestOptions {
     /// Time for the whole request, all input rounds included; the client's
     /// default when `None`, never more than `max_total_timeout`.
@@ -305,13 +329,41 @@ pub struct RequestOptions {
     pub hooks: Option<InputHooks>,
 }
 
+crate::setters::with_setters! {
+    RequestOptions {
+        some with_timeout => timeout: Duration,
+        some with_max_total_timeout => max_total_timeout: Duration,
+        some with_cancel => cancel: CancellationToken,
+        some with_on_progress => on_progress: ProgressCallback,
+        some with_on_log => on_log: LogCallback,
+        some with_on_notification => on_notification: NotificationCallback,
+        value with_inline_notifications => inline_notifications: bool,
+        some with_log_level => log_level: LoggingLevel,
+        value with_meta => meta: Map<String, Value>,
+        value with_allow_input_required => allow_input_required: bool,
+        value with_retry => retry: RetryPolicy,
+        some with_diagnostics => diagnostics: Arc<Mutex<Diagnostics>>,
+        value with_cache_mode => cache_mode: super::CacheMode,
+        some with_on_behalf_of => on_behalf_of: Arc<ClientIdentity>,
+        some with_hooks => hooks: InputHooks,
+    }
+}
+
 /// The client info and capabilities a request is stamped with.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ClientIdentity {
     /// Name and version.
     pub info: Implementation,
     /// What that client can do.
     pub capabilities: ClientCapabilities,
+}
+
+impl ClientIdentity {
+    /// The identity of a client with this info and these capabilities.
+    pub fn new(info: Implementation, capabilities: ClientCapabilities) -> Self {
+        ClientIdentity { info, capabilities }
+    }
 }
 
 impl std::fmt::Debug for RequestOptions {

@@ -30,6 +30,7 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// ([`Server::serve_websocket`]) takes the same, with `max_body_bytes` the
 /// limit of each message.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct HttpOptions {
     /// The path of the endpoint.
     pub path: String,
@@ -44,6 +45,16 @@ pub struct HttpOptions {
     /// Time limits of slow or unused connections and the cap on open ones
     /// ([`Server::serve_http`] and [`Server::serve_websocket`]).
     pub connections: ConnectionLimits,
+}
+
+crate::setters::with_setters! {
+    HttpOptions {
+        value with_path => path: impl Into<String>,
+        value with_max_body_bytes => max_body_bytes: usize,
+        value with_allowed_hosts => allowed_hosts: Vec<String>,
+        value with_allowed_origins => allowed_origins: Vec<String>,
+        value with_connections => connections: ConnectionLimits,
+    }
 }
 
 impl Default for HttpOptions {

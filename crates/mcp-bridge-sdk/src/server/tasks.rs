@@ -26,6 +26,7 @@ use crate::error::{HandlerError, ServerFault};
 
 /// How a server keeps its tasks.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct TaskOptions {
     /// How long after its creation a task is kept (`ttlMs`); `None` keeps
     /// it until the server stops.
@@ -35,6 +36,14 @@ pub struct TaskOptions {
     /// The most tasks kept at once; a new one beyond it is refused (-32603)
     /// so a client cannot make the server hold unbounded state.
     pub max_tasks: usize,
+}
+
+crate::setters::with_setters! {
+    TaskOptions {
+        some with_ttl => ttl: Duration,
+        value with_poll_interval => poll_interval: Duration,
+        value with_max_tasks => max_tasks: usize,
+    }
 }
 
 impl Default for TaskOptions {

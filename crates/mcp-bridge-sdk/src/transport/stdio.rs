@@ -41,6 +41,7 @@ pub enum StderrMode {
 
 /// How to start a server process.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct StdioCommand {
     /// The program.
     pub program: OsString,

@@ -105,19 +105,15 @@ impl Session {
             (state.identity.clone(), state.relays_per_request)
         };
         let hooks = per_request.then(|| self.relay_hooks(Some(request.id.clone())));
-        let options = RequestOptions {
-            timeout: Some(limit),
-            max_total_timeout: Some(limit),
-            cancel: Some(token.clone()),
-            on_log: Some(on_log),
-            on_behalf_of: identity,
-            hooks,
-            log_level: self.log_level.get(),
-            meta: forwarded.meta,
-            on_progress,
-            allow_input_required: true,
-            ..Default::default()
-        };
+        let mut options = RequestOptions::default()
+            .with_timeout(limit)
+            .with_max_total_timeout(limit)
+            .with_cancel(token.clone())
+            .with_on_log(on_log)
+            .with_meta(forwarded.meta)
+            .with_allow_input_required(true);
+        (options.on_behalf_of, options.hooks) = (identity, hooks);
+        (options.log_level, options.on_progress) = (self.log_level.get(), on_progress);
         let id = request.id;
         let work = self.run_rounds(&upstream, &id, &method, forwarded.params, &options, &token);
         match crate::watch::watched(crate::watch::Forwarded { id: &id, method: &method }, work).await {

@@ -86,44 +86,44 @@ impl Session {
     /// HTTP the round goes on that request's stream).
     pub(super) fn relay_hooks(self: &Arc<Self>, related: Option<RequestId>) -> InputHooks {
         let session = Arc::downgrade(self);
-        InputHooks {
-            elicit_form: Some(relayed(
-                session.clone(),
-                related.clone(),
-                |p| InputRequest::Elicit(MethodCall::new(ElicitRequestParams::Form(p))),
-                |r| match r {
-                    InputResponse::Elicit(answer) => Some(answer),
-                    _ => None,
-                },
-            )),
-            elicit_url: Some(relayed(
-                session.clone(),
-                related.clone(),
-                |p| InputRequest::Elicit(MethodCall::new(ElicitRequestParams::Url(p))),
-                |r| match r {
-                    InputResponse::Elicit(answer) => Some(answer),
-                    _ => None,
-                },
-            )),
-            sample: Some(relayed(
-                session.clone(),
-                related.clone(),
-                |p| InputRequest::CreateMessage(MethodCall::new(p)),
-                |r| match r {
-                    InputResponse::CreateMessage(answer) => Some(*answer),
-                    _ => None,
-                },
-            )),
-            list_roots: Some(relayed(
-                session,
-                related,
-                |()| InputRequest::ListRoots(MethodCall::new(Default::default())),
-                |r| match r {
-                    InputResponse::ListRoots(answer) => Some(answer.roots),
-                    _ => None,
-                },
-            )),
-        }
+        let mut hooks = InputHooks::new();
+        hooks.elicit_form = Some(relayed(
+            session.clone(),
+            related.clone(),
+            |p| InputRequest::Elicit(MethodCall::new(ElicitRequestParams::Form(p))),
+            |r| match r {
+                InputResponse::Elicit(answer) => Some(answer),
+                _ => None,
+            },
+        ));
+        hooks.elicit_url = Some(relayed(
+            session.clone(),
+            related.clone(),
+            |p| InputRequest::Elicit(MethodCall::new(ElicitRequestParams::Url(p))),
+            |r| match r {
+                InputResponse::Elicit(answer) => Some(answer),
+                _ => None,
+            },
+        ));
+        hooks.sample = Some(relayed(
+            session.clone(),
+            related.clone(),
+            |p| InputRequest::CreateMessage(MethodCall::new(p)),
+            |r| match r {
+                InputResponse::CreateMessage(answer) => Some(*answer),
+                _ => None,
+            },
+        ));
+        hooks.list_roots = Some(relayed(
+            session,
+            related,
+            |()| InputRequest::ListRoots(MethodCall::new(Default::default())),
+            |r| match r {
+                InputResponse::ListRoots(answer) => Some(answer.roots),
+                _ => None,
+            },
+        ));
+        hooks
     }
 
     /// Sends one round of input requests to the client, all registered

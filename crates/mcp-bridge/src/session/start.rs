@@ -70,10 +70,8 @@ impl Session {
             forward_unrouted(&out, &log_level, n);
         });
         let upstream_capabilities = input::upstream_capabilities(&params.capabilities);
-        let identity = mcp_bridge_sdk::client::ClientIdentity {
-            info: params.client_info.clone(),
-            capabilities: upstream_capabilities.clone(),
-        };
+        let identity =
+            mcp_bridge_sdk::client::ClientIdentity::new(params.client_info.clone(), upstream_capabilities.clone());
         {
             let mut state = self.state();
             state.client_capabilities = params.capabilities;

@@ -8,6 +8,7 @@ use tokio::net::TcpStream;
 
 /// How long a client may take, and how many connections may be open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ConnectionLimits {
     /// Time a client gets to send a whole request (head and body) once its
     /// first byte arrived, and to send its first request after connecting.
@@ -21,6 +22,14 @@ pub struct ConnectionLimits {
     /// Connections open at once; one more is answered 503 with
     /// `Retry-After` and closed. Listen streams count too.
     pub max_connections: usize,
+}
+
+crate::setters::with_setters! {
+    ConnectionLimits {
+        value with_request_read_timeout => request_read_timeout: Duration,
+        value with_idle_timeout => idle_timeout: Duration,
+        value with_max_connections => max_connections: usize,
+    }
 }
 
 impl Default for ConnectionLimits {

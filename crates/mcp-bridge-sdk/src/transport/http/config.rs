@@ -12,6 +12,7 @@ use crate::transport::tls::read_pem;
 
 /// Where and how to reach a Streamable HTTP server.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct HttpConfig {
     /// The endpoint URL.
     pub url: String,
@@ -32,6 +33,18 @@ pub struct HttpConfig {
     /// Requests sent at once; more wait for a free slot (listen streams
     /// are not counted).
     pub max_in_flight: usize,
+}
+
+crate::setters::with_setters! {
+    HttpConfig {
+        value with_max_response_bytes => max_response_bytes: usize,
+        value with_headers => headers: Vec<(String, String)>,
+        value with_proxy => proxy: ProxyConfig,
+        some with_ca_file => ca_file: impl Into<PathBuf>,
+        some with_client_identity_file => client_identity_file: impl Into<PathBuf>,
+        some with_auth => auth: Arc<dyn AuthProvider>,
+        value with_max_in_flight => max_in_flight: usize,
+    }
 }
 
 impl std::fmt::Debug for HttpConfig {

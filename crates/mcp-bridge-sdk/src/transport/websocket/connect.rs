@@ -30,6 +30,7 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Where and how to reach a WebSocket server.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct WebSocketConfig {
     /// The endpoint URL, `ws://` or `wss://`.
     pub url: String,
@@ -48,6 +49,17 @@ pub struct WebSocketConfig {
     pub auth: Option<Arc<dyn AuthProvider>>,
     /// The longest time to open the connection.
     pub connect_timeout: Duration,
+}
+
+crate::setters::with_setters! {
+    WebSocketConfig {
+        value with_max_message_bytes => max_message_bytes: usize,
+        value with_headers => headers: Vec<(String, String)>,
+        some with_ca_file => ca_file: impl Into<PathBuf>,
+        some with_client_identity_file => client_identity_file: impl Into<PathBuf>,
+        some with_auth => auth: Arc<dyn AuthProvider>,
+        value with_connect_timeout => connect_timeout: Duration,
+    }
 }
 
 impl WebSocketConfig {
