@@ -249,7 +249,7 @@ fn authorization_url_check() {
 fn icon_bytes() {
     use mcp_bridge_sdk::icons::{ExtraFormats, Format, IconPolicy, inspect};
     let policy = IconPolicy::default()
-        .with_formats(ExtraFormats { gif: true, webp: true, svg: true })
+        .with_formats(ExtraFormats::default().with_gif(true).with_webp(true).with_svg(true))
         .with_decoder(std::sync::Arc::new(Ok))
         .with_max_dimension(4096);
     let r = fuzz("icon_bytes", |input| {

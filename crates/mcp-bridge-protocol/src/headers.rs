@@ -211,12 +211,7 @@ pub fn check_header_values<'a>(
 /// The member of a request's params that `Mcp-Name` mirrors: the tool or
 /// prompt name, the resource URI, or the task id (Tasks extension).
 pub fn name_member(method: &str) -> Option<&'static str> {
-    match method {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
-        _ => None,
-    }
+    crate::methods::spec(method).and_then(|m| m.name_member)
 }
 
 #[cfg(test)]

@@ -13,6 +13,8 @@
 //! - [`error_code`]: the JSON-RPC error codes of both revisions.
 //! - [`types`]: params, results and building blocks of revision 2026-07-28.
 //! - [`method`]: methods as types and the typed envelopes built on them.
+//! - [`methods`]: the method table (sender, revision, offer, retry, cache,
+//!   time limit) the libraries decide by.
 //! - [`headers`]: the `x-mcp-header` rules of the HTTP transport: which
 //!   parameters a tool mirrors into headers, their encoding and checks.
 //! - [`legacy`]: the 2025-11-25 messages a bridge exchanges with old clients.
@@ -44,6 +46,7 @@ pub mod jsonrpc;
 pub mod legacy;
 pub mod meta;
 pub mod method;
+pub mod methods;
 pub mod recover;
 mod serde_util;
 mod tag;

@@ -13,6 +13,7 @@
 //!   ([`crate::store`]: keychain, encrypted files, memory).
 
 pub mod challenge;
+mod config;
 pub mod discovery;
 mod exchange;
 mod pkce;
@@ -24,241 +25,15 @@ use std::time::Instant;
 use reqwest::Url;
 
 pub use challenge::Challenge;
+pub use config::{
+    AuthorizationRequest, AuthorizationResponse, Authorize, OAuthConfig, PreRegistered, SignInError, authorize,
+};
 pub use discovery::{ResourceMetadata, ServerMetadata};
 pub use store::{ClientRecord, TokenRecord};
 
 use crate::BoxFuture;
-use crate::store::{RecordStore, StoreError};
-use crate::transport::http::{AuthProvider, AuthRefusal, HttpConfig};
-
-/// Why a sign-in failed. The texts never hold a token, code or secret.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SignInError {
-    /// A metadata, registration or token request could not be made.
-    #[error("{0}")]
-    Http(String),
-    /// No protected resource metadata was found.
-    #[error("the server's protected resource metadata was not found")]
-    NoResourceMetadata,
-    /// The metadata is about another resource than the server.
-    #[error("the protected resource metadata is for {resource}, not for this server")]
-    ResourceMismatch {
-        /// The resource the metadata names.
-        resource: String,
-    },
-    /// The metadata names no authorization server.
-    #[error("the protected resource metadata names no authorization server")]
-    NoAuthorizationServer,
-    /// No usable metadata of the authorization server was found.
-    #[error("no metadata of the authorization server {issuer} was found (or its issuer differs)")]
-    NoServerMetadata {
-        /// The issuer looked for.
-        issuer: String,
-    },
-    /// The authorization server does not offer PKCE with S256.
-    #[error("the authorization server does not support PKCE with S256")]
-    NoPkce,
-    /// No way to get a client id.
-    #[error(
-        "no client id: not pre-registered, and the authorization server offers neither client ID metadata documents nor registration"
-    )]
-    NoRegistration,
-    /// Dynamic registration failed.
-    #[error("client registration failed: {0}")]
-    Registration(String),
-    /// The [`Authorize`] hook failed (the user did not finish, a timeout).
-    #[error("{0}")]
-    Authorize(String),
-    /// The address the browser was sent back to is not a URL.
-    #[error("the redirect URL is not valid: {0}")]
-    Redirect(String),
-    /// The authorization response is for another request.
-    #[error("the authorization response has the wrong state")]
-    StateMismatch,
-    /// The authorization response names another issuer (RFC 9207).
-    #[error("the authorization response comes from another issuer than the authorization server's")]
-    IssuerMismatch,
-    /// The authorization server promised `iss` and left it out.
-    #[error("the authorization response has no iss, which the authorization server promised")]
-    IssuerMissing,
-    /// The user or the server refused.
-    #[error("the authorization server refused: {0}")]
-    Denied(String),
-    /// The authorization server does not know the client (`invalid_client`):
-    /// a registration it forgot, or a client ID metadata document it will
-    /// not use.
-    #[error("the authorization server refused the client: {reason}")]
-    ClientRejected {
-        /// Whether the client id was a client ID metadata document's URL.
-        metadata_document: bool,
-        /// The server's answer, without secrets.
-        reason: String,
-    },
-    /// The token endpoint refused or answered badly.
-    #[error("the token request failed: {0}")]
-    Token(String),
-    /// The token store failed.
-    #[error("the token store failed: {0}")]
-    Store(StoreError),
-}
-
-/// What the application shows the user to sign in.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuthorizationRequest {
-    /// The authorization URL to open.
-    pub url: String,
-    /// Where the authorization server sends the browser back.
-    pub redirect_uri: String,
-    /// The `state` the answer must carry.
-    pub state: String,
-}
-
-/// The parameters of the redirect back to the client.
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct AuthorizationResponse {
-    /// The authorization code.
-    pub code: Option<String>,
-    /// The state.
-    pub state: Option<String>,
-    /// The issuer (RFC 9207).
-    pub iss: Option<String>,
-    /// An OAuth error.
-    pub error: Option<String>,
-    /// Its description.
-    pub error_description: Option<String>,
-}
-
-impl std::fmt::Debug for AuthorizationResponse {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AuthorizationResponse")
-            .field("code", &self.code.as_ref().map(|_| "***"))
-            .field("iss", &self.iss)
-            .field("error", &self.error)
-            .finish_non_exhaustive()
-    }
-}
-
-impl AuthorizationResponse {
-    /// The parameters of a redirect URL (its query).
-    ///
-    /// # Errors
-    /// The URL does not parse.
-    pub fn from_redirect(url: &str) -> Result<AuthorizationResponse, SignInError> {
-        let url = Url::parse(url).map_err(|e| SignInError::Redirect(e.to_string()))?;
-        let mut response = AuthorizationResponse::default();
-        for (name, value) in url.query_pairs() {
-            let slot = match name.as_ref() {
-                "code" => &mut response.code,
-                "state" => &mut response.state,
-                "iss" => &mut response.iss,
-                "error" => &mut response.error,
-                "error_description" => &mut response.error_description,
-                _ => continue,
-            };
-            *slot = Some(value.into_owned());
-        }
-        Ok(response)
-    }
-}
-
-/// Shows the authorization URL to the user and waits for the redirect.
-/// [`authorize`] makes one of an async closure.
-pub type Authorize =
-    Arc<dyn Fn(AuthorizationRequest) -> BoxFuture<Result<AuthorizationResponse, crate::BoxError>> + Send + Sync>;
-
-/// An [`Authorize`] hook of an async function or closure, whose error is
-/// any error (or a `String`).
-pub fn authorize<F, Fut, E>(sign_in: F) -> Authorize
-where
-    F: Fn(AuthorizationRequest) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Result<AuthorizationResponse, E>> + Send + 'static,
-    E: Into<crate::BoxError>,
-{
-    Arc::new(move |request| {
-        let signed_in = sign_in(request);
-        Box::pin(async move { signed_in.await.map_err(Into::into) })
-    })
-}
-
-/// A client id the application was given for every authorization server.
-#[derive(Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct PreRegistered {
-    /// The client id.
-    pub client_id: String,
-    /// The secret of a confidential client.
-    pub client_secret: Option<String>,
-}
-
-impl PreRegistered {
-    /// A public client with this id (a confidential one adds
-    /// [`PreRegistered::with_client_secret`]).
-    pub fn new(client_id: impl Into<String>) -> Self {
-        PreRegistered { client_id: client_id.into(), client_secret: None }
-    }
-}
-
-crate::setters::with_setters! {
-    PreRegistered {
-        some with_client_secret => client_secret: impl Into<String>,
-    }
-}
-
-impl std::fmt::Debug for PreRegistered {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PreRegistered")
-            .field("client_id", &self.client_id)
-            .field("client_secret", &self.client_secret.as_ref().map(|_| "***"))
-            .finish()
-    }
-}
-
-/// How an [`OAuthClient`] signs in.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct OAuthConfig {
-    /// The MCP server's URL (the protected resource).
-    pub server_url: String,
-    /// The redirect URI registered for the client.
-    pub redirect_uri: String,
-    /// The client's name in a registration.
-    pub client_name: String,
-    /// A pre-registered client, tried first.
-    pub pre_registered: Option<PreRegistered>,
-    /// The URL of the client's metadata document, used as its client id
-    /// where the authorization server accepts that.
-    pub client_metadata_url: Option<String>,
-    /// Proxy, CA file and client certificate of the OAuth requests (the
-    /// URL and the limits are not used).
-    pub connection: HttpConfig,
-}
-
-impl OAuthConfig {
-    /// Signs in at the server `server_url` with dynamic registration (or a
-    /// client metadata document, or a pre-registered client, when set),
-    /// redirecting to `redirect_uri`; the OAuth requests use the system's
-    /// proxy and trust settings.
-    pub fn new(server_url: impl Into<String>, redirect_uri: impl Into<String>, client_name: impl Into<String>) -> Self {
-        let server_url = server_url.into();
-        OAuthConfig {
-            connection: HttpConfig::new(&server_url),
-            server_url,
-            redirect_uri: redirect_uri.into(),
-            client_name: client_name.into(),
-            pre_registered: None,
-            client_metadata_url: None,
-        }
-    }
-}
-
-crate::setters::with_setters! {
-    OAuthConfig {
-        some with_pre_registered => pre_registered: PreRegistered,
-        some with_client_metadata_url => client_metadata_url: impl Into<String>,
-        value with_connection => connection: HttpConfig,
-    }
-}
+use crate::store::RecordStore;
+use crate::transport::http::{AuthProvider, AuthRefusal};
 
 /// The tokens in use, and what the last sign-in asked for.
 #[derive(Default)]
@@ -272,7 +47,7 @@ struct Session {
     last_step_up: Option<String>,
 }
 
-/// An OAuth client for one MCP server; give it to [`HttpConfig::auth`].
+/// An OAuth client for one MCP server; give it to [`HttpConfig::auth`](crate::transport::http::HttpConfig::auth).
 /// Cheap to clone: clones share the session and the store.
 #[derive(Clone)]
 pub struct OAuthClient(Arc<Inner>);

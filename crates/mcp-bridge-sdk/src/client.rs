@@ -3,11 +3,14 @@
 //! and gives owned, typed results.
 
 mod cache;
+mod connect;
 pub mod era;
 mod era_cache;
 mod extensions;
 pub mod input;
 mod legacy_listen;
+mod listen;
+mod methods;
 mod options;
 mod router;
 mod server_requests;
@@ -25,12 +28,7 @@ use mcp_bridge_protocol::meta::{
     CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROGRESS_TOKEN_KEY, PROTOCOL_VERSION_KEY,
     is_sdk_owned_request_key, validate_key,
 };
-use mcp_bridge_protocol::types::{
-    CallToolResult, CompleteResult, CompletionArgument, CompletionContext, CompletionReference, DiscoverResult,
-    GetPromptResult, Icon, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, SubscriptionFilter,
-    SubscriptionsListenResult, Tool,
-};
+use mcp_bridge_protocol::types::{CallToolResult, Icon, InputRequiredResult, Tool};
 use mcp_bridge_protocol::{JsonRpcRequest, Message, RequestId, error_code};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -40,6 +38,8 @@ use cache::ResultCache;
 pub use cache::{CacheMode, CacheOptions};
 pub use era::{Era, Spoken};
 pub use era_cache::{EraCache, VERDICT_TTL, Verdict};
+pub use listen::ListenRecovery;
+use methods::{cursor_params, tool_call_params};
 use options::Callbacks;
 pub use options::{
     ClientIdentity, ClientOptions, Diagnostics, Hook, InputHooks, LogCallback, NotificationCallback, ProgressCallback,
@@ -54,7 +54,7 @@ pub use tasks::{ResumedTask, ToolOutcome, task_of_notification, task_result};
 use crate::error::{Error, Result};
 #[cfg(feature = "icons")]
 use crate::icons::{IconError, IconWanted, Image};
-use crate::limits::{MAX_AUTO_PAGES, MAX_INPUT_ROUNDS, MAX_LOST_STREAM_RETRIES, MAX_TOTAL_TIMEOUT};
+use crate::limits::{MAX_INPUT_ROUNDS, MAX_LOST_STREAM_RETRIES, MAX_TOTAL_TIMEOUT};
 use crate::transport::Transport;
 #[cfg(feature = "stdio")]
 use crate::transport::stdio::ChildProcess;
@@ -62,24 +62,6 @@ use crate::transport::stdio::ChildProcess;
 /// The longest [`Client::close`] waits for a network transport to end
 /// its session.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
-
-/// How [`Client::listen_with_recovery`] reopens a lost stream.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListenRecovery {
-    /// Fresh streams opened after losses before giving up.
-    pub max_retries: u32,
-    /// The wait before each new stream.
-    pub delay: Duration,
-    /// The time for everything, all streams included; none by default.
-    pub deadline: Option<Duration>,
-}
-
-impl Default for ListenRecovery {
-    /// Five retries, a second apart, no deadline.
-    fn default() -> Self {
-        ListenRecovery { max_retries: 5, delay: Duration::from_secs(1), deadline: None }
-    }
-}
 
 /// An MCP client on one transport, of revision 2026-07-28 or, with a server
 /// that speaks only that, 2025-11-25 (see [`Era`]). Cheap to clone: clones
@@ -172,129 +154,6 @@ impl Client {
         }
     }
 
-    /// The era settled with the server: `None` before the first request.
-    pub fn spoken(&self) -> Option<&Spoken> {
-        self.inner.spoken.get()
-    }
-
-    /// Settles the era with the server, as [`ClientOptions::era`] says: no
-    /// request for [`Era::Modern`], the `initialize` handshake for
-    /// [`Era::Legacy`], the `server/discover` probe then, when the server
-    /// does not know it, the handshake for [`Era::Auto`]. Every request
-    /// does this first; call it to connect before the first one.
-    ///
-    /// # Errors
-    /// The probe's or the handshake's failure; the next call tries again.
-    pub async fn connect(&self, options: &RequestOptions) -> Result<&Spoken> {
-        self.inner
-            .spoken
-            .get_or_try_init(|| async {
-                match self.inner.options.era {
-                    Era::Modern => Ok(Spoken::Modern),
-                    Era::Legacy => self.handshake(options).await,
-                    Era::Auto => self.negotiate(options).await,
-                }
-            })
-            .await
-    }
-
-    /// [`Era::Auto`]: the verdict of the era cache when it has one, else
-    /// the `server/discover` probe (recorded in the cache), then the
-    /// handshake when the server does not know it.
-    async fn negotiate(&self, options: &RequestOptions) -> Result<Spoken> {
-        let cached = self.inner.options.era_cache.as_ref().zip(self.inner.address.as_deref());
-        match cached.and_then(|(cache, address)| cache.verdict(address)) {
-            Some(Verdict::Modern) => {
-                options.diagnose(|d| d.era_from_cache = true);
-                self.inner.modern_from_cache.store(true, Ordering::Relaxed);
-                return Ok(Spoken::Modern);
-            }
-            Some(Verdict::Legacy) => match self.handshake(options).await {
-                Ok(spoken) => {
-                    options.diagnose(|d| d.era_from_cache = true);
-                    return Ok(spoken);
-                }
-                // The server moved on to 2026-07-28: probe it as if new.
-                Err(e) if era::handshake_says_modern(&e) => {
-                    if let Some((cache, address)) = cached {
-                        cache.forget(address);
-                    }
-                }
-                Err(e) => return Err(e),
-            },
-            None => {}
-        }
-        let timeout = Some(options.timeout.unwrap_or(self.inner.options.request_timeout));
-        // Its own diagnostics: the verdict reads the HTTP status.
-        let seen = Arc::new(Mutex::new(Diagnostics::default()));
-        let probe = RequestOptions { diagnostics: Some(seen.clone()), ..options.clone() };
-        let outcome = self.exchange("server/discover", &Map::new(), &probe, timeout, false).await;
-        let (status, rpc_error) = {
-            let seen = seen.lock().unwrap_or_else(|e| e.into_inner());
-            (seen.http_status, seen.rpc_error.clone())
-        };
-        // What the probe saw is the caller's to read too (a 401 and its sign-in).
-        options.diagnose(|d| {
-            d.http_status = status.or(d.http_status);
-            d.rpc_error = rpc_error.or(d.rpc_error.take());
-        });
-        let record = |verdict| {
-            if let Some((cache, address)) = cached {
-                cache.record(address, verdict);
-            }
-        };
-        match outcome {
-            Ok(result) => {
-                *self.inner.probed.lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
-                record(Verdict::Modern);
-                Ok(Spoken::Modern)
-            }
-            Err(answer) if era::probe_says_legacy(&answer, status) => {
-                tracing::debug!("the server does not know server/discover ({answer}): 2025-11-25");
-                options.diagnose(|d| d.fell_back_to_legacy = true);
-                let spoken = self.handshake(options).await?;
-                record(Verdict::Legacy);
-                Ok(spoken)
-            }
-            Err(other) => Err(other),
-        }
-    }
-
-    /// The 2025-11-25 `initialize` handshake: the request, the result's
-    /// version checked, `notifications/initialized`, and the log level of
-    /// the options, once.
-    async fn handshake(&self, options: &RequestOptions) -> Result<Spoken> {
-        let opts = &self.inner.options;
-        let params = json!({
-            "protocolVersion": opts.legacy_protocol_version,
-            "capabilities": opts.capabilities,
-            "clientInfo": opts.info,
-        });
-        let Value::Object(params) = params else { return Err(Error::Closed) };
-        let timeout = Some(options.timeout.unwrap_or(opts.request_timeout));
-        let value = self.exchange("initialize", &params, options, timeout, true).await?;
-        let result: mcp_bridge_protocol::legacy::InitializeResult = parse_result("initialize", value)?;
-        if !mcp_bridge_protocol::legacy::is_known_version(&result.protocol_version) {
-            return Err(Error::InvalidResponse {
-                method: "initialize".into(),
-                reason: format!(
-                    "the server chose version {:?}, which this client does not speak",
-                    result.protocol_version
-                ),
-            });
-        }
-        let initialized = mcp_bridge_protocol::JsonRpcNotification::new("notifications/initialized", None);
-        self.inner.out.send(Message::Notification(initialized)).await.map_err(|_| Error::Closed)?;
-        if let (Some(level), true) = (opts.log_level, result.capabilities.logging.is_some()) {
-            let mut params = Map::new();
-            params.insert("level".into(), to_json(&level)?);
-            if let Err(e) = self.exchange("logging/setLevel", &params, options, timeout, true).await {
-                tracing::debug!("logging/setLevel failed: {e}");
-            }
-        }
-        Ok(Spoken::Legacy(Box::new(result)))
-    }
-
     /// The server process, when the transport is a child process.
     #[cfg(feature = "stdio")]
     pub fn process(&self) -> Option<&ChildProcess> {
@@ -340,296 +199,6 @@ impl Client {
     pub fn invalidate_cache(&self) {
         if let Some(cache) = &self.inner.cache {
             cache.clear();
-        }
-    }
-
-    /// `server/discover`: versions, capabilities and identity of the server.
-    ///
-    /// # Errors
-    /// See [`Error`].
-    pub async fn discover(&self, options: &RequestOptions) -> Result<DiscoverResult> {
-        self.typed("server/discover", Map::new(), options).await
-    }
-
-    /// One page of `tools/list`. Output schemas are remembered to check the
-    /// `structuredContent` of later calls.
-    ///
-    /// # Errors
-    /// See [`Error`].
-    pub async fn list_tools(&self, cursor: Option<&str>, options: &RequestOptions) -> Result<ListToolsResult> {
-        let result: ListToolsResult = self.typed("tools/list", cursor_params(cursor), options).await?;
-        self.remember_output_schemas(&result.tools);
-        Ok(result)
-    }
-
-    /// Every tool, following `nextCursor` for at most 64 pages.
-    ///
-    /// # Errors
-    /// See [`Error`].
-    pub async fn list_all_tools(&self, options: &RequestOptions) -> Result<Vec<Tool>> {
-        let tools = self.all_pages("tools/list", options, |r: ListToolsResult| (r.tools, r.next_cursor)).await?;
-        self.remember_output_schemas(&tools);
-        Ok(tools)
-    }
-
-    /// One page of `prompts/list`.
-    ///
-    /// # Errors
-    /// See [`Error`].
-    pub async fn list_prompts(&self, cursor: Option<&str>, options: &RequestOptions) -> Result<ListPromptsResult> {
-        self.typed("prompts/list", cursor_params(cursor), options).await
-    }
-
-    /// Every prompt, following `nextCursor` for at most 64 pages.
-    ///
-    /// # Errors
-    /// See [`Error`].
-    pub async fn list_all_prompts(&self, options: &RequestOptions) -> Result<Vec<Prompt>> {
-        self.all_pages("prompts/list", options, |r: ListPromptsResult| (r.prompts, r.next_cursor)).await
-    }
-
-    /// One page of `resources/list`.
-    ///
-    /// # Errors
-    /// See [`Error`].
-    pub async fn list_resources(&self, cursor: Option<&str>, options: &RequestOptions) -> Result<ListResourcesResult> {
-        self.typed("resources/list", cursor_params(cursor), options).await
-    }
-
-    /// Every resource, following `nextCursor` for at most 64 pages.
-    ///
-    /// # Errors
-    /// See [`Error`].
-    pub async fn list_all_resources(&self, options: &RequestOptions) -> Result<Vec<Resource>> {
-        self.all_pages("resources/list", options, |r: ListResourcesResult| (r.resources, r.next_cursor)).await
-    }
-
-    /// One page of `resources/templates/list`.
-    ///
-    /// # Errors
-    /// See [`Error`].
-    pub async fn list_resource_templates(
-        &self,
-        cursor: Option<&str>,
-        options: &RequestOptions,
-    ) -> Result<ListResourceTemplatesResult> {
-        self.typed("resources/templates/list", cursor_params(cursor), options).await
-    }
-
-    /// Every resource template, following `nextCursor` for at most 64 pages.
-    ///
-    /// # Errors
-    /// See [`Error`].
-    pub async fn list_all_resource_templates(&self, options: &RequestOptions) -> Result<Vec<ResourceTemplate>> {
-        self.all_pages("resources/templates/list", options, |r: ListResourceTemplatesResult| {
-            (r.resource_templates, r.next_cursor)
-        })
-        .await
-    }
-
-    /// `tools/call`, with input rounds answered by the hooks, and a task the
-    /// server makes of it (Tasks extension) followed to its end. A result
-    /// whose `structuredContent` breaks the tool's output schema is still
-    /// returned, with a warning and `structured_content_invalid` in the
-    /// diagnostics.
-    ///
-    /// # Errors
-    /// See [`Error`] and [`Client::await_task`]. With
-    /// `allow_input_required`, an input request comes back as
-    /// [`Error::InvalidResponse`]; use [`Client::request`] to see it.
-    pub async fn call_tool(&self, name: &str, arguments: Value, options: &RequestOptions) -> Result<CallToolResult> {
-        #[cfg(feature = "tasks")]
-        return self.call_tool_to_the_end(name, arguments, options).await;
-        #[cfg(not(feature = "tasks"))]
-        {
-            let value = self.request("tools/call", tool_call_params(name, arguments), options).await?;
-            let result: CallToolResult = parse_result("tools/call", value)?;
-            self.check_structured_content(name, &result, options);
-            Ok(result)
-        }
-    }
-
-    /// `prompts/get`, with input rounds answered by the hooks.
-    ///
-    /// # Errors
-    /// See [`Error`].
-    pub async fn get_prompt(
-        &self,
-        name: &str,
-        arguments: Map<String, Value>,
-        options: &RequestOptions,
-    ) -> Result<GetPromptResult> {
-        let mut params = Map::new();
-        params.insert("name".into(), json!(name));
-        params.insert("arguments".into(), Value::Object(arguments));
-        self.typed("prompts/get", params, options).await
-    }
-
-    /// `resources/read`, with input rounds answered by the hooks.
-    ///
-    /// # Errors
-    /// See [`Error`].
-    pub async fn read_resource(&self, uri: &str, options: &RequestOptions) -> Result<ReadResourceResult> {
-        let mut params = Map::new();
-        params.insert("uri".into(), json!(uri));
-        self.typed("resources/read", params, options).await
-    }
-
-    /// `completion/complete`.
-    ///
-    /// # Errors
-    /// See [`Error`].
-    pub async fn complete(
-        &self,
-        reference: CompletionReference,
-        argument: CompletionArgument,
-        context: Option<CompletionContext>,
-        options: &RequestOptions,
-    ) -> Result<CompleteResult> {
-        let mut params = Map::new();
-        params.insert("ref".into(), to_json(&reference)?);
-        params.insert("argument".into(), to_json(&argument)?);
-        if let Some(context) = context {
-            params.insert("context".into(), to_json(&context)?);
-        }
-        self.typed("completion/complete", params, options).await
-    }
-
-    /// Opens a `subscriptions/listen` stream. The acknowledgment and every
-    /// event go to `options.on_notification`; the call returns when the
-    /// server ends the stream gracefully, and fails with
-    /// [`Error::Cancelled`] when `options.cancel` fires. No time limit
-    /// applies unless `options.timeout` sets one.
-    ///
-    /// # Errors
-    /// See [`Error`].
-    pub async fn listen(
-        &self,
-        filter: SubscriptionFilter,
-        options: &RequestOptions,
-    ) -> Result<SubscriptionsListenResult> {
-        let mut params = Map::new();
-        params.insert("notifications".into(), to_json(&filter)?);
-        let timeout = options.timeout.map(|t| t.min(options.max_total_timeout.unwrap_or(MAX_TOTAL_TIMEOUT)));
-        let mut options = options.clone();
-        if let Some(cache) = self.inner.cache.clone() {
-            // A change event makes the cached list stale before the caller hears of it.
-            let caller = options.on_notification.take();
-            options.on_notification = Some(Arc::new(move |event| {
-                cache.drop_for_event(event);
-                if let Some(caller) = &caller {
-                    caller(event);
-                }
-            }));
-        }
-        if let Spoken::Legacy(initialized) = self.connect(&options).await? {
-            return self.listen_legacy(&filter, &initialized.capabilities, &options, timeout).await;
-        }
-        let value = self.send_once("subscriptions/listen", &params, &options, timeout, false).await?;
-        parse_result("subscriptions/listen", value)
-    }
-
-    /// [`Client::listen`] on a 2025-11-25 session: the part of the filter
-    /// the server's capabilities give (see [`legacy_listen`]), its
-    /// resources subscribed with `resources/subscribe` (and unsubscribed at
-    /// the end), the acknowledgment, then the session's change
-    /// notifications it covers, until cancelled or the connection ends.
-    async fn listen_legacy(
-        &self,
-        wanted: &SubscriptionFilter,
-        capabilities: &mcp_bridge_protocol::types::ServerCapabilities,
-        options: &RequestOptions,
-        timeout: Option<Duration>,
-    ) -> Result<SubscriptionsListenResult> {
-        let granted = legacy_listen::grant(wanted, capabilities);
-        let uris = granted.resource_subscriptions.clone().unwrap_or_default();
-        let plain = RequestOptions { cancel: options.cancel.clone(), ..Default::default() };
-        let uri_params = |uri: &str| {
-            let mut params = Map::new();
-            params.insert("uri".into(), json!(uri));
-            params
-        };
-        for uri in &uris {
-            self.request("resources/subscribe", uri_params(uri), &plain).await?;
-        }
-        let inner = &self.inner;
-        let id = RequestId::Number(inner.next_id.fetch_add(1, Ordering::Relaxed));
-        let (reply_tx, reply_rx) = oneshot::channel();
-        let callbacks = Arc::new(Callbacks::new(options, inner.options.on_notification.as_ref()));
-        let (route, events) = route_for(options, &callbacks);
-        let pending =
-            Pending { reply: reply_tx, route, method: "subscriptions/listen".into(), diagnostics: None, answers: None };
-        inner.router.register_legacy_listen(id.clone(), pending, granted.clone())?;
-        callbacks.deliver(&legacy_listen::acknowledgment(&granted, &id));
-        let outcome = self.await_reply("subscriptions/listen", reply_rx, events, &callbacks, options, timeout).await;
-        inner.router.forget(&id);
-        if !matches!(outcome, Err(Error::Closed)) {
-            for uri in &uris {
-                if let Err(e) = self.request("resources/unsubscribe", uri_params(uri), &RequestOptions::default()).await
-                {
-                    tracing::debug!("resources/unsubscribe at the end of a listen stream failed: {e}");
-                }
-            }
-        }
-        parse_result("subscriptions/listen", outcome?)
-    }
-
-    /// [`Client::listen`] that opens a fresh stream (a new request) when the
-    /// connection is lost ([`Error::Closed`]: a restarted child process, a
-    /// dropped HTTP stream), at most `recovery.max_retries` times, waiting
-    /// `recovery.delay` between attempts, within `recovery.deadline`, until
-    /// `options.cancel` fires. Events after a reconnection may repeat ones
-    /// seen before it.
-    ///
-    /// # Errors
-    /// The last attempt's error once the retries are spent (or any other
-    /// error at once); [`Error::Timeout`] past the deadline;
-    /// [`Error::Cancelled`] when cancelled.
-    pub async fn listen_with_recovery(
-        &self,
-        filter: SubscriptionFilter,
-        recovery: &ListenRecovery,
-        options: &RequestOptions,
-    ) -> Result<SubscriptionsListenResult> {
-        let method = "subscriptions/listen";
-        let started = tokio::time::Instant::now();
-        let deadline = recovery.deadline.map(|d| started + d);
-        let cancel = options.cancel.clone().unwrap_or_default();
-        // The deadline stops a stream as a cancel does (the server is
-        // told), without cancelling the caller's token.
-        let stop = cancel.child_token();
-        let options = RequestOptions { cancel: Some(stop.clone()), ..options.clone() };
-        let timed_out = || Error::Timeout {
-            method: method.to_owned(),
-            timeout_ms: recovery.deadline.unwrap_or_default().as_millis(),
-        };
-        let mut retries = 0;
-        loop {
-            let attempt = self.listen(filter.clone(), &options);
-            tokio::pin!(attempt);
-            let outcome = tokio::select! {
-                outcome = &mut attempt => outcome,
-                _ = async { match deadline { Some(d) => tokio::time::sleep_until(d).await, None => std::future::pending().await } } => {
-                    stop.cancel();
-                    let _ = attempt.await;
-                    return Err(timed_out());
-                }
-            };
-            match outcome {
-                Err(Error::Closed) if retries < recovery.max_retries => {
-                    retries += 1;
-                    tracing::debug!(attempt = retries, "the listen stream was lost; opening it again");
-                }
-                other => return other,
-            }
-            let wake = tokio::time::Instant::now() + recovery.delay;
-            if deadline.is_some_and(|d| wake >= d) {
-                return Err(timed_out());
-            }
-            tokio::select! {
-                _ = cancel.cancelled() => return Err(Error::Cancelled { method: method.to_owned() }),
-                _ = tokio::time::sleep_until(wake) => {}
-            }
         }
     }
 
@@ -730,38 +299,6 @@ impl Client {
             }
         }
         Err(Error::TooManyRounds { method: method.to_owned(), limit: MAX_INPUT_ROUNDS })
-    }
-
-    async fn typed<T: DeserializeOwned>(
-        &self,
-        method: &str,
-        params: Map<String, Value>,
-        options: &RequestOptions,
-    ) -> Result<T> {
-        let value = self.request(method, params, options).await?;
-        parse_result(method, value)
-    }
-
-    /// Reads every page of a list, following `nextCursor` for at most
-    /// [`MAX_AUTO_PAGES`] pages.
-    async fn all_pages<R: DeserializeOwned, T>(
-        &self,
-        method: &str,
-        options: &RequestOptions,
-        split: impl Fn(R) -> (Vec<T>, Option<String>),
-    ) -> Result<Vec<T>> {
-        let mut items = Vec::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_AUTO_PAGES {
-            let (mut batch, next) = split(self.typed(method, cursor_params(cursor.as_deref()), options).await?);
-            items.append(&mut batch);
-            match next {
-                Some(next) => cursor = Some(next),
-                None => return Ok(items),
-            }
-        }
-        tracing::warn!(method, "stopped after {MAX_AUTO_PAGES} pages");
-        Ok(items)
     }
 
     /// The `_meta` of a request: the caller's entries (checked), then the
@@ -1009,24 +546,6 @@ fn route_for(
         let (tx, rx) = event_queue();
         (Route::Queued(tx), Some(rx))
     }
-}
-
-/// The params of `tools/call`; null arguments are left out.
-fn tool_call_params(name: &str, arguments: Value) -> Map<String, Value> {
-    let mut params = Map::new();
-    params.insert("name".into(), json!(name));
-    if !arguments.is_null() {
-        params.insert("arguments".into(), arguments);
-    }
-    params
-}
-
-fn cursor_params(cursor: Option<&str>) -> Map<String, Value> {
-    let mut params = Map::new();
-    if let Some(cursor) = cursor {
-        params.insert("cursor".into(), json!(cursor));
-    }
-    params
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> Result<Value> {

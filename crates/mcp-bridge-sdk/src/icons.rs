@@ -107,6 +107,7 @@ pub enum OriginRule {
 /// The formats beyond PNG and JPEG that may pass (each also needs a
 /// decoder hook).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct ExtraFormats {
     /// GIF.
     pub gif: bool,
@@ -114,6 +115,14 @@ pub struct ExtraFormats {
     pub webp: bool,
     /// SVG, which can carry script: let the decoder clean it.
     pub svg: bool,
+}
+
+crate::setters::with_setters! {
+    ExtraFormats {
+        value with_gif => gif: bool,
+        value with_webp => webp: bool,
+        value with_svg => svg: bool,
+    }
 }
 
 /// What a client accepts as an icon.
@@ -205,6 +214,7 @@ impl IconPolicy {
 
 /// A checked image, ready for the caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Image {
     /// The format its bytes are in.
     pub format: Format,

@@ -25,7 +25,7 @@ fn server(ttl_ms: u64, scope: CacheScope, reads: Arc<AtomicUsize>) -> Server {
     let pong =
         |_call, _ctx| async move { Ok(Reply::Complete(serde_json::from_value(json!({"content": []})).unwrap())) };
     Server::builder(Implementation::new("cached", "1"))
-        .cache_hints(CacheHints { ttl_ms, scope })
+        .cache_hints(CacheHints::default().with_ttl_ms(ttl_ms).with_scope(scope))
         .page_size(1)
         .tool(tool("a"), pong)
         .tool(tool("b"), pong)

@@ -78,7 +78,7 @@ fn passing_decoder(seen: Arc<Mutex<Vec<Format>>>) -> mcp_bridge_sdk::icons::Icon
 #[test]
 fn formats_are_told_by_their_bytes_and_sizes_read_from_their_headers() {
     let policy = IconPolicy::default()
-        .with_formats(ExtraFormats { gif: true, webp: true, svg: true })
+        .with_formats(ExtraFormats::default().with_gif(true).with_webp(true).with_svg(true))
         .with_decoder(passing_decoder(Arc::default()));
     let cases = [
         (png(32, 16), Format::Png, Some((32u32, 16u32))),
@@ -117,13 +117,13 @@ fn gif_webp_and_svg_need_the_policy_and_a_decoder() {
     for (bytes, format) in [(gif(1, 1), Format::Gif), (webp_vp8x(1, 1), Format::Webp), (SVG.to_vec(), Format::Svg)] {
         assert_eq!(inspect(bytes.clone(), None, None, &off), Err(IconError::FormatNotAllowed(format)));
         let turned_on_without_decoder =
-            IconPolicy::default().with_formats(ExtraFormats { gif: true, webp: true, svg: true });
+            IconPolicy::default().with_formats(ExtraFormats::default().with_gif(true).with_webp(true).with_svg(true));
         assert_eq!(
             inspect(bytes.clone(), None, None, &turned_on_without_decoder),
             Err(IconError::FormatNotAllowed(format))
         );
         let on = IconPolicy::default()
-            .with_formats(ExtraFormats { gif: true, webp: true, svg: true })
+            .with_formats(ExtraFormats::default().with_gif(true).with_webp(true).with_svg(true))
             .with_decoder(passing_decoder(seen.clone()));
         assert_eq!(inspect(bytes, None, None, &on).unwrap().format, format);
     }
@@ -220,7 +220,7 @@ fn select_ranks_by_theme_then_size_then_order() {
     assert_eq!(pick(Some(64), Some("sepia")).as_deref(), Some("64.png"), "no theme beats another theme");
     // The SVG is a candidate once the policy and a decoder allow it.
     let svg_ok = IconPolicy::default()
-        .with_formats(ExtraFormats { svg: true, ..ExtraFormats::default() })
+        .with_formats(ExtraFormats::default().with_svg(true))
         .with_decoder(passing_decoder(Arc::default()));
     let wanted = IconWanted::default().with_size(32).with_theme("dark");
     let only_svg = [icons[6].clone(), icons[7].clone()];

@@ -28,7 +28,7 @@ async fn streams_closed(server: &mcp_bridge_sdk::Server) {
 async fn the_deadline_ends_the_stream_with_a_timeout() {
     let server = common::ping_server();
     let client = Client::new(ClientOptions::new("c", "1"), transport::memory::connect(&server));
-    let recovery = ListenRecovery { deadline: Some(Duration::from_millis(200)), ..ListenRecovery::default() };
+    let recovery = ListenRecovery::default().with_deadline(Duration::from_millis(200));
     let outcome = client.listen_with_recovery(filter(), &recovery, &RequestOptions::default()).await;
     assert!(matches!(outcome, Err(Error::Timeout { timeout_ms: 200, .. })), "{outcome:?}");
     streams_closed(&server).await;

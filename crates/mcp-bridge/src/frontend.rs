@@ -17,6 +17,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_bridge_protocol::methods::Wait;
 use mcp_bridge_protocol::{Frame, decode_message};
 use mcp_bridge_sdk::transport::lines::{FrameReader, finish_writer, write_lines};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -50,10 +51,10 @@ impl Default for Timeouts {
 
 impl Timeouts {
     pub(crate) fn for_method(&self, method: &str) -> Duration {
-        match method {
-            "tools/call" => self.call,
-            "prompts/get" | "resources/read" => self.read,
-            _ => self.list,
+        match mcp_bridge_protocol::methods::spec(method).map(|m| m.wait) {
+            Some(Wait::Call) => self.call,
+            Some(Wait::Read) => self.read,
+            Some(Wait::List) | None => self.list,
         }
     }
 }

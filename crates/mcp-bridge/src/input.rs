@@ -58,43 +58,26 @@ pub fn check_round(requests: &InputRequests, client: &ClientCapabilities) -> Res
         });
     }
     for (key, request) in requests {
+        if let Some(missing) = request.missing_capability(client) {
+            return Err(refuse(
+                Cause::UndeclaredInputRequest,
+                key,
+                &format!("the client has no {}", missing.description()),
+            ));
+        }
         match request {
-            InputRequest::Elicit(call) => match &call.params {
-                ElicitRequestParams::Form(_) => {
-                    if !client.elicitation.as_ref().is_some_and(|e| e.supports_form()) {
-                        return Err(refuse(Cause::UndeclaredInputRequest, key, "the client has no form elicitation"));
-                    }
+            InputRequest::Elicit(call) => {
+                if let ElicitRequestParams::Url(params) = &call.params
+                    && !is_absolute_url(&params.url)
+                {
+                    return Err(refuse(Cause::InvalidInputRequest, key, "the url is not an absolute URL"));
                 }
-                ElicitRequestParams::Url(params) => {
-                    if !client.elicitation.as_ref().is_some_and(|e| e.supports_url()) {
-                        return Err(refuse(Cause::UndeclaredInputRequest, key, "the client has no URL elicitation"));
-                    }
-                    if !is_absolute_url(&params.url) {
-                        return Err(refuse(Cause::InvalidInputRequest, key, "the url is not an absolute URL"));
-                    }
-                }
-            },
+            }
             InputRequest::CreateMessage(call) => {
-                let needs_tools = call.params.tools.is_some() || call.params.tool_choice.is_some();
-                match &client.sampling {
-                    None => return Err(refuse(Cause::UndeclaredInputRequest, key, "the client has no sampling")),
-                    Some(s) if needs_tools && s.tools.is_none() => {
-                        return Err(refuse(
-                            Cause::UndeclaredInputRequest,
-                            key,
-                            "the client has no sampling with tools",
-                        ));
-                    }
-                    Some(_) => {}
-                }
                 check_sampling_messages(&call.params.messages)
                     .map_err(|r| refuse(Cause::InvalidInputRequest, key, &r.to_string()))?;
             }
-            InputRequest::ListRoots(_) => {
-                if client.roots.is_none() {
-                    return Err(refuse(Cause::UndeclaredInputRequest, key, "the client has no roots"));
-                }
-            }
+            InputRequest::ListRoots(_) => {}
             InputRequest::Invalid { .. } => {
                 return Err(refuse(Cause::InvalidInputRequest, key, "the params do not fit the method"));
             }

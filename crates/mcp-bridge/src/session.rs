@@ -3,17 +3,17 @@
 //! and no stdio. The stdio bridge ([`crate::frontend`]) puts its reader and
 //! writer around it; the embedded bridge and HTTP sessions can too.
 //!
-//! One lock guards the session's state ([`State`]): it is never held across
+//! One lock guards the session's state (`State`): it is never held across
 //! an await, and nothing takes another lock while holding it (the client's
 //! log level is an atomic cell, read by the upstream's callbacks).
 //!
 //! - this file: the lifecycle, the admission of requests (one task, a
 //!   slot, per request) and the end;
-//! - [`start`]: `initialize`: the upstream started and asked
+//! - `start`: `initialize`: the upstream started and asked
 //!   `server/discover`;
-//! - [`forward`]: forwarded requests with their input rounds, log
+//! - `forward`: forwarded requests with their input rounds, log
 //!   messages, subscriptions;
-//! - [`rounds`]: the bridge's own requests to the client (`b-1`, ...).
+//! - `rounds`: the bridge's own requests to the client (`b-1`, ...).
 
 mod forward;
 mod rounds;

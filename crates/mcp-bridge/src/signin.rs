@@ -286,7 +286,7 @@ const BROWSER_OPENERS: &[&str] = if cfg!(windows) {
 };
 
 /// The browser opener of the platform: `$BROWSER`, else the system's
-/// opener ([`BROWSER_OPENERS`]); the URL as the only argument, no shell,
+/// opener (`BROWSER_OPENERS`); the URL as the only argument, no shell,
 /// null stdio, and the environment without secret variables (nor
 /// `extra_secrets`).
 pub fn system_opener(extra_secrets: Vec<String>) -> Opener {

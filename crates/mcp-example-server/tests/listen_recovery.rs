@@ -49,7 +49,7 @@ fn listening(client: &Client, recovery: ListenRecovery) -> (Events, Listening) {
 async fn a_lost_stream_is_opened_again_on_the_restarted_server() {
     let client =
         Client::new(ClientOptions::new("recovery", "1"), spawn(StdioCommand::new(SERVER).max_restarts(1)).unwrap());
-    let recovery = ListenRecovery { max_retries: 3, delay: Duration::from_millis(50), deadline: None };
+    let recovery = ListenRecovery::default().with_max_retries(3).with_delay(Duration::from_millis(50));
     let (events, listening) = listening(&client, recovery);
     wait_for(&events, "notifications/subscriptions/acknowledged", 1).await;
     kill(&client);
@@ -67,7 +67,7 @@ async fn a_lost_stream_is_opened_again_on_the_restarted_server() {
 #[tokio::test]
 async fn without_a_server_to_come_back_the_retries_run_out() {
     let client = Client::new(ClientOptions::new("recovery", "1"), spawn(StdioCommand::new(SERVER)).unwrap());
-    let recovery = ListenRecovery { max_retries: 2, delay: Duration::from_millis(20), deadline: None };
+    let recovery = ListenRecovery::default().with_max_retries(2).with_delay(Duration::from_millis(20));
     let (events, listening) = listening(&client, recovery);
     wait_for(&events, "notifications/subscriptions/acknowledged", 1).await;
     kill(&client);

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::{CreateMessageResult, ElicitResult, ListRootsResult, ResultType};
+use super::{ClientCapabilities, CreateMessageResult, ElicitRequestParams, ElicitResult, ListRootsResult, ResultType};
 use crate::meta::ResultMeta;
 use crate::method::{ElicitationCreate, Method, MethodCall, RootsList, SamplingCreateMessage};
 use crate::tag::from_value;
@@ -44,6 +44,96 @@ impl InputRequest {
             InputRequest::CreateMessage(_) => Some(SamplingCreateMessage::NAME),
             InputRequest::ListRoots(_) => Some(RootsList::NAME),
             InputRequest::Invalid { raw: v, .. } | InputRequest::Unknown(v) => v.get("method").and_then(Value::as_str),
+        }
+    }
+
+    /// The client capability this request needs; `None` for a request of
+    /// an unknown kind or with invalid params.
+    pub fn needed_capability(&self) -> Option<InputCapability> {
+        Some(match self {
+            InputRequest::Elicit(call) => match &call.params {
+                ElicitRequestParams::Form(_) => InputCapability::FormElicitation,
+                ElicitRequestParams::Url(_) => InputCapability::UrlElicitation,
+            },
+            InputRequest::CreateMessage(call) if call.params.tools.is_some() || call.params.tool_choice.is_some() => {
+                InputCapability::SamplingTools
+            }
+            InputRequest::CreateMessage(_) => InputCapability::Sampling,
+            InputRequest::ListRoots(_) => InputCapability::Roots,
+            InputRequest::Invalid { .. } | InputRequest::Unknown(_) => return None,
+        })
+    }
+
+    /// The capability this request needs that `client` did not declare:
+    /// the rule servers, clients and bridges all apply before an input
+    /// request reaches a user. `None` when it is declared, or the kind is
+    /// unknown (a separate refusal).
+    pub fn missing_capability(&self, client: &ClientCapabilities) -> Option<InputCapability> {
+        self.needed_capability().filter(|needed| !needed.declared_by(client))
+    }
+}
+
+/// A client capability an input request needs (2026-07-28, MRTR:
+/// "servers MUST NOT send input requests of a kind the client did not
+/// declare").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum InputCapability {
+    /// `elicitation.form` (or a bare `elicitation`).
+    FormElicitation,
+    /// `elicitation.url`.
+    UrlElicitation,
+    /// `sampling`.
+    Sampling,
+    /// `sampling.tools`: sampling with tools or a tool choice.
+    SamplingTools,
+    /// `roots`.
+    Roots,
+}
+
+impl InputCapability {
+    /// Its path in the capabilities object: `elicitation.form`,
+    /// `elicitation.url`, `sampling`, `sampling.tools` or `roots`.
+    pub fn path(self) -> &'static str {
+        match self {
+            InputCapability::FormElicitation => "elicitation.form",
+            InputCapability::UrlElicitation => "elicitation.url",
+            InputCapability::Sampling => "sampling",
+            InputCapability::SamplingTools => "sampling.tools",
+            InputCapability::Roots => "roots",
+        }
+    }
+
+    /// In words, for messages: `form elicitation`, `sampling with tools`.
+    pub fn description(self) -> &'static str {
+        match self {
+            InputCapability::FormElicitation => "form elicitation",
+            InputCapability::UrlElicitation => "URL elicitation",
+            InputCapability::Sampling => "sampling",
+            InputCapability::SamplingTools => "sampling with tools",
+            InputCapability::Roots => "roots",
+        }
+    }
+
+    /// The capabilities object that declares it (the `requiredCapabilities`
+    /// of a -32021 error): `{"elicitation": {"form": {}}}`.
+    pub fn declaration(self) -> Value {
+        let (outer, inner) = match self.path().split_once('.') {
+            Some((outer, inner)) => (outer, Some(inner)),
+            None => (self.path(), None),
+        };
+        let body = inner.map_or_else(Map::new, |inner| Map::from_iter([(inner.to_owned(), Value::Object(Map::new()))]));
+        Value::Object(Map::from_iter([(outer.to_owned(), Value::Object(body))]))
+    }
+
+    /// Whether `client` declares it.
+    pub fn declared_by(self, client: &ClientCapabilities) -> bool {
+        match self {
+            InputCapability::FormElicitation => client.elicitation.as_ref().is_some_and(|e| e.supports_form()),
+            InputCapability::UrlElicitation => client.elicitation.as_ref().is_some_and(|e| e.supports_url()),
+            InputCapability::Sampling => client.sampling.is_some(),
+            InputCapability::SamplingTools => client.sampling.as_ref().is_some_and(|s| s.tools.is_some()),
+            InputCapability::Roots => client.roots.is_some(),
         }
     }
 }
@@ -208,5 +298,42 @@ mod tests {
         assert!(matches!(r["c"], InputResponse::CreateMessage(_)));
         assert!(matches!(r["d"], InputResponse::Unknown(_)));
         assert_eq!(serde_json::to_value(&r).unwrap(), v);
+    }
+
+    #[test]
+    fn each_input_request_needs_its_declared_capability() {
+        let requests: InputRequests = serde_json::from_value(json!({
+            "form": {"method": "elicitation/create", "params": {"message": "?", "requestedSchema": {"type": "object", "properties": {}}}},
+            "url": {"method": "elicitation/create", "params": {"mode": "url", "message": "?", "url": "https://x.example", "elicitationId": "e"}},
+            "plain": {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}},
+            "tools": {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5, "tools": []}},
+            "roots": {"method": "roots/list"},
+            "odd": {"method": "nobody/knows"}
+        }))
+        .unwrap();
+        let none = ClientCapabilities::default();
+        let missing = |caps: &ClientCapabilities| -> Vec<(&str, Option<&str>)> {
+            requests.iter().map(|(k, r)| (k.as_str(), r.missing_capability(caps).map(InputCapability::path))).collect()
+        };
+        assert_eq!(
+            missing(&none),
+            [
+                ("form", Some("elicitation.form")),
+                ("odd", None),
+                ("plain", Some("sampling")),
+                ("roots", Some("roots")),
+                ("tools", Some("sampling.tools")),
+                ("url", Some("elicitation.url")),
+            ]
+        );
+        let plain_sampling: ClientCapabilities =
+            serde_json::from_value(json!({"sampling": {}, "elicitation": {}, "roots": {}})).unwrap();
+        assert_eq!(
+            missing(&plain_sampling).into_iter().filter(|(_, m)| m.is_some()).collect::<Vec<_>>(),
+            [("tools", Some("sampling.tools")), ("url", Some("elicitation.url"))],
+            "a bare elicitation means form only"
+        );
+        assert_eq!(InputCapability::SamplingTools.declaration(), json!({"sampling": {"tools": {}}}));
+        assert_eq!(InputCapability::Roots.declaration(), json!({"roots": {}}));
     }
 }

@@ -53,22 +53,10 @@ pub enum CacheMode {
     Refresh,
 }
 
-/// The methods whose results may carry `ttlMs`.
-const CACHEABLE_METHODS: [&str; 8] = [
-    "server/discover",
-    "tools/list",
-    "prompts/list",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "skills/list",
-    "skills/get",
-];
-
 /// Whether a request may use the cache: a cacheable method, and not a
 /// round of a multi round-trip request.
 pub(crate) fn cacheable(method: &str, params: &Map<String, Value>) -> bool {
-    CACHEABLE_METHODS.contains(&method)
+    mcp_bridge_protocol::methods::spec(method).is_some_and(|m| m.cacheable)
         && !params.contains_key("requestState")
         && !params.contains_key("inputResponses")
 }

@@ -41,12 +41,12 @@ pub(crate) async fn answer_one(
     caps: &ClientCapabilities,
     hooks: &InputHooks,
 ) -> Result<InputResponse, Error> {
+    if let Some(missing) = request.missing_capability(caps) {
+        return Err(undeclared(key, missing.path()));
+    }
     match request {
         InputRequest::Elicit(call) => match call.params {
             ElicitRequestParams::Form(params) => {
-                if !caps.elicitation.as_ref().is_some_and(|e| e.supports_form()) {
-                    return Err(undeclared(key, "elicitation.form"));
-                }
                 let hook = hooks.elicit_form.as_ref().ok_or_else(|| hook_failed(key, "no form elicitation hook"))?;
                 #[cfg(feature = "validation")]
                 let schema = serde_json::to_value(&params.requested_schema)
@@ -59,9 +59,6 @@ pub(crate) async fn answer_one(
                 Ok(InputResponse::Elicit(result))
             }
             ElicitRequestParams::Url(params) => {
-                if !caps.elicitation.as_ref().is_some_and(|e| e.supports_url()) {
-                    return Err(undeclared(key, "elicitation.url"));
-                }
                 if !is_absolute_url(&params.url) {
                     return Err(Error::InvalidInputRequest {
                         key: key.to_owned(),
@@ -73,10 +70,6 @@ pub(crate) async fn answer_one(
             }
         },
         InputRequest::CreateMessage(call) => {
-            let Some(sampling) = &caps.sampling else { return Err(undeclared(key, "sampling")) };
-            if (call.params.tools.is_some() || call.params.tool_choice.is_some()) && sampling.tools.is_none() {
-                return Err(undeclared(key, "sampling.tools"));
-            }
             check_sampling_messages(&call.params.messages)
                 .map_err(|e| Error::InvalidInputRequest { key: key.to_owned(), reason: e.to_string() })?;
             let hook = hooks.sample.as_ref().ok_or_else(|| hook_failed(key, "no sampling hook"))?;
@@ -85,9 +78,6 @@ pub(crate) async fn answer_one(
             )))
         }
         InputRequest::ListRoots(_) => {
-            if caps.roots.is_none() {
-                return Err(undeclared(key, "roots"));
-            }
             let hook = hooks.list_roots.as_ref().ok_or_else(|| hook_failed(key, "no roots hook"))?;
             let roots = hook(()).await.map_err(|e| hook_failed(key, e.to_string()))?;
             if let Some(bad) = roots.iter().find(|r| !r.uri.starts_with("file://")) {

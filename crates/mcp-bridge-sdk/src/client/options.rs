@@ -264,19 +264,7 @@ impl RetryPolicy {
         match self {
             RetryPolicy::Never => false,
             RetryPolicy::Force => true,
-            RetryPolicy::Auto => matches!(
-                method,
-                "server/discover"
-                    | "tools/list"
-                    | "prompts/list"
-                    | "prompts/get"
-                    | "resources/list"
-                    | "resources/templates/list"
-                    | "resources/read"
-                    | "completion/complete"
-                    | "tasks/get"
-                    | "tasks/cancel"
-            ),
+            RetryPolicy::Auto => mcp_bridge_protocol::methods::is_idempotent(method),
         }
     }
 }

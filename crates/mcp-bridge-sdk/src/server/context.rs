@@ -11,6 +11,7 @@ use super::Server;
 
 /// The context of one request, given to its handler.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RequestContext {
     /// The client's capabilities, as declared in this request's `_meta`.
     pub client_capabilities: ClientCapabilities,

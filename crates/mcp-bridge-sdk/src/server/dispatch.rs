@@ -23,22 +23,13 @@ use super::{TaskContext, TaskSupport, tasks};
 use crate::BoxFuture;
 use crate::error::{HandlerError, ServerFault};
 use crate::limits::SUPPORTED_VERSIONS;
+use mcp_bridge_protocol::methods::{self, MethodSpec, Offer};
 
-/// Whether a 2026-07-28 server can serve this method: the methods both
-/// revisions share, discovery and the listen stream.
+/// Whether a 2026-07-28 server can serve this method: a client request
+/// of that revision in the method table.
 fn is_served_method(method: &str) -> bool {
-    mcp_bridge_protocol::method::SHARED_REQUEST_METHODS.contains(&method)
-        || method == "server/discover"
-        || method == "subscriptions/listen"
-        || TASK_METHODS.contains(&method)
-        || SKILL_METHODS.contains(&method)
+    methods::spec(method).is_some_and(MethodSpec::is_modern_client_request)
 }
-
-/// The methods of the Skills extension (served when the server has skills).
-const SKILL_METHODS: [&str; 3] = ["skills/list", "skills/get", "resources/directory/read"];
-
-/// The methods of the Tasks extension (served when the server offers it).
-const TASK_METHODS: [&str; 3] = ["tasks/get", "tasks/update", "tasks/cancel"];
 
 /// Why a request's envelope (params and `_meta`) cannot be served, checked
 /// before any handler runs; `None` for a sound envelope or a method this
@@ -86,38 +77,23 @@ fn check_meta(params: &Map<String, Value>) -> Result<RequestMeta, ServerFault> {
     serde_json::from_value(Value::Object(meta.clone())).map_err(|e| ServerFault::InvalidMeta { reason: e.to_string() })
 }
 
-/// The capability a client must have declared to answer this input
-/// request, as the `requiredCapabilities` of a -32021 error; `None` when
-/// it has it.
+/// The capabilities object an input request needs that the client did
+/// not declare, for a -32021 error.
+///
+/// # Errors
+/// A handler built an input request of an unknown kind or with invalid
+/// params: an internal error, never sent to the client.
 pub(crate) fn missing_capability(
     request: &InputRequest,
     caps: &ClientCapabilities,
 ) -> Result<Option<Value>, HandlerError> {
-    use mcp_bridge_protocol::types::ElicitRequestParams;
-    Ok(match request {
-        InputRequest::Elicit(call) => match &call.params {
-            ElicitRequestParams::Form(_) => (!caps.elicitation.as_ref().is_some_and(|e| e.supports_form()))
-                .then(|| json!({"elicitation": {"form": {}}})),
-            ElicitRequestParams::Url(_) => (!caps.elicitation.as_ref().is_some_and(|e| e.supports_url()))
-                .then(|| json!({"elicitation": {"url": {}}})),
-        },
-        InputRequest::CreateMessage(call) => {
-            let needs_tools = call.params.tools.is_some() || call.params.tool_choice.is_some();
-            match &caps.sampling {
-                None if needs_tools => Some(json!({"sampling": {"tools": {}}})),
-                None => Some(json!({"sampling": {}})),
-                Some(s) if needs_tools && s.tools.is_none() => Some(json!({"sampling": {"tools": {}}})),
-                Some(_) => None,
-            }
-        }
-        InputRequest::ListRoots(_) => caps.roots.is_none().then(|| json!({"roots": {}})),
+    match request {
         InputRequest::Invalid { reason, .. } => {
-            return Err(HandlerError::internal(format!("handler built an invalid input request: {reason}")));
+            Err(HandlerError::internal(format!("handler built an invalid input request: {reason}")))
         }
-        InputRequest::Unknown(_) => {
-            return Err(HandlerError::internal("handler built an input request of unknown kind"));
-        }
-    })
+        InputRequest::Unknown(_) => Err(HandlerError::internal("handler built an input request of unknown kind")),
+        _ => Ok(request.missing_capability(caps).map(|missing| missing.declaration())),
+    }
 }
 
 impl Server {
@@ -201,16 +177,14 @@ impl Server {
 
     fn serves(&self, method: &str) -> bool {
         let offers = self.inner.offers;
-        if SKILL_METHODS.contains(&method) {
-            return self.offers_skills();
-        }
-        match method.split('/').next() {
-            Some("tools") => offers.tools,
-            Some("prompts") => offers.prompts,
-            Some("resources") => offers.resources,
-            Some("completion") => offers.completions,
-            Some("tasks") => self.offers_tasks(),
-            _ => true,
+        match methods::spec(method).and_then(|m| m.offer) {
+            Some(Offer::Tools) => offers.tools,
+            Some(Offer::Prompts) => offers.prompts,
+            Some(Offer::Resources) => offers.resources,
+            Some(Offer::Completions) => offers.completions,
+            Some(Offer::Tasks) => self.offers_tasks(),
+            Some(Offer::Skills) => self.offers_skills(),
+            None => true,
         }
     }
 

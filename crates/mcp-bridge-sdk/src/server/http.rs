@@ -27,7 +27,7 @@ pub(crate) use limits::refuse_connection;
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// How the HTTP endpoint checks what it is sent; the WebSocket endpoint
-/// ([`Server::serve_websocket`]) takes the same, with `max_body_bytes` the
+/// ([`Server::serve_websocket`](crate::Server::serve_websocket)) takes the same, with `max_body_bytes` the
 /// limit of each message.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -43,7 +43,7 @@ pub struct HttpOptions {
     /// default empty list, loopback origins on any port.
     pub allowed_origins: Vec<String>,
     /// Time limits of slow or unused connections and the cap on open ones
-    /// ([`Server::serve_http`] and [`Server::serve_websocket`]).
+    /// ([`Server::serve_http`](crate::Server::serve_http) and [`Server::serve_websocket`](crate::Server::serve_websocket)).
     pub connections: ConnectionLimits,
 }
 

@@ -18,6 +18,7 @@ pub(crate) fn without_credentials(url: &str) -> String {
 
 /// What a server said when it refused a request's credentials.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct AuthRefusal {
     /// 401 or 403.
     pub status: u16,

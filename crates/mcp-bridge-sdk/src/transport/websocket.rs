@@ -5,7 +5,7 @@
 //!
 //! A message over the size limit, a binary message, or a text message that
 //! is not valid UTF-8 closes the connection (codes 1009, 1003, 1007) and
-//! every waiting request fails with [`Error::Closed`]. Errors never quote
+//! every waiting request fails with [`Error::Closed`](crate::Error::Closed). Errors never quote
 //! the URL, which may carry a secret in its query.
 
 #[cfg(feature = "client")]

@@ -1,0 +1,185 @@
+//! `subscriptions/listen`: the change-event stream of 2026-07-28, its
+//! 2025-11-25 stand-in (subscriptions and list-changed notifications), and
+//! the loop that reopens a lost stream.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use mcp_bridge_protocol::RequestId;
+use mcp_bridge_protocol::types::{SubscriptionFilter, SubscriptionsListenResult};
+use serde_json::{Map, json};
+use tokio::sync::oneshot;
+
+use super::options::Callbacks;
+use super::router::Pending;
+use super::{Client, RequestOptions, Spoken, legacy_listen, parse_result, route_for, to_json};
+use crate::error::{Error, Result};
+use crate::limits::MAX_TOTAL_TIMEOUT;
+
+/// How [`Client::listen_with_recovery`] reopens a lost stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListenRecovery {
+    /// Fresh streams opened after losses before giving up.
+    pub max_retries: u32,
+    /// The wait before each new stream.
+    pub delay: Duration,
+    /// The time for everything, all streams included; none by default.
+    pub deadline: Option<Duration>,
+}
+
+crate::setters::with_setters! {
+    ListenRecovery {
+        value with_max_retries => max_retries: u32,
+        value with_delay => delay: Duration,
+        some with_deadline => deadline: Duration,
+    }
+}
+
+impl Default for ListenRecovery {
+    /// Five retries, a second apart, no deadline.
+    fn default() -> Self {
+        ListenRecovery { max_retries: 5, delay: Duration::from_secs(1), deadline: None }
+    }
+}
+
+impl Client {
+    /// Opens a `subscriptions/listen` stream. The acknowledgment and every
+    /// event go to `options.on_notification`; the call returns when the
+    /// server ends the stream gracefully, and fails with
+    /// [`Error::Cancelled`] when `options.cancel` fires. No time limit
+    /// applies unless `options.timeout` sets one.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn listen(
+        &self,
+        filter: SubscriptionFilter,
+        options: &RequestOptions,
+    ) -> Result<SubscriptionsListenResult> {
+        let mut params = Map::new();
+        params.insert("notifications".into(), to_json(&filter)?);
+        let timeout = options.timeout.map(|t| t.min(options.max_total_timeout.unwrap_or(MAX_TOTAL_TIMEOUT)));
+        let mut options = options.clone();
+        if let Some(cache) = self.inner.cache.clone() {
+            // A change event makes the cached list stale before the caller hears of it.
+            let caller = options.on_notification.take();
+            options.on_notification = Some(Arc::new(move |event| {
+                cache.drop_for_event(event);
+                if let Some(caller) = &caller {
+                    caller(event);
+                }
+            }));
+        }
+        if let Spoken::Legacy(initialized) = self.connect(&options).await? {
+            return self.listen_legacy(&filter, &initialized.capabilities, &options, timeout).await;
+        }
+        let value = self.send_once("subscriptions/listen", &params, &options, timeout, false).await?;
+        parse_result("subscriptions/listen", value)
+    }
+
+    /// [`Client::listen`] on a 2025-11-25 session: the part of the filter
+    /// the server's capabilities give (see [`legacy_listen`]), its
+    /// resources subscribed with `resources/subscribe` (and unsubscribed at
+    /// the end), the acknowledgment, then the session's change
+    /// notifications it covers, until cancelled or the connection ends.
+    async fn listen_legacy(
+        &self,
+        wanted: &SubscriptionFilter,
+        capabilities: &mcp_bridge_protocol::types::ServerCapabilities,
+        options: &RequestOptions,
+        timeout: Option<Duration>,
+    ) -> Result<SubscriptionsListenResult> {
+        let granted = legacy_listen::grant(wanted, capabilities);
+        let uris = granted.resource_subscriptions.clone().unwrap_or_default();
+        let plain = RequestOptions { cancel: options.cancel.clone(), ..Default::default() };
+        let uri_params = |uri: &str| {
+            let mut params = Map::new();
+            params.insert("uri".into(), json!(uri));
+            params
+        };
+        for uri in &uris {
+            self.request("resources/subscribe", uri_params(uri), &plain).await?;
+        }
+        let inner = &self.inner;
+        let id = RequestId::Number(inner.next_id.fetch_add(1, Ordering::Relaxed));
+        let (reply_tx, reply_rx) = oneshot::channel();
+        let callbacks = Arc::new(Callbacks::new(options, inner.options.on_notification.as_ref()));
+        let (route, events) = route_for(options, &callbacks);
+        let pending =
+            Pending { reply: reply_tx, route, method: "subscriptions/listen".into(), diagnostics: None, answers: None };
+        inner.router.register_legacy_listen(id.clone(), pending, granted.clone())?;
+        callbacks.deliver(&legacy_listen::acknowledgment(&granted, &id));
+        let outcome = self.await_reply("subscriptions/listen", reply_rx, events, &callbacks, options, timeout).await;
+        inner.router.forget(&id);
+        if !matches!(outcome, Err(Error::Closed)) {
+            for uri in &uris {
+                if let Err(e) = self.request("resources/unsubscribe", uri_params(uri), &RequestOptions::default()).await
+                {
+                    tracing::debug!("resources/unsubscribe at the end of a listen stream failed: {e}");
+                }
+            }
+        }
+        parse_result("subscriptions/listen", outcome?)
+    }
+
+    /// [`Client::listen`] that opens a fresh stream (a new request) when the
+    /// connection is lost ([`Error::Closed`]: a restarted child process, a
+    /// dropped HTTP stream), at most `recovery.max_retries` times, waiting
+    /// `recovery.delay` between attempts, within `recovery.deadline`, until
+    /// `options.cancel` fires. Events after a reconnection may repeat ones
+    /// seen before it.
+    ///
+    /// # Errors
+    /// The last attempt's error once the retries are spent (or any other
+    /// error at once); [`Error::Timeout`] past the deadline;
+    /// [`Error::Cancelled`] when cancelled.
+    pub async fn listen_with_recovery(
+        &self,
+        filter: SubscriptionFilter,
+        recovery: &ListenRecovery,
+        options: &RequestOptions,
+    ) -> Result<SubscriptionsListenResult> {
+        let method = "subscriptions/listen";
+        let started = tokio::time::Instant::now();
+        let deadline = recovery.deadline.map(|d| started + d);
+        let cancel = options.cancel.clone().unwrap_or_default();
+        // The deadline stops a stream as a cancel does (the server is
+        // told), without cancelling the caller's token.
+        let stop = cancel.child_token();
+        let options = RequestOptions { cancel: Some(stop.clone()), ..options.clone() };
+        let timed_out = || Error::Timeout {
+            method: method.to_owned(),
+            timeout_ms: recovery.deadline.unwrap_or_default().as_millis(),
+        };
+        let mut retries = 0;
+        loop {
+            let attempt = self.listen(filter.clone(), &options);
+            tokio::pin!(attempt);
+            let outcome = tokio::select! {
+                outcome = &mut attempt => outcome,
+                _ = async { match deadline { Some(d) => tokio::time::sleep_until(d).await, None => std::future::pending().await } } => {
+                    stop.cancel();
+                    let _ = attempt.await;
+                    return Err(timed_out());
+                }
+            };
+            match outcome {
+                Err(Error::Closed) if retries < recovery.max_retries => {
+                    retries += 1;
+                    tracing::debug!(attempt = retries, "the listen stream was lost; opening it again");
+                }
+                other => return other,
+            }
+            let wake = tokio::time::Instant::now() + recovery.delay;
+            if deadline.is_some_and(|d| wake >= d) {
+                return Err(timed_out());
+            }
+            tokio::select! {
+                _ = cancel.cancelled() => return Err(Error::Cancelled { method: method.to_owned() }),
+                _ = tokio::time::sleep_until(wake) => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,328 @@
+//! [`ServerBuilder`]: what a server offers, registered before it starts
+//! (tools, prompts, resources, completion, tasks, skills) and its
+//! settings (request-state key and lifetime, cache hints, page size,
+//! limits).
+
+use std::future::Future;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use mcp_bridge_protocol::types::{
+    CallToolResult, CompleteRequestParams, Completion, GetPromptResult, Implementation, Prompt, Resource,
+    ResourceContents, ResourceTemplate, Tool,
+};
+
+use super::{
+    CacheHints, DEFAULT_STATE_TTL, Handler, Offers, PromptEntry, PromptRequest, Reply, RequestContext, ResourceEntry,
+    ResourceRequest, Server, ServerInner, TemplateEntry, ToolCall, ToolEntry, boxed, request_state, subscriptions,
+};
+#[cfg(feature = "schemars")]
+use super::{IntoPromptResult, IntoToolResult, typed};
+#[cfg(feature = "skills")]
+use super::{SkillPackage, skills};
+#[cfg(feature = "tasks")]
+use super::{TaskOptions, TaskSupport, tasks};
+use crate::error::HandlerError;
+use crate::limits::ServerLimits;
+
+/// Builds a [`Server`].
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    tools: Vec<ToolEntry>,
+    prompts: Vec<PromptEntry>,
+    resources: Vec<ResourceEntry>,
+    templates: Vec<TemplateEntry>,
+    completion: Option<Handler<CompleteRequestParams, Completion>>,
+    offers: Offers,
+    state_key: Option<[u8; 32]>,
+    state_ttl: Duration,
+    cache: CacheHints,
+    page_size: usize,
+    limits: ServerLimits,
+    #[cfg(feature = "tasks")]
+    tasks: Option<TaskOptions>,
+    #[cfg(feature = "skills")]
+    skills: Vec<SkillPackage>,
+}
+
+impl std::fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerBuilder").field("name", &self.info.name).finish_non_exhaustive()
+    }
+}
+
+impl ServerBuilder {
+    /// Instructions for the model, sent with the discovery result.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// Registers a tool. Its arguments are checked against `tool.input_schema`
+    /// before the handler runs.
+    pub fn tool<F, Fut>(mut self, tool: Tool, handler: F) -> Self
+    where
+        F: Fn(ToolCall, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Reply<CallToolResult>, HandlerError>> + Send + 'static,
+    {
+        self.offers.tools = true;
+        self.tools.push(ToolEntry::new(tool, boxed(handler)));
+        self
+    }
+
+    /// Registers a tool whose arguments are `A`: the input schema is
+    /// derived from `A` (and the output schema from a [`Json`](super::Json) result),
+    /// arguments that do not fit are answered -32602 naming where, and the
+    /// handler returns anything [`IntoToolResult`] takes: text, [`Json`](super::Json),
+    /// a [`CallToolResult`], or a `Result` whose error the model reads.
+    ///
+    /// ```
+    /// use mcp_bridge_sdk::prelude::*;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Add { a: f64, b: f64 }
+    ///
+    /// let server = Server::builder(Implementation::new("calc", "1.0"))
+    ///     .typed_tool(Tool::new("add"), |args: Add, _ctx| async move { (args.a + args.b).to_string() })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
+    ///
+    /// # Panics
+    /// When `A` is not a struct or map (tool arguments are a JSON object):
+    /// a mistake found at start-up.
+    #[cfg(feature = "schemars")]
+    pub fn typed_tool<A, F, Fut>(self, tool: Tool, handler: F) -> Self
+    where
+        A: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(A, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoToolResult,
+    {
+        let tool = typed::describe_tool::<A, Fut::Output>(tool);
+        self.tool(tool, move |call: ToolCall, ctx: RequestContext| {
+            let running = typed::arguments::<A>(&call.name, call.arguments).map(|args| handler(args, ctx));
+            async move { running?.await.into_tool_reply() }
+        })
+    }
+
+    /// [`ServerBuilder::typed_tool`] with state the handlers share: each
+    /// call gets its own `Arc` of it, so the closure clones nothing.
+    #[cfg(feature = "schemars")]
+    pub fn typed_tool_with<S, A, F, Fut>(self, state: &Arc<S>, tool: Tool, handler: F) -> Self
+    where
+        S: Send + Sync + 'static,
+        A: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(Arc<S>, A, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoToolResult,
+    {
+        let state = Arc::clone(state);
+        self.typed_tool(tool, move |args: A, ctx| handler(Arc::clone(&state), args, ctx))
+    }
+
+    /// Registers a tool whose handler may answer [`Reply::task`]; with
+    /// [`TaskSupport::Required`] a client that did not declare the Tasks
+    /// extension gets -32021 before the handler runs. Needs
+    /// [`ServerBuilder::tasks`].
+    #[cfg(feature = "tasks")]
+    pub fn task_tool<F, Fut>(mut self, tool: Tool, support: TaskSupport, handler: F) -> Self
+    where
+        F: Fn(ToolCall, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Reply<CallToolResult>, HandlerError>> + Send + 'static,
+    {
+        self.offers.tools = true;
+        self.tools.push(ToolEntry { task_support: support, ..ToolEntry::new(tool, boxed(handler)) });
+        self
+    }
+
+    /// Offers the Tasks extension (`io.modelcontextprotocol/tasks`): tool
+    /// handlers' [`Reply::task`] work becomes a task for clients that
+    /// declare it, kept as `options` says.
+    #[cfg(feature = "tasks")]
+    pub fn tasks(mut self, options: TaskOptions) -> Self {
+        self.tasks = Some(options);
+        self
+    }
+
+    /// Publishes a skill (the Skills extension): each of its files becomes a
+    /// `skill://` resource, and the server answers `skills/list`,
+    /// `skills/get` and `resources/directory/read`.
+    #[cfg(feature = "skills")]
+    pub fn skill(mut self, package: SkillPackage) -> Self {
+        self.offers.resources = true;
+        for (resource, contents) in package.resources() {
+            let handler = move |_request: ResourceRequest, _ctx: RequestContext| {
+                let contents = contents.clone();
+                async move { Ok(Reply::Complete(vec![contents])) }
+            };
+            self.resources.push(ResourceEntry { resource, handler: boxed(handler) });
+        }
+        self.skills.push(package);
+        self
+    }
+
+    /// Declares tools even when none is registered yet (they can be added
+    /// at run time with [`Server::add_tool`]).
+    pub fn offer_tools(mut self) -> Self {
+        self.offers.tools = true;
+        self
+    }
+
+    /// Registers a prompt.
+    pub fn prompt<F, Fut>(mut self, prompt: Prompt, handler: F) -> Self
+    where
+        F: Fn(PromptRequest, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Reply<GetPromptResult>, HandlerError>> + Send + 'static,
+    {
+        self.offers.prompts = true;
+        self.prompts.push(PromptEntry { prompt, handler: boxed(handler) });
+        self
+    }
+
+    /// Registers a prompt whose arguments are `A`: the prompt's argument
+    /// list (names, descriptions, which are required) is read off `A`'s
+    /// fields, which are strings on the wire. The handler returns anything
+    /// [`IntoPromptResult`] takes: a `String` (one user message), messages,
+    /// a [`GetPromptResult`], or a `Result` of one.
+    ///
+    /// # Panics
+    /// When `A` is not a struct or map: a mistake found at start-up.
+    #[cfg(feature = "schemars")]
+    pub fn typed_prompt<A, F, Fut>(self, prompt: Prompt, handler: F) -> Self
+    where
+        A: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(A, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoPromptResult,
+    {
+        let prompt = typed::describe_prompt::<A>(prompt);
+        self.prompt(prompt, move |request: PromptRequest, ctx: RequestContext| {
+            let running = typed::arguments::<A>(&request.name, request.arguments).map(|args| handler(args, ctx));
+            async move { running?.await.into_prompt_reply() }
+        })
+    }
+
+    /// Registers a resource.
+    pub fn resource<F, Fut>(mut self, resource: Resource, handler: F) -> Self
+    where
+        F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Reply<Vec<ResourceContents>>, HandlerError>> + Send + 'static,
+    {
+        self.offers.resources = true;
+        self.resources.push(ResourceEntry { resource, handler: boxed(handler) });
+        self
+    }
+
+    /// Registers a resource template; reads of matching URIs go to `handler`.
+    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
+    where
+        F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Reply<Vec<ResourceContents>>, HandlerError>> + Send + 'static,
+    {
+        self.offers.resources = true;
+        self.templates.push(TemplateEntry { template, handler: boxed(handler) });
+        self
+    }
+
+    /// Registers the handler of `completion/complete`.
+    pub fn completion<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(CompleteRequestParams, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Completion, HandlerError>> + Send + 'static,
+    {
+        self.offers.completions = true;
+        self.completion = Some(boxed(handler));
+        self
+    }
+
+    /// The key that seals `requestState`. Give every instance of a server
+    /// behind a load balancer the same key; by default each process makes a
+    /// random one.
+    pub fn state_key(mut self, key: [u8; 32]) -> Self {
+        self.state_key = Some(key);
+        self
+    }
+
+    /// How long a sealed `requestState` stays valid.
+    pub fn state_ttl(mut self, ttl: Duration) -> Self {
+        self.state_ttl = ttl;
+        self
+    }
+
+    /// The cache hints of cacheable results.
+    pub fn cache_hints(mut self, hints: CacheHints) -> Self {
+        self.cache = hints;
+        self
+    }
+
+    /// Items per page of the list results.
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.page_size = size.max(1);
+        self
+    }
+
+    /// Limits of every connection.
+    pub fn limits(mut self, limits: ServerLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The server.
+    pub fn build(self) -> Server {
+        let sealer = match self.state_key {
+            Some(key) => request_state::StateSealer::new(key, self.state_ttl),
+            None => request_state::StateSealer::random(self.state_ttl),
+        };
+        let hub = Arc::new(subscriptions::Hub::default());
+        Server {
+            inner: Arc::new(ServerInner {
+                info: self.info,
+                instructions: self.instructions,
+                tools: RwLock::new(self.tools),
+                prompts: RwLock::new(self.prompts),
+                resources: RwLock::new(self.resources),
+                templates: RwLock::new(self.templates),
+                completion: self.completion,
+                offers: self.offers,
+                #[cfg(feature = "tasks")]
+                tasks: self.tasks.map(|options| Arc::new(tasks::TaskRegistry::new(options, hub.clone()))),
+                #[cfg(feature = "skills")]
+                skills: (!self.skills.is_empty()).then(|| skills::SkillCatalog::new(self.skills)),
+                hub,
+                sealer,
+                cache: self.cache,
+                page_size: self.page_size,
+                limits: self.limits,
+                next_connection: AtomicU64::new(1),
+            }),
+        }
+    }
+}
+
+impl Server {
+    /// Starts a server with its name and version.
+    pub fn builder(info: Implementation) -> ServerBuilder {
+        ServerBuilder {
+            info,
+            instructions: None,
+            tools: Vec::new(),
+            prompts: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+            completion: None,
+            offers: Offers::default(),
+            state_key: None,
+            state_ttl: DEFAULT_STATE_TTL,
+            cache: CacheHints::default(),
+            page_size: 100,
+            limits: ServerLimits::default(),
+            #[cfg(feature = "tasks")]
+            tasks: None,
+            #[cfg(feature = "skills")]
+            skills: Vec::new(),
+        }
+    }
+}
