@@ -17,18 +17,25 @@ fn socket_path(name: &str) -> std::path::PathBuf {
     path
 }
 
+/// The ping server on a fresh socket `name`: its path, the token that
+/// shuts it down, and the task serving it.
+fn serve(name: &str) -> (std::path::PathBuf, CancellationToken, tokio::task::JoinHandle<std::io::Result<()>>) {
+    let path = socket_path(name);
+    let listener = tokio::net::UnixListener::bind(&path).unwrap();
+    let stop = CancellationToken::new();
+    let stopped = stop.clone();
+    let server = common::ping_server();
+    let serving = tokio::spawn(async move { server.serve_unix(listener, stopped.cancelled_owned()).await });
+    (path, stop, serving)
+}
+
 async fn client(path: &std::path::Path) -> Client {
     Client::new(ClientOptions::new("unix-test", "1"), mcp_bridge_sdk::transport::unix::connect(path).await.unwrap())
 }
 
 #[tokio::test]
 async fn clients_on_a_socket_are_served_each_on_its_own_connection() {
-    let path = socket_path("serve");
-    let listener = tokio::net::UnixListener::bind(&path).unwrap();
-    let stop = CancellationToken::new();
-    let stopped = stop.clone();
-    let server = common::ping_server();
-    let serving = tokio::spawn(async move { server.serve_unix(listener, stopped.cancelled_owned()).await });
+    let (path, stop, serving) = serve("serve");
     let (a, b) = (client(&path).await, client(&path).await);
     let o = RequestOptions::default();
     let (ra, rb) = tokio::join!(a.call_tool("ping", json!({}), &o), b.call_tool("ping", json!({}), &o));
@@ -61,5 +68,19 @@ async fn nothing_listening_is_a_connect_error_and_a_closed_socket_fails_the_requ
     let client = client(&path).await;
     let err = client.discover(&RequestOptions::default().with_retry(mcp_bridge_sdk::client::RetryPolicy::Never)).await;
     assert!(matches!(err, Err(Error::Closed)), "{err:?}");
+    let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test]
+async fn a_server_that_shuts_down_ends_its_open_connections() {
+    let (path, stop, serving) = serve("shutdown");
+    let idle = client(&path).await;
+    let o = RequestOptions::default();
+    assert!(idle.call_tool("ping", json!({}), &o).await.is_ok());
+    stop.cancel();
+    // serve_unix returns only once its connections have ended.
+    tokio::time::timeout(Duration::from_secs(30), serving).await.unwrap().unwrap().unwrap();
+    let after = idle.call_tool("ping", json!({}), &o).await.unwrap_err();
+    assert!(matches!(after, Error::Closed | Error::Transport { .. }), "{after:?}");
     let _ = std::fs::remove_file(&path);
 }

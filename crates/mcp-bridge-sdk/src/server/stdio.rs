@@ -7,6 +7,7 @@ use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use super::{Connection, Server};
 use crate::limits::OUTGOING_QUEUE;
@@ -26,15 +27,35 @@ impl Server {
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        self.serve_stream_until(input, output, CancellationToken::new()).await
+    }
+
+    /// [`Server::serve_stream`] until the input ends or `stop` is
+    /// cancelled, which ends the connection as the end of its input does:
+    /// requests in flight get the grace time, then the output closes.
+    ///
+    /// # Errors
+    /// An I/O error of the input or the output.
+    pub async fn serve_stream_until<R, W>(&self, input: R, output: W, stop: CancellationToken) -> std::io::Result<()>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
         let limits = self.limits().clone();
         let (out, mut rx) = mpsc::channel(OUTGOING_QUEUE);
         let stop_writer = CancellationToken::new();
-        let stop = stop_writer.clone();
-        let writer = tokio::spawn(async move { write_lines(output, &mut rx, stop).await });
+        let writer_stop = stop_writer.clone();
+        let writer = tokio::spawn(async move { write_lines(output, &mut rx, writer_stop).await });
         let connection = Connection::new(self.clone(), out);
         let mut reader = FrameReader::new(input, limits.max_line_bytes);
         let read_result = loop {
-            let frame = match reader.next().await {
+            // `FrameReader::next` is cancel safe: stopping loses no frame
+            // it had begun.
+            let next = tokio::select! {
+                next = reader.next() => next,
+                () = stop.cancelled() => break Ok(()),
+            };
+            let frame = match next {
                 Ok(Some(frame)) => frame,
                 Ok(None) => break Ok(()),
                 Err(e) => break Err(e),
@@ -63,8 +84,10 @@ impl Server {
 
     /// Serves every client that connects to `listener` (a Unix domain
     /// socket), each as [`Server::serve_stream`] does, until `shutdown`
-    /// completes; then the open listen streams end with their completion
-    /// result and no new client is taken.
+    /// completes; then no new client is taken, the open listen streams end
+    /// with their completion result, and every connection ends as at the
+    /// end of its input (its requests get the grace time); it returns when
+    /// they have.
     ///
     /// # Errors
     /// None today: a failed accept is logged and the loop goes on.
@@ -75,17 +98,19 @@ impl Server {
         shutdown: impl Future<Output = ()>,
     ) -> std::io::Result<()> {
         let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
+        let (connections, stop) = (TaskTracker::new(), CancellationToken::new());
         accept_until(accept, shutdown, "a socket client", |stream: tokio::net::UnixStream| {
-            let server = self.clone();
-            tokio::spawn(async move {
+            let (server, stop) = (self.clone(), stop.child_token());
+            connections.spawn(async move {
                 let (read, write) = stream.into_split();
-                if let Err(e) = server.serve_stream(read, write).await {
+                if let Err(e) = server.serve_stream_until(read, write, stop).await {
                     tracing::debug!("a socket client's connection failed: {e}");
                 }
             });
         })
         .await;
         self.shutdown_subscriptions();
+        self.end_connections(connections, stop).await;
         Ok(())
     }
 
@@ -96,6 +121,21 @@ impl Server {
     #[cfg(feature = "stdio")]
     pub async fn serve_stdio(&self) -> std::io::Result<()> {
         self.serve_stream(process_stdio::stdin(), process_stdio::stdout()).await
+    }
+}
+
+impl Server {
+    /// Ends the connections of a listener that stopped taking new ones:
+    /// each ends as at the end of its input, within twice the grace time
+    /// (the requests' grace, then the writer's); one that takes longer is
+    /// left to its own end.
+    pub(super) async fn end_connections(&self, connections: TaskTracker, stop: CancellationToken) {
+        stop.cancel();
+        connections.close();
+        let grace = self.limits().shutdown_grace * 2;
+        if tokio::time::timeout(grace, connections.wait()).await.is_err() {
+            tracing::warn!(left = connections.len(), "connections still open {grace:?} after the shutdown");
+        }
     }
 }
 

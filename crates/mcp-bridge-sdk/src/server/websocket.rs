@@ -15,6 +15,8 @@ use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::handshake::server::{Callback, ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode, header};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use super::http::{HttpOptions, refusal_by_origin_or_host, refuse_connection};
 use super::stdio::accept_until;
@@ -29,8 +31,10 @@ const UPGRADE_TIMEOUT: Duration = Duration::from_secs(10);
 impl Server {
     /// Serves every WebSocket client that connects to `listener` at
     /// `options.path`, each as [`Server::serve_stream`] serves one, until
-    /// `shutdown` completes; then the open listen streams end with their
-    /// completion result and no new client is taken. `options.max_body_bytes`
+    /// `shutdown` completes; then no new client is taken, the open listen
+    /// streams end with their completion result, and every connection is
+    /// closed once its requests had the grace time; it returns when they
+    /// are. `options.max_body_bytes`
     /// limits each message; a longer one closes the connection (1009). At
     /// most `options.connections.max_connections` are open (one more gets
     /// 503); one with nothing running and no message for
@@ -48,21 +52,23 @@ impl Server {
         let limit = options.connections.max_connections;
         let slots = Arc::new(Semaphore::new(limit));
         let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
+        let (connections, stop) = (TaskTracker::new(), CancellationToken::new());
         accept_until(accept, shutdown, "a WebSocket client", |stream| match slots.clone().try_acquire_owned() {
             Ok(permit) => {
-                let (server, options) = (self.clone(), options.clone());
-                tokio::spawn(async move {
-                    server.serve_websocket_connection(stream, &options).await;
+                let (server, options, stop) = (self.clone(), options.clone(), stop.child_token());
+                connections.spawn(async move {
+                    serve_connection(server, stream, &options, stop).await;
                     drop(permit);
                 });
             }
             Err(_) => {
                 tracing::warn!(limit, "refusing a WebSocket connection: too many are open");
-                tokio::spawn(refuse_connection(stream));
+                connections.spawn(refuse_connection(stream));
             }
         })
         .await;
         self.shutdown_subscriptions();
+        self.end_connections(connections, stop).await;
         Ok(())
     }
 }
@@ -112,11 +118,13 @@ impl Server {
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        serve_connection(self.clone(), stream, options).await;
+        serve_connection(self.clone(), stream, options, CancellationToken::new()).await;
     }
 }
 
-async fn serve_connection<S>(server: Server, stream: S, options: &HttpOptions)
+/// One WebSocket client until it closes, or `stop` is cancelled (then its
+/// requests get the grace time, their answers go out, and it is closed).
+async fn serve_connection<S>(server: Server, stream: S, options: &HttpOptions, stop: CancellationToken)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -143,6 +151,9 @@ where
     loop {
         let received = tokio::select! {
             received = frames::receive(&mut messages_in, max_message_bytes) => received,
+            // As at the client's end: what is queued (a listen stream's
+            // completion result) still goes out before the close.
+            () = stop.cancelled() => Received::End,
             () = tokio::time::sleep_until(idle_deadline) => {
                 if connection.is_idle() {
                     tracing::debug!("closing a WebSocket connection unused for {idle_timeout:?}");

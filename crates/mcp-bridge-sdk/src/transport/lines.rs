@@ -137,11 +137,14 @@ pub async fn write_lines<W: AsyncWrite + Unpin, T: Outbound>(
 }
 
 /// Waits for a writer task started with [`write_lines`] to drain and end,
-/// at most `grace`; then stops it between two lines. A sender kept alive
-/// elsewhere (a detached task holding a context) cannot keep a process open.
+/// at most `grace`; then stops it between two lines, and when a write is
+/// stuck (a peer that reads nothing) aborts it after another `grace`. A
+/// sender kept alive elsewhere (a detached task holding a context) or a
+/// blocked peer cannot keep a process open.
 ///
 /// # Errors
-/// The writer's I/O error, or its task's failure.
+/// The writer's I/O error, its task's failure, or
+/// [`std::io::ErrorKind::TimedOut`] when it had to be aborted.
 pub async fn finish_writer(
     mut writer: tokio::task::JoinHandle<std::io::Result<()>>,
     stop: CancellationToken,
@@ -151,7 +154,16 @@ pub async fn finish_writer(
         Ok(joined) => joined,
         Err(_) => {
             stop.cancel();
-            writer.await
+            match tokio::time::timeout(grace, &mut writer).await {
+                Ok(joined) => joined,
+                Err(_) => {
+                    writer.abort();
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "the peer took no output for twice the grace period",
+                    ));
+                }
+            }
         }
     };
     joined.unwrap_or_else(|e| Err(std::io::Error::other(e)))
