@@ -315,14 +315,7 @@ fn seconds_between(earlier: SystemTime, later: SystemTime) -> i64 {
 /// A reqwest error with its causes (a certificate's refusal is only named
 /// in one), never with the URL.
 fn error_chain(error: &reqwest::Error) -> String {
-    let mut text = if error.is_connect() { "cannot connect" } else { "no answer" }.to_owned();
-    let mut cause: Option<&dyn std::error::Error> = std::error::Error::source(error);
-    while let Some(e) = cause {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        cause = e.source();
-    }
-    text
+    mcp_bridge_sdk::error::report_as(if error.is_connect() { "cannot connect" } else { "no answer" }, error)
 }
 
 /// The leaf certificate's subject, issuer and end of validity.

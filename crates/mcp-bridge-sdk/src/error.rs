@@ -147,7 +147,14 @@ pub enum Error {
 /// source out, as the sources are reachable through
 /// [`std::error::Error::source`].
 pub fn report(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
+    report_as(&error.to_string(), error)
+}
+
+/// [`report`] with `head` in place of the error's own text, for an error
+/// whose text must not be shown (reqwest's quotes the URL, which may
+/// carry a secret).
+pub fn report_as(head: &str, error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = head.to_owned();
     let mut source = error.source();
     while let Some(cause) = source {
         text.push_str(": ");

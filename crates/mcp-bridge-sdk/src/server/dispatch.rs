@@ -16,7 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::request_state::params_digest;
 use super::{
-    PromptRequest, Reply, RequestContext, ResourceRequest, Server, ToolCall, read, subscriptions, uri_template,
+    PromptRequest, Reply, RequestContext, ResourceRequest, Server, ToolCall, ToolEntry, read, subscriptions,
+    uri_template,
 };
 #[cfg(feature = "tasks")]
 use super::{TaskContext, TaskSupport, tasks};
@@ -336,38 +337,15 @@ impl Server {
             Some(Value::Object(a)) => a.clone(),
             Some(_) => return Err(ServerFault::InvalidParams { reason: "arguments must be an object".into() }),
         };
-        #[cfg_attr(not(all(feature = "validation", feature = "tasks")), allow(unused_variables))]
-        let (handler, validator, task_support) = {
+        let handler = {
             let tools = read(&self.inner.tools);
             let entry = tools
                 .iter()
                 .find(|t| t.tool.name == name)
                 .ok_or_else(|| ServerFault::InvalidParams { reason: format!("unknown tool: {name}") })?;
-            #[cfg(feature = "validation")]
-            let validator = entry.input_validator.clone();
-            #[cfg(not(feature = "validation"))]
-            let validator = ();
-            #[cfg(feature = "tasks")]
-            let task_support = entry.task_support;
-            #[cfg(not(feature = "tasks"))]
-            let task_support = ();
-            (entry.handler.clone(), validator, task_support)
+            entry.admit(&arguments, &ctx.client_capabilities)?;
+            entry.handler.clone()
         };
-        #[cfg(feature = "tasks")]
-        if task_support == TaskSupport::Required && !tasks::declares_tasks(&ctx.client_capabilities) {
-            return Err(ServerFault::Handler(HandlerError::missing_capability(tasks::tasks_capability())));
-        }
-        #[cfg(feature = "validation")]
-        if let Some(validator) = validator {
-            let instance = Value::Object(arguments.clone());
-            if let Some(error) = validator.iter_errors(&instance).next() {
-                let at = error.instance_path().to_string();
-                let at = if at.is_empty() { String::new() } else { format!(" at {at}") };
-                return Err(ServerFault::InvalidParams {
-                    reason: format!("arguments of {name} do not match its input schema{at}: {error}"),
-                });
-            }
-        }
         self.with_input("tools/call", &params, &ctx, move |input_responses, state, handler_ctx| {
             handler(ToolCall { name, arguments, input_responses, state }, handler_ctx)
         })
@@ -562,6 +540,31 @@ fn with_result_type(mut result: Value) -> Value {
         obj.entry("resultType").or_insert_with(|| json!("complete"));
     }
     result
+}
+
+impl ToolEntry {
+    /// Refuses a call before its handler runs: a tool that needs a task,
+    /// for a client without the Tasks extension (-32021), or arguments
+    /// that break the tool's input schema (-32602).
+    #[cfg_attr(not(all(feature = "validation", feature = "tasks")), allow(unused_variables))]
+    fn admit(&self, arguments: &Map<String, Value>, client: &ClientCapabilities) -> Result<(), ServerFault> {
+        #[cfg(feature = "tasks")]
+        if self.task_support == TaskSupport::Required && !tasks::declares_tasks(client) {
+            return Err(ServerFault::Handler(HandlerError::missing_capability(tasks::tasks_capability())));
+        }
+        #[cfg(feature = "validation")]
+        if let Some(validator) = &self.input_validator {
+            let instance = Value::Object(arguments.clone());
+            if let Some(error) = validator.iter_errors(&instance).next() {
+                let at = error.instance_path().to_string();
+                let at = if at.is_empty() { String::new() } else { format!(" at {at}") };
+                return Err(ServerFault::InvalidParams {
+                    reason: format!("arguments of {} do not match its input schema{at}: {error}", self.tool.name),
+                });
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

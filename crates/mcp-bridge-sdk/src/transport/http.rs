@@ -430,15 +430,7 @@ fn lost(status: u16, error: &reqwest::Error) -> bool {
 /// A reqwest error with its causes (a refused proxy tunnel is only named
 /// in a cause), never with the URL.
 fn error_chain(error: &reqwest::Error) -> String {
-    let mut text = String::new();
-    let mut cause: Option<&dyn std::error::Error> = std::error::Error::source(error);
-    while let Some(e) = cause {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        cause = e.source();
-    }
-    let head = if error.is_connect() { "cannot connect" } else { "no answer" };
-    format!("{head}{text}")
+    crate::error::report_as(if error.is_connect() { "cannot connect" } else { "no answer" }, error)
 }
 
 #[cfg(test)]
