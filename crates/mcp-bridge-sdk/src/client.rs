@@ -18,6 +18,7 @@ mod server_requests;
 mod task_store;
 #[cfg(feature = "tasks")]
 mod tasks;
+mod time_limit;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -50,6 +51,7 @@ use router::{Pending, Route, Router, cancelled_notification, event_queue};
 pub use task_store::{TaskRecord, TaskStore};
 #[cfg(feature = "tasks")]
 pub use tasks::{ResumedTask, ToolOutcome, task_of_notification, task_result};
+use time_limit::TimeLimit;
 
 use crate::error::{Error, Result};
 #[cfg(feature = "icons")]
@@ -264,18 +266,17 @@ impl Client {
             .timeout
             .unwrap_or(self.inner.options.request_timeout)
             .min(options.max_total_timeout.unwrap_or(MAX_TOTAL_TIMEOUT));
+        let limit = Some(TimeLimit::starting_now(timeout));
         let legacy = self.spoken().is_some_and(Spoken::is_legacy);
         if options.allow_input_required {
             // The caller runs the rounds: nothing to keep for a retry.
-            let value = self.send_once(method, &params, options, Some(timeout), legacy).await?;
+            let value = self.send_once(method, &params, options, limit, legacy).await?;
             options.diagnose(|d| d.rounds = 0);
             return Ok((value, 0));
         }
-        let deadline = tokio::time::Instant::now() + timeout;
         let mut params = params;
         for round in 0..=MAX_INPUT_ROUNDS {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let value = self.send_once(method, &params, options, Some(left), legacy).await?;
+            let value = self.send_once(method, &params, options, limit, legacy).await?;
             if value.get("resultType").and_then(Value::as_str) != Some("input_required") {
                 options.diagnose(|d| d.rounds = round);
                 return Ok((value, round));
@@ -343,12 +344,12 @@ impl Client {
         method: &str,
         params: &Map<String, Value>,
         options: &RequestOptions,
-        timeout: Option<Duration>,
+        limit: Option<TimeLimit>,
         legacy: bool,
     ) -> Result<Value> {
         let mut lost = 0;
         loop {
-            match self.send_checked(method, params, options, timeout, legacy).await {
+            match self.send_checked(method, params, options, limit, legacy).await {
                 Err(Error::Closed) if lost < MAX_LOST_STREAM_RETRIES && options.retry.allows(method) => {
                     lost += 1;
                     tracing::debug!(method, attempt = lost, "connection lost before the response; sending again");
@@ -363,22 +364,32 @@ impl Client {
         method: &str,
         params: &Map<String, Value>,
         options: &RequestOptions,
-        timeout: Option<Duration>,
+        limit: Option<TimeLimit>,
         legacy: bool,
     ) -> Result<Value> {
-        match self.exchange(method, params, options, timeout, legacy).await {
+        match self.exchange(method, params, options, limit, legacy).await {
             // The tool's header annotations may have changed: read the list
             // again (the transport learns them) and send once more.
             Err(Error::Rpc { error }) if error.code == error_code::HEADER_MISMATCH && method == "tools/call" => {
                 tracing::debug!("header mismatch on tools/call; reading tools/list again");
-                Box::pin(self.list_all_tools(&RequestOptions::default())).await?;
-                self.exchange(method, params, options, timeout, legacy).await
+                // The re-read is part of this call: its cancel and what is left of its time limit.
+                let reread = RequestOptions {
+                    cancel: options.cancel.clone(),
+                    timeout: limit.map(|l| l.left()),
+                    ..Default::default()
+                };
+                match Box::pin(self.list_all_tools(&reread)).await {
+                    Err(Error::Timeout { .. }) => return Err(limit.map_or(Error::Closed, |l| l.error(method))),
+                    Err(Error::Cancelled { .. }) => return Err(Error::Cancelled { method: method.to_owned() }),
+                    other => other?,
+                };
+                self.exchange(method, params, options, limit, legacy).await
             }
             Err(Error::Rpc { error }) if error.code == error_code::UNSUPPORTED_PROTOCOL_VERSION => {
                 let ours = &self.inner.options.protocol_version;
                 let listed = error.data.as_ref().and_then(|d| d.get("supported")).and_then(Value::as_array);
                 if listed.is_some_and(|l| l.iter().any(|v| v == ours)) {
-                    self.exchange(method, params, options, timeout, legacy).await
+                    self.exchange(method, params, options, limit, legacy).await
                 } else {
                     options.diagnose(|d| d.rpc_error = Some(error.clone()));
                     Err(Error::Rpc { error })
@@ -427,7 +438,7 @@ impl Client {
         method: &str,
         params: &Map<String, Value>,
         options: &RequestOptions,
-        timeout: Option<Duration>,
+        limit: Option<TimeLimit>,
         legacy: bool,
     ) -> Result<Value> {
         let inner = &self.inner;
@@ -452,7 +463,7 @@ impl Client {
             inner.router.forget(&id);
             return Err(Error::Closed);
         }
-        let outcome = self.await_reply(method, reply_rx, events, &callbacks, options, timeout).await;
+        let outcome = self.await_reply(method, reply_rx, events, &callbacks, options, limit).await;
         if matches!(outcome, Err(Error::Cancelled { .. } | Error::Timeout { .. })) && inner.router.forget(&id) {
             let cancelled = options.cancel.as_ref().is_some_and(tokio_util::sync::CancellationToken::is_cancelled);
             let reason = if cancelled { "cancelled by the client" } else { "timed out" };
@@ -471,11 +482,17 @@ impl Client {
         mut events: Option<mpsc::Receiver<Box<mcp_bridge_protocol::JsonRpcNotification>>>,
         callbacks: &Callbacks,
         options: &RequestOptions,
-        timeout: Option<Duration>,
+        limit: Option<TimeLimit>,
     ) -> Result<Value> {
         let cancel = options.cancel.clone().unwrap_or_default();
-        let sleep = tokio::time::sleep(timeout.filter(|_| self.inner.timed).unwrap_or(Duration::MAX / 4));
-        tokio::pin!(sleep);
+        let limit = limit.filter(|_| self.inner.timed);
+        let expired = async {
+            match &limit {
+                Some(limit) => limit.expired().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(expired);
         let outcome = loop {
             tokio::select! {
                 biased;
@@ -484,10 +501,7 @@ impl Client {
                 }
                 reply = &mut reply_rx => break reply.unwrap_or(Err(Error::Closed)),
                 _ = cancel.cancelled() => break Err(Error::Cancelled { method: method.to_owned() }),
-                _ = &mut sleep => break Err(Error::Timeout {
-                    method: method.to_owned(),
-                    timeout_ms: timeout.map(|t| t.as_millis()).unwrap_or(0),
-                }),
+                () = &mut expired => break Err(limit.map_or(Error::Closed, |l| l.error(method))),
             }
         };
         // Notifications that came before the response still reach the caller.

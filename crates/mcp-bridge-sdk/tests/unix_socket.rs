@@ -84,3 +84,101 @@ async fn a_server_that_shuts_down_ends_its_open_connections() {
     assert!(matches!(after, Error::Closed | Error::Transport { .. }), "{after:?}");
     let _ = std::fs::remove_file(&path);
 }
+
+/// How the scripted server answers one request: after `delay`, the
+/// `result` or the `error` object; `None` never answers.
+type Script = Box<dyn Fn(&str, usize) -> Option<(Duration, Result<serde_json::Value, serde_json::Value>)> + Send + Sync>;
+
+/// A server on a fresh socket `name` that answers each request as `script`
+/// says, given its method and how many of that method came before it.
+fn scripted(name: &str, script: Script) -> std::path::PathBuf {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let path = socket_path(name);
+    let listener = tokio::net::UnixListener::bind(&path).unwrap();
+    let script = std::sync::Arc::new(script);
+    tokio::spawn(async move {
+        let Ok((stream, _)) = listener.accept().await else { return };
+        let (read, mut write) = stream.into_split();
+        let (answers, mut to_write) = tokio::sync::mpsc::unbounded_channel::<String>();
+        tokio::spawn(async move {
+            while let Some(line) = to_write.recv().await {
+                if write.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+                    return;
+                }
+            }
+        });
+        let mut seen = std::collections::HashMap::<String, usize>::new();
+        let mut lines = BufReader::new(read).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let (Some(id), Some(method)) = (message.get("id").cloned(), message["method"].as_str()) else { continue };
+            let count = seen.entry(method.to_owned()).or_default();
+            let answer = script(method, *count);
+            *count += 1;
+            let Some((delay, outcome)) = answer else { continue };
+            let answers = answers.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(delay).await;
+                let message = match outcome {
+                    Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                    Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
+                };
+                let _ = answers.send(message.to_string());
+            });
+        }
+    });
+    path
+}
+
+async fn modern_client(path: &std::path::Path, timeout: Duration) -> Client {
+    let options = ClientOptions::new("unix-test", "1")
+        .with_era(mcp_bridge_sdk::client::Era::Modern)
+        .with_request_timeout(timeout);
+    Client::new(options, mcp_bridge_sdk::transport::unix::connect(path).await.unwrap())
+}
+
+fn header_mismatch() -> Result<serde_json::Value, serde_json::Value> {
+    Err(json!({"code": -32020, "message": "the headers do not match the tool's annotations"}))
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_re_read_and_retry_after_a_header_mismatch_share_the_calls_one_time_limit() {
+    // -32020 after 0.6 s, the re-read list after 0.6 s more, then a retry never answered.
+    let path = scripted(
+        "one-limit",
+        Box::new(|method, count| match (method, count) {
+            ("tools/call", 0) => Some((Duration::from_millis(600), header_mismatch())),
+            ("tools/list", _) => Some((Duration::from_millis(600), Ok(json!({"tools": []})))),
+            _ => None,
+        }),
+    );
+    let client = modern_client(&path, Duration::from_secs(1)).await;
+    let started = tokio::time::Instant::now();
+    let err = client.call_tool("echo", json!({}), &RequestOptions::default()).await.unwrap_err();
+    assert!(matches!(&err, Error::Timeout { method, timeout_ms: 1000 } if method == "tools/call"), "{err:?}");
+    // On the paused clock: the whole call took its one second, not a second per attempt.
+    let took = started.elapsed();
+    assert!(took >= Duration::from_secs(1) && took < Duration::from_millis(1100), "{took:?}");
+    let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_a_call_also_cancels_its_re_read_of_the_tool_list() {
+    let path = scripted(
+        "relist-cancel",
+        Box::new(|method, _| (method == "tools/call").then(|| (Duration::ZERO, header_mismatch()))),
+    );
+    let client = modern_client(&path, Duration::from_secs(60)).await;
+    let cancel = CancellationToken::new();
+    let canceller = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        canceller.cancel();
+    });
+    let started = tokio::time::Instant::now();
+    let options = RequestOptions::default().with_cancel(cancel);
+    let err = client.call_tool("echo", json!({}), &options).await.unwrap_err();
+    assert!(matches!(&err, Error::Cancelled { method } if method == "tools/call"), "{err:?}");
+    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    let _ = std::fs::remove_file(&path);
+}

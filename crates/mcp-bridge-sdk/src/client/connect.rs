@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use mcp_bridge_protocol::Message;
 use serde_json::{Map, Value, json};
 
+use super::time_limit::TimeLimit;
 use super::{Client, Diagnostics, Era, RequestOptions, Spoken, Verdict, era, parse_result, to_json};
 use crate::error::{Error, Result};
 
@@ -63,11 +64,11 @@ impl Client {
             },
             None => {}
         }
-        let timeout = Some(options.timeout.unwrap_or(self.inner.options.request_timeout));
+        let limit = Some(TimeLimit::starting_now(options.timeout.unwrap_or(self.inner.options.request_timeout)));
         // Its own diagnostics: the verdict reads the HTTP status.
         let seen = Arc::new(Mutex::new(Diagnostics::default()));
         let probe = RequestOptions { diagnostics: Some(seen.clone()), ..options.clone() };
-        let outcome = self.exchange("server/discover", &Map::new(), &probe, timeout, false).await;
+        let outcome = self.exchange("server/discover", &Map::new(), &probe, limit, false).await;
         let (status, rpc_error) = {
             let seen = seen.lock().unwrap_or_else(|e| e.into_inner());
             (seen.http_status, seen.rpc_error.clone())
@@ -110,8 +111,8 @@ impl Client {
             "clientInfo": opts.info,
         });
         let Value::Object(params) = params else { return Err(Error::Closed) };
-        let timeout = Some(options.timeout.unwrap_or(opts.request_timeout));
-        let value = self.exchange("initialize", &params, options, timeout, true).await?;
+        let limit = Some(TimeLimit::starting_now(options.timeout.unwrap_or(opts.request_timeout)));
+        let value = self.exchange("initialize", &params, options, limit, true).await?;
         let result: mcp_bridge_protocol::legacy::InitializeResult = parse_result("initialize", value)?;
         if !mcp_bridge_protocol::legacy::is_known_version(&result.protocol_version) {
             return Err(Error::InvalidResponse {
@@ -127,7 +128,7 @@ impl Client {
         if let (Some(level), true) = (opts.log_level, result.capabilities.logging.is_some()) {
             let mut params = Map::new();
             params.insert("level".into(), to_json(&level)?);
-            if let Err(e) = self.exchange("logging/setLevel", &params, options, timeout, true).await {
+            if let Err(e) = self.exchange("logging/setLevel", &params, options, limit, true).await {
                 tracing::debug!("logging/setLevel failed: {e}");
             }
         }

@@ -13,6 +13,7 @@ use tokio::sync::oneshot;
 
 use super::options::Callbacks;
 use super::router::Pending;
+use super::time_limit::TimeLimit;
 use super::{Client, RequestOptions, Spoken, legacy_listen, parse_result, route_for, to_json};
 use crate::error::{Error, Result};
 use crate::limits::MAX_TOTAL_TIMEOUT;
@@ -60,7 +61,9 @@ impl Client {
     ) -> Result<SubscriptionsListenResult> {
         let mut params = Map::new();
         params.insert("notifications".into(), to_json(&filter)?);
-        let timeout = options.timeout.map(|t| t.min(options.max_total_timeout.unwrap_or(MAX_TOTAL_TIMEOUT)));
+        let limit = options
+            .timeout
+            .map(|t| TimeLimit::starting_now(t.min(options.max_total_timeout.unwrap_or(MAX_TOTAL_TIMEOUT))));
         let mut options = options.clone();
         if let Some(cache) = self.inner.cache.clone() {
             // A change event makes the cached list stale before the caller hears of it.
@@ -73,9 +76,9 @@ impl Client {
             }));
         }
         if let Spoken::Legacy(initialized) = self.connect(&options).await? {
-            return self.listen_legacy(&filter, &initialized.capabilities, &options, timeout).await;
+            return self.listen_legacy(&filter, &initialized.capabilities, &options, limit).await;
         }
-        let value = self.send_once("subscriptions/listen", &params, &options, timeout, false).await?;
+        let value = self.send_once("subscriptions/listen", &params, &options, limit, false).await?;
         parse_result("subscriptions/listen", value)
     }
 
@@ -89,7 +92,7 @@ impl Client {
         wanted: &SubscriptionFilter,
         capabilities: &mcp_bridge_protocol::types::ServerCapabilities,
         options: &RequestOptions,
-        timeout: Option<Duration>,
+        limit: Option<TimeLimit>,
     ) -> Result<SubscriptionsListenResult> {
         let granted = legacy_listen::grant(wanted, capabilities);
         let uris = granted.resource_subscriptions.clone().unwrap_or_default();
@@ -111,7 +114,7 @@ impl Client {
             Pending { reply: reply_tx, route, method: "subscriptions/listen".into(), diagnostics: None, answers: None };
         inner.router.register_legacy_listen(id.clone(), pending, granted.clone())?;
         callbacks.deliver(&legacy_listen::acknowledgment(&granted, &id));
-        let outcome = self.await_reply("subscriptions/listen", reply_rx, events, &callbacks, options, timeout).await;
+        let outcome = self.await_reply("subscriptions/listen", reply_rx, events, &callbacks, options, limit).await;
         inner.router.forget(&id);
         if !matches!(outcome, Err(Error::Closed)) {
             for uri in &uris {
