@@ -23,7 +23,6 @@ mod time_limit;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use mcp_bridge_protocol::meta::{
     CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROGRESS_TOKEN_KEY, PROTOCOL_VERSION_KEY,
@@ -61,9 +60,7 @@ use crate::transport::Transport;
 #[cfg(feature = "stdio")]
 use crate::transport::stdio::ChildProcess;
 
-/// The longest [`Client::close`] waits for a network transport to end
-/// its session.
-pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
+pub use crate::limits::CLOSE_GRACE;
 
 /// An MCP client on one transport, of revision 2026-07-28 or, with a server
 /// that speaks only that, 2025-11-25 (see [`Era`]). Cheap to clone: clones
@@ -92,8 +89,9 @@ struct ClientInner {
     /// The endpoint URL of a network transport, the origin of its icons.
     #[cfg(feature = "icons")]
     endpoint: Option<String>,
-    /// Ends a network transport's connection.
-    closer: Option<crate::transport::Closer>,
+    /// The transport's tasks and the client's (router, answerer): they
+    /// end with the client.
+    tasks: crate::task_group::TaskGroup,
     /// The era settled with the server, at the first request.
     spoken: tokio::sync::OnceCell<Spoken>,
     /// The result of the `server/discover` probe, for the caller whose
@@ -106,6 +104,13 @@ struct ClientInner {
     modern_from_cache: std::sync::atomic::AtomicBool,
 }
 
+impl Drop for ClientInner {
+    /// The last clone is gone: nothing will read or send again.
+    fn drop(&mut self) {
+        self.tasks.cancel();
+    }
+}
+
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client").field("info", &self.inner.options.info).finish_non_exhaustive()
@@ -114,7 +119,8 @@ impl std::fmt::Debug for Client {
 
 impl Client {
     /// A client on `transport`. Must be called inside a tokio runtime: the
-    /// client's reader runs on its own task.
+    /// client's reader runs on a task of its own, which ends, with the
+    /// transport's, at [`Client::close`] or when the last clone is dropped.
     pub fn new(options: ClientOptions, transport: Transport) -> Self {
         let router = Arc::new(Router::new(options.max_pending));
         let timed = transport.timed;
@@ -124,14 +130,18 @@ impl Client {
             capabilities: Arc::new(options.capabilities.clone()),
             hooks: options.hooks.clone(),
         };
-        // The answerer ends when the router drops its sender, at the end of the transport.
-        tokio::spawn(answerer.run(server_requests, transport.outgoing.clone()));
-        tokio::spawn(router.clone().run(
-            transport.incoming,
-            transport.outgoing.clone(),
-            options.on_notification.clone(),
-            to_answerer,
-        ));
+        let tasks = transport.tasks;
+        tasks.spawn(answerer.run(server_requests, transport.outgoing.clone()));
+        tasks.spawn_to_finish(
+            CLOSE_GRACE,
+            router.clone().run(
+                transport.incoming,
+                transport.outgoing.clone(),
+                options.on_notification.clone(),
+                to_answerer,
+                tasks.stopping(),
+            ),
+        );
         Client {
             inner: Arc::new(ClientInner {
                 options,
@@ -147,7 +157,7 @@ impl Client {
                 credential: transport.credential,
                 #[cfg(feature = "icons")]
                 endpoint: transport.endpoint,
-                closer: transport.closer,
+                tasks,
                 spoken: tokio::sync::OnceCell::new(),
                 probed: Mutex::default(),
                 address: transport.address,
@@ -162,21 +172,25 @@ impl Client {
         self.inner.process.as_ref()
     }
 
-    /// Closes the connection; a child process is stopped as
-    /// [`ChildProcess::close`] describes, and its exit status returned; an
-    /// HTTP connection ends its requests and a 2025-11-25 session (at most
-    /// [`CLOSE_GRACE`] waiting for the server). Requests still waiting fail
-    /// with [`Error::Closed`].
+    /// Closes the connection, on every transport: a child process is
+    /// stopped as [`ChildProcess::close`] describes, and its exit status
+    /// returned; an HTTP connection ends its requests and a 2025-11-25
+    /// session, a WebSocket sends its close frame, a socket is shut (each
+    /// at most [`CLOSE_GRACE`] waiting for the server). Requests still
+    /// waiting, and any sent later, fail with [`Error::Closed`]. Every task
+    /// of the client has ended when it returns.
     pub async fn close(&self) -> Option<std::process::ExitStatus> {
-        if let Some(closer) = &self.inner.closer {
-            closer.stop.cancel();
-            let _ = tokio::time::timeout(CLOSE_GRACE, closer.done.cancelled()).await;
-        }
         #[cfg(feature = "stdio")]
-        if let Some(process) = &self.inner.process {
-            return process.close().await;
+        let status = match &self.inner.process {
+            Some(process) => process.close().await,
+            None => None,
+        };
+        #[cfg(not(feature = "stdio"))]
+        let status = None;
+        if !self.inner.tasks.stop(CLOSE_GRACE).await {
+            tracing::debug!("a transport task was still ending when the close grace ran out");
         }
-        None
+        status
     }
 
     /// The icon to show among `icons` (of a tool, a prompt, a resource or

@@ -111,6 +111,8 @@ pub mod skills;
 #[cfg(feature = "store")]
 pub mod store;
 #[cfg(any(feature = "client", feature = "server"))]
+mod task_group;
+#[cfg(any(feature = "client", feature = "server"))]
 pub mod transport;
 
 /// Internals the fuzz targets (`fuzz/`) drive; not part of the API.

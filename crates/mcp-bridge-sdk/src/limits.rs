@@ -11,6 +11,11 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// Upper bound of any request timeout: a longer one is cut to this.
 pub const MAX_TOTAL_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// The longest [`crate::Client::close`] waits for a transport to end
+/// (an HTTP transport its 2025-11-25 session, a WebSocket its close
+/// handshake) before its tasks are ended regardless.
+pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
 /// Input rounds of one multi round-trip request before the client gives up.
 pub const MAX_INPUT_ROUNDS: usize = 10;
 

@@ -88,19 +88,10 @@ pub struct Transport {
     /// Where the server is (URL, command line, socket path), as the era
     /// cache knows it; `None` in memory.
     pub(crate) address: Option<String>,
-    /// How [`crate::Client::close`] ends a network connection: HTTP ends
-    /// its requests in flight and a 2025-11-25 session (DELETE).
-    pub(crate) closer: Option<Closer>,
-}
-
-#[cfg(feature = "client")]
-/// Ends a transport's connection and tells when it is done.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Closer {
-    /// Cancelled to end the connection.
-    pub(crate) stop: tokio_util::sync::CancellationToken,
-    /// Cancelled by the transport once it has ended.
-    pub(crate) done: tokio_util::sync::CancellationToken,
+    /// Every task of the transport, and then of the client on it:
+    /// [`crate::Client::close`] stops them all (HTTP first ends its
+    /// requests in flight and a 2025-11-25 session with a DELETE).
+    pub(crate) tasks: crate::task_group::TaskGroup,
 }
 
 #[cfg(feature = "client")]

@@ -44,8 +44,7 @@ async fn clients_on_a_socket_are_served_each_on_its_own_connection() {
     }
     // A listen stream ends with its result when the server shuts down.
     let filter = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
-    let listening = tokio::spawn(async move { a.listen(filter, &RequestOptions::default()).await });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let listening = common::listening(a, filter).await;
     stop.cancel();
     serving.await.unwrap().unwrap();
     let ended = tokio::time::timeout(Duration::from_secs(5), listening).await.unwrap().unwrap();
@@ -87,7 +86,8 @@ async fn a_server_that_shuts_down_ends_its_open_connections() {
 
 /// How the scripted server answers one request: after `delay`, the
 /// `result` or the `error` object; `None` never answers.
-type Script = Box<dyn Fn(&str, usize) -> Option<(Duration, Result<serde_json::Value, serde_json::Value>)> + Send + Sync>;
+type Script =
+    Box<dyn Fn(&str, usize) -> Option<(Duration, Result<serde_json::Value, serde_json::Value>)> + Send + Sync>;
 
 /// A server on a fresh socket `name` that answers each request as `script`
 /// says, given its method and how many of that method came before it.
@@ -180,5 +180,44 @@ async fn cancelling_a_call_also_cancels_its_re_read_of_the_tool_list() {
     let err = client.call_tool("echo", json!({}), &options).await.unwrap_err();
     assert!(matches!(&err, Error::Cancelled { method } if method == "tools/call"), "{err:?}");
     assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    let _ = std::fs::remove_file(&path);
+}
+
+/// A listener that takes one connection and tells when its client has
+/// closed it (the end of its input).
+fn until_the_client_hangs_up(name: &str) -> (std::path::PathBuf, tokio::sync::oneshot::Receiver<()>) {
+    use tokio::io::AsyncReadExt;
+    let path = socket_path(name);
+    let listener = tokio::net::UnixListener::bind(&path).unwrap();
+    let (hung_up, heard) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let Ok((mut stream, _)) = listener.accept().await else { return };
+        let mut sink = Vec::new();
+        if stream.read_to_end(&mut sink).await.is_ok() {
+            let _ = hung_up.send(());
+        }
+    });
+    (path, heard)
+}
+
+#[tokio::test]
+async fn closing_a_client_closes_its_socket_and_fails_later_requests() {
+    let (path, heard) = until_the_client_hangs_up("close");
+    let client = client(&path).await;
+    assert_eq!(client.close().await, None);
+    tokio::time::timeout(Duration::from_secs(10), heard).await.unwrap().unwrap();
+    let err = client.discover(&RequestOptions::default()).await.unwrap_err();
+    assert!(matches!(err, Error::Closed), "{err:?}");
+    let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test]
+async fn dropping_the_last_clone_of_a_client_closes_its_socket() {
+    let (path, heard) = until_the_client_hangs_up("drop");
+    let client = client(&path).await;
+    let clone = client.clone();
+    drop(client);
+    drop(clone);
+    tokio::time::timeout(Duration::from_secs(10), heard).await.unwrap().unwrap();
     let _ = std::fs::remove_file(&path);
 }

@@ -80,8 +80,7 @@ async fn clients_over_websocket_are_served_and_a_listen_stream_ends_at_shutdown(
     let big = a.call_tool("blob", json!({"size": 3 << 20}), &o).await.unwrap();
     assert!(matches!(&big.content[0], ContentBlock::Text(t) if t.text.len() == 3 << 20));
     let filter = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
-    let listening = tokio::spawn(async move { a.listen(filter, &RequestOptions::default()).await });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let listening = common::listening(a, filter).await;
     stop.cancel();
     serving.await.unwrap();
     let ended = tokio::time::timeout(Duration::from_secs(5), listening).await.unwrap().unwrap();
@@ -389,4 +388,25 @@ async fn an_unused_connection_is_closed_and_one_over_the_cap_gets_503() {
         Some(Ok(WsMessage::Close(Some(frame)))) => assert_eq!(frame.code, CloseCode::Away),
         other => panic!("a close frame was expected, got {other:?}"),
     }
+}
+
+#[tokio::test]
+async fn closing_a_client_sends_its_close_frame_and_fails_later_requests() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}/mcp", listener.local_addr().unwrap());
+    // Whether the client's first frame after the upgrade is a close frame.
+    let server = tokio::spawn(async move {
+        let (tcp, _) = listener.accept().await.unwrap();
+        let select_mcp = |_: &Request, mut response: Response| -> Result<Response, ErrorResponse> {
+            response.headers_mut().insert("sec-websocket-protocol", HeaderValue::from_static("mcp"));
+            Ok(response)
+        };
+        let mut ws = tokio_tungstenite::accept_hdr_async(tcp, select_mcp).await.unwrap();
+        matches!(ws.next().await, Some(Ok(WsMessage::Close(_))))
+    });
+    let ws_client = client(WebSocketConfig::new(url)).await;
+    assert_eq!(ws_client.close().await, None);
+    assert!(tokio::time::timeout(Duration::from_secs(10), server).await.unwrap().unwrap());
+    let after = ws_client.discover(&RequestOptions::default()).await.unwrap_err();
+    assert!(matches!(after, Error::Closed), "{after:?}");
 }

@@ -109,8 +109,14 @@ impl Router {
         out: mpsc::Sender<Message>,
         on_unrouted: Option<NotificationCallback>,
         server_requests: mpsc::Sender<FromServer>,
+        stop: tokio_util::sync::CancellationToken,
     ) {
-        while let Some(item) = incoming.recv().await {
+        loop {
+            let item = tokio::select! {
+                item = incoming.recv() => item,
+                () = stop.cancelled() => None,
+            };
+            let Some(item) = item else { break };
             match item {
                 Incoming::Message(Message::Result(r)) => self.resolve(&r.id, Ok(r.result)),
                 Incoming::Message(Message::Error(e)) => match e.id {

@@ -19,12 +19,13 @@ use mcp_bridge_protocol::{JsonRpcRequest, Message, RequestId};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
 use tokio::sync::mpsc;
-use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
 
 use super::sse::SseParser;
 use super::{Incoming, Transport};
 use crate::error::Error;
-use crate::limits::OUTGOING_QUEUE;
+use crate::limits::{CLOSE_GRACE, OUTGOING_QUEUE};
+use crate::task_group::TaskGroup;
 use mcp_bridge_protocol::headers::{
     HeaderError, HeaderParam, encode_header_value, header_params, header_values, name_member,
 };
@@ -84,13 +85,12 @@ pub fn connect(config: HttpConfig) -> Result<Transport, Error> {
     let address = endpoint.clone();
     let (outgoing, out_rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
     let (to_client, incoming) = mpsc::channel::<Incoming>(OUTGOING_QUEUE);
-    let closer = super::Closer::default();
-    let (stop, done) = (closer.stop.clone(), closer.done.clone());
-    tokio::spawn(async move {
-        pump(http, Arc::new(config), out_rx, to_client, stop).await;
+    let tasks = TaskGroup::default();
+    let pump_tasks = tasks.clone();
+    tasks.spawn_to_finish(CLOSE_GRACE, async move {
+        pump(http, Arc::new(config), out_rx, to_client, pump_tasks).await;
         // The tunnel's socket lives as long as the transport.
         drop(tunnel);
-        done.cancel();
     });
     Ok(Transport {
         outgoing,
@@ -101,7 +101,7 @@ pub fn connect(config: HttpConfig) -> Result<Transport, Error> {
         credential,
         endpoint,
         address,
-        closer: Some(closer),
+        tasks,
     })
 }
 
@@ -138,7 +138,8 @@ fn client_and_tunnel(config: &HttpConfig) -> Result<(reqwest::Client, Option<()>
     Ok((config::build_client(config)?, None))
 }
 
-type InFlight = Arc<Mutex<HashMap<RequestId, AbortHandle>>>;
+/// Each request's exchange, by its id: cancelled to close its stream.
+type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
 
 /// The `x-mcp-header` annotations of the tools, learned from `tools/list`.
 type Annotations = Arc<Mutex<HashMap<String, Vec<HeaderParam>>>>;
@@ -158,17 +159,20 @@ struct Shared {
     /// The message endpoint, once the server proved to be of the HTTP+SSE
     /// transport.
     old_sse: Arc<http_sse::EndpointSlot>,
+    /// Every task of the transport: exchanges, messages, server streams.
+    tasks: TaskGroup,
 }
 
 /// Turns each outgoing message into a POST of its own, until the client
-/// is gone or closes the transport (`stop`).
+/// is gone or closes the transport (stops its `tasks`).
 async fn pump(
     http: reqwest::Client,
     config: Arc<HttpConfig>,
     mut out_rx: mpsc::Receiver<Message>,
     to_client: mpsc::Sender<Incoming>,
-    stop: tokio_util::sync::CancellationToken,
+    tasks: TaskGroup,
 ) {
+    let stop = tasks.stopping();
     let slots = Arc::new(tokio::sync::Semaphore::new(config.max_in_flight.max(1)));
     let session = Arc::default();
     let shared = Shared {
@@ -180,6 +184,7 @@ async fn pump(
         slots,
         session,
         old_sse: Arc::default(),
+        tasks,
     };
     // Whether the 2025-11-25 session has begun (its GET stream asked for).
     let mut begun = false;
@@ -193,22 +198,23 @@ async fn pump(
         };
         match message {
             Message::Request(request) => {
-                let id = request.id.clone();
-                let task = tokio::spawn(exchange(shared.clone(), request));
-                lock(&shared.in_flight).insert(id, task.abort_handle());
+                // Known before it starts, so an exchange that ends at once still finds its entry.
+                let cancel = shared.tasks.child_token();
+                lock(&shared.in_flight).insert(request.id.clone(), cancel.clone());
+                shared.tasks.spawn_until(cancel, exchange(shared.clone(), request));
             }
             // On HTTP+SSE the answer comes on the one stream: the server is told.
             Message::Notification(n)
                 if n.method == "notifications/cancelled" && shared.old_sse.endpoint().is_some() =>
             {
-                tokio::spawn(post_message(shared.clone(), None, Message::Notification(n)));
+                shared.tasks.spawn(post_message(shared.clone(), None, Message::Notification(n)));
             }
             Message::Notification(n) if n.method == "notifications/cancelled" => {
                 // On Streamable HTTP a request is cancelled by closing its stream.
                 let id =
                     n.params.as_ref().and_then(|p| p.get("requestId")).and_then(|v| RequestId::try_from_value(v).ok());
-                if let Some(task) = id.and_then(|id| lock(&shared.in_flight).remove(&id)) {
-                    task.abort();
+                if let Some(exchange) = id.and_then(|id| lock(&shared.in_flight).remove(&id)) {
+                    exchange.cancel();
                 }
             }
             Message::Notification(n) => {
@@ -223,24 +229,24 @@ async fn pump(
                         legacy::start_server_stream(&shared, &session).await;
                     }
                     (session, _, _) => {
-                        tokio::spawn(post_message(shared.clone(), session, Message::Notification(n)));
+                        shared.tasks.spawn(post_message(shared.clone(), session, Message::Notification(n)));
                     }
                 }
             }
             // The client's answers to a 2025-11-25 server's requests.
             answer @ (Message::Result(_) | Message::Error(_)) => match shared.session.get() {
                 Some(session) => {
-                    tokio::spawn(post_message(shared.clone(), Some(session), answer));
+                    shared.tasks.spawn(post_message(shared.clone(), Some(session), answer));
                 }
                 None if shared.old_sse.endpoint().is_some() => {
-                    tokio::spawn(post_message(shared.clone(), None, answer));
+                    shared.tasks.spawn(post_message(shared.clone(), None, answer));
                 }
                 None => tracing::debug!("an answer with no session to send it in was dropped"),
             },
         }
     }
-    for (_, task) in lock(&shared.in_flight).drain() {
-        task.abort();
+    for (_, exchange) in lock(&shared.in_flight).drain() {
+        exchange.cancel();
     }
     shared.session.stop_server_stream();
     shared.old_sse.stop();

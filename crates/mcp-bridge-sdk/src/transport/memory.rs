@@ -6,24 +6,32 @@ use mcp_bridge_protocol::Message;
 use tokio::sync::mpsc;
 
 use super::{Incoming, Transport};
-use crate::limits::OUTGOING_QUEUE;
+use crate::limits::{CLOSE_GRACE, OUTGOING_QUEUE};
 use crate::server::{Connection, Server};
+use crate::task_group::TaskGroup;
 
 /// Connects a client transport to `server` in this process. The server side
-/// runs on its own task and ends, like a stdio server at the end of its
-/// input, when the client side is dropped or closed.
+/// runs on tasks of the transport and ends, like a stdio server at the end
+/// of its input, when the client side is dropped or closed.
 pub fn connect(server: &Server) -> Transport {
     let (to_server, mut from_client) = mpsc::channel::<Message>(OUTGOING_QUEUE);
     let (to_client, incoming) = mpsc::channel::<Incoming>(OUTGOING_QUEUE);
     let (server_out, mut server_rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
     let connection = Connection::new(server.clone(), server_out);
-    tokio::spawn(async move {
-        while let Some(message) = from_client.recv().await {
+    let tasks = TaskGroup::default();
+    let closed = tasks.stopping();
+    tasks.spawn_to_finish(CLOSE_GRACE, async move {
+        loop {
+            let message = tokio::select! {
+                message = from_client.recv() => message,
+                () = closed.cancelled() => None,
+            };
+            let Some(message) = message else { break };
             connection.handle(message).await;
         }
         connection.finish().await;
     });
-    tokio::spawn(async move {
+    tasks.spawn(async move {
         while let Some(message) = server_rx.recv().await {
             if to_client.send(Incoming::Message(message)).await.is_err() {
                 break;
@@ -39,6 +47,6 @@ pub fn connect(server: &Server) -> Transport {
         credential: Default::default(),
         endpoint: None,
         address: None,
-        closer: None,
+        tasks,
     }
 }

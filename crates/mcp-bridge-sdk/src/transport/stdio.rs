@@ -26,8 +26,9 @@ use tokio_util::sync::CancellationToken;
 use super::lines::{read_frames, write_lines};
 use super::{Incoming, Transport};
 use crate::error::Error;
-use crate::limits::OUTGOING_QUEUE;
+use crate::limits::{CLOSE_GRACE, OUTGOING_QUEUE};
 use crate::os::Stop;
+use crate::task_group::TaskGroup;
 
 /// What happens to the child's stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -248,19 +249,21 @@ impl Drop for ChildProcess {
 pub fn spawn(command: StdioCommand) -> Result<Transport, Error> {
     let child = command.start()?;
     let address = command.command_line();
+    let tasks = TaskGroup::default();
     let shared = Arc::new(Shared {
         pid: AtomicU32::new(0),
         exited: Mutex::new(CancellationToken::new()),
         status: Mutex::default(),
         restarts: AtomicU32::new(0),
-        closing: CancellationToken::new(),
+        // Closing the client closes the child (when `ChildProcess::close` has not).
+        closing: tasks.child_token(),
         ended: CancellationToken::new(),
         grace: command.shutdown_grace,
     });
     let (outgoing, out_rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
     let (to_client, incoming) = mpsc::channel::<Incoming>(OUTGOING_QUEUE);
     shared.pid.store(child.id().unwrap_or(0), Ordering::SeqCst);
-    tokio::spawn(supervise(command, child, shared.clone(), out_rx, to_client));
+    tasks.spawn_to_finish(CLOSE_GRACE, supervise(command, child, shared.clone(), out_rx, to_client, tasks.clone()));
     Ok(Transport {
         outgoing,
         incoming,
@@ -269,7 +272,7 @@ pub fn spawn(command: StdioCommand) -> Result<Transport, Error> {
         credential: Default::default(),
         endpoint: None,
         address: Some(address),
-        closer: None,
+        tasks,
     })
 }
 
@@ -280,9 +283,10 @@ async fn supervise(
     shared: Arc<Shared>,
     mut out_rx: mpsc::Receiver<Message>,
     to_client: mpsc::Sender<Incoming>,
+    tasks: TaskGroup,
 ) {
     loop {
-        run_child(&command, child, &shared, &mut out_rx, &to_client).await;
+        run_child(&command, child, &shared, &mut out_rx, &to_client, &tasks).await;
         let restarts = shared.restarts.load(Ordering::SeqCst);
         if shared.closing.is_cancelled() || restarts >= command.max_restarts {
             break;
@@ -310,6 +314,7 @@ async fn run_child(
     shared: &Arc<Shared>,
     out_rx: &mut mpsc::Receiver<Message>,
     to_client: &mpsc::Sender<Incoming>,
+    tasks: &TaskGroup,
 ) {
     let pid = child.id().unwrap_or(0);
     shared.pid.store(pid, Ordering::SeqCst);
@@ -331,7 +336,8 @@ async fn run_child(
 
     let status_shared = shared.clone();
     let exited_by_waiter = exited.clone();
-    tokio::spawn(async move {
+    // Not ended by the stop: the child is killed then, and reaped here.
+    tasks.spawn_to_finish(CLOSE_GRACE, async move {
         if let Ok(status) = child.wait().await {
             *status_shared.status.lock().unwrap_or_else(|e| e.into_inner()) = Some(status);
         }
@@ -339,7 +345,7 @@ async fn run_child(
     });
 
     let gone = shared.closing.child_token();
-    let reader = tokio::spawn(read_frames(stdout, to_client.clone(), command.max_line_bytes, command.max_depth));
+    let reader = tasks.spawn(read_frames(stdout, to_client.clone(), command.max_line_bytes, command.max_depth));
     let reader_done = gone.clone();
     let watch = async {
         tokio::select! {

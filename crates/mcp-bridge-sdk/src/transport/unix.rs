@@ -9,12 +9,12 @@ use std::path::Path;
 use mcp_bridge_protocol::Message;
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use super::lines::{read_frames, write_lines};
 use super::{Incoming, Transport};
 use crate::error::Error;
 use crate::limits::OUTGOING_QUEUE;
+use crate::task_group::TaskGroup;
 
 /// The longest line read from the server, as on stdio.
 pub const MAX_LINE_BYTES: usize = mcp_bridge_protocol::DEFAULT_MAX_LINE_BYTES;
@@ -30,13 +30,14 @@ pub async fn connect(path: impl AsRef<Path>) -> Result<Transport, Error> {
     let (outgoing, mut out_rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
     let (to_client, incoming) = mpsc::channel::<Incoming>(OUTGOING_QUEUE);
     let reader_out = to_client.clone();
-    tokio::spawn(async move {
+    let tasks = TaskGroup::default();
+    tasks.spawn(async move {
         read_frames(read, reader_out.clone(), MAX_LINE_BYTES, mcp_bridge_protocol::UPSTREAM_MAX_DEPTH).await;
         // The server closed the connection: the waiting requests fail.
         let _ = reader_out.send(Incoming::Disconnected).await;
     });
-    tokio::spawn(async move {
-        if let Err(e) = write_lines(write, &mut out_rx, CancellationToken::new()).await {
+    tasks.spawn(async move {
+        if let Err(e) = write_lines(write, &mut out_rx, tokio_util::sync::CancellationToken::new()).await {
             tracing::debug!("the socket closed for writing: {e}");
         }
         drop(to_client);
@@ -50,6 +51,6 @@ pub async fn connect(path: impl AsRef<Path>) -> Result<Transport, Error> {
         credential: Default::default(),
         endpoint: None,
         address: Some(address),
-        closer: None,
+        tasks,
     })
 }

@@ -20,3 +20,28 @@ pub(crate) fn ping_server() -> Server {
         })
         .build()
 }
+
+/// A listen stream of `client` on a task of its own, once the server has
+/// acknowledged it (so a change or a shutdown after this reaches it).
+#[allow(dead_code)]
+pub(crate) async fn listening(
+    client: mcp_bridge_sdk::Client,
+    filter: mcp_bridge_protocol::types::SubscriptionFilter,
+) -> tokio::task::JoinHandle<mcp_bridge_sdk::Result<mcp_bridge_protocol::types::SubscriptionsListenResult>> {
+    let (acknowledged, heard) = tokio::sync::oneshot::channel();
+    let acknowledged = std::sync::Mutex::new(Some(acknowledged));
+    let on_notification: mcp_bridge_sdk::client::NotificationCallback = std::sync::Arc::new(move |n| {
+        if n.method == "notifications/subscriptions/acknowledged"
+            && let Some(tx) = acknowledged.lock().unwrap().take()
+        {
+            let _ = tx.send(());
+        }
+    });
+    let options = mcp_bridge_sdk::RequestOptions::default().with_on_notification(on_notification);
+    let stream = tokio::spawn(async move { client.listen(filter, &options).await });
+    tokio::time::timeout(std::time::Duration::from_secs(10), heard)
+        .await
+        .expect("the server acknowledges the listen stream within 10 s")
+        .expect("the listen stream ended before its acknowledgment");
+    stream
+}

@@ -106,7 +106,7 @@ pub(super) async fn open(shared: &Shared) -> Result<Url, NotThisTransport> {
     for event in rest {
         deliver(shared, &event.data).await;
     }
-    let reader = tokio::spawn(read_stream(shared.clone(), response, parser));
+    let reader = shared.tasks.spawn(read_stream(shared.clone(), response, parser));
     *lock(&shared.old_sse.reader) = Some(reader.abort_handle());
     Ok(endpoint)
 }

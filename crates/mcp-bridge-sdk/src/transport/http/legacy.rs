@@ -185,7 +185,7 @@ pub(super) async fn get_stream(
 /// request goes out, so nothing the server sends after it is lost.
 pub(super) async fn start_server_stream(shared: &Shared, session: &LegacySession) {
     let Some(response) = get_stream(shared, session, None).await else { return };
-    let reader = tokio::spawn(read_server_stream(shared.clone(), session.clone(), response));
+    let reader = shared.tasks.spawn(read_server_stream(shared.clone(), session.clone(), response));
     shared.session.replace_server_stream(Some(reader.abort_handle()));
 }
 

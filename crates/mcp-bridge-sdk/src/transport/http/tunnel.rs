@@ -9,10 +9,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::task_group::TaskGroup;
 use base64::Engine;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UnixListener, UnixStream};
-use tokio::task::JoinHandle;
 
 use crate::transport::credentials::without_credentials;
 
@@ -40,7 +40,8 @@ struct Route {
 #[derive(Debug)]
 pub(crate) struct Tunnel {
     dir: PathBuf,
-    accepting: JoinHandle<()>,
+    /// The accept loop and each tunnel it carries.
+    tasks: TaskGroup,
 }
 
 impl Tunnel {
@@ -53,13 +54,15 @@ impl Tunnel {
         let route = route(proxy_url, target)?;
         let dir = private_dir()?;
         let listener = UnixListener::bind(dir.join("tunnel"))?;
-        let accepting = tokio::spawn(async move {
+        let tasks = TaskGroup::default();
+        let carriers = tasks.clone();
+        tasks.spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
                 let route = route.clone();
-                tokio::spawn(async move { carry(client, &route).await });
+                carriers.spawn(async move { carry(client, &route).await });
             }
         });
-        Ok(Tunnel { dir, accepting })
+        Ok(Tunnel { dir, tasks })
     }
 
     /// The socket the HTTP client connects to.
@@ -70,7 +73,7 @@ impl Tunnel {
 
 impl Drop for Tunnel {
     fn drop(&mut self) {
-        self.accepting.abort();
+        self.tasks.cancel();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

@@ -18,7 +18,8 @@ use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue, header};
 use tokio_tungstenite::tungstenite::{Error as WsError, handshake::client::Request};
 
 use crate::error::Error;
-use crate::limits::OUTGOING_QUEUE;
+use crate::limits::{CLOSE_GRACE, OUTGOING_QUEUE};
+use crate::task_group::TaskGroup;
 use crate::transport::credentials::{AuthProvider, AuthRefusal, DEFAULT_MAX_RESPONSE_BYTES, without_credentials};
 use crate::transport::{Credential, Incoming, Transport};
 
@@ -234,7 +235,7 @@ async fn upgrade_request(config: &WebSocketConfig) -> Result<Request, Error> {
 
 /// Runs an open connection as a client transport: a reader task decoding
 /// each text message for the client's router, a writer task sending the
-/// client's messages.
+/// client's messages and, when either side ends, the close frame.
 fn start<S>(stream: WebSocketStream<S>, max_message_bytes: usize, credential: Credential) -> Transport
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -243,10 +244,16 @@ where
     let (outgoing, out_rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
     let (to_client, incoming) = mpsc::channel::<Incoming>(OUTGOING_QUEUE);
     let (close, close_rx) = oneshot::channel();
-    tokio::spawn(frames::write_messages(sink, out_rx, close_rx));
-    tokio::spawn(async move {
+    let tasks = TaskGroup::default();
+    tasks.spawn_to_finish(CLOSE_GRACE, frames::write_messages(sink, out_rx, close_rx));
+    let closed = tasks.stopping();
+    tasks.spawn_to_finish(CLOSE_GRACE, async move {
         let why_closed = loop {
-            let text = match frames::receive(&mut messages_in, max_message_bytes).await {
+            let received = tokio::select! {
+                received = frames::receive(&mut messages_in, max_message_bytes) => received,
+                () = closed.cancelled() => break None,
+            };
+            let text = match received {
                 Received::Text(text) => text,
                 Received::End => break None,
                 Received::Fatal(frame) => break Some(frame),
@@ -272,6 +279,6 @@ where
         credential,
         endpoint: None,
         address: None,
-        closer: None,
+        tasks,
     }
 }
