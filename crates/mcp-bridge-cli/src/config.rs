@@ -118,8 +118,7 @@ fn http_upstream(args: &Args, url: &str) -> Result<(UpstreamConfig, Option<Arc<G
     }
     let opener = (!args.no_browser).then(|| mcp_bridge::signin::system_opener(variables));
     let gate = Arc::new(Gate::new(opener));
-    let options =
-        SignInOptions { redirect_port: args.redirect_port, timeout: Duration::from_secs(args.sign_in_timeout) };
+    let options = SignInOptions::new(args.redirect_port, Duration::from_secs(args.sign_in_timeout));
     // Written whatever the log level: it is how the user signs in.
     let announce = Arc::new(|url: &str| eprintln!("mcp-bridge: sign in at {url}"));
     let sign_in = SignIn::new(options, gate.clone(), announce);
@@ -176,15 +175,13 @@ impl Job {
         if args.max_line_bytes < 1024 {
             return Err("--max-line-bytes must be at least 1024".into());
         }
-        let mut frontend = FrontendOptions {
-            profile,
-            max_line_bytes: args.max_line_bytes,
-            discover_timeout: Duration::from_secs(args.discover_timeout),
-            input_timeout: Duration::from_secs(args.input_timeout),
-            upstream_era,
-            era_cache: (upstream_era == Era::Auto).then(era_cache).flatten(),
-            ..FrontendOptions::default()
-        };
+        let mut frontend = FrontendOptions::default()
+            .with_profile(profile)
+            .with_max_line_bytes(args.max_line_bytes)
+            .with_discover_timeout(Duration::from_secs(args.discover_timeout))
+            .with_input_timeout(Duration::from_secs(args.input_timeout))
+            .with_upstream_era(upstream_era);
+        frontend.era_cache = (upstream_era == Era::Auto).then(era_cache).flatten();
         let (upstream, gate) = match (&args.url, args.command.is_empty()) {
             (Some(_), false) => return Err("give a URL or a command after --, not both".into()),
             (None, true) => return Err("give the server's URL, or its command after --".into()),

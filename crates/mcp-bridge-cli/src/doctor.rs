@@ -409,7 +409,7 @@ fn stored_record(resource: &str) -> Option<StoredSignIn> {
 /// The OAuth client of a stored sign-in: uses and refreshes the tokens as
 /// the bridge does, and refuses to sign in anew (the doctor only looks).
 fn stored_sign_in(http: &HttpConfig) -> Result<OAuthClient, String> {
-    let store = mcp_bridge::signin::tokens::open()?;
+    let store = mcp_bridge::signin::tokens::open().map_err(|e| e.to_string())?;
     let refuse = mcp_bridge_sdk::auth::authorize(|_request: AuthorizationRequest| async {
         Err::<AuthorizationResponse, _>("the doctor does not sign in: run `mcp-bridge URL` once")
     });

@@ -62,7 +62,7 @@ async fn serve(config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode> {
             }
         }
     };
-    let legacy = LegacyHttpOptions { frontend: config.frontend, ..LegacyHttpOptions::default() };
+    let legacy = LegacyHttpOptions::default().with_frontend(config.frontend);
     serve_legacy_http(UpstreamConfig::Shared(upstream.clone(), fanout), listener, http, legacy, stop).await?;
     upstream.close().await;
     Ok(if lost_rx.await.is_ok() { ExitCode::from(1) } else { ExitCode::SUCCESS })

@@ -69,7 +69,7 @@ fn logout(url: Option<&str>) -> ExitCode {
     };
     let outcome = match url {
         Some(url) => mcp_bridge::signin::tokens::forget(&store, url).map(usize::from),
-        None => store.remove_all().map_err(|e| e.to_string()),
+        None => store.remove_all().map_err(mcp_bridge::signin::tokens::TokenStoreError::from),
     };
     match outcome {
         Ok(0) => {

@@ -3,11 +3,14 @@
 //! constructor (or `Default`), then `with_*` each field that differs.
 
 /// `with_<field>` setters: `value` fields take the field's type (or what
-/// converts into it), `some` fields are `Option`s set to `Some`.
+/// converts into it), `some` fields are `Option`s set to `Some`. Exported
+/// (hidden) for the bridge crate's options, which follow the same rule.
+#[doc(hidden)]
+#[macro_export]
 macro_rules! with_setters {
     ($ty:ty { $($(#[$attr:meta])* $kind:ident $setter:ident => $field:ident: $arg:ty),* $(,)? }) => {
         impl $ty {
-            $(crate::setters::with_setters!(@one $(#[$attr])* $kind $setter $field $arg);)*
+            $($crate::with_setters!(@one $(#[$attr])* $kind $setter $field $arg);)*
         }
     };
     (@one $(#[$attr:meta])* value $setter:ident $field:ident $arg:ty) => {
@@ -30,4 +33,4 @@ macro_rules! with_setters {
     };
 }
 
-pub(crate) use with_setters;
+pub(crate) use crate::with_setters;

@@ -30,13 +30,22 @@ pub enum DiscoverPolicy {
     Refuse,
 }
 
-/// How an embedded bridge behaves.
+/// How an embedded bridge behaves: [`EmbedOptions::default`], then the
+/// `with_*` setters.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct EmbedOptions {
     /// The client family of the legacy path.
     pub profile: &'static Profile,
     /// What an early `server/discover` gets.
     pub discover: DiscoverPolicy,
+}
+
+mcp_bridge_sdk::with_setters! {
+    EmbedOptions {
+        value with_profile => profile: &'static Profile,
+        value with_discover => discover: DiscoverPolicy,
+    }
 }
 
 impl Default for EmbedOptions {

@@ -59,8 +59,10 @@ impl Timeouts {
     }
 }
 
-/// How a front end behaves.
+/// How a front end behaves: [`FrontendOptions::default`], then the
+/// `with_*` setters.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct FrontendOptions {
     /// The client family.
     pub profile: &'static Profile,
@@ -84,6 +86,21 @@ pub struct FrontendOptions {
     /// Where the upstream's era is remembered between sessions, so a
     /// bridge started again skips the probe; none by default.
     pub era_cache: Option<mcp_bridge_sdk::client::EraCache>,
+}
+
+mcp_bridge_sdk::with_setters! {
+    FrontendOptions {
+        value with_profile => profile: &'static Profile,
+        value with_max_line_bytes => max_line_bytes: usize,
+        value with_max_depth => max_depth: usize,
+        value with_max_in_flight => max_in_flight: usize,
+        value with_discover_timeout => discover_timeout: Duration,
+        value with_shutdown_grace => shutdown_grace: Duration,
+        value with_timeouts => timeouts: Timeouts,
+        value with_input_timeout => input_timeout: Duration,
+        value with_upstream_era => upstream_era: mcp_bridge_sdk::client::Era,
+        some with_era_cache => era_cache: mcp_bridge_sdk::client::EraCache,
+    }
 }
 
 impl Default for FrontendOptions {

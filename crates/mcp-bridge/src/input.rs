@@ -111,15 +111,16 @@ pub fn client_request(request: &InputRequest) -> (String, Option<Value>) {
 /// input response for the upstream.
 ///
 /// # Errors
-/// What is wrong with the answer, in words (never quoting its values).
-pub fn check_answer(key: &str, request: &InputRequest, answer: Value) -> Result<InputResponse, String> {
-    let parse_error = |e: serde_json::Error| format!("the answer does not fit the method: {e}");
+/// The [`AnswerError`] of what is wrong with the answer.
+pub fn check_answer(key: &str, request: &InputRequest, answer: Value) -> Result<InputResponse, AnswerError> {
+    let parse_error = |e: serde_json::Error| AnswerError::DoesNotFit(e.to_string());
     match request {
         InputRequest::Elicit(call) => {
             let result: ElicitResult = serde_json::from_value(answer).map_err(parse_error)?;
             if let (ElicitRequestParams::Form(form), ElicitAction::Accept) = (&call.params, result.action) {
-                let schema = serde_json::to_value(&form.requested_schema).map_err(|e| e.to_string())?;
-                check_elicitation_content(key, &schema, result.content.as_ref()).map_err(|e| e.to_string())?;
+                let schema = serde_json::to_value(&form.requested_schema).map_err(parse_error)?;
+                check_elicitation_content(key, &schema, result.content.as_ref())
+                    .map_err(|e| AnswerError::Content(e.to_string()))?;
             }
             Ok(InputResponse::Elicit(result))
         }
@@ -130,14 +131,31 @@ pub fn check_answer(key: &str, request: &InputRequest, answer: Value) -> Result<
         InputRequest::ListRoots(_) => {
             let result: ListRootsResult = serde_json::from_value(answer).map_err(parse_error)?;
             if result.roots.iter().any(|r| !r.uri.starts_with("file://")) {
-                return Err("every root must be a file:// URI".into());
+                return Err(AnswerError::RootNotAFile);
             }
             Ok(InputResponse::ListRoots(result))
         }
-        InputRequest::Invalid { .. } | InputRequest::Unknown(_) => {
-            Err("not an input request the bridge passes on".into())
-        }
+        InputRequest::Invalid { .. } | InputRequest::Unknown(_) => Err(AnswerError::NotPassedOn),
     }
+}
+
+/// What is wrong with a client's answer to an input request, in words
+/// that never quote its values.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AnswerError {
+    /// It is not a result of the request's method.
+    #[error("the answer does not fit the method: {0}")]
+    DoesNotFit(String),
+    /// Accepted form content that does not match the requested schema.
+    #[error("{0}")]
+    Content(String),
+    /// A root that is not a `file://` URI.
+    #[error("every root must be a file:// URI")]
+    RootNotAFile,
+    /// The request is none the bridge passes on to the client.
+    #[error("not an input request the bridge passes on")]
+    NotPassedOn,
 }
 
 #[cfg(test)]

@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mcp_bridge_sdk::BoxFuture;
 use mcp_bridge_sdk::auth::{AuthorizationRequest, AuthorizationResponse, Authorize};
+use mcp_bridge_sdk::{BoxError, BoxFuture};
 
 use receiver::{Delivery, Receiver};
 
@@ -70,39 +70,70 @@ impl Failure {
 /// `"<>\^`{|}`, at most [`MAX_URL_BYTES`].
 ///
 /// # Errors
-/// What is wrong with it.
-pub fn check_authorization_url(url: &str) -> Result<(), String> {
+/// The [`UrlRule`] it breaks.
+pub fn check_authorization_url(url: &str) -> Result<(), UrlRule> {
     if url.len() > MAX_URL_BYTES {
-        return Err(format!("longer than {MAX_URL_BYTES} bytes"));
+        return Err(UrlRule::TooLong { max: MAX_URL_BYTES });
     }
     if let Some(bad) = url.bytes().find(|b| !(0x21..=0x7e).contains(b) || b"\"<>\\^`{|}".contains(b)) {
-        return Err(format!("holds the byte 0x{bad:02x}"));
+        return Err(UrlRule::Byte(bad));
     }
     // The URL parser forgives `https:/host` and `https:///host`; the URL
     // must be written as `https://host` itself (found by fuzzing).
     let authority = match url.get(..8) {
         Some(scheme) if scheme.eq_ignore_ascii_case("https://") => &url[8..],
-        _ => return Err("not https".into()),
+        _ => return Err(UrlRule::NotHttps),
     };
-    let parsed = reqwest::Url::parse(url).map_err(|e| format!("not a URL: {e}"))?;
+    let parsed = reqwest::Url::parse(url).map_err(|e| UrlRule::NotAUrl(e.to_string()))?;
     if authority.starts_with('/') || parsed.host_str().is_none_or(str::is_empty) {
-        return Err("no host".into());
+        return Err(UrlRule::NoHost);
     }
     if !parsed.username().is_empty() || parsed.password().is_some() {
-        return Err("holds user information".into());
+        return Err(UrlRule::UserInformation);
     }
     if parsed.fragment().is_some() || url.contains('#') {
-        return Err("holds a fragment".into());
+        return Err(UrlRule::Fragment);
     }
     Ok(())
 }
 
+/// The rule of [`check_authorization_url`] an authorization URL breaks.
+/// Never quotes the URL (it carries the sign-in's state).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum UrlRule {
+    /// Longer than `max` bytes.
+    #[error("longer than {max} bytes")]
+    TooLong {
+        /// [`MAX_URL_BYTES`].
+        max: usize,
+    },
+    /// Holds a byte outside visible ASCII, or one of `"<>\^`{|}`.
+    #[error("holds the byte 0x{0:02x}")]
+    Byte(u8),
+    /// Not written `https://host...`.
+    #[error("not https")]
+    NotHttps,
+    /// Does not parse as a URL.
+    #[error("not a URL: {0}")]
+    NotAUrl(String),
+    /// No host.
+    #[error("no host")]
+    NoHost,
+    /// Holds a user name or password.
+    #[error("holds user information")]
+    UserInformation,
+    /// Holds a fragment.
+    #[error("holds a fragment")]
+    Fragment,
+}
+
 /// Asks the client to let the user sign in (a URL elicitation with the
 /// authorization URL): `Ok(true)` when the user accepted.
-pub type Consent = Arc<dyn Fn(String) -> BoxFuture<Result<bool, String>> + Send + Sync>;
+pub type Consent = Arc<dyn Fn(String) -> BoxFuture<Result<bool, BoxError>> + Send + Sync>;
 
 /// Opens a URL in the user's browser.
-pub type Opener = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
+pub type Opener = Arc<dyn Fn(&str) -> Result<(), BoxError> + Send + Sync>;
 
 /// How a sign-in reaches the user: the browser until the client is
 /// initialized, then the client's consent; never the browser after that.
@@ -181,13 +212,21 @@ impl Gate {
     }
 }
 
-/// The settings of the sign-ins of one bridge.
+/// The settings of the sign-ins of one bridge ([`SignInOptions::new`]).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct SignInOptions {
     /// The redirect port of the loopback receiver.
     pub redirect_port: u16,
     /// The time one sign-in may take.
     pub timeout: Duration,
+}
+
+impl SignInOptions {
+    /// Sign-ins redirected to `127.0.0.1:redirect_port`, each of at most `timeout`.
+    pub fn new(redirect_port: u16, timeout: Duration) -> Self {
+        SignInOptions { redirect_port, timeout }
+    }
 }
 
 /// The sign-ins of one bridge: the [`Authorize`] hook of its OAuth client.
@@ -318,7 +357,7 @@ pub fn system_opener(extra_secrets: Vec<String>) -> Opener {
                 Err(e) => last = format!("{program}: {e}"),
             }
         }
-        Err(last)
+        Err(last.into())
     })
 }
 
@@ -344,7 +383,9 @@ mod tests {
             assert!(check_authorization_url(bad).is_err(), "{bad}");
         }
         let long = format!("https://auth.example.com/?q={}", "a".repeat(MAX_URL_BYTES));
-        assert!(check_authorization_url(&long).unwrap_err().contains("longer"));
+        assert_eq!(check_authorization_url(&long), Err(UrlRule::TooLong { max: MAX_URL_BYTES }));
+        assert_eq!(check_authorization_url("http://a.example/"), Err(UrlRule::NotHttps));
+        assert_eq!(check_authorization_url("https://a.example/#f"), Err(UrlRule::Fragment));
     }
 
     #[test]

@@ -109,7 +109,7 @@ fn free_port() -> u16 {
 
 fn sign_in(gate: Gate, port: u16, timeout: Duration, lines: Arc<Mutex<Vec<String>>>) -> Arc<SignIn> {
     let announce = Arc::new(move |url: &str| lines.lock().unwrap().push(format!("mcp-bridge: sign in at {url}")));
-    SignIn::new(SignInOptions { redirect_port: port, timeout }, Arc::new(gate), announce)
+    SignIn::new(SignInOptions::new(port, timeout), Arc::new(gate), announce)
 }
 
 #[tokio::test]
@@ -153,7 +153,7 @@ async fn failures_keep_their_cause() {
     assert_eq!(signin.last_failure(), Some(Failure::InvalidUrl));
     // No browser can start.
     let port = free_port();
-    let failing: Opener = Arc::new(|_url: &str| Err("no such program".to_owned()));
+    let failing: Opener = Arc::new(|_url: &str| Err("no such program".into()));
     let signin = sign_in(Gate::new(Some(failing)), port, Duration::from_secs(1), lines);
     signin.authorize()(request(port)).await.unwrap_err();
     assert_eq!(signin.last_failure(), Some(Failure::BrowserLaunchFailed));

@@ -142,7 +142,7 @@ async fn in_process(input: &str, policy: DiscoverPolicy, wait_for: usize) -> (Ve
     let (client, server_side) = tokio::io::duplex(1 << 20);
     let (read, write) = tokio::io::split(server_side);
     let server = mcp_example_server::build_server();
-    let options = EmbedOptions { discover: policy, ..EmbedOptions::default() };
+    let options = EmbedOptions::default().with_discover(policy);
     let serving = tokio::spawn(async move { serve_stdio_auto(&server, read, write, options).await });
     let (client_read, mut client_write) = tokio::io::split(client);
     client_write.write_all(input.as_bytes()).await.unwrap();

@@ -160,7 +160,7 @@ async fn list_changes_come_on_the_get_stream_which_resumes_after_its_last_event(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_end_with_delete_and_bad_or_missing_ids_versions_and_floods_are_refused() {
-    let legacy = LegacyHttpOptions { max_sessions: 2, ..LegacyHttpOptions::default() };
+    let legacy = LegacyHttpOptions::default().with_max_sessions(2);
     let (addr, stop) = start(legacy).await;
     let session = initialize(addr, json!({})).await;
     let ping = request(json!(1), "ping", json!({}));
@@ -234,7 +234,7 @@ async fn sessions_end_with_delete_and_bad_or_missing_ids_versions_and_floods_are
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unused_session_ends_after_its_idle_time_and_oversized_bodies_are_refused() {
-    let legacy = LegacyHttpOptions { idle_timeout: Duration::from_millis(200), ..LegacyHttpOptions::default() };
+    let legacy = LegacyHttpOptions::default().with_idle_timeout(Duration::from_millis(200));
     let (addr, stop) = start(legacy).await;
     let session = initialize(addr, json!({})).await;
     let big = request(json!(1), "tools/call", json!({"name": "echo", "arguments": {"text": "x".repeat(5 << 20)}}));
@@ -256,7 +256,7 @@ async fn an_unused_session_ends_after_its_idle_time_and_oversized_bodies_are_ref
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_get_stream_that_never_reads_is_cut_off_and_the_session_goes_on() {
-    let legacy = LegacyHttpOptions { kept_events: 4, ..LegacyHttpOptions::default() };
+    let legacy = LegacyHttpOptions::default().with_kept_events(4);
     let (addr, stop) = start(legacy).await;
     let session = initialize(addr, json!({})).await;
     // Updates of a note with a long name: 16 KiB an event.

@@ -41,8 +41,10 @@ use crate::upstream::UpstreamConfig;
 /// `MCP-Protocol-Version`.
 pub const LEGACY_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
 
-/// How the legacy sessions of the endpoint behave.
+/// How the legacy sessions of the endpoint behave:
+/// [`LegacyHttpOptions::default`], then the `with_*` setters.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct LegacyHttpOptions {
     /// The bridge's options for each session (profile, limits, time limits).
     pub frontend: FrontendOptions,
@@ -55,6 +57,15 @@ pub struct LegacyHttpOptions {
     pub max_sessions: usize,
     /// Events of a GET stream kept for `Last-Event-ID` resumption.
     pub kept_events: usize,
+}
+
+mcp_bridge_sdk::with_setters! {
+    LegacyHttpOptions {
+        value with_frontend => frontend: FrontendOptions,
+        value with_idle_timeout => idle_timeout: Duration,
+        value with_max_sessions => max_sessions: usize,
+        value with_kept_events => kept_events: usize,
+    }
 }
 
 impl Default for LegacyHttpOptions {

@@ -169,7 +169,7 @@ impl Session {
                 }
             };
             let checked = match answer {
-                Ok(Ok(value)) => input::check_answer(&key, &request, value),
+                Ok(Ok(value)) => input::check_answer(&key, &request, value).map_err(|e| e.to_string()),
                 Ok(Err(reason)) => Err(reason),
                 Err(_) => Err("no answer".into()),
             };

@@ -7,7 +7,9 @@
 
 use std::sync::Arc;
 
-use mcp_bridge_sdk::store::{FileStore, Indexed, KeychainStore, MemoryStore, RecordStore};
+use mcp_bridge_sdk::store::{FileStore, Indexed, KeychainStore, MemoryStore, RecordStore, StoreError};
+
+use crate::dirs::NoUserDir;
 
 /// The store of the bridge's sign-ins.
 pub type Store = Indexed<Arc<dyn RecordStore>>;
@@ -23,29 +25,55 @@ fn keychain() -> KeychainStore {
 /// The encrypted files: `$XDG_STATE_HOME/mcp-bridge/tokens` (else
 /// `~/.local/state/…`), sealed with the key in
 /// `$XDG_CONFIG_HOME/mcp-bridge/token.key` (else `~/.config/…`).
-fn files() -> Result<FileStore, String> {
+fn files() -> Result<FileStore, TokenStoreError> {
     let tokens = crate::dirs::state_dir()?.join("tokens");
     let key = crate::dirs::config_dir()?.join("token.key");
-    FileStore::open(tokens, &key).map_err(|e| e.to_string())
+    Ok(FileStore::open(tokens, &key)?)
+}
+
+/// Why the bridge's token store cannot be opened or used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TokenStoreError {
+    /// `MCP_BRIDGE_TOKEN_STORE=keychain`, and the keychain does not work here.
+    #[error("the keychain does not work here")]
+    NoKeychain,
+    /// `MCP_BRIDGE_TOKEN_STORE` names no store.
+    #[error("MCP_BRIDGE_TOKEN_STORE={0:?}; use keychain, files or memory")]
+    UnknownStore(String),
+    /// The token files have no folder to live in.
+    #[error(transparent)]
+    NoUserDir(#[from] NoUserDir),
+    /// The store itself failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The server URL given to forget does not parse.
+    #[error("{url:?} is not a URL: {reason}")]
+    NotAUrl {
+        /// What was given.
+        url: String,
+        /// Why it does not parse.
+        reason: String,
+    },
 }
 
 /// Opens the store the environment picks, or the first that works.
 ///
 /// # Errors
 /// A store that was asked for by name does not open.
-pub fn open() -> Result<Store, String> {
+pub fn open() -> Result<Store, TokenStoreError> {
     let chosen: Arc<dyn RecordStore> = match std::env::var("MCP_BRIDGE_TOKEN_STORE").ok().as_deref() {
         Some("keychain") => {
             let keychain = keychain();
             if !keychain.works() {
-                return Err("the keychain does not work here".into());
+                return Err(TokenStoreError::NoKeychain);
             }
             Arc::new(keychain)
         }
         Some("files") => Arc::new(files()?),
         Some("memory") => Arc::new(MemoryStore::default()),
         Some(other) if !other.is_empty() => {
-            return Err(format!("MCP_BRIDGE_TOKEN_STORE={other:?}; use keychain, files or memory"));
+            return Err(TokenStoreError::UnknownStore(other.to_owned()));
         }
         _ => {
             let keychain = keychain();
@@ -69,10 +97,11 @@ pub fn open() -> Result<Store, String> {
 ///
 /// # Errors
 /// The store's error, or a URL that does not parse.
-pub fn forget(store: &Store, url: &str) -> Result<bool, String> {
-    let parsed = reqwest::Url::parse(url).map_err(|e| format!("{url:?} is not a URL: {e}"))?;
+pub fn forget(store: &Store, url: &str) -> Result<bool, TokenStoreError> {
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|e| TokenStoreError::NotAUrl { url: url.to_owned(), reason: e.to_string() })?;
     let key = mcp_bridge_sdk::auth::store::tokens_key(&mcp_bridge_sdk::auth::discovery::canonical_resource(&parsed));
-    let found = store.load(&key).map_err(|e| e.to_string())?.is_some();
-    store.remove(&key).map_err(|e| e.to_string())?;
+    let found = store.load(&key)?.is_some();
+    store.remove(&key)?;
     Ok(found)
 }
