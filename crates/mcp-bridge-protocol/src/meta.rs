@@ -132,6 +132,14 @@ pub struct RequestMeta {
     pub extra: Meta,
 }
 
+/// This revision and no capabilities: what typed params start with, and
+/// what a client that sends them fills in with its own.
+impl Default for RequestMeta {
+    fn default() -> Self {
+        RequestMeta::new(crate::PROTOCOL_VERSION, ClientCapabilities::default())
+    }
+}
+
 impl RequestMeta {
     /// The `_meta` of a request at `protocol_version` with these capabilities.
     pub fn new(protocol_version: impl Into<String>, client_capabilities: ClientCapabilities) -> Self {

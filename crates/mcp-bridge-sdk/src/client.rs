@@ -218,14 +218,21 @@ impl Client {
         }
     }
 
-    /// Sends any request and returns its raw result, after the input rounds
-    /// (or the `InputRequiredResult` itself with `allow_input_required`).
+    /// Sends any request by name and returns its raw result, after the
+    /// input rounds (or the `InputRequiredResult` itself with
+    /// `allow_input_required`): what a bridge forwards, or a method this
+    /// SDK has no type for ([`Client::request`] for those it has).
     /// Discovery, list and read results come from the cache when it is on
     /// and holds a fresh one (see [`CacheOptions`] and [`CacheMode`]).
     ///
     /// # Errors
     /// See [`Error`].
-    pub async fn request(&self, method: &str, params: Map<String, Value>, options: &RequestOptions) -> Result<Value> {
+    pub async fn request_raw(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<Value> {
         let spoken = self.connect(options).await?;
         // The probe's discover result answers the discover that caused it, no other request.
         let probed = self.inner.probed.lock().unwrap_or_else(|e| e.into_inner()).take();
@@ -268,7 +275,7 @@ impl Client {
         }
     }
 
-    /// [`Client::request`] without the cache; also says how many input
+    /// [`Client::request_raw`] without the cache; also says how many input
     /// rounds it took.
     async fn request_rounds(
         &self,

@@ -119,7 +119,7 @@ async fn requests_with_request_state_or_input_responses_skip_the_cache() {
         let (o, d) = watched(CacheMode::Default);
         let params = Map::from_iter([("uri".into(), json!("test://counter")), (key.into(), value)]);
         // Whatever the server makes of it, the answer is not the cached one.
-        let _ = client.request("resources/read", params, &o).await;
+        let _ = client.request_raw("resources/read", params, &o).await;
         assert!(!d.lock().unwrap().from_cache, "{key}");
     }
     assert!(reads.load(Ordering::SeqCst) >= 2);

@@ -90,7 +90,7 @@ async fn undeclared_capabilities_are_not_served() {
     let server = builder().tool(tool("t"), |_c, _x| async { Ok(text("x")) }).build();
     let client = plain_client(&server);
     assert_eq!(rpc_code(client.list_prompts(None, &RequestOptions::default()).await), error_code::METHOD_NOT_FOUND);
-    assert_eq!(rpc_code(client.request("no/such", Map::new(), &RequestOptions::default()).await), -32601);
+    assert_eq!(rpc_code(client.request_raw("no/such", Map::new(), &RequestOptions::default()).await), -32601);
 }
 
 #[tokio::test]
@@ -127,7 +127,7 @@ async fn first_round(server: &Server) -> (Client, Value) {
     let options = RequestOptions::default().with_allow_input_required(true);
     let mut params = Map::new();
     params.insert("name".into(), json!("ask"));
-    let raw = client.request("tools/call", params, &options).await.unwrap();
+    let raw = client.request_raw("tools/call", params, &options).await.unwrap();
     assert_eq!(raw["resultType"], "input_required");
     (client, raw)
 }
@@ -137,7 +137,28 @@ async fn retry_with_state(client: &Client, name: &str, arguments: Value, state: 
         "name": name, "arguments": arguments, "requestState": state,
         "inputResponses": {"name": {"action": "accept", "content": {"name": "Ada"}}}
     });
-    client.request("tools/call", params.as_object().unwrap().clone(), &RequestOptions::default()).await
+    client.request_raw("tools/call", params.as_object().unwrap().clone(), &RequestOptions::default()).await
+}
+
+#[tokio::test]
+async fn a_typed_request_runs_the_input_rounds_or_hands_them_to_the_caller() {
+    use mcp_bridge_protocol::method::ToolsCall;
+    use mcp_bridge_protocol::types::{CallToolRequestParams, Outcome};
+    let server = builder().tool(tool("ask"), ask_name).build();
+    let client = elicit_client(&server, json!({"action": "accept", "content": {"name": "Ada"}}));
+    let params = CallToolRequestParams { name: "ask".into(), ..Default::default() };
+    let outcome = client.request::<ToolsCall>(params.clone(), &RequestOptions::default()).await.unwrap();
+    let Outcome::Complete(result) = outcome else { panic!("the client runs the rounds: {outcome:?}") };
+    assert_eq!(first_text(&result), "Hello, Ada!");
+    // With allow_input_required the round is the caller's, typed too.
+    let options = RequestOptions::default().with_allow_input_required(true);
+    let outcome = client.request::<ToolsCall>(params.clone(), &options).await.unwrap();
+    let Outcome::InputRequired(needed) = outcome else { panic!("{outcome:?}") };
+    assert!(needed.input_requests.as_ref().is_some_and(|r| r.contains_key("name")));
+    let answers = serde_json::from_value(json!({"name": {"action": "accept", "content": {"name": "Bo"}}})).unwrap();
+    let retry = CallToolRequestParams { input_responses: Some(answers), request_state: needed.request_state, ..params };
+    let Outcome::Complete(result) = client.request::<ToolsCall>(retry, &options).await.unwrap() else { panic!() };
+    assert_eq!(first_text(&result), "Hello, Bo!");
 }
 
 #[tokio::test]

@@ -84,13 +84,17 @@ async fn a_server_that_shuts_down_ends_its_open_connections() {
     let _ = std::fs::remove_file(&path);
 }
 
-/// How the scripted server answers one request: after `delay`, the
+/// How the scripted server answers one request, given its method, how many
+/// of that method came before it and its params: after `delay`, the
 /// `result` or the `error` object; `None` never answers.
-type Script =
-    Box<dyn Fn(&str, usize) -> Option<(Duration, Result<serde_json::Value, serde_json::Value>)> + Send + Sync>;
+type Script = Box<
+    dyn Fn(&str, usize, &serde_json::Value) -> Option<(Duration, Result<serde_json::Value, serde_json::Value>)>
+        + Send
+        + Sync,
+>;
 
 /// A server on a fresh socket `name` that answers each request as `script`
-/// says, given its method and how many of that method came before it.
+/// says.
 fn scripted(name: &str, script: Script) -> std::path::PathBuf {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let path = socket_path(name);
@@ -113,7 +117,7 @@ fn scripted(name: &str, script: Script) -> std::path::PathBuf {
             let message: serde_json::Value = serde_json::from_str(&line).unwrap();
             let (Some(id), Some(method)) = (message.get("id").cloned(), message["method"].as_str()) else { continue };
             let count = seen.entry(method.to_owned()).or_default();
-            let answer = script(method, *count);
+            let answer = script(method, *count, &message["params"]);
             *count += 1;
             let Some((delay, outcome)) = answer else { continue };
             let answers = answers.clone();
@@ -146,7 +150,7 @@ async fn the_re_read_and_retry_after_a_header_mismatch_share_the_calls_one_time_
     // -32020 after 0.6 s, the re-read list after 0.6 s more, then a retry never answered.
     let path = scripted(
         "one-limit",
-        Box::new(|method, count| match (method, count) {
+        Box::new(|method, count, _| match (method, count) {
             ("tools/call", 0) => Some((Duration::from_millis(600), header_mismatch())),
             ("tools/list", _) => Some((Duration::from_millis(600), Ok(json!({"tools": []})))),
             _ => None,
@@ -166,7 +170,7 @@ async fn the_re_read_and_retry_after_a_header_mismatch_share_the_calls_one_time_
 async fn cancelling_a_call_also_cancels_its_re_read_of_the_tool_list() {
     let path = scripted(
         "relist-cancel",
-        Box::new(|method, _| (method == "tools/call").then(|| (Duration::ZERO, header_mismatch()))),
+        Box::new(|method, _, _| (method == "tools/call").then(|| (Duration::ZERO, header_mismatch()))),
     );
     let client = modern_client(&path, Duration::from_secs(60)).await;
     let cancel = CancellationToken::new();
@@ -219,5 +223,34 @@ async fn dropping_the_last_clone_of_a_client_closes_its_socket() {
     drop(client);
     drop(clone);
     tokio::time::timeout(Duration::from_secs(10), heard).await.unwrap().unwrap();
+    let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test]
+async fn a_typed_request_sends_its_params_and_the_clients_own_meta() {
+    use mcp_bridge_protocol::method::ToolsList;
+    use mcp_bridge_protocol::types::PaginatedRequestParams;
+    // The server answers with one tool named after what it was sent.
+    let path = scripted(
+        "typed",
+        Box::new(|method, _, params| {
+            let meta = &params["_meta"];
+            let seen = format!(
+                "{}|{}|{}",
+                params["cursor"].as_str().unwrap_or("-"),
+                meta["io.modelcontextprotocol/clientInfo"]["name"].as_str().unwrap_or("-"),
+                meta["example.com/trace"].as_str().unwrap_or("-"),
+            );
+            let tool = json!({"name": seen, "inputSchema": {"type": "object"}});
+            (method == "tools/list").then(|| (Duration::ZERO, Ok(json!({"tools": [tool]}))))
+        }),
+    );
+    let client = modern_client(&path, Duration::from_secs(10)).await;
+    let mut params = PaginatedRequestParams { cursor: Some("page-2".into()), ..Default::default() };
+    params.meta.extra.insert("example.com/trace".into(), json!("abc"));
+    // The params' own client identity is the SDK's to fill in: this one is not sent.
+    params.meta.client_info = Some(mcp_bridge_protocol::types::Implementation::new("impostor", "0"));
+    let page = client.request::<ToolsList>(params, &RequestOptions::default()).await.unwrap();
+    assert_eq!(page.tools[0].name, "page-2|unix-test|abc");
     let _ = std::fs::remove_file(&path);
 }

@@ -281,18 +281,21 @@ impl Upstream {
     ) -> Result<serde_json::Value, Failed> {
         match &options.diagnostics {
             Some(diagnostics) => {
-                self.client.request(method, params, options).await.map_err(|error| self.failed(error, diagnostics))
+                self.client.request_raw(method, params, options).await.map_err(|error| self.failed(error, diagnostics))
             }
             // Without HTTP there is no status to record: no copy of the options per request.
             None if self.origin == Origin::Local => self
                 .client
-                .request(method, params, options)
+                .request_raw(method, params, options)
                 .await
                 .map_err(|error| self.failed(error, &Default::default())),
             None => {
                 let diagnostics = Arc::<std::sync::Mutex<mcp_bridge_sdk::client::Diagnostics>>::default();
                 let options = options.clone().with_diagnostics(diagnostics.clone());
-                self.client.request(method, params, &options).await.map_err(|error| self.failed(error, &diagnostics))
+                self.client
+                    .request_raw(method, params, &options)
+                    .await
+                    .map_err(|error| self.failed(error, &diagnostics))
             }
         }
     }

@@ -7,7 +7,7 @@ use super::{CacheScope, ResultType, ServerCapabilities};
 use crate::meta::{RequestMeta, ResultMeta};
 
 /// Params of a request that has nothing but `_meta` (`RequestParams`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RequestParams {
     /// The request's version, capabilities and client info.
     #[serde(rename = "_meta")]

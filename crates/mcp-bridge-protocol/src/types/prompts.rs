@@ -164,7 +164,7 @@ pub struct ListPromptsResult {
 }
 
 /// Params of `prompts/get` (`GetPromptRequestParams`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GetPromptRequestParams {
     /// The request's version, capabilities and client info.

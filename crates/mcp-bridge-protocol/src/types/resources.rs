@@ -124,7 +124,7 @@ pub struct ListResourceTemplatesResult {
 }
 
 /// Params of `resources/read` (`ReadResourceRequestParams`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReadResourceRequestParams {
     /// The request's version, capabilities and client info.

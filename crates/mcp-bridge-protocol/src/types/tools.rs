@@ -126,7 +126,7 @@ pub struct ToolAnnotations {
 
 /// Params of a list request: `tools/list`, `prompts/list`, `resources/list`,
 /// `resources/templates/list` (`PaginatedRequestParams`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PaginatedRequestParams {
     /// The request's version, capabilities and client info.
     #[serde(rename = "_meta")]
@@ -166,7 +166,7 @@ pub struct ListToolsResult {
 }
 
 /// Params of `tools/call` (`CallToolRequestParams`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolRequestParams {
     /// The request's version, capabilities and client info.

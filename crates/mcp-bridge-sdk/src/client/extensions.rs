@@ -36,7 +36,7 @@ impl Client {
     /// # Errors
     /// See [`Error`].
     pub async fn list_skills(&self, cursor: Option<&str>, options: &RequestOptions) -> Result<ListSkillsResult> {
-        let value = self.request("skills/list", cursor_params(cursor), options).await?;
+        let value = self.request_raw("skills/list", cursor_params(cursor), options).await?;
         parse_result("skills/list", value)
     }
 
@@ -64,7 +64,7 @@ impl Client {
     /// # Errors
     /// See [`Error`]; an unknown skill is an [`Error::Rpc`] -32602.
     pub async fn get_skill(&self, uri: &str, options: &RequestOptions) -> Result<Skill> {
-        let value = self.request("skills/get", uri_params(uri), options).await?;
+        let value = self.request_raw("skills/get", uri_params(uri), options).await?;
         let skill = value.get("skill").cloned().ok_or_else(|| Error::InvalidResponse {
             method: "skills/get".into(),
             reason: "the result has no skill".into(),
@@ -86,7 +86,7 @@ impl Client {
     ) -> Result<ReadResourceDirectoryResult> {
         let mut params = cursor_params(cursor);
         params.insert("uri".into(), json!(uri));
-        let value = self.request("resources/directory/read", params, options).await?;
+        let value = self.request_raw("resources/directory/read", params, options).await?;
         parse_result("resources/directory/read", value)
     }
 

@@ -103,7 +103,7 @@ impl Client {
             params
         };
         for uri in &uris {
-            self.request("resources/subscribe", uri_params(uri), &plain).await?;
+            self.request_raw("resources/subscribe", uri_params(uri), &plain).await?;
         }
         let inner = &self.inner;
         let id = RequestId::Number(inner.next_id.fetch_add(1, Ordering::Relaxed));
@@ -118,7 +118,8 @@ impl Client {
         inner.router.forget(&id);
         if !matches!(outcome, Err(Error::Closed)) {
             for uri in &uris {
-                if let Err(e) = self.request("resources/unsubscribe", uri_params(uri), &RequestOptions::default()).await
+                if let Err(e) =
+                    self.request_raw("resources/unsubscribe", uri_params(uri), &RequestOptions::default()).await
                 {
                     tracing::debug!("resources/unsubscribe at the end of a listen stream failed: {e}");
                 }

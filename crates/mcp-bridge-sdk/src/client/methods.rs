@@ -2,16 +2,23 @@
 //! of them), tool calls, prompts, resources and completion, each a
 //! request whose result is parsed into its type.
 
+use std::borrow::Cow;
+
+use mcp_bridge_protocol::meta::is_sdk_owned_request_key;
+use mcp_bridge_protocol::method::{
+    CompletionComplete, Method, PromptsGet, PromptsList, RequestMethod, ResourcesList, ResourcesRead,
+    ResourcesTemplatesList, ServerDiscover, ToolsList,
+};
 use mcp_bridge_protocol::types::{
-    CallToolResult, CompleteResult, CompletionArgument, CompletionContext, CompletionReference, DiscoverResult,
-    GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Prompt,
+    CallToolResult, CompleteRequestParams, CompleteResult, CompletionArgument, CompletionContext, CompletionReference,
+    DiscoverResult, GetPromptRequestParams, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, Outcome, PaginatedRequestParams, Prompt, ReadResourceRequestParams,
     ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::{Client, RequestOptions, parse_result, to_json};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::limits::MAX_AUTO_PAGES;
 
 /// The params of `tools/call`; null arguments are left out.
@@ -31,13 +38,63 @@ pub(super) fn cursor_params(cursor: Option<&str>) -> Map<String, Value> {
     params
 }
 
+/// A page's params.
+fn page(cursor: Option<&str>) -> PaginatedRequestParams {
+    PaginatedRequestParams { cursor: cursor.map(str::to_owned), ..Default::default() }
+}
+
 impl Client {
+    /// A request of method `M` with its params as their type and its result
+    /// parsed into its type, after the input rounds (a result that may
+    /// ask for input, an [`Outcome`], is then complete unless
+    /// `allow_input_required`). The SDK fills in the params' `_meta`
+    /// (version, capabilities, client, progress token); other keys there
+    /// are sent as [`RequestOptions::meta`] would send them. The methods
+    /// below cover the common requests in fewer words;
+    /// [`Client::request_raw`] sends one by name.
+    ///
+    /// ```no_run
+    /// # async fn run(client: mcp_bridge_sdk::Client) -> mcp_bridge_sdk::Result<()> {
+    /// use mcp_bridge_sdk::protocol::method::ToolsList;
+    /// let page = client.request::<ToolsList>(Default::default(), &Default::default()).await?;
+    /// println!("{} tools", page.tools.len());
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// See [`Error`]; [`Error::InvalidRequest`] when the params are not a
+    /// JSON object.
+    pub async fn request<M: RequestMethod>(&self, params: M::Params, options: &RequestOptions) -> Result<M::Result> {
+        let mut params = match to_json(&params)? {
+            Value::Object(params) => params,
+            Value::Null => Map::new(),
+            _ => {
+                return Err(Error::InvalidRequest {
+                    reason: format!("the params of {} are not a JSON object", M::NAME),
+                });
+            }
+        };
+        let options = match params.remove("_meta") {
+            Some(Value::Object(meta)) if meta.keys().any(|key| !is_sdk_owned_request_key(key)) => {
+                let mut options = options.clone();
+                for (key, value) in meta.into_iter().filter(|(key, _)| !is_sdk_owned_request_key(key)) {
+                    options.meta.entry(key).or_insert(value);
+                }
+                Cow::Owned(options)
+            }
+            _ => Cow::Borrowed(options),
+        };
+        let value = self.request_raw(M::NAME, params, &options).await?;
+        parse_result(M::NAME, value)
+    }
+
     /// `server/discover`: versions, capabilities and identity of the server.
     ///
     /// # Errors
     /// See [`Error`](crate::Error).
     pub async fn discover(&self, options: &RequestOptions) -> Result<DiscoverResult> {
-        self.typed("server/discover", Map::new(), options).await
+        self.request::<ServerDiscover>(Default::default(), options).await
     }
 
     /// One page of `tools/list`. Output schemas are remembered to check the
@@ -46,7 +103,7 @@ impl Client {
     /// # Errors
     /// See [`Error`](crate::Error).
     pub async fn list_tools(&self, cursor: Option<&str>, options: &RequestOptions) -> Result<ListToolsResult> {
-        let result: ListToolsResult = self.typed("tools/list", cursor_params(cursor), options).await?;
+        let result = self.request::<ToolsList>(page(cursor), options).await?;
         self.remember_output_schemas(&result.tools);
         Ok(result)
     }
@@ -56,7 +113,7 @@ impl Client {
     /// # Errors
     /// See [`Error`](crate::Error).
     pub async fn list_all_tools(&self, options: &RequestOptions) -> Result<Vec<Tool>> {
-        let tools = self.all_pages("tools/list", options, |r: ListToolsResult| (r.tools, r.next_cursor)).await?;
+        let tools = self.all_pages::<ToolsList, _>(options, |r: ListToolsResult| (r.tools, r.next_cursor)).await?;
         self.remember_output_schemas(&tools);
         Ok(tools)
     }
@@ -66,7 +123,7 @@ impl Client {
     /// # Errors
     /// See [`Error`](crate::Error).
     pub async fn list_prompts(&self, cursor: Option<&str>, options: &RequestOptions) -> Result<ListPromptsResult> {
-        self.typed("prompts/list", cursor_params(cursor), options).await
+        self.request::<PromptsList>(page(cursor), options).await
     }
 
     /// Every prompt, following `nextCursor` for at most 64 pages.
@@ -74,7 +131,7 @@ impl Client {
     /// # Errors
     /// See [`Error`](crate::Error).
     pub async fn list_all_prompts(&self, options: &RequestOptions) -> Result<Vec<Prompt>> {
-        self.all_pages("prompts/list", options, |r: ListPromptsResult| (r.prompts, r.next_cursor)).await
+        self.all_pages::<PromptsList, _>(options, |r: ListPromptsResult| (r.prompts, r.next_cursor)).await
     }
 
     /// One page of `resources/list`.
@@ -82,7 +139,7 @@ impl Client {
     /// # Errors
     /// See [`Error`](crate::Error).
     pub async fn list_resources(&self, cursor: Option<&str>, options: &RequestOptions) -> Result<ListResourcesResult> {
-        self.typed("resources/list", cursor_params(cursor), options).await
+        self.request::<ResourcesList>(page(cursor), options).await
     }
 
     /// Every resource, following `nextCursor` for at most 64 pages.
@@ -90,7 +147,7 @@ impl Client {
     /// # Errors
     /// See [`Error`](crate::Error).
     pub async fn list_all_resources(&self, options: &RequestOptions) -> Result<Vec<Resource>> {
-        self.all_pages("resources/list", options, |r: ListResourcesResult| (r.resources, r.next_cursor)).await
+        self.all_pages::<ResourcesList, _>(options, |r: ListResourcesResult| (r.resources, r.next_cursor)).await
     }
 
     /// One page of `resources/templates/list`.
@@ -102,7 +159,7 @@ impl Client {
         cursor: Option<&str>,
         options: &RequestOptions,
     ) -> Result<ListResourceTemplatesResult> {
-        self.typed("resources/templates/list", cursor_params(cursor), options).await
+        self.request::<ResourcesTemplatesList>(page(cursor), options).await
     }
 
     /// Every resource template, following `nextCursor` for at most 64 pages.
@@ -110,7 +167,7 @@ impl Client {
     /// # Errors
     /// See [`Error`](crate::Error).
     pub async fn list_all_resource_templates(&self, options: &RequestOptions) -> Result<Vec<ResourceTemplate>> {
-        self.all_pages("resources/templates/list", options, |r: ListResourceTemplatesResult| {
+        self.all_pages::<ResourcesTemplatesList, _>(options, |r: ListResourceTemplatesResult| {
             (r.resource_templates, r.next_cursor)
         })
         .await
@@ -131,7 +188,7 @@ impl Client {
         return self.call_tool_to_the_end(name, arguments, options).await;
         #[cfg(not(feature = "tasks"))]
         {
-            let value = self.request("tools/call", tool_call_params(name, arguments), options).await?;
+            let value = self.request_raw("tools/call", tool_call_params(name, arguments), options).await?;
             let result: CallToolResult = parse_result("tools/call", value)?;
             self.check_structured_content(name, &result, options);
             Ok(result)
@@ -148,10 +205,8 @@ impl Client {
         arguments: Map<String, Value>,
         options: &RequestOptions,
     ) -> Result<GetPromptResult> {
-        let mut params = Map::new();
-        params.insert("name".into(), json!(name));
-        params.insert("arguments".into(), Value::Object(arguments));
-        self.typed("prompts/get", params, options).await
+        let params = GetPromptRequestParams { name: name.to_owned(), arguments: Some(arguments), ..Default::default() };
+        complete(PromptsGet::NAME, self.request::<PromptsGet>(params, options).await?)
     }
 
     /// `resources/read`, with input rounds answered by the hooks.
@@ -159,9 +214,8 @@ impl Client {
     /// # Errors
     /// See [`Error`](crate::Error).
     pub async fn read_resource(&self, uri: &str, options: &RequestOptions) -> Result<ReadResourceResult> {
-        let mut params = Map::new();
-        params.insert("uri".into(), json!(uri));
-        self.typed("resources/read", params, options).await
+        let params = ReadResourceRequestParams { uri: uri.to_owned(), ..Default::default() };
+        complete(ResourcesRead::NAME, self.request::<ResourcesRead>(params, options).await?)
     }
 
     /// `completion/complete`.
@@ -175,44 +229,42 @@ impl Client {
         context: Option<CompletionContext>,
         options: &RequestOptions,
     ) -> Result<CompleteResult> {
-        let mut params = Map::new();
-        params.insert("ref".into(), to_json(&reference)?);
-        params.insert("argument".into(), to_json(&argument)?);
-        if let Some(context) = context {
-            params.insert("context".into(), to_json(&context)?);
-        }
-        self.typed("completion/complete", params, options).await
-    }
-
-    async fn typed<T: DeserializeOwned>(
-        &self,
-        method: &str,
-        params: Map<String, Value>,
-        options: &RequestOptions,
-    ) -> Result<T> {
-        let value = self.request(method, params, options).await?;
-        parse_result(method, value)
+        let params =
+            CompleteRequestParams { meta: Default::default(), reference, argument, context, extra: Map::new() };
+        self.request::<CompletionComplete>(params, options).await
     }
 
     /// Reads every page of a list, following `nextCursor` for at most
     /// [`MAX_AUTO_PAGES`] pages.
-    async fn all_pages<R: DeserializeOwned, T>(
+    async fn all_pages<M: RequestMethod<Params = PaginatedRequestParams>, T>(
         &self,
-        method: &str,
         options: &RequestOptions,
-        split: impl Fn(R) -> (Vec<T>, Option<String>),
+        split: impl Fn(M::Result) -> (Vec<T>, Option<String>),
     ) -> Result<Vec<T>> {
         let mut items = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_AUTO_PAGES {
-            let (mut batch, next) = split(self.typed(method, cursor_params(cursor.as_deref()), options).await?);
+            let (mut batch, next) = split(self.request::<M>(page(cursor.as_deref()), options).await?);
             items.append(&mut batch);
             match next {
                 Some(next) => cursor = Some(next),
                 None => return Ok(items),
             }
         }
-        tracing::warn!(method, "stopped after {MAX_AUTO_PAGES} pages");
+        tracing::warn!(method = M::NAME, "stopped after {MAX_AUTO_PAGES} pages");
         Ok(items)
+    }
+}
+
+/// The result of a request the client ran the input rounds of: complete,
+/// or (with `allow_input_required`) an input request the caller must see
+/// through [`Client::request`] instead.
+fn complete<R>(method: &str, outcome: Outcome<R>) -> Result<R> {
+    match outcome {
+        Outcome::Complete(result) => Ok(result),
+        Outcome::InputRequired(_) => Err(Error::InvalidResponse {
+            method: method.to_owned(),
+            reason: "the server asked for input; send the request with Client::request to answer it".into(),
+        }),
     }
 }

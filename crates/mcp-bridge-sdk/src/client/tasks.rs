@@ -80,7 +80,7 @@ impl Client {
         arguments: Value,
         options: &RequestOptions,
     ) -> Result<ToolOutcome> {
-        let value = self.request("tools/call", super::tool_call_params(name, arguments), options).await?;
+        let value = self.request_raw("tools/call", super::tool_call_params(name, arguments), options).await?;
         if value.get("resultType").and_then(Value::as_str) == Some("task") {
             if !self.declares_tasks() {
                 return Err(Error::InvalidResponse {
@@ -138,7 +138,7 @@ impl Client {
     /// # Errors
     /// See [`Error`]; an unknown or expired task is an [`Error::Rpc`] -32602.
     pub async fn get_task(&self, task_id: &str, options: &RequestOptions) -> Result<Task> {
-        let value = self.request("tasks/get", task_params(task_id), options).await?;
+        let value = self.request_raw("tasks/get", task_params(task_id), options).await?;
         parse_result("tasks/get", value)
     }
 
@@ -149,7 +149,7 @@ impl Client {
     pub async fn update_task(&self, task_id: &str, responses: InputResponses, options: &RequestOptions) -> Result<()> {
         let mut params = task_params(task_id);
         params.insert("inputResponses".into(), to_json(&responses)?);
-        self.request("tasks/update", params, options).await.map(|_| ())
+        self.request_raw("tasks/update", params, options).await.map(|_| ())
     }
 
     /// `tasks/cancel`: asks the server to stop the task (it may still end
@@ -158,7 +158,7 @@ impl Client {
     /// # Errors
     /// See [`Error`].
     pub async fn cancel_task(&self, task_id: &str, options: &RequestOptions) -> Result<()> {
-        self.request("tasks/cancel", task_params(task_id), options).await.map(|_| ())
+        self.request_raw("tasks/cancel", task_params(task_id), options).await.map(|_| ())
     }
 
     /// Follows a task to its end: polls at the server's suggested interval,
