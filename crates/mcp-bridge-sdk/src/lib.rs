@@ -111,7 +111,7 @@ pub mod skills;
 #[cfg(feature = "store")]
 pub mod store;
 #[cfg(any(feature = "client", feature = "server"))]
-mod task_group;
+pub mod task_group;
 #[cfg(any(feature = "client", feature = "server"))]
 pub mod transport;
 

@@ -247,6 +247,16 @@ pub(crate) struct ServerInner {
     next_connection: AtomicU64,
 }
 
+impl Drop for ServerInner {
+    /// The last clone is gone: no client can reach its tasks, whose work ends.
+    fn drop(&mut self) {
+        #[cfg(feature = "tasks")]
+        if let Some(tasks) = &self.tasks {
+            tasks.stop_work();
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default)]
 struct Offers {
     tools: bool,

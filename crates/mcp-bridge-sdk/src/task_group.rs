@@ -1,6 +1,7 @@
 //! Tasks that end with their owner. A client, a transport or a server
 //! keeps one [`TaskGroup`] for everything it spawns, so closing it ends
-//! every task (within a grace) and none outlives it.
+//! every task (within a grace) and none outlives it; the bridge's parts do
+//! the same.
 
 use std::future::Future;
 use std::time::Duration;
@@ -11,14 +12,14 @@ use tokio_util::task::TaskTracker;
 
 /// The tasks of one owner: tracked, and told to stop together.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct TaskGroup {
+pub struct TaskGroup {
     tracker: TaskTracker,
     stop: CancellationToken,
 }
 
 impl TaskGroup {
     /// Runs `task` until it ends or the group stops, whichever is first.
-    pub(crate) fn spawn<F>(&self, task: F) -> JoinHandle<()>
+    pub fn spawn<F>(&self, task: F) -> JoinHandle<()>
     where
         F: Future<Output = ()> + Send + 'static,
     {
@@ -27,7 +28,7 @@ impl TaskGroup {
 
     /// Runs `task` until it ends or `cancel` fires; a token the group
     /// made ([`TaskGroup::child_token`]) fires when the group stops too.
-    pub(crate) fn spawn_until<F>(&self, cancel: CancellationToken, task: F) -> JoinHandle<()>
+    pub fn spawn_until<F>(&self, cancel: CancellationToken, task: F) -> JoinHandle<()>
     where
         F: Future<Output = ()> + Send + 'static,
     {
@@ -42,7 +43,7 @@ impl TaskGroup {
     /// Runs `task`, which watches [`TaskGroup::stopping`] itself to end
     /// its own way (end a session, send a close frame, reap a child), for
     /// at most `grace` once the group stops: a stuck peer cannot keep it.
-    pub(crate) fn spawn_to_finish<F>(&self, grace: Duration, task: F) -> JoinHandle<()>
+    pub fn spawn_to_finish<F>(&self, grace: Duration, task: F) -> JoinHandle<()>
     where
         F: Future<Output = ()> + Send + 'static,
     {
@@ -59,23 +60,23 @@ impl TaskGroup {
     }
 
     /// Fires when the group stops.
-    pub(crate) fn stopping(&self) -> CancellationToken {
+    pub fn stopping(&self) -> CancellationToken {
         self.stop.clone()
     }
 
     /// A token of its own for one task, which also fires when the group stops.
-    pub(crate) fn child_token(&self) -> CancellationToken {
+    pub fn child_token(&self) -> CancellationToken {
         self.stop.child_token()
     }
 
     /// Tells every task to stop without waiting (an owner being dropped).
-    pub(crate) fn cancel(&self) {
+    pub fn cancel(&self) {
         self.stop.cancel();
     }
 
     /// Tells every task to stop and waits for them, at most `grace`.
     /// Whether they all ended in time.
-    pub(crate) async fn stop(&self, grace: Duration) -> bool {
+    pub async fn stop(&self, grace: Duration) -> bool {
         self.stop.cancel();
         self.tracker.close();
         tokio::time::timeout(grace, self.tracker.wait()).await.is_ok()

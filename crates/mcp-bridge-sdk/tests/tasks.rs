@@ -406,3 +406,31 @@ async fn a_task_that_cannot_be_recorded_is_cancelled_and_unknown_tasks_are_dropp
     assert!(matches!(&resumed[0].outcome, Err(Error::Rpc { error }) if error.code == -32602));
     assert!(store.tasks().unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn the_work_of_a_task_ends_when_its_server_is_gone() {
+    // The work holds `held` until it is dropped; its receiver hears of that.
+    let (held, released) = tokio::sync::oneshot::channel::<()>();
+    let held = Arc::new(Mutex::new(Some(held)));
+    let server = Server::builder(Implementation::new("tasks", "1"))
+        .tasks(TaskOptions::default())
+        .tool(tool("hold"), move |_call, _ctx| {
+            let held = held.lock().unwrap().take();
+            async move {
+                Ok(Reply::task(move |_task| async move {
+                    let _held = held;
+                    std::future::pending::<()>().await;
+                    text("never")
+                }))
+            }
+        })
+        .build();
+    let client = client(&server, true, Arc::default());
+    let o = RequestOptions::default();
+    let ToolOutcome::Task(task) = client.call_tool_or_task("hold", json!({}), &o).await.unwrap() else { panic!() };
+    assert_eq!(client.get_task(&task.task_id, &o).await.unwrap().status, TaskStatus::Working);
+    client.close().await;
+    drop((client, server));
+    let ended = tokio::time::timeout(Duration::from_secs(10), released).await;
+    assert!(matches!(ended, Ok(Err(_))), "the work still holds its guard: {ended:?}");
+}

@@ -22,6 +22,8 @@ use mcp_bridge_protocol::types::SubscriptionFilter;
 use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification, Message};
 use mcp_bridge_sdk::RequestOptions;
 use mcp_bridge_sdk::client::RetryPolicy;
+use mcp_bridge_sdk::limits::CLOSE_GRACE;
+use mcp_bridge_sdk::task_group::TaskGroup;
 use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -85,7 +87,8 @@ enum Change {
 #[derive(Debug, Clone)]
 pub struct Listener {
     commands: mpsc::Sender<(Change, oneshot::Sender<Result<(), ErrorObject>>)>,
-    stop: CancellationToken,
+    /// The owner's task and its streams'.
+    tasks: TaskGroup,
 }
 
 impl Listener {
@@ -115,7 +118,7 @@ impl Listener {
 
     /// Stops the listener and cancels its streams.
     pub fn stop(&self) {
-        self.stop.cancel();
+        self.tasks.cancel();
     }
 }
 
@@ -171,7 +174,7 @@ pub fn start(
     on_behalf_of: Option<Arc<mcp_bridge_sdk::client::ClientIdentity>>,
 ) -> Listener {
     let (commands, command_rx) = mpsc::channel(COMMAND_QUEUE);
-    let stop = CancellationToken::new();
+    let tasks = TaskGroup::default();
     let owner = Owner {
         upstream,
         declared,
@@ -179,12 +182,12 @@ pub fn start(
         active: Arc::new(AtomicU64::new(0)),
         next_generation: 0,
         uris: BTreeSet::new(),
-        stop: stop.clone(),
+        tasks: tasks.clone(),
         log_level,
         on_behalf_of,
     };
-    tokio::spawn(owner.run(command_rx));
-    Listener { commands, stop }
+    tasks.spawn_to_finish(CLOSE_GRACE, owner.run(command_rx));
+    Listener { commands, tasks }
 }
 
 struct Owner {
@@ -195,7 +198,8 @@ struct Owner {
     active: Arc<AtomicU64>,
     next_generation: u64,
     uris: BTreeSet<String>,
-    stop: CancellationToken,
+    /// Stops the owner; runs each stream.
+    tasks: TaskGroup,
     log_level: Arc<ClientLogLevel>,
     on_behalf_of: Option<Arc<mcp_bridge_sdk::client::ClientIdentity>>,
 }
@@ -219,10 +223,11 @@ impl Owner {
         // Set while the stream waits for another request's sign-in.
         let mut sign_ins = self.upstream.tokens_obtained();
         let mut waiting_sign_in = false;
+        let stopping = self.tasks.stopping();
         loop {
             let sleep_until = reconnect_at.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400));
             tokio::select! {
-                _ = self.stop.cancelled() => break,
+                () = stopping.cancelled() => break,
                 command = commands.recv(), if candidate.is_none() => {
                     let Some((change, reply)) = command else { break };
                     let mut uris = self.uris.clone();
@@ -309,7 +314,7 @@ impl Owner {
     fn open(&mut self, uris: &BTreeSet<String>, events: &mpsc::UnboundedSender<StreamEvent>) -> Stream {
         self.next_generation += 1;
         let generation = self.next_generation;
-        let cancel = self.stop.child_token();
+        let cancel = self.tasks.child_token();
         let (out, active, acked) = (self.out.clone(), self.active.clone(), events.clone());
         let ack_seen = Arc::new(tokio::sync::Notify::new());
         let on_ack = ack_seen.clone();
@@ -332,7 +337,8 @@ impl Owner {
         let (upstream, filter, ended) = (self.upstream.clone(), self.declared.filter(uris), events.clone());
         let remote = self.upstream.origin() == crate::translate::Origin::Remote;
         let stream_cancel = cancel.clone();
-        tokio::spawn(async move {
+        // Cancelled with the owner, the stream ends its listen request its own way.
+        self.tasks.spawn_to_finish(CLOSE_GRACE, async move {
             let listening = upstream.listen(filter, &options);
             tokio::pin!(listening);
             // A local upstream acknowledges at once or not at all (the

@@ -18,11 +18,13 @@ use mcp_bridge_protocol::types::{
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
 
 use super::Reply;
 use super::subscriptions::{ChangeEvent, Hub};
 use crate::BoxFuture;
 use crate::error::{HandlerError, ServerFault};
+use crate::task_group::TaskGroup;
 
 /// How a server keeps its tasks.
 #[derive(Debug, Clone)]
@@ -158,7 +160,7 @@ struct Entry {
     /// Wakes the work waiting for its input.
     answered: Arc<Notify>,
     /// Stops the work.
-    abort: Option<tokio::task::AbortHandle>,
+    cancel: Option<CancellationToken>,
 }
 
 /// Every task of a server.
@@ -166,6 +168,8 @@ pub(crate) struct TaskRegistry {
     tasks: Mutex<HashMap<String, Entry>>,
     options: TaskOptions,
     hub: Arc<Hub>,
+    /// The work of every task: it ends when cancelled or with the server.
+    work: TaskGroup,
 }
 
 impl std::fmt::Debug for TaskRegistry {
@@ -180,7 +184,12 @@ fn not_found() -> ServerFault {
 
 impl TaskRegistry {
     pub(crate) fn new(options: TaskOptions, hub: Arc<Hub>) -> Self {
-        TaskRegistry { tasks: Mutex::default(), options, hub }
+        TaskRegistry { tasks: Mutex::default(), options, hub, work: TaskGroup::default() }
+    }
+
+    /// Ends the work of every task (the server is gone).
+    pub(crate) fn stop_work(&self) {
+        self.work.cancel();
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
@@ -240,24 +249,26 @@ impl TaskRegistry {
                 used_keys: BTreeSet::new(),
                 capabilities,
                 answered: Arc::new(Notify::new()),
-                abort: None,
+                cancel: None,
             };
             let created = self.snapshot(&id, &entry);
             tasks.insert(id.clone(), entry);
             created
         };
         let ctx = TaskContext { task: Some((id.clone(), self.clone())) };
-        let running = tokio::spawn((work.0)(ctx));
+        // Known before the work starts, so a cancel right after creation stops it.
+        let cancel = self.work.child_token();
         if let Some(entry) = self.lock().get_mut(&id) {
-            entry.abort = Some(running.abort_handle());
+            entry.cancel = Some(cancel.clone());
         }
         let registry = self.clone();
-        tokio::spawn(async move {
+        // Cancelled (tasks/cancel, which settles the status, or the server
+        // gone), the work is dropped and nothing is settled here.
+        self.work.spawn_until(cancel, async move {
+            let running = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe((work.0)(ctx)));
             let outcome = match running.await {
                 Ok(Ok(result)) => serde_json::to_value(&result).map_err(|e| HandlerError::internal(e.to_string())),
                 Ok(Err(error)) => Err(error),
-                // Cancelled: tasks/cancel already settled the status.
-                Err(e) if e.is_cancelled() => return,
                 Err(_) => Err(HandlerError::internal("the task's work panicked")),
             };
             registry.finish(&id, outcome).await;
@@ -350,8 +361,8 @@ impl TaskRegistry {
     pub(crate) async fn cancel(&self, id: &str) -> Result<(), ServerFault> {
         self.get(id)?;
         self.change(id, |entry| {
-            if let Some(abort) = entry.abort.take() {
-                abort.abort();
+            if let Some(cancel) = entry.cancel.take() {
+                cancel.cancel();
             }
             entry.status = TaskStatus::Cancelled;
             entry.status_message = Some("Cancelled by the client".into());

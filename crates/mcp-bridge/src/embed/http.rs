@@ -28,6 +28,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use mcp_bridge_protocol::{ErrorObject, JsonRpcErrorResponse, Message, RequestId, decode_message, error_code};
 use mcp_bridge_sdk::Server;
+use mcp_bridge_sdk::limits::CLOSE_GRACE;
 use mcp_bridge_sdk::server::http::{HttpOptions, refusal_by_origin_or_host, serve_router};
 use tokio::sync::mpsc;
 use tower_service::Service;
@@ -137,10 +138,14 @@ async fn serve_endpoint(
     let sessions = Arc::new(Sessions::default());
     let idle = legacy.idle_timeout;
     let router = router_with(upstream, modern, http, legacy, sessions.clone());
-    tokio::select! {
+    let served = tokio::select! {
         served = serve_router(listener, router, limits, shutdown) => served,
-        () = end_expired(sessions, idle) => Ok(()),
+        () = end_expired(sessions.clone(), idle) => Ok(()),
+    };
+    if !sessions.tasks.stop(CLOSE_GRACE).await {
+        tracing::debug!("a legacy HTTP session was still ending when the grace ran out");
     }
+    served
 }
 
 fn router_with(
@@ -298,11 +303,12 @@ async fn start_session(endpoint: &Endpoint, initialize: Message) -> Response {
         |out| Session::new(config, options, out, None, None),
         SESSION_QUEUE,
         endpoint.legacy.kept_events,
+        &endpoint.sessions.tasks,
     );
     let (id, ended) =
         endpoint.sessions.insert(legacy.clone(), endpoint.legacy.max_sessions, endpoint.legacy.idle_timeout);
     for session in ended {
-        tokio::spawn(end(session));
+        endpoint.sessions.tasks.spawn_to_finish(CLOSE_GRACE, end(session));
     }
     let Some(id) = id else {
         let mut response = (StatusCode::SERVICE_UNAVAILABLE, "too many sessions; try again later").into_response();

@@ -14,10 +14,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_bridge_sdk::auth::AuthorizationResponse;
+use mcp_bridge_sdk::task_group::TaskGroup;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, mpsc};
-use tokio_util::sync::CancellationToken;
 
 /// The largest request head read.
 pub const MAX_HEAD_BYTES: usize = 16 * 1024;
@@ -69,12 +69,13 @@ pub struct Receiver {
     addr: SocketAddr,
     token: String,
     delivered: mpsc::Receiver<Delivery>,
-    stop: CancellationToken,
+    /// The accept loop and each connection it serves.
+    tasks: TaskGroup,
 }
 
 impl Drop for Receiver {
     fn drop(&mut self) {
-        self.stop.cancel();
+        self.tasks.cancel();
     }
 }
 
@@ -111,9 +112,9 @@ impl Receiver {
             started: std::sync::atomic::AtomicBool::new(false),
             delivered: tx,
         });
-        let stop = CancellationToken::new();
-        tokio::spawn(accept_loop(listener, shared, stop.clone()));
-        Ok(Receiver { addr, token, delivered, stop })
+        let tasks = TaskGroup::default();
+        tasks.spawn(accept_loop(listener, shared, tasks.clone()));
+        Ok(Receiver { addr, token, delivered, tasks })
     }
 
     /// The one-time URL for the browser.
@@ -155,25 +156,18 @@ pub fn redirect_uri(port: u16) -> String {
     format!("http://127.0.0.1:{port}/callback")
 }
 
-async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stop: CancellationToken) {
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, tasks: TaskGroup) {
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     loop {
-        let (stream, _) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(_) => continue,
-            },
-            _ = stop.cancelled() => return,
+        let (stream, _) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(_) => continue,
         };
         // Over the limit the connection is closed at once.
         let Ok(slot) = slots.clone().try_acquire_owned() else { continue };
         let shared = shared.clone();
-        let stop = stop.clone();
-        tokio::spawn(async move {
-            tokio::select! {
-                _ = serve(stream, &shared) => {}
-                _ = stop.cancelled() => {}
-            }
+        tasks.spawn(async move {
+            serve(stream, &shared).await;
             drop(slot);
         });
     }

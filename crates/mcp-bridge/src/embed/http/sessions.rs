@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use mcp_bridge_protocol::{Message, RequestId};
+use mcp_bridge_sdk::task_group::TaskGroup;
 use tokio::sync::mpsc;
 
 use crate::session::{Outgoing, Session};
@@ -48,18 +49,19 @@ pub(super) struct LegacySession {
 }
 
 impl LegacySession {
-    /// A session and the task that routes what it sends; the task ends when
-    /// the session is dropped.
+    /// A session and the task (in `tasks`) that routes what it sends; the
+    /// task ends when the session is dropped.
     pub(super) fn start(
         make: impl FnOnce(mpsc::Sender<Outgoing>) -> Arc<Session>,
         queue: usize,
         keep: usize,
+        tasks: &TaskGroup,
     ) -> Arc<LegacySession> {
         let (out, mut sent) = mpsc::channel::<Outgoing>(queue);
         let legacy = Arc::new(LegacySession { session: make(out), routes: Mutex::default(), keep });
         legacy.touch();
         let weak = Arc::downgrade(&legacy);
-        tokio::spawn(async move {
+        tasks.spawn(async move {
             while let Some(outgoing) = sent.recv().await {
                 let Some(legacy) = weak.upgrade() else { return };
                 legacy.route(outgoing);
@@ -151,6 +153,8 @@ impl LegacySession {
 #[derive(Default)]
 pub(super) struct Sessions {
     by_id: Mutex<HashMap<String, Arc<LegacySession>>>,
+    /// Each session's router and the endings of expired sessions.
+    pub(super) tasks: TaskGroup,
 }
 
 impl Sessions {
