@@ -20,7 +20,7 @@ mod pkce;
 pub mod store;
 
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use tokio::time::Instant;
 
 use reqwest::Url;
 

@@ -97,6 +97,7 @@ pub mod apps;
 pub mod auth;
 #[cfg(feature = "client")]
 pub mod client;
+mod clock;
 pub mod error;
 #[cfg(feature = "icons")]
 pub mod icons;

@@ -60,7 +60,7 @@ async fn read_counter(client: &Client, mode: CacheMode) -> (String, bool) {
     (text, from_cache)
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn fresh_results_are_served_from_the_cache_and_the_modes_choose() {
     let reads = Arc::new(AtomicUsize::new(0));
     let server = server(60_000, CacheScope::Public, reads.clone());
@@ -84,7 +84,7 @@ async fn fresh_results_are_served_from_the_cache_and_the_modes_choose() {
     assert!(d.lock().unwrap().from_cache);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn nothing_is_cached_by_default_or_without_a_positive_ttl() {
     let reads = Arc::new(AtomicUsize::new(0));
     let lasting = server(60_000, CacheScope::Public, reads.clone());
@@ -100,17 +100,17 @@ async fn nothing_is_cached_by_default_or_without_a_positive_ttl() {
     assert_eq!(reads.load(Ordering::SeqCst), 4);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_result_expires_after_its_ttl() {
     let reads = Arc::new(AtomicUsize::new(0));
     let client = cached_client(&server(100, CacheScope::Public, reads));
     assert_eq!(read_counter(&client, CacheMode::Default).await, ("1".into(), false));
     assert_eq!(read_counter(&client, CacheMode::Default).await, ("1".into(), true));
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    tokio::time::advance(Duration::from_millis(150)).await;
     assert_eq!(read_counter(&client, CacheMode::Default).await, ("2".into(), false));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn requests_with_request_state_or_input_responses_skip_the_cache() {
     let reads = Arc::new(AtomicUsize::new(0));
     let client = cached_client(&server(60_000, CacheScope::Public, reads.clone()));
@@ -125,7 +125,7 @@ async fn requests_with_request_state_or_input_responses_skip_the_cache() {
     assert!(reads.load(Ordering::SeqCst) >= 2);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn an_invalid_cursor_drops_the_pages_and_a_list_change_drops_the_list() {
     let server = server(60_000, CacheScope::Public, Arc::default());
     let client = cached_client(&server);
@@ -149,10 +149,12 @@ async fn an_invalid_cursor_drops_the_pages_and_a_list_change_drops_the_list() {
     assert!(d.lock().unwrap().from_cache);
 
     // A list change on a listen stream drops the list before the caller hears of it.
-    let heard = Arc::new(tokio::sync::Notify::new());
-    let notify = heard.clone();
+    let (acknowledged, heard) = (Arc::new(tokio::sync::Notify::new()), Arc::new(tokio::sync::Notify::new()));
+    let (on_ack, notify) = (acknowledged.clone(), heard.clone());
     let listen_options = RequestOptions::default().with_on_notification(Arc::new(move |n| {
-        if n.method != "notifications/subscriptions/acknowledged" {
+        if n.method == "notifications/subscriptions/acknowledged" {
+            on_ack.notify_one();
+        } else {
             notify.notify_one();
         }
     }));
@@ -163,9 +165,7 @@ async fn an_invalid_cursor_drops_the_pages_and_a_list_change_drops_the_list() {
         ..Default::default()
     };
     tokio::spawn(async move { listener.listen(filter, &listen_options).await });
-    while server.open_subscriptions() == 0 {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    acknowledged.notified().await;
     assert!(server.remove_tool("c").await);
     heard.notified().await;
     *d.lock().unwrap() = Diagnostics::default();

@@ -293,7 +293,7 @@ async fn requests_beyond_max_in_flight_wait_for_a_slot_and_pending_requests_are_
             tokio::spawn(async move { client.call_tool("ping", json!({}), &RequestOptions::default()).await })
         })
         .collect();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    common::until("the server to hold two requests", || now.load(Ordering::SeqCst) == 2).await;
     // All six are waiting; a seventh is refused at once.
     let refused = client.call_tool("ping", json!({}), &o).await;
     assert!(matches!(refused, Err(Error::Busy { limit: 6 })), "{refused:?}");

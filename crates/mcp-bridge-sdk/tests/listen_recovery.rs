@@ -15,16 +15,10 @@ fn filter() -> SubscriptionFilter {
 }
 
 async fn streams_closed(server: &mcp_bridge_sdk::Server) {
-    for _ in 0..500 {
-        if server.open_subscriptions() == 0 {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("the server still has an open stream");
+    common::until("the server to close its stream", || server.open_subscriptions() == 0).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn the_deadline_ends_the_stream_with_a_timeout() {
     let server = common::ping_server();
     let client = Client::new(ClientOptions::new("c", "1"), transport::memory::connect(&server));
@@ -34,7 +28,7 @@ async fn the_deadline_ends_the_stream_with_a_timeout() {
     streams_closed(&server).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn cancelling_ends_the_stream() {
     let server = common::ping_server();
     let client = Client::new(ClientOptions::new("c", "1"), transport::memory::connect(&server));
@@ -44,9 +38,7 @@ async fn cancelling_ends_the_stream() {
         let client = client.clone();
         tokio::spawn(async move { client.listen_with_recovery(filter(), &ListenRecovery::default(), &options).await })
     };
-    while server.open_subscriptions() == 0 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    common::until("the stream to open", || server.open_subscriptions() == 1).await;
     cancel.cancel();
     let outcome = listening.await.unwrap();
     assert!(matches!(outcome, Err(Error::Cancelled { .. })), "{outcome:?}");

@@ -1,5 +1,8 @@
 //! The client and the server of the SDK against each other over the
-//! in-memory link, through their public API only.
+//! in-memory link, through their public API only. Every test runs on
+//! tokio's paused clock: time moves only when every task waits on it.
+
+mod common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -73,7 +76,7 @@ fn rpc_code(result: Result<impl std::fmt::Debug, Error>) -> i64 {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn discover_reports_versions_capabilities_and_server_info() {
     let server = builder().tool(tool("t"), |_c, _x| async { Ok(text("x")) }).build();
     let result = plain_client(&server).discover(&RequestOptions::default()).await.unwrap();
@@ -85,7 +88,7 @@ async fn discover_reports_versions_capabilities_and_server_info() {
     assert!(result.ttl_ms.is_some() && result.cache_scope.is_some());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn undeclared_capabilities_are_not_served() {
     let server = builder().tool(tool("t"), |_c, _x| async { Ok(text("x")) }).build();
     let client = plain_client(&server);
@@ -93,7 +96,7 @@ async fn undeclared_capabilities_are_not_served() {
     assert_eq!(rpc_code(client.request_raw("no/such", Map::new(), &RequestOptions::default()).await), -32601);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn form_elicitation_round_runs_the_hook_and_retries_with_the_state() {
     let server = builder().tool(tool("ask"), ask_name).build();
     let client = elicit_client(&server, json!({"action": "accept", "content": {"name": "Ada"}}));
@@ -104,7 +107,7 @@ async fn form_elicitation_round_runs_the_hook_and_retries_with_the_state() {
     assert_eq!(diagnostics.lock().unwrap().rounds, 1);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn elicitation_answer_that_breaks_the_schema_fails_the_hook() {
     let server = builder().tool(tool("ask"), ask_name).build();
     let client = elicit_client(&server, json!({"action": "accept", "content": {"name": 5}}));
@@ -112,7 +115,7 @@ async fn elicitation_answer_that_breaks_the_schema_fails_the_hook() {
     assert!(matches!(&err, Error::HookFailed { key, .. } if key == "name"), "{err:?}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn server_refuses_input_the_client_did_not_declare() {
     let server = builder().tool(tool("ask"), ask_name).build();
     let err = plain_client(&server).call_tool("ask", json!({}), &RequestOptions::default()).await.unwrap_err();
@@ -140,7 +143,7 @@ async fn retry_with_state(client: &Client, name: &str, arguments: Value, state: 
     client.request_raw("tools/call", params.as_object().unwrap().clone(), &RequestOptions::default()).await
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_typed_request_runs_the_input_rounds_or_hands_them_to_the_caller() {
     use mcp_bridge_protocol::method::ToolsCall;
     use mcp_bridge_protocol::types::{CallToolRequestParams, Outcome};
@@ -161,7 +164,7 @@ async fn a_typed_request_runs_the_input_rounds_or_hands_them_to_the_caller() {
     assert_eq!(first_text(&result), "Hello, Bo!");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn tampered_request_state_is_rejected() {
     let server = builder().tool(tool("ask"), ask_name).build();
     let (client, raw) = first_round(&server).await;
@@ -175,7 +178,7 @@ async fn tampered_request_state_is_rejected() {
     assert_eq!(code, error_code::INVALID_PARAMS);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn request_state_of_other_arguments_or_another_tool_is_rejected() {
     let server = builder().tool(tool("ask"), ask_name).tool(tool("other"), ask_name).build();
     let (client, raw) = first_round(&server).await;
@@ -184,7 +187,7 @@ async fn request_state_of_other_arguments_or_another_tool_is_rejected() {
     assert_eq!(rpc_code(retry_with_state(&client, "other", json!({}), state).await), -32602);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn expired_request_state_is_rejected() {
     let server = builder().state_ttl(Duration::ZERO).tool(tool("ask"), ask_name).build();
     let (client, raw) = first_round(&server).await;
@@ -197,17 +200,7 @@ fn collector() -> (NotificationCallback, Arc<Mutex<Vec<JsonRpcNotification>>>) {
     (Arc::new(move |n: &JsonRpcNotification| sink.lock().unwrap().push(n.clone())), seen)
 }
 
-async fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    for _ in 0..500 {
-        if done() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("timed out waiting for {what}");
-}
-
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn listen_acknowledges_first_tags_events_and_completes_on_shutdown() {
     let server = builder().tool(tool("t"), |_c, _x| async { Ok(text("x")) }).build();
     let client = plain_client(&server);
@@ -219,10 +212,10 @@ async fn listen_acknowledges_first_tags_events_and_completes_on_shutdown() {
         let client = client.clone();
         async move { client.listen(filter, &options).await }
     });
-    wait_for("the stream", || server.open_subscriptions() == 1).await;
+    common::until("the stream", || server.open_subscriptions() == 1).await;
     server.publish(ChangeEvent::PromptsListChanged).await; // not offered: never sent
     server.publish(ChangeEvent::ToolsListChanged).await;
-    wait_for("the event", || seen.lock().unwrap().len() == 2).await;
+    common::until("the event", || seen.lock().unwrap().len() == 2).await;
     server.shutdown_subscriptions();
     let result = stream.await.unwrap().unwrap();
     let seen = seen.lock().unwrap();
@@ -235,7 +228,7 @@ async fn listen_acknowledges_first_tags_events_and_completes_on_shutdown() {
     assert_eq!(serde_json::to_value(&result.meta.subscription_id).unwrap(), id);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn event_published_by_a_handler_arrives_before_its_result() {
     let server = builder()
         .tool(tool("change"), |_c, ctx: RequestContext| async move {
@@ -256,14 +249,14 @@ async fn event_published_by_a_handler_arrives_before_its_result() {
         let client = client.clone();
         async move { client.listen(filter, &options).await }
     });
-    wait_for("the stream", || server.open_subscriptions() == 1).await;
+    common::until("the stream", || server.open_subscriptions() == 1).await;
     client.call_tool("change", json!({}), &RequestOptions::default()).await.unwrap();
     order.lock().unwrap().push("result".into());
     cancel.cancel();
     assert!(matches!(stream.await.unwrap(), Err(Error::Cancelled { .. })));
     let order = order.lock().unwrap().clone();
     assert_eq!(&order[1..], ["notifications/tools/list_changed", "result"]);
-    wait_for("the stream to close", || server.open_subscriptions() == 0).await;
+    common::until("the stream to close", || server.open_subscriptions() == 0).await;
 }
 
 fn logging_server() -> Server {
@@ -277,7 +270,7 @@ fn logging_server() -> Server {
         .build()
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn log_messages_only_for_requests_that_ask_at_their_level() {
     let server = logging_server();
     let (on_notification, seen) = collector();
@@ -287,13 +280,13 @@ async fn log_messages_only_for_requests_that_ask_at_their_level() {
     client.call_tool("log", json!({}), &RequestOptions::default()).await.unwrap();
     let info = RequestOptions::default().with_log_level(LoggingLevel::Info);
     client.call_tool("log", json!({}), &info).await.unwrap();
-    wait_for("the log message", || !seen.lock().unwrap().is_empty()).await;
+    common::until("the log message", || !seen.lock().unwrap().is_empty()).await;
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 1, "no level: none; info: the info message only");
     assert_eq!(seen[0].params.as_ref().unwrap()["data"], "hello");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn progress_reaches_its_request() {
     let server = logging_server();
     let progress = Arc::new(Mutex::new(Vec::new()));
@@ -307,14 +300,17 @@ async fn progress_reaches_its_request() {
     assert_eq!(*progress.lock().unwrap(), vec![(Some(1.0), Some("half".to_owned()))]);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn cancelling_a_request_tells_the_server() {
     let saw_cancel = Arc::new(Mutex::new(false));
     let flag = saw_cancel.clone();
+    let started = Arc::new(tokio::sync::Notify::new());
+    let starting = started.clone();
     let server = builder()
         .tool(tool("wait"), move |_c, ctx: RequestContext| {
-            let flag = flag.clone();
+            let (flag, starting) = (flag.clone(), starting.clone());
             async move {
+                starting.notify_one();
                 ctx.cancelled().await;
                 *flag.lock().unwrap() = true;
                 Ok(text("never sent"))
@@ -325,13 +321,13 @@ async fn cancelling_a_request_tells_the_server() {
     let options = RequestOptions::default().with_cancel(cancel.clone());
     let client = plain_client(&server);
     let call = tokio::spawn(async move { client.call_tool("wait", json!({}), &options).await });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    started.notified().await;
     cancel.cancel();
     assert!(matches!(call.await.unwrap(), Err(Error::Cancelled { .. })));
-    wait_for("the handler to see the cancellation", || *saw_cancel.lock().unwrap()).await;
+    common::until("the handler to see the cancellation", || *saw_cancel.lock().unwrap()).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn sdk_owned_and_invalid_meta_keys_are_refused_before_sending() {
     let server = builder().tool(tool("t"), |_c, _x| async { Ok(text("x")) }).build();
     let client = plain_client(&server);
@@ -348,7 +344,7 @@ async fn sdk_owned_and_invalid_meta_keys_are_refused_before_sending() {
     assert!(client.call_tool("t", json!({}), &RequestOptions::default().with_meta(meta)).await.is_ok());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn unknown_tool_and_bad_arguments_are_invalid_params() {
     let schema_tool: Tool = serde_json::from_value(json!({"name": "typed", "inputSchema": {
         "type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}))
@@ -360,16 +356,19 @@ async fn unknown_tool_and_bad_arguments_are_invalid_params() {
     assert!(client.call_tool("typed", json!({"n": 1}), &RequestOptions::default()).await.is_ok());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_request_over_the_in_flight_limit_is_refused_at_once() {
     let release = CancellationToken::new();
     let gate = release.clone();
+    let entered = Arc::new(tokio::sync::Notify::new());
+    let entering = entered.clone();
     let limits = ServerLimits::default().with_max_in_flight(1);
     let server = builder()
         .limits(limits)
         .tool(tool("block"), move |_c, _x| {
-            let gate = gate.clone();
+            let (gate, entering) = (gate.clone(), entering.clone());
             async move {
+                entering.notify_one();
                 gate.cancelled().await;
                 Ok(text("released"))
             }
@@ -380,13 +379,13 @@ async fn a_request_over_the_in_flight_limit_is_refused_at_once() {
         let client = client.clone();
         async move { client.call_tool("block", json!({}), &RequestOptions::default()).await }
     });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    entered.notified().await;
     assert_eq!(rpc_code(client.call_tool("block", json!({}), &RequestOptions::default()).await), -32603);
     release.cancel();
     assert_eq!(first_text(&first.await.unwrap().unwrap()), "released");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_listen_stream_does_not_take_a_request_slot() {
     let limits = ServerLimits::default().with_max_in_flight(1);
     let server = builder().limits(limits).tool(tool("t"), |_c, _x| async { Ok(text("x")) }).build();
@@ -396,7 +395,7 @@ async fn a_listen_stream_does_not_take_a_request_slot() {
         let (client, filter) = (client.clone(), filter.clone());
         async move { client.listen(filter, &RequestOptions::default()).await }
     });
-    wait_for("the stream", || server.open_subscriptions() == 1).await;
+    common::until("the stream", || server.open_subscriptions() == 1).await;
     assert!(client.call_tool("t", json!({}), &RequestOptions::default()).await.is_ok(), "one stream and one call");
     // Listen streams have a bound of their own.
     assert_eq!(rpc_code(client.listen(filter, &RequestOptions::default()).await), -32603);
@@ -404,7 +403,7 @@ async fn a_listen_stream_does_not_take_a_request_slot() {
     assert!(stream.await.unwrap().is_ok());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn unsupported_version_is_refused_with_the_supported_list() {
     let server = builder().tool(tool("t"), |_c, _x| async { Ok(text("x")) }).build();
     let mut options = ClientOptions::new("old", "1");
@@ -416,7 +415,7 @@ async fn unsupported_version_is_refused_with_the_supported_list() {
     assert_eq!(error.data.as_ref().unwrap()["supported"], json!(["2026-07-28"]));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn structured_content_that_breaks_the_output_schema_is_flagged_not_dropped() {
     let t: Tool = serde_json::from_value(json!({"name": "sum", "inputSchema": {"type": "object"},
         "outputSchema": {"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]}}))
@@ -437,7 +436,7 @@ async fn structured_content_that_breaks_the_output_schema_is_flagged_not_dropped
     assert!(diagnostics.lock().unwrap().structured_content_invalid);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn pages_are_followed_and_a_bad_cursor_is_invalid_params() {
     let mut b = builder().page_size(2);
     for i in 0..5 {
@@ -451,7 +450,7 @@ async fn pages_are_followed_and_a_bad_cursor_is_invalid_params() {
     assert_eq!(rpc_code(client.list_tools(Some("zzz"), &RequestOptions::default()).await), -32602);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_declared_input_kind_without_a_hook_fails_the_request() {
     let server = builder().tool(tool("ask"), ask_name).build();
     let mut options = ClientOptions::new("c", "1");
@@ -461,7 +460,7 @@ async fn a_declared_input_kind_without_a_hook_fails_the_request() {
     assert!(matches!(&err, Error::HookFailed { reason, .. } if reason.contains("no form elicitation hook")), "{err:?}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_request_sent_on_behalf_of_another_client_carries_its_info_and_capabilities() {
     let server = builder()
         .tool(tool("who"), |_call, ctx: RequestContext| async move {

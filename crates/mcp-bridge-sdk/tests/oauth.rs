@@ -90,7 +90,7 @@ async fn the_first_refusal_signs_in_and_later_requests_use_the_token() {
     assert_eq!(s.store.load(&key).unwrap(), None, "signing out forgets the tokens");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_token_that_expires_soon_is_refreshed_without_a_new_sign_in() {
     let s = setup(4).await;
     let oauth = oauth(&s);
@@ -100,14 +100,14 @@ async fn a_token_that_expires_soon_is_refreshed_without_a_new_sign_in() {
     client.discover(&o).await.unwrap();
     assert_eq!(s.issued.lock().unwrap().grants, ["authorization_code"], "a fresh 4 s token is used as it is");
     // Past half its lifetime.
-    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    tokio::time::advance(std::time::Duration::from_millis(2100)).await;
     client.discover(&o).await.unwrap();
     assert_eq!(s.sign_ins.load(Ordering::SeqCst), 1);
     assert_eq!(s.issued.lock().unwrap().grants, ["authorization_code", "refresh_token"]);
     assert_eq!(stored(&s).access_token, "at-2");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_newer_stored_record_is_used_instead_of_a_refresh() {
     let s = setup(4).await;
     let oauth = oauth(&s);
@@ -121,7 +121,7 @@ async fn a_newer_stored_record_is_used_instead_of_a_refresh() {
     newer.expires_at = Some(u64::MAX / 2);
     let key = mcp_bridge_sdk::auth::store::tokens_key(&s.url);
     s.store.save(&key, &serde_json::to_string(&newer).unwrap()).unwrap();
-    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    tokio::time::advance(std::time::Duration::from_millis(2100)).await;
     client.discover(&o).await.unwrap();
     assert_eq!(s.issued.lock().unwrap().grants, ["authorization_code"], "no refresh over the newer record");
     assert_eq!(stored(&s).access_token, "at-other", "the newer record is not overwritten");

@@ -136,7 +136,7 @@ fn code(result: Result<impl std::fmt::Debug, Error>) -> i64 {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_task_is_created_for_a_declaring_client_and_followed_to_its_result() {
     let server = server();
     let client = client(&server, true, Arc::default());
@@ -160,7 +160,7 @@ async fn a_task_is_created_for_a_declaring_client_and_followed_to_its_result() {
     assert_eq!(tool_error.is_error, Some(true));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_client_without_the_extension_gets_the_result_or_a_capability_error() {
     let server = server();
     let client = client(&server, false, Arc::default());
@@ -176,7 +176,7 @@ async fn a_client_without_the_extension_gets_the_result_or_a_capability_error() 
     assert_eq!(code(client.listen(filter, &o).await), -32021);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn input_requests_are_answered_once_each_through_tasks_update() {
     let server = server();
     let asked = Arc::new(AtomicUsize::new(0));
@@ -189,12 +189,8 @@ async fn input_requests_are_answered_once_each_through_tasks_update() {
     // Two questions at once, answered one at a time by hand.
     let ToolOutcome::Task(task) = client.call_tool_or_task("ask_two", json!({}), &o).await.unwrap() else { panic!() };
     let id = task.task_id;
-    let mut current = client.get_task(&id, &o).await.unwrap();
-    while current.status != TaskStatus::InputRequired {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-        current = client.get_task(&id, &o).await.unwrap();
-    }
-    let pending = current.input_requests.unwrap();
+    input_required(&client, &id).await;
+    let pending = client.get_task(&id, &o).await.unwrap().input_requests.unwrap();
     assert_eq!(pending.keys().collect::<Vec<_>>(), ["a", "b"]);
     let accept = |answer: &str| -> InputResponse {
         serde_json::from_value(json!({"action": "accept", "content": {"answer": answer}})).unwrap()
@@ -209,7 +205,7 @@ async fn input_requests_are_answered_once_each_through_tasks_update() {
     assert_eq!(text_of(&task_result(&done).unwrap()), "alpha and beta");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn failures_cancellation_and_time_limits() {
     let server = server();
     let client = client(&server, true, Arc::default());
@@ -243,7 +239,7 @@ async fn failures_cancellation_and_time_limits() {
     assert_eq!(client.get_task(&slow.task_id, &o).await.unwrap().status, TaskStatus::Cancelled);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn input_rounds_then_a_task_and_status_notifications_on_a_listen_stream() {
     let server = server();
     let asked = Arc::new(AtomicUsize::new(0));
@@ -257,10 +253,15 @@ async fn input_rounds_then_a_task_and_status_notifications_on_a_listen_stream() 
         panic!()
     };
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let record = seen.clone();
+    let (record, ended) = (seen.clone(), Arc::new(tokio::sync::Notify::new()));
+    let on_end = ended.clone();
     let listen_options = RequestOptions::default().with_on_notification(Arc::new(move |n| {
         if let Some(task) = task_of_notification(n) {
+            let done = task.status == TaskStatus::Completed;
             record.lock().unwrap().push(task);
+            if done {
+                on_end.notify_one();
+            }
         }
     }));
     let filter =
@@ -268,7 +269,7 @@ async fn input_rounds_then_a_task_and_status_notifications_on_a_listen_stream() 
     let listener = client.clone();
     tokio::spawn(async move { listener.listen(filter, &listen_options).await });
     client.await_task(&task.task_id, &o).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    tokio::time::timeout(Duration::from_secs(10), ended.notified()).await.expect("the completion reaches the stream");
     let seen = seen.lock().unwrap();
     let last = seen.last().expect("a notifications/tasks event");
     assert_eq!((last.task_id.as_str(), last.status), (task.task_id.as_str(), TaskStatus::Completed));
@@ -309,14 +310,18 @@ async fn tasks_over_http_carry_the_task_id_in_mcp_name() {
     assert_eq!(raw.json::<Value>().await.unwrap()["error"]["code"], -32020);
 }
 
-/// Waits until the task asks for input.
+/// Waits until the task asks for input, polling as a client would (at
+/// most 10 s of the test's clock).
 async fn input_required(client: &Client, id: &str) {
-    while client.get_task(id, &RequestOptions::default()).await.unwrap().status != TaskStatus::InputRequired {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let polled = tokio::time::timeout(Duration::from_secs(10), async {
+        while client.get_task(id, &RequestOptions::default()).await.unwrap().status != TaskStatus::InputRequired {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    });
+    polled.await.expect("the task asks for input within 10 s");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn recorded_tasks_survive_a_restart_and_saved_answers_are_not_asked_again() {
     let dir = std::env::temp_dir().join(format!("mcp-sdk-task-store-{}", std::process::id()));
     let key_file = dir.join("key");
@@ -384,7 +389,7 @@ impl RecordStore for BrokenStore {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_task_that_cannot_be_recorded_is_cancelled_and_unknown_tasks_are_dropped() {
     let server = server();
     let o = RequestOptions::default();
@@ -407,7 +412,7 @@ async fn a_task_that_cannot_be_recorded_is_cancelled_and_unknown_tasks_are_dropp
     assert!(store.tasks().unwrap().is_empty());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn the_work_of_a_task_ends_when_its_server_is_gone() {
     // The work holds `held` until it is dropped; its receiver hears of that.
     let (held, released) = tokio::sync::oneshot::channel::<()>();

@@ -16,7 +16,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcp_bridge_protocol::types::SubscriptionFilter;
 use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification, Message};
@@ -26,6 +26,7 @@ use mcp_bridge_sdk::limits::CLOSE_GRACE;
 use mcp_bridge_sdk::task_group::TaskGroup;
 use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::session::{ClientLogLevel, Outgoing};

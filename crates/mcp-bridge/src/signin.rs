@@ -13,10 +13,11 @@ pub mod tokens;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcp_bridge_sdk::auth::{AuthorizationRequest, AuthorizationResponse, Authorize};
 use mcp_bridge_sdk::{BoxError, BoxFuture};
+use tokio::time::Instant;
 
 use receiver::{Delivery, Receiver};
 

@@ -2,8 +2,6 @@
 //! and the token endpoint (codes and refresh tokens). Error texts name the
 //! step and the server's own `error`, never a token, code or secret.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use base64::Engine;
 use reqwest::Url;
 use serde::Deserialize;
@@ -152,7 +150,7 @@ struct TokenResponse {
 }
 
 fn now_s() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    crate::clock::unix_seconds()
 }
 
 /// POSTs a grant to the token endpoint with the client's authentication,

@@ -2,7 +2,7 @@
 //! a request's notifications.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcp_bridge_protocol::types::{
     ClientCapabilities, ElicitRequestFormParams, ElicitRequestUrlParams, ElicitResult, Implementation, LoggingLevel,
@@ -11,6 +11,7 @@ use mcp_bridge_protocol::types::{
 use mcp_bridge_protocol::types::{CreateMessageRequestParams, CreateMessageResult};
 use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification};
 use serde_json::{Map, Value};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::limits::{MAX_PENDING_REQUESTS, MAX_PROGRESS_RATE_PER_S, REQUEST_TIMEOUT};

@@ -2,7 +2,6 @@
 //! capability gate, the method's handler, and the multi round-trip rules.
 
 use std::collections::BTreeMap;
-use std::time::SystemTime;
 
 use mcp_bridge_protocol::meta::{PROTOCOL_VERSION_KEY, RequestMeta};
 use mcp_bridge_protocol::types::{
@@ -279,7 +278,7 @@ impl Server {
         run: impl FnOnce(InputResponses, Option<Value>, RequestContext) -> BoxFuture<Result<Reply<R>, HandlerError>>,
     ) -> Outcome {
         let digest = params_digest(params);
-        let now = SystemTime::now();
+        let now = crate::clock::system_now();
         let state = match params.get("requestState") {
             None => None,
             Some(Value::String(token)) => Some(self.inner.sealer.open(token, method, &digest, now).map_err(|e| {

@@ -227,7 +227,7 @@ impl TaskRegistry {
         capabilities: ClientCapabilities,
     ) -> Result<Task, ServerFault> {
         let id = new_task_id();
-        let now = SystemTime::now();
+        let now = crate::clock::system_now();
         let created = {
             let mut tasks = self.lock();
             tasks.retain(|_, e| !self.expired(e, now));
@@ -306,7 +306,7 @@ impl TaskRegistry {
                 return;
             }
             apply(entry);
-            entry.updated = SystemTime::now();
+            entry.updated = crate::clock::system_now();
             self.snapshot(id, entry)
         };
         self.hub.publish(&ChangeEvent::Task(Box::new(snapshot)));
@@ -315,7 +315,7 @@ impl TaskRegistry {
     /// `tasks/get`.
     pub(crate) fn get(&self, id: &str) -> Result<Task, ServerFault> {
         let mut tasks = self.lock();
-        let now = SystemTime::now();
+        let now = crate::clock::system_now();
         match tasks.get(id) {
             Some(entry) if !self.expired(entry, now) => {
                 Ok(Task { result_type: Some(ResultType::Complete), ..self.snapshot(id, entry) })

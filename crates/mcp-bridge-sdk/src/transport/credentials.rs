@@ -26,7 +26,7 @@ pub struct AuthRefusal {
     pub www_authenticate: Option<String>,
     /// When the refused request was sent: credentials obtained after it
     /// may be good.
-    pub sent_at: std::time::Instant,
+    pub sent_at: tokio::time::Instant,
     /// The method of the refused request (a provider may sign in for some
     /// methods only).
     pub method: String,

@@ -5,6 +5,7 @@ use mcp_bridge_sdk::{Reply, Server};
 use serde_json::json;
 
 /// A server with one tool, `ping`, that answers `pong`.
+#[allow(dead_code)]
 pub(crate) fn ping_server() -> Server {
     let tool: Tool = serde_json::from_value(json!({"name": "ping", "inputSchema": {"type": "object"}})).unwrap();
     Server::builder(Implementation::new("ping", "1"))
@@ -44,4 +45,16 @@ pub(crate) async fn listening(
         .expect("the server acknowledges the listen stream within 10 s")
         .expect("the listen stream ended before its acknowledgment");
     stream
+}
+
+/// Waits until `condition` holds, checking every 5 ms for at most 10 s of
+/// the test's clock (virtual on a paused clock); panics naming `what`.
+/// For states no event announces; an event is better where there is one.
+#[allow(dead_code)]
+pub(crate) async fn until(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !condition() {
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
 }

@@ -20,7 +20,7 @@ pub(super) async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Re
         shared.session.remember_initialize(request);
     }
     let mut session = shared.session.get();
-    let sent_at = std::time::Instant::now();
+    let sent_at = tokio::time::Instant::now();
     let mut response = send(shared, session.as_ref(), request, &extra, body.clone()).await?;
     if let (Some(auth), 401 | 403) = (&config.auth, response.status().as_u16()) {
         let refusal = AuthRefusal {

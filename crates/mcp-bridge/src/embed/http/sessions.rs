@@ -7,11 +7,12 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcp_bridge_protocol::{Message, RequestId};
 use mcp_bridge_sdk::task_group::TaskGroup;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 
 use crate::session::{Outgoing, Session};
 
