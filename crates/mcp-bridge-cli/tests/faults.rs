@@ -379,7 +379,8 @@ async fn the_end_of_input_in_the_middle_of_an_input_round_ends_cleanly() {
             break;
         }
     }
-    let started = Instant::now();
-    finish_clean(peer, 0).await;
-    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    // The unanswered elicitation does not hold the exit (its time limit is an hour).
+    tokio::time::timeout(Duration::from_secs(5), finish_clean(peer, 0))
+        .await
+        .expect("the bridge exits without waiting for the elicitation's answer");
 }

@@ -119,6 +119,22 @@ methods! {
     ResourcesUnsubscribe = "resources/unsubscribe", legacy::SubscribeRequestParams => MetaParams;
     /// 2025-11-25 `notifications/roots/list_changed`.
     RootsListChanged = "notifications/roots/list_changed", Option<MetaParams>;
+    /// `notifications/elicitation/complete`: a URL elicitation finished.
+    ElicitationComplete = "notifications/elicitation/complete", Map<String, Value>;
+    /// Tasks extension: `tasks/get`.
+    TasksGet = "tasks/get", TaskIdParams => Task;
+    /// Tasks extension: `tasks/update`, the answers to a task's input requests.
+    TasksUpdate = "tasks/update", UpdateTaskRequestParams => MetaParams;
+    /// Tasks extension: `tasks/cancel`.
+    TasksCancel = "tasks/cancel", TaskIdParams => MetaParams;
+    /// Tasks extension: `notifications/tasks`, a task's new status.
+    TasksStatus = "notifications/tasks", Task;
+    /// Skills extension: `skills/list`.
+    SkillsList = "skills/list", PaginatedRequestParams => ListSkillsResult;
+    /// Skills extension: `skills/get` (params: the skill's `uri`).
+    SkillsGet = "skills/get", Map<String, Value> => GetSkillResult;
+    /// Skills extension: `resources/directory/read` (params: the directory's `uri`).
+    ResourcesDirectoryRead = "resources/directory/read", Map<String, Value> => ReadResourceDirectoryResult;
 }
 
 /// A typed request of method `M`.
