@@ -23,14 +23,14 @@ use crate::types::*;
 /// The request methods with the same name and purpose in 2025-11-25 and
 /// 2026-07-28: what a bridge forwards, and most of what a server serves.
 pub const SHARED_REQUEST_METHODS: [&str; 8] = [
-    "tools/list",
-    "tools/call",
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "completion/complete",
+    ToolsList::NAME,
+    ToolsCall::NAME,
+    PromptsList::NAME,
+    PromptsGet::NAME,
+    ResourcesList::NAME,
+    ResourcesTemplatesList::NAME,
+    ResourcesRead::NAME,
+    CompletionComplete::NAME,
 ];
 
 /// A JSON-RPC method or notification, by name and params type.
@@ -48,7 +48,8 @@ pub trait RequestMethod: Method {
 }
 
 macro_rules! methods {
-    ($($(#[$doc:meta])* $name:ident = $wire:literal, $params:ty $(=> $result:ty)?;)*) => {$(
+    ($($(#[$doc:meta])* $name:ident = $wire:literal, $params:ty $(=> $result:ty)?;)*) => {
+    $(
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
         pub struct $name;
@@ -59,7 +60,10 @@ macro_rules! methods {
         $(impl RequestMethod for $name {
             type Result = $result;
         })?
-    )*};
+    )*
+        /// The wire name of every typed method (the method table lists the same).
+        pub const TYPED_NAMES: &[&str] = &[$($wire),*];
+    };
 }
 
 methods! {

@@ -19,6 +19,7 @@ mod exchange;
 mod pkce;
 pub mod store;
 
+use mcp_bridge_protocol::method::{Method, SubscriptionsListen};
 use std::sync::{Arc, Mutex};
 use tokio::time::Instant;
 
@@ -72,7 +73,7 @@ impl std::fmt::Debug for OAuthClient {
 }
 
 /// Methods whose refusal never starts a sign-in (see `on_refusal`).
-const PASSIVE_METHODS: [&str; 1] = ["subscriptions/listen"];
+const PASSIVE_METHODS: [&str; 1] = [SubscriptionsListen::NAME];
 
 /// Seconds before expiry an access token is refreshed.
 const REFRESH_MARGIN_S: u64 = 60;

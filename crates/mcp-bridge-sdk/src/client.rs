@@ -28,6 +28,7 @@ use mcp_bridge_protocol::meta::{
     CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROGRESS_TOKEN_KEY, PROTOCOL_VERSION_KEY,
     is_sdk_owned_request_key, validate_key,
 };
+use mcp_bridge_protocol::method::{Method, ServerDiscover, ToolsCall};
 use mcp_bridge_protocol::types::{CallToolResult, Icon, InputRequiredResult, Tool};
 use mcp_bridge_protocol::{JsonRpcRequest, Message, RequestId, error_code};
 use serde::de::DeserializeOwned;
@@ -236,7 +237,7 @@ impl Client {
         let spoken = self.connect(options).await?;
         // The probe's discover result answers the discover that caused it, no other request.
         let probed = self.inner.probed.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if method == "server/discover" {
+        if method == ServerDiscover::NAME {
             if let Spoken::Legacy(initialized) = spoken {
                 return to_json(&era::discover_of_initialize(initialized));
             }
@@ -391,7 +392,7 @@ impl Client {
         match self.exchange(method, params, options, limit, legacy).await {
             // The tool's header annotations may have changed: read the list
             // again (the transport learns them) and send once more.
-            Err(Error::Rpc { error }) if error.code == error_code::HEADER_MISMATCH && method == "tools/call" => {
+            Err(Error::Rpc { error }) if error.code == error_code::HEADER_MISMATCH && method == ToolsCall::NAME => {
                 tracing::debug!("header mismatch on tools/call; reading tools/list again");
                 // The re-read is part of this call: its cancel and what is left of its time limit.
                 let reread = RequestOptions {

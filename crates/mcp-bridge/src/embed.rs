@@ -10,6 +10,7 @@ pub mod http;
 
 use std::io::Cursor;
 
+use mcp_bridge_protocol::method::{Initialize, Method, ServerDiscover};
 use mcp_bridge_protocol::{ErrorObject, JsonRpcErrorResponse, Message, decode_message, error_code};
 use mcp_bridge_sdk::Server;
 use mcp_bridge_sdk::transport::process_stdio;
@@ -74,8 +75,8 @@ enum FirstLine {
 
 fn classify(line: &[u8], max_depth: usize) -> FirstLine {
     match decode_message(line, max_depth) {
-        Ok(Message::Request(r)) if r.method == "initialize" => FirstLine::Initialize,
-        Ok(Message::Request(r)) if r.method == "server/discover" => FirstLine::Discover(r),
+        Ok(Message::Request(r)) if r.method == Initialize::NAME => FirstLine::Initialize,
+        Ok(Message::Request(r)) if r.method == ServerDiscover::NAME => FirstLine::Discover(r),
         // Anything else, bad lines included, is the modern server's to answer.
         _ => FirstLine::Other,
     }

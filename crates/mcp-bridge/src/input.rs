@@ -3,6 +3,7 @@
 //! the client's answers before they go back. The front end sends the
 //! requests and waits for the answers.
 
+use mcp_bridge_protocol::method::{ElicitationCreate, Method};
 use mcp_bridge_protocol::types::{
     ClientCapabilities, CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, InputRequest,
     InputRequests, InputResponse, ListRootsResult,
@@ -92,7 +93,7 @@ pub fn check_round(requests: &InputRequests, client: &ClientCapabilities) -> Res
 /// # Errors
 /// The request cannot be built (it always can for a checked URL).
 pub fn url_consent_request(url: &str) -> Result<InputRequest, serde_json::Error> {
-    serde_json::from_value(serde_json::json!({"method": "elicitation/create", "params": {
+    serde_json::from_value(serde_json::json!({"method": ElicitationCreate::NAME, "params": {
         "mode": "url",
         "message": "The MCP server needs you to sign in. Open the link to continue.",
         "url": url,

@@ -4,6 +4,10 @@
 
 use mcp_bridge_protocol::RequestId;
 use mcp_bridge_protocol::legacy::{InitializeRequestParams, SetLevelRequestParams, SubscribeRequestParams};
+use mcp_bridge_protocol::method::{
+    Initialize, Initialized, LoggingSetLevel, Method, NotificationsCancelled, Ping, ResourcesSubscribe,
+    ResourcesUnsubscribe, RootsListChanged, ServerDiscover,
+};
 use mcp_bridge_protocol::types::LoggingLevel;
 use serde_json::Value;
 
@@ -34,12 +38,12 @@ pub enum RequestClass {
 /// The class of a request method.
 pub fn classify_request(method: &str) -> RequestClass {
     match method {
-        "initialize" => RequestClass::Initialize,
-        "ping" => RequestClass::Ping,
-        "logging/setLevel" => RequestClass::SetLevel,
-        "server/discover" => RequestClass::Discover,
-        "resources/subscribe" => RequestClass::Subscribe,
-        "resources/unsubscribe" => RequestClass::Unsubscribe,
+        Initialize::NAME => RequestClass::Initialize,
+        Ping::NAME => RequestClass::Ping,
+        LoggingSetLevel::NAME => RequestClass::SetLevel,
+        ServerDiscover::NAME => RequestClass::Discover,
+        ResourcesSubscribe::NAME => RequestClass::Subscribe,
+        ResourcesUnsubscribe::NAME => RequestClass::Unsubscribe,
         m if FORWARDED_METHODS.contains(&m) => RequestClass::Forward,
         _ => RequestClass::Unknown,
     }
@@ -61,9 +65,9 @@ pub enum NotificationClass {
 /// The class of a notification method.
 pub fn classify_notification(method: &str) -> NotificationClass {
     match method {
-        "notifications/initialized" => NotificationClass::Initialized,
-        "notifications/cancelled" => NotificationClass::Cancelled,
-        "notifications/roots/list_changed" => NotificationClass::RootsListChanged,
+        Initialized::NAME => NotificationClass::Initialized,
+        NotificationsCancelled::NAME => NotificationClass::Cancelled,
+        RootsListChanged::NAME => NotificationClass::RootsListChanged,
         _ => NotificationClass::Other,
     }
 }
@@ -88,7 +92,7 @@ fn parse<T: serde::de::DeserializeOwned>(method: &'static str, params: Option<&V
 /// # Errors
 /// [`InvalidParams`] when they do not fit the schema.
 pub fn parse_initialize(params: Option<&Value>) -> Result<InitializeRequestParams, InvalidParams> {
-    parse("initialize", params)
+    parse(Initialize::NAME, params)
 }
 
 /// The level of `logging/setLevel`.
@@ -96,7 +100,7 @@ pub fn parse_initialize(params: Option<&Value>) -> Result<InitializeRequestParam
 /// # Errors
 /// [`InvalidParams`] when the level is missing or unknown.
 pub fn parse_set_level(params: Option<&Value>) -> Result<LoggingLevel, InvalidParams> {
-    parse::<SetLevelRequestParams>("logging/setLevel", params).map(|p| p.level)
+    parse::<SetLevelRequestParams>(LoggingSetLevel::NAME, params).map(|p| p.level)
 }
 
 /// The URI of `resources/subscribe` or `resources/unsubscribe`.

@@ -18,6 +18,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use mcp_bridge_protocol::method::{
+    Method, PromptsListChanged, ResourcesListChanged, ResourcesUpdated, SubscriptionsAcknowledged, SubscriptionsListen,
+    ToolsListChanged,
+};
 use mcp_bridge_protocol::types::SubscriptionFilter;
 use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification, Message};
 use mcp_bridge_sdk::RequestOptions;
@@ -320,7 +324,7 @@ impl Owner {
         let ack_seen = Arc::new(tokio::sync::Notify::new());
         let on_ack = ack_seen.clone();
         let on_notification: mcp_bridge_sdk::client::NotificationCallback = Arc::new(move |n: &JsonRpcNotification| {
-            if n.method == "notifications/subscriptions/acknowledged" {
+            if n.method == SubscriptionsAcknowledged::NAME {
                 on_ack.notify_one();
                 let _ = acked.send(StreamEvent::Acknowledged(generation));
             } else if active.load(Ordering::SeqCst) == generation {
@@ -370,7 +374,7 @@ impl Owner {
                     let error = match &failed.error {
                         mcp_bridge_sdk::Error::Rpc { error } => Some(error.clone()),
                         mcp_bridge_sdk::Error::Cancelled { .. } | mcp_bridge_sdk::Error::Closed => None,
-                        _ => crate::translate::errors::error_of_failed(&failed, "subscriptions/listen"),
+                        _ => crate::translate::errors::error_of_failed(&failed, SubscriptionsListen::NAME),
                     };
                     (error, retry_after(&failed))
                 }
@@ -384,9 +388,9 @@ impl Owner {
     /// declared list, one update per subscribed URI.
     async fn gap_events(&self) {
         let lists = [
-            (self.declared.tools, "notifications/tools/list_changed"),
-            (self.declared.prompts, "notifications/prompts/list_changed"),
-            (self.declared.resources, "notifications/resources/list_changed"),
+            (self.declared.tools, ToolsListChanged::NAME),
+            (self.declared.prompts, PromptsListChanged::NAME),
+            (self.declared.resources, ResourcesListChanged::NAME),
         ];
         for (_, method) in lists.iter().filter(|(on, _)| *on) {
             let _ = self
@@ -395,7 +399,7 @@ impl Owner {
                 .await;
         }
         for uri in &self.uris {
-            let n = JsonRpcNotification::new("notifications/resources/updated", Some(json!({ "uri": uri })));
+            let n = JsonRpcNotification::new(ResourcesUpdated::NAME, Some(json!({ "uri": uri })));
             let _ = self.out.send(Outgoing::unrelated(Message::Notification(n))).await;
         }
     }
@@ -404,12 +408,8 @@ impl Owner {
 /// Writes one event of the active stream to the client, without the
 /// subscription id; anything else of the stream stays in the bridge.
 fn forward_event(out: &mpsc::Sender<Outgoing>, n: &JsonRpcNotification) {
-    const EVENTS: [&str; 4] = [
-        "notifications/tools/list_changed",
-        "notifications/prompts/list_changed",
-        "notifications/resources/list_changed",
-        "notifications/resources/updated",
-    ];
+    const EVENTS: [&str; 4] =
+        [ToolsListChanged::NAME, PromptsListChanged::NAME, ResourcesListChanged::NAME, ResourcesUpdated::NAME];
     if !EVENTS.contains(&n.method.as_str()) {
         return;
     }

@@ -23,6 +23,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use mcp_bridge_protocol::method::{Initialize, Method};
 use mcp_bridge_protocol::types::{ClientCapabilities, LoggingLevel};
 use mcp_bridge_protocol::{
     DecodeError, ErrorObject, JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest, JsonRpcResultResponse,
@@ -392,7 +393,7 @@ impl Session {
         F: FnOnce(Arc<Session>, JsonRpcRequest, CancellationToken) -> Fut,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let (id, is_initialize) = (request.id.clone(), request.method == "initialize");
+        let (id, is_initialize) = (request.id.clone(), request.method == Initialize::NAME);
         let refused = {
             let slots = &mut self.state().slots;
             if slots.len() >= self.options.max_in_flight {

@@ -7,6 +7,7 @@ pub mod errors;
 
 use mcp_bridge_protocol::legacy::InitializeResult;
 use mcp_bridge_protocol::meta::SERVER_INFO_KEY;
+use mcp_bridge_protocol::method::{Method, ToolsCall};
 use mcp_bridge_protocol::types::{
     DiscoverResult, Implementation, ListChangedCapability, ResourcesCapability, ServerCapabilities,
 };
@@ -134,7 +135,7 @@ pub fn shape_result(method: &str, mut result: Value, origin: Origin) -> Value {
     if obj.get("nextCursor").is_some_and(|c| !c.is_string()) {
         obj.remove("nextCursor");
     }
-    if method == "tools/call" {
+    if method == ToolsCall::NAME {
         if !obj.get("content").is_some_and(Value::is_array) {
             obj.insert("content".into(), json!([]));
         }

@@ -12,6 +12,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use mcp_bridge_protocol::JsonRpcNotification;
+use mcp_bridge_protocol::method::{
+    Method, PromptsList, PromptsListChanged, ResourcesList, ResourcesListChanged, ResourcesRead,
+    ResourcesTemplatesList, ResourcesUpdated, ToolsList, ToolsListChanged,
+};
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
@@ -187,12 +191,12 @@ impl ResultCache {
     /// read of an updated resource.
     pub(crate) fn drop_for_event(&self, event: &JsonRpcNotification) {
         let lists: &[&str] = match event.method.as_str() {
-            "notifications/tools/list_changed" => &["tools/list"],
-            "notifications/prompts/list_changed" => &["prompts/list"],
-            "notifications/resources/list_changed" => &["resources/list", "resources/templates/list"],
-            "notifications/resources/updated" => {
+            ToolsListChanged::NAME => &[ToolsList::NAME],
+            PromptsListChanged::NAME => &[PromptsList::NAME],
+            ResourcesListChanged::NAME => &[ResourcesList::NAME, ResourcesTemplatesList::NAME],
+            ResourcesUpdated::NAME => {
                 let uri = event.params.as_ref().and_then(|p| p.get("uri"));
-                if let (Some(uri), Some(reads)) = (uri, self.lock().by_method.get_mut("resources/read")) {
+                if let (Some(uri), Some(reads)) = (uri, self.lock().by_method.get_mut(ResourcesRead::NAME)) {
                     reads.retain(|_, e| !reads_uri(e, uri));
                 }
                 return;

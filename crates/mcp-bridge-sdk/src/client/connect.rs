@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use mcp_bridge_protocol::Message;
+use mcp_bridge_protocol::method::{Initialize, Initialized, LoggingSetLevel, Method, ServerDiscover};
 use serde_json::{Map, Value, json};
 
 use super::time_limit::TimeLimit;
@@ -68,7 +69,7 @@ impl Client {
         // Its own diagnostics: the verdict reads the HTTP status.
         let seen = Arc::new(Mutex::new(Diagnostics::default()));
         let probe = RequestOptions { diagnostics: Some(seen.clone()), ..options.clone() };
-        let outcome = self.exchange("server/discover", &Map::new(), &probe, limit, false).await;
+        let outcome = self.exchange(ServerDiscover::NAME, &Map::new(), &probe, limit, false).await;
         let (status, rpc_error) = {
             let seen = seen.lock().unwrap_or_else(|e| e.into_inner());
             (seen.http_status, seen.rpc_error.clone())
@@ -112,23 +113,23 @@ impl Client {
         });
         let Value::Object(params) = params else { return Err(Error::Closed) };
         let limit = Some(TimeLimit::starting_now(options.timeout.unwrap_or(opts.request_timeout)));
-        let value = self.exchange("initialize", &params, options, limit, true).await?;
-        let result: mcp_bridge_protocol::legacy::InitializeResult = parse_result("initialize", value)?;
+        let value = self.exchange(Initialize::NAME, &params, options, limit, true).await?;
+        let result: mcp_bridge_protocol::legacy::InitializeResult = parse_result(Initialize::NAME, value)?;
         if !mcp_bridge_protocol::legacy::is_known_version(&result.protocol_version) {
             return Err(Error::InvalidResponse {
-                method: "initialize".into(),
+                method: Initialize::NAME.into(),
                 reason: format!(
                     "the server chose version {:?}, which this client does not speak",
                     result.protocol_version
                 ),
             });
         }
-        let initialized = mcp_bridge_protocol::JsonRpcNotification::new("notifications/initialized", None);
+        let initialized = mcp_bridge_protocol::JsonRpcNotification::new(Initialized::NAME, None);
         self.inner.out.send(Message::Notification(initialized)).await.map_err(|_| Error::Closed)?;
         if let (Some(level), true) = (opts.log_level, result.capabilities.logging.is_some()) {
             let mut params = Map::new();
             params.insert("level".into(), to_json(&level)?);
-            if let Err(e) = self.exchange("logging/setLevel", &params, options, limit, true).await {
+            if let Err(e) = self.exchange(LoggingSetLevel::NAME, &params, options, limit, true).await {
                 tracing::debug!("logging/setLevel failed: {e}");
             }
         }

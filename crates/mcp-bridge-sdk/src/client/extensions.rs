@@ -1,6 +1,7 @@
 //! The client's methods of the Skills extension and of MCP Apps.
 
 use base64::Engine;
+use mcp_bridge_protocol::method::{Method, ResourcesDirectoryRead, ResourcesRead, SkillsGet, SkillsList};
 use mcp_bridge_protocol::types::{ListSkillsResult, ReadResourceDirectoryResult, ResourceContents, Skill};
 use serde_json::{Map, Value, json};
 
@@ -15,7 +16,7 @@ fn uri_params(uri: &str) -> Map<String, Value> {
 
 /// The contents of `uri` among a read's contents, as bytes.
 fn bytes_of(contents: &[ResourceContents], uri: &str) -> Result<(Vec<u8>, Option<String>, Option<Value>)> {
-    let invalid = |reason: String| Error::InvalidResponse { method: "resources/read".into(), reason };
+    let invalid = |reason: String| Error::InvalidResponse { method: ResourcesRead::NAME.into(), reason };
     let item = contents.iter().find(|c| c.uri() == uri).ok_or_else(|| invalid(format!("no contents for {uri}")))?;
     Ok(match item {
         ResourceContents::Text(t) => {
@@ -36,8 +37,8 @@ impl Client {
     /// # Errors
     /// See [`Error`].
     pub async fn list_skills(&self, cursor: Option<&str>, options: &RequestOptions) -> Result<ListSkillsResult> {
-        let value = self.request_raw("skills/list", cursor_params(cursor), options).await?;
-        parse_result("skills/list", value)
+        let value = self.request_raw(SkillsList::NAME, cursor_params(cursor), options).await?;
+        parse_result(SkillsList::NAME, value)
     }
 
     /// Every skill, following `nextCursor` for at most 64 pages.
@@ -64,12 +65,12 @@ impl Client {
     /// # Errors
     /// See [`Error`]; an unknown skill is an [`Error::Rpc`] -32602.
     pub async fn get_skill(&self, uri: &str, options: &RequestOptions) -> Result<Skill> {
-        let value = self.request_raw("skills/get", uri_params(uri), options).await?;
+        let value = self.request_raw(SkillsGet::NAME, uri_params(uri), options).await?;
         let skill = value.get("skill").cloned().ok_or_else(|| Error::InvalidResponse {
-            method: "skills/get".into(),
+            method: SkillsGet::NAME.into(),
             reason: "the result has no skill".into(),
         })?;
-        parse_result("skills/get", skill)
+        parse_result(SkillsGet::NAME, skill)
     }
 
     /// One page of `resources/directory/read`: the direct children of a
@@ -86,8 +87,8 @@ impl Client {
     ) -> Result<ReadResourceDirectoryResult> {
         let mut params = cursor_params(cursor);
         params.insert("uri".into(), json!(uri));
-        let value = self.request_raw("resources/directory/read", params, options).await?;
-        parse_result("resources/directory/read", value)
+        let value = self.request_raw(ResourcesDirectoryRead::NAME, params, options).await?;
+        parse_result(ResourcesDirectoryRead::NAME, value)
     }
 
     /// Reads one file of a skill and checks it against the skill's entry —
@@ -113,7 +114,7 @@ impl Client {
     /// [`Error::InvalidResponse`] for a URI that is not `ui://`, another
     /// media type, or HTML that is not UTF-8; see [`Error`] for the read.
     pub async fn read_ui_resource(&self, uri: &str, options: &RequestOptions) -> Result<UiResource> {
-        let invalid = |reason: String| Error::InvalidResponse { method: "resources/read".into(), reason };
+        let invalid = |reason: String| Error::InvalidResponse { method: ResourcesRead::NAME.into(), reason };
         if !uri.starts_with("ui://") {
             return Err(invalid(format!("{uri} is not a ui:// resource")));
         }

@@ -8,6 +8,9 @@
 //! runs them.
 
 use mcp_bridge_protocol::meta::SUBSCRIPTION_ID_KEY;
+use mcp_bridge_protocol::method::{
+    Method, PromptsListChanged, ResourcesListChanged, ResourcesUpdated, SubscriptionsAcknowledged, ToolsListChanged,
+};
 use mcp_bridge_protocol::types::{ServerCapabilities, SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams};
 use mcp_bridge_protocol::{JsonRpcNotification, RequestId};
 use serde_json::{Map, Value, json};
@@ -42,10 +45,10 @@ pub(crate) fn grant(wanted: &SubscriptionFilter, capabilities: &ServerCapabiliti
 pub(crate) fn covers(granted: &SubscriptionFilter, notification: &JsonRpcNotification) -> bool {
     let on = |flag: Option<bool>| flag == Some(true);
     match notification.method.as_str() {
-        "notifications/tools/list_changed" => on(granted.tools_list_changed),
-        "notifications/prompts/list_changed" => on(granted.prompts_list_changed),
-        "notifications/resources/list_changed" => on(granted.resources_list_changed),
-        "notifications/resources/updated" => {
+        ToolsListChanged::NAME => on(granted.tools_list_changed),
+        PromptsListChanged::NAME => on(granted.prompts_list_changed),
+        ResourcesListChanged::NAME => on(granted.resources_list_changed),
+        ResourcesUpdated::NAME => {
             let uri = notification.params.as_ref().and_then(|p| p.get("uri")).and_then(Value::as_str);
             let subscribed = granted.resource_subscriptions.as_deref().unwrap_or_default();
             uri.is_some_and(|uri| subscribed.iter().any(|s| s == uri))
@@ -72,7 +75,7 @@ pub(crate) fn as_event(notification: &JsonRpcNotification, id: &RequestId) -> Js
 pub(crate) fn acknowledgment(granted: &SubscriptionFilter, id: &RequestId) -> JsonRpcNotification {
     let params =
         SubscriptionsAcknowledgedNotificationParams { notifications: granted.clone(), meta: None, extra: Map::new() };
-    let bare = JsonRpcNotification::new("notifications/subscriptions/acknowledged", serde_json::to_value(params).ok());
+    let bare = JsonRpcNotification::new(SubscriptionsAcknowledged::NAME, serde_json::to_value(params).ok());
     as_event(&bare, id)
 }
 

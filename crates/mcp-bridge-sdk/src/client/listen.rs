@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use mcp_bridge_protocol::RequestId;
+use mcp_bridge_protocol::method::{Method, ResourcesSubscribe, ResourcesUnsubscribe, SubscriptionsListen};
 use mcp_bridge_protocol::types::{SubscriptionFilter, SubscriptionsListenResult};
 use serde_json::{Map, json};
 use tokio::sync::oneshot;
@@ -78,8 +79,8 @@ impl Client {
         if let Spoken::Legacy(initialized) = self.connect(&options).await? {
             return self.listen_legacy(&filter, &initialized.capabilities, &options, limit).await;
         }
-        let value = self.send_once("subscriptions/listen", &params, &options, limit, false).await?;
-        parse_result("subscriptions/listen", value)
+        let value = self.send_once(SubscriptionsListen::NAME, &params, &options, limit, false).await?;
+        parse_result(SubscriptionsListen::NAME, value)
     }
 
     /// [`Client::listen`] on a 2025-11-25 session: the part of the filter
@@ -103,29 +104,34 @@ impl Client {
             params
         };
         for uri in &uris {
-            self.request_raw("resources/subscribe", uri_params(uri), &plain).await?;
+            self.request_raw(ResourcesSubscribe::NAME, uri_params(uri), &plain).await?;
         }
         let inner = &self.inner;
         let id = RequestId::Number(inner.next_id.fetch_add(1, Ordering::Relaxed));
         let (reply_tx, reply_rx) = oneshot::channel();
         let callbacks = Arc::new(Callbacks::new(options, inner.options.on_notification.as_ref()));
         let (route, events) = route_for(options, &callbacks);
-        let pending =
-            Pending { reply: reply_tx, route, method: "subscriptions/listen".into(), diagnostics: None, answers: None };
+        let pending = Pending {
+            reply: reply_tx,
+            route,
+            method: SubscriptionsListen::NAME.into(),
+            diagnostics: None,
+            answers: None,
+        };
         inner.router.register_legacy_listen(id.clone(), pending, granted.clone())?;
         callbacks.deliver(&legacy_listen::acknowledgment(&granted, &id));
-        let outcome = self.await_reply("subscriptions/listen", reply_rx, events, &callbacks, options, limit).await;
+        let outcome = self.await_reply(SubscriptionsListen::NAME, reply_rx, events, &callbacks, options, limit).await;
         inner.router.forget(&id);
         if !matches!(outcome, Err(Error::Closed)) {
             for uri in &uris {
                 if let Err(e) =
-                    self.request_raw("resources/unsubscribe", uri_params(uri), &RequestOptions::default()).await
+                    self.request_raw(ResourcesUnsubscribe::NAME, uri_params(uri), &RequestOptions::default()).await
                 {
                     tracing::debug!("resources/unsubscribe at the end of a listen stream failed: {e}");
                 }
             }
         }
-        parse_result("subscriptions/listen", outcome?)
+        parse_result(SubscriptionsListen::NAME, outcome?)
     }
 
     /// [`Client::listen`] that opens a fresh stream (a new request) when the
@@ -145,7 +151,7 @@ impl Client {
         recovery: &ListenRecovery,
         options: &RequestOptions,
     ) -> Result<SubscriptionsListenResult> {
-        let method = "subscriptions/listen";
+        let method = SubscriptionsListen::NAME;
         let started = tokio::time::Instant::now();
         let deadline = recovery.deadline.map(|d| started + d);
         let cancel = options.cancel.clone().unwrap_or_default();

@@ -188,8 +188,9 @@ impl Client {
         return self.call_tool_to_the_end(name, arguments, options).await;
         #[cfg(not(feature = "tasks"))]
         {
-            let value = self.request_raw("tools/call", tool_call_params(name, arguments), options).await?;
-            let result: CallToolResult = parse_result("tools/call", value)?;
+            use mcp_bridge_protocol::method::ToolsCall;
+            let value = self.request_raw(ToolsCall::NAME, tool_call_params(name, arguments), options).await?;
+            let result: CallToolResult = parse_result(ToolsCall::NAME, value)?;
             self.check_structured_content(name, &result, options);
             Ok(result)
         }

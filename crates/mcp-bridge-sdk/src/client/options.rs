@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_bridge_protocol::method::{Method, NotificationsMessage, NotificationsProgress};
 use mcp_bridge_protocol::types::{
     ClientCapabilities, ElicitRequestFormParams, ElicitRequestUrlParams, ElicitResult, Implementation, LoggingLevel,
     LoggingMessageNotificationParams, ProgressNotificationParams, Root,
@@ -409,19 +410,19 @@ impl Callbacks {
     pub(crate) fn deliver(&self, n: &JsonRpcNotification) {
         let params = n.params.clone().unwrap_or(Value::Null);
         match n.method.as_str() {
-            "notifications/progress" if self.on_progress.is_some() => {
+            NotificationsProgress::NAME if self.on_progress.is_some() => {
                 if let (Some(cb), Ok(p)) = (&self.on_progress, serde_json::from_value(params))
                     && self.progress_allowed()
                 {
                     cb(&p);
                 }
             }
-            "notifications/message" if self.on_log.is_some() => {
+            NotificationsMessage::NAME if self.on_log.is_some() => {
                 if let (Some(cb), Ok(p)) = (&self.on_log, serde_json::from_value(params)) {
                     cb(&p);
                 }
             }
-            "notifications/progress" | "notifications/message" => {}
+            NotificationsProgress::NAME | NotificationsMessage::NAME => {}
             _ => {
                 if let Some(cb) = &self.on_notification {
                     cb(n);

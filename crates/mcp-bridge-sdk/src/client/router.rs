@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use mcp_bridge_protocol::meta::SUBSCRIPTION_ID_KEY;
+use mcp_bridge_protocol::method::{Method, NotificationsCancelled};
 use mcp_bridge_protocol::{JsonRpcNotification, Message, RequestId};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -125,7 +126,7 @@ impl Router {
                         tracing::warn!(target: "mcp_router", code = e.error.code, "error response without id dropped")
                     }
                 },
-                Incoming::Message(Message::Notification(n)) if n.method == "notifications/cancelled" => {
+                Incoming::Message(Message::Notification(n)) if n.method == NotificationsCancelled::NAME => {
                     // Only a 2025-11-25 server cancels: one of its own requests.
                     let id = n.params.as_ref().and_then(|p| p.get("requestId")).cloned();
                     if let Some(id) = id.and_then(|id| RequestId::try_from_value(&id).ok()) {
@@ -251,7 +252,10 @@ impl Router {
 
 /// `notifications/cancelled` for a request.
 pub(crate) fn cancelled_notification(id: &RequestId, reason: &str) -> JsonRpcNotification {
-    JsonRpcNotification::new("notifications/cancelled", Some(serde_json::json!({ "requestId": id, "reason": reason })))
+    JsonRpcNotification::new(
+        NotificationsCancelled::NAME,
+        Some(serde_json::json!({ "requestId": id, "reason": reason })),
+    )
 }
 
 /// A queue for a request's notifications. Boxed, so that the queue's first

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use mcp_bridge_protocol::method::{Method, Ping};
 use mcp_bridge_protocol::types::{ClientCapabilities, InputRequest};
 use mcp_bridge_protocol::{
     ErrorObject, JsonRpcErrorResponse, JsonRpcRequest, JsonRpcResultResponse, Message, RequestId, error_code,
@@ -82,7 +83,7 @@ impl Answerer {
     async fn answer(&self, request: JsonRpcRequest) -> Message {
         let id = request.id.clone();
         let outcome = match request.method.as_str() {
-            "ping" => Ok(json!({})),
+            Ping::NAME => Ok(json!({})),
             _ => self.answer_input(request).await,
         };
         match outcome {

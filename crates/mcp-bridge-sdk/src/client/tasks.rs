@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use mcp_bridge_protocol::method::{Method, TasksCancel, TasksGet, TasksStatus, TasksUpdate, ToolsCall};
 use mcp_bridge_protocol::types::{CallToolResult, InputResponses, TASKS_EXTENSION, Task, TaskStatus};
 use mcp_bridge_protocol::{JsonRpcNotification, error_code};
 use serde_json::{Map, Value, json};
@@ -40,7 +41,7 @@ pub struct ResumedTask {
 
 /// The task carried by a `notifications/tasks` event of a listen stream.
 pub fn task_of_notification(notification: &JsonRpcNotification) -> Option<Task> {
-    if notification.method != "notifications/tasks" {
+    if notification.method != TasksStatus::NAME {
         return None;
     }
     serde_json::from_value(notification.params.clone()?).ok()
@@ -52,10 +53,10 @@ pub fn task_of_notification(notification: &JsonRpcNotification) -> Option<Task> 
 /// [`Error::InvalidResponse`] when the task holds no tool result.
 pub fn task_result(task: &Task) -> Result<CallToolResult> {
     let result = task.result.clone().ok_or_else(|| Error::InvalidResponse {
-        method: "tasks/get".into(),
+        method: TasksGet::NAME.into(),
         reason: format!("task {} is {:?} and holds no result", task.task_id, task.status),
     })?;
-    parse_result("tasks/get", Value::Object(result))
+    parse_result(TasksGet::NAME, Value::Object(result))
 }
 
 fn task_params(task_id: &str) -> Map<String, Value> {
@@ -80,19 +81,19 @@ impl Client {
         arguments: Value,
         options: &RequestOptions,
     ) -> Result<ToolOutcome> {
-        let value = self.request_raw("tools/call", super::tool_call_params(name, arguments), options).await?;
+        let value = self.request_raw(ToolsCall::NAME, super::tool_call_params(name, arguments), options).await?;
         if value.get("resultType").and_then(Value::as_str) == Some("task") {
             if !self.declares_tasks() {
                 return Err(Error::InvalidResponse {
-                    method: "tools/call".into(),
+                    method: ToolsCall::NAME.into(),
                     reason: "a task, but this client did not declare the Tasks extension".into(),
                 });
             }
-            let task: Task = parse_result("tools/call", value)?;
+            let task: Task = parse_result(ToolsCall::NAME, value)?;
             self.record_new_task(&task, name).await?;
             return Ok(ToolOutcome::Task(task));
         }
-        let result: CallToolResult = parse_result("tools/call", value)?;
+        let result: CallToolResult = parse_result(ToolsCall::NAME, value)?;
         self.check_structured_content(name, &result, options);
         Ok(ToolOutcome::Complete(result))
     }
@@ -138,8 +139,8 @@ impl Client {
     /// # Errors
     /// See [`Error`]; an unknown or expired task is an [`Error::Rpc`] -32602.
     pub async fn get_task(&self, task_id: &str, options: &RequestOptions) -> Result<Task> {
-        let value = self.request_raw("tasks/get", task_params(task_id), options).await?;
-        parse_result("tasks/get", value)
+        let value = self.request_raw(TasksGet::NAME, task_params(task_id), options).await?;
+        parse_result(TasksGet::NAME, value)
     }
 
     /// `tasks/update`: answers to the task's input requests, by key.
@@ -149,7 +150,7 @@ impl Client {
     pub async fn update_task(&self, task_id: &str, responses: InputResponses, options: &RequestOptions) -> Result<()> {
         let mut params = task_params(task_id);
         params.insert("inputResponses".into(), to_json(&responses)?);
-        self.request_raw("tasks/update", params, options).await.map(|_| ())
+        self.request_raw(TasksUpdate::NAME, params, options).await.map(|_| ())
     }
 
     /// `tasks/cancel`: asks the server to stop the task (it may still end
@@ -158,7 +159,7 @@ impl Client {
     /// # Errors
     /// See [`Error`].
     pub async fn cancel_task(&self, task_id: &str, options: &RequestOptions) -> Result<()> {
-        self.request_raw("tasks/cancel", task_params(task_id), options).await.map(|_| ())
+        self.request_raw(TasksCancel::NAME, task_params(task_id), options).await.map(|_| ())
     }
 
     /// Follows a task to its end: polls at the server's suggested interval,
@@ -253,9 +254,9 @@ impl Client {
         let stopped = loop {
             let task = tokio::select! {
                 biased;
-                _ = cancel.cancelled() => break Error::Cancelled { method: "tasks/get".into() },
+                _ = cancel.cancelled() => break Error::Cancelled { method: TasksGet::NAME.into() },
                 _ = tokio::time::sleep_until(deadline) => {
-                    break Error::Timeout { method: "tasks/get".into(), timeout_ms: limit.as_millis() };
+                    break Error::Timeout { method: TasksGet::NAME.into(), timeout_ms: limit.as_millis() };
                 }
                 task = self.get_task(task_id, poll) => task?,
             };
@@ -294,9 +295,9 @@ impl Client {
                 .map_or(DEFAULT_POLL_INTERVAL, Duration::from_millis)
                 .clamp(MIN_POLL_INTERVAL, MAX_POLL_INTERVAL);
             tokio::select! {
-                _ = cancel.cancelled() => break Error::Cancelled { method: "tasks/get".into() },
+                _ = cancel.cancelled() => break Error::Cancelled { method: TasksGet::NAME.into() },
                 _ = tokio::time::sleep_until(deadline) => {
-                    break Error::Timeout { method: "tasks/get".into(), timeout_ms: limit.as_millis() };
+                    break Error::Timeout { method: TasksGet::NAME.into(), timeout_ms: limit.as_millis() };
                 }
                 _ = tokio::time::sleep(interval) => {}
             }

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
+use mcp_bridge_protocol::method::{Method, NotificationsCancelled, SubscriptionsListen};
 use mcp_bridge_protocol::{
     ErrorObject, JsonRpcErrorResponse, JsonRpcRequest, JsonRpcResultResponse, Message, RequestId,
 };
@@ -29,7 +30,7 @@ struct Running {
     listens: usize,
 }
 
-const LISTEN: &str = "subscriptions/listen";
+const LISTEN: &str = SubscriptionsListen::NAME;
 
 /// The server side of one connection.
 pub(crate) struct Connection {
@@ -70,7 +71,7 @@ impl Connection {
     pub(crate) async fn handle(&self, message: Message) {
         match message {
             Message::Request(request) => self.admit(request).await,
-            Message::Notification(n) if n.method == "notifications/cancelled" => {
+            Message::Notification(n) if n.method == NotificationsCancelled::NAME => {
                 let id =
                     n.params.as_ref().and_then(|p| p.get("requestId")).and_then(|v| RequestId::try_from_value(v).ok());
                 if let Some(token) = id.and_then(|id| lock(&self.in_flight).tokens.get(&id).cloned()) {
@@ -170,7 +171,7 @@ impl Server {
     /// request itself (the embedded bridge answers `server/discover` this
     /// way). A `subscriptions/listen` needs a connection: it is refused.
     pub async fn answer(&self, request: JsonRpcRequest) -> Message {
-        if request.method == "subscriptions/listen" {
+        if request.method == SubscriptionsListen::NAME {
             let error = ErrorObject::new(
                 mcp_bridge_protocol::error_code::INVALID_REQUEST,
                 "Invalid request: subscriptions/listen needs a connection",

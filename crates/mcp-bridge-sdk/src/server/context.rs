@@ -1,6 +1,7 @@
 //! What a handler knows about the request it serves, and how it talks back
 //! while it works: progress, log messages, cancellation.
 
+use mcp_bridge_protocol::method::{Method, NotificationsMessage, NotificationsProgress};
 use mcp_bridge_protocol::types::{ClientCapabilities, Implementation, InputResponses, LoggingLevel};
 use mcp_bridge_protocol::{JsonRpcNotification, Message, ProgressToken};
 use serde_json::{Value, json};
@@ -44,7 +45,7 @@ impl RequestContext {
         if let Some(message) = message {
             params["message"] = json!(message);
         }
-        self.send(JsonRpcNotification::new("notifications/progress", Some(params))).await;
+        self.send(JsonRpcNotification::new(NotificationsProgress::NAME, Some(params))).await;
     }
 
     /// Sends a log message, when the request asked for this level or a
@@ -57,7 +58,7 @@ impl RequestContext {
         if let Some(logger) = logger {
             params["logger"] = json!(logger);
         }
-        self.send(JsonRpcNotification::new("notifications/message", Some(params))).await;
+        self.send(JsonRpcNotification::new(NotificationsMessage::NAME, Some(params))).await;
     }
 
     /// The progress token of the request, when it asked for progress.

@@ -4,6 +4,11 @@
 use std::collections::BTreeMap;
 
 use mcp_bridge_protocol::meta::{PROTOCOL_VERSION_KEY, RequestMeta};
+use mcp_bridge_protocol::method::{
+    CompletionComplete, Method, PromptsGet, PromptsList, ResourcesDirectoryRead, ResourcesList, ResourcesRead,
+    ResourcesTemplatesList, ServerDiscover, SkillsGet, SkillsList, SubscriptionsListen, TasksCancel, TasksGet,
+    TasksUpdate, ToolsCall, ToolsList,
+};
 use mcp_bridge_protocol::types::{
     ClientCapabilities, CompleteRequestParams, DiscoverResult, InputRequest, InputResponses, ListChangedCapability,
     ResourcesCapability, ResultType, ServerCapabilities, SubscriptionFilter,
@@ -132,29 +137,29 @@ impl Server {
             state: None,
         };
         Some(match method {
-            "server/discover" => to_value(&self.discover_result()),
-            "tools/list" => {
+            ServerDiscover::NAME => to_value(&self.discover_result()),
+            ToolsList::NAME => {
                 self.list_page(&params, "tools", |s| read(&s.inner.tools).iter().map(|t| t.tool.clone()).collect())
             }
-            "prompts/list" => self
+            PromptsList::NAME => self
                 .list_page(&params, "prompts", |s| read(&s.inner.prompts).iter().map(|p| p.prompt.clone()).collect()),
-            "resources/list" => self.list_page(&params, "resources", |s| {
+            ResourcesList::NAME => self.list_page(&params, "resources", |s| {
                 read(&s.inner.resources).iter().map(|r| r.resource.clone()).collect()
             }),
-            "resources/templates/list" => self.list_page(&params, "resourceTemplates", |s| {
+            ResourcesTemplatesList::NAME => self.list_page(&params, "resourceTemplates", |s| {
                 read(&s.inner.templates).iter().map(|t| t.template.clone()).collect()
             }),
-            "tools/call" => self.call_tool(params, ctx).await,
-            "prompts/get" => self.get_prompt(params, ctx).await,
-            "resources/read" => self.read_resource(params, ctx).await,
-            "completion/complete" => self.complete(params, ctx).await,
-            "subscriptions/listen" => {
+            ToolsCall::NAME => self.call_tool(params, ctx).await,
+            PromptsGet::NAME => self.get_prompt(params, ctx).await,
+            ResourcesRead::NAME => self.read_resource(params, ctx).await,
+            CompletionComplete::NAME => self.complete(params, ctx).await,
+            SubscriptionsListen::NAME => {
                 return self.listen(request.id, &params, &ctx.client_capabilities, conn, cancel).await;
             }
             #[cfg(feature = "tasks")]
-            "tasks/get" | "tasks/update" | "tasks/cancel" => self.task_method(method, &params, &ctx).await,
+            TasksGet::NAME | TasksUpdate::NAME | TasksCancel::NAME => self.task_method(method, &params, &ctx).await,
             #[cfg(feature = "skills")]
-            "skills/list" | "skills/get" | "resources/directory/read" => self.skill_method(method, &params),
+            SkillsList::NAME | SkillsGet::NAME | ResourcesDirectoryRead::NAME => self.skill_method(method, &params),
             _ => Err(ServerFault::MethodNotFound { method: method.to_owned() }),
         })
     }
@@ -297,7 +302,7 @@ impl Server {
             Reply::Complete(result) => to_value(&result),
             #[cfg(feature = "tasks")]
             Reply::Task(work) => match &self.inner.tasks {
-                Some(registry) if method == "tools/call" && tasks::declares_tasks(&ctx.client_capabilities) => {
+                Some(registry) if method == ToolsCall::NAME && tasks::declares_tasks(&ctx.client_capabilities) => {
                     to_value(&registry.create(work, ctx.client_capabilities.clone())?)
                 }
                 // No task for this client: the work runs before the answer.
@@ -345,7 +350,7 @@ impl Server {
             entry.admit(&arguments, &ctx.client_capabilities)?;
             entry.handler.clone()
         };
-        self.with_input("tools/call", &params, &ctx, move |input_responses, state, handler_ctx| {
+        self.with_input(ToolsCall::NAME, &params, &ctx, move |input_responses, state, handler_ctx| {
             handler(ToolCall { name, arguments, input_responses, state }, handler_ctx)
         })
         .await
@@ -370,7 +375,7 @@ impl Server {
             }
             entry.handler.clone()
         };
-        self.with_input("prompts/get", &params, &ctx, move |input_responses, state, handler_ctx| {
+        self.with_input(PromptsGet::NAME, &params, &ctx, move |input_responses, state, handler_ctx| {
             handler(PromptRequest { name, arguments, input_responses, state }, handler_ctx)
         })
         .await
@@ -391,7 +396,7 @@ impl Server {
         let (handler, variables) = found.ok_or_else(|| ServerFault::Handler(HandlerError::resource_not_found(&uri)))?;
         let cache = self.inner.cache;
         let result = self
-            .with_input("resources/read", &params, &ctx, move |input_responses, state, handler_ctx| {
+            .with_input(ResourcesRead::NAME, &params, &ctx, move |input_responses, state, handler_ctx| {
                 handler(ResourceRequest { uri, variables, input_responses, state }, handler_ctx)
             })
             .await?;
@@ -409,7 +414,7 @@ impl Server {
             .inner
             .completion
             .clone()
-            .ok_or(ServerFault::MethodNotFound { method: "completion/complete".into() })?;
+            .ok_or(ServerFault::MethodNotFound { method: CompletionComplete::NAME.into() })?;
         let mut completion = handler(request, ctx).await.map_err(ServerFault::Handler)?;
         // The specification caps a completion at 100 values.
         if completion.values.len() > 100 {
@@ -447,8 +452,8 @@ impl Server {
     fn skill_method(&self, method: &str, params: &Map<String, Value>) -> Outcome {
         let catalog = self.inner.skills.as_ref().ok_or(ServerFault::MethodNotFound { method: method.to_owned() })?;
         match method {
-            "skills/list" => self.list_page(params, "skills", |_| catalog.entries()),
-            "skills/get" => {
+            SkillsList::NAME => self.list_page(params, "skills", |_| catalog.entries()),
+            SkillsGet::NAME => {
                 let skill = catalog.get(&required_str(params, "uri")?)?;
                 let cache = self.inner.cache;
                 Ok(
@@ -472,8 +477,8 @@ impl Server {
         }
         let task_id = required_str(params, "taskId")?;
         match method {
-            "tasks/get" => to_value(&registry.get(&task_id)?),
-            "tasks/update" => {
+            TasksGet::NAME => to_value(&registry.get(&task_id)?),
+            TasksUpdate::NAME => {
                 let responses: InputResponses = match params.get("inputResponses") {
                     Some(v @ Value::Object(_)) => serde_json::from_value(v.clone())
                         .map_err(|e| ServerFault::InvalidParams { reason: format!("inputResponses: {e}") })?,

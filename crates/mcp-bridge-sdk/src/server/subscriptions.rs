@@ -4,6 +4,10 @@
 
 use std::sync::Mutex;
 
+use mcp_bridge_protocol::method::{
+    Method, PromptsListChanged, ResourcesListChanged, ResourcesUpdated, SubscriptionsAcknowledged, TasksStatus,
+    ToolsListChanged,
+};
 use mcp_bridge_protocol::types::SubscriptionFilter;
 use mcp_bridge_protocol::{JsonRpcNotification, Message, RequestId};
 use serde_json::{Value, json};
@@ -46,16 +50,14 @@ impl ChangeEvent {
     fn to_notification(&self, subscription: &RequestId) -> JsonRpcNotification {
         let meta = json!({ mcp_bridge_protocol::meta::SUBSCRIPTION_ID_KEY: subscription });
         let (method, params) = match self {
-            ChangeEvent::ToolsListChanged => ("notifications/tools/list_changed", json!({ "_meta": meta })),
-            ChangeEvent::PromptsListChanged => ("notifications/prompts/list_changed", json!({ "_meta": meta })),
-            ChangeEvent::ResourcesListChanged => ("notifications/resources/list_changed", json!({ "_meta": meta })),
-            ChangeEvent::ResourceUpdated { uri } => {
-                ("notifications/resources/updated", json!({ "_meta": meta, "uri": uri }))
-            }
+            ChangeEvent::ToolsListChanged => (ToolsListChanged::NAME, json!({ "_meta": meta })),
+            ChangeEvent::PromptsListChanged => (PromptsListChanged::NAME, json!({ "_meta": meta })),
+            ChangeEvent::ResourcesListChanged => (ResourcesListChanged::NAME, json!({ "_meta": meta })),
+            ChangeEvent::ResourceUpdated { uri } => (ResourcesUpdated::NAME, json!({ "_meta": meta, "uri": uri })),
             ChangeEvent::Task(task) => {
                 let mut params = serde_json::to_value(task).unwrap_or_default();
                 params["_meta"] = meta;
-                ("notifications/tasks", params)
+                (TasksStatus::NAME, params)
             }
         };
         JsonRpcNotification::new(method, Some(params))
@@ -160,7 +162,7 @@ impl Drop for Registration<'_> {
 /// can send, tagged with the subscription id.
 pub(crate) fn acknowledgment(id: &RequestId, agreed: &SubscriptionFilter) -> JsonRpcNotification {
     JsonRpcNotification::new(
-        "notifications/subscriptions/acknowledged",
+        SubscriptionsAcknowledged::NAME,
         Some(json!({
             "_meta": { mcp_bridge_protocol::meta::SUBSCRIPTION_ID_KEY: id },
             "notifications": agreed,

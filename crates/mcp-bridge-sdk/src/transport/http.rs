@@ -15,6 +15,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use mcp_bridge_protocol::method::{
+    Initialize, Initialized, Method, NotificationsCancelled, SubscriptionsListen, ToolsCall,
+};
 use mcp_bridge_protocol::{JsonRpcRequest, Message, RequestId};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
@@ -205,11 +208,11 @@ async fn pump(
             }
             // On HTTP+SSE the answer comes on the one stream: the server is told.
             Message::Notification(n)
-                if n.method == "notifications/cancelled" && shared.old_sse.endpoint().is_some() =>
+                if n.method == NotificationsCancelled::NAME && shared.old_sse.endpoint().is_some() =>
             {
                 shared.tasks.spawn(post_message(shared.clone(), None, Message::Notification(n)));
             }
-            Message::Notification(n) if n.method == "notifications/cancelled" => {
+            Message::Notification(n) if n.method == NotificationsCancelled::NAME => {
                 // On Streamable HTTP a request is cancelled by closing its stream.
                 let id =
                     n.params.as_ref().and_then(|p| p.get("requestId")).and_then(|v| RequestId::try_from_value(v).ok());
@@ -223,7 +226,7 @@ async fn pump(
                     // The session begins: `initialized` is sent and the GET stream
                     // open before the next message goes out (a server drops what
                     // it sends for no request while no GET stream is open).
-                    (Some(session), "notifications/initialized", false) => {
+                    (Some(session), Initialized::NAME, false) => {
                         begun = true;
                         post_message(shared.clone(), Some(session.clone()), Message::Notification(n)).await;
                         legacy::start_server_stream(&shared, &session).await;
@@ -274,7 +277,7 @@ fn addressed(
     }
     let headers = match session {
         Some(session) => legacy::session_headers(session),
-        None if method == "initialize" => HeaderMap::new(),
+        None if method == Initialize::NAME => HeaderMap::new(),
         None => metadata_headers(method, params),
     };
     (shared.config.url.clone(), headers)
@@ -332,7 +335,7 @@ async fn exchange(shared: Shared, request: JsonRpcRequest) {
     let id = request.id.clone();
     // A listen stream stays open by design: it takes no slot.
     let _slot = match request.method.as_str() {
-        "subscriptions/listen" => None,
+        SubscriptionsListen::NAME => None,
         _ => shared.slots.clone().acquire_owned().await.ok(),
     };
     let outcome = read_answer(&shared, &request).await;
@@ -359,7 +362,7 @@ enum Failure {
 
 /// The `Mcp-Param-*` headers of a `tools/call`.
 fn param_headers(shared: &Shared, request: &JsonRpcRequest) -> Result<Vec<(String, String)>, HeaderError> {
-    if request.method != "tools/call" {
+    if request.method != ToolsCall::NAME {
         return Ok(Vec::new());
     }
     let params = request.params.as_ref();

@@ -26,6 +26,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use mcp_bridge_protocol::method::{Initialize, Method, ServerDiscover};
 use mcp_bridge_protocol::{ErrorObject, JsonRpcErrorResponse, Message, RequestId, decode_message, error_code};
 use mcp_bridge_sdk::Server;
 use mcp_bridge_sdk::limits::CLOSE_GRACE;
@@ -256,14 +257,14 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: Request) -> Resp
         return to_modern(&endpoint, parts, body).await;
     }
     match decode_message(&body, endpoint.legacy.frontend.max_depth) {
-        Ok(Message::Request(r)) if r.method == "initialize" => {
+        Ok(Message::Request(r)) if r.method == Initialize::NAME => {
             if let Some(refused) = refusal(&parts.headers, http) {
                 return refused;
             }
             start_session(&endpoint, Message::Request(r)).await
         }
         // A legacy client's message after its session: it forgot the id.
-        Ok(Message::Request(r)) if !carries_modern_meta(&r) && r.method != "server/discover" => error_response(
+        Ok(Message::Request(r)) if !carries_modern_meta(&r) && r.method != ServerDiscover::NAME => error_response(
             StatusCode::BAD_REQUEST,
             Some(r.id),
             error_code::INVALID_REQUEST,

@@ -4,6 +4,10 @@
 
 use std::sync::Arc;
 
+use mcp_bridge_protocol::method::{
+    Method, NotificationsMessage, NotificationsProgress, PromptsListChanged, ResourcesListChanged, ResourcesSubscribe,
+    ResourcesUnsubscribe, ResourcesUpdated, ToolsCall, ToolsListChanged,
+};
 use mcp_bridge_protocol::types::{LoggingLevel, LoggingMessageNotificationParams, ProgressNotificationParams};
 use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification, JsonRpcRequest, Message, RequestId};
 use mcp_bridge_sdk::RequestOptions;
@@ -41,15 +45,18 @@ impl Session {
     }
 
     pub(super) async fn change_subscription(self: Arc<Self>, request: JsonRpcRequest, token: CancellationToken) {
-        let method =
-            if request.method == "resources/subscribe" { "resources/subscribe" } else { "resources/unsubscribe" };
+        let method = if request.method == ResourcesSubscribe::NAME {
+            ResourcesSubscribe::NAME
+        } else {
+            ResourcesUnsubscribe::NAME
+        };
         let outcome = match legacy::parse_subscription(method, request.params.as_ref()) {
             Err(e) => Err(error_for(Cause::InvalidParams, Some(json!(e.to_string())))),
             Ok(uri) => match self.listener() {
                 None => Err(error_for(Cause::MethodNotFound, None)),
                 Some(listener) => {
                     let change = async {
-                        if method == "resources/subscribe" {
+                        if method == ResourcesSubscribe::NAME {
                             listener.subscribe(uri).await
                         } else {
                             listener.unsubscribe(uri).await
@@ -83,7 +90,7 @@ impl Session {
                 let mut params = p.clone();
                 params.progress_token = client_token.clone();
                 params.meta = None;
-                let n = JsonRpcNotification::new("notifications/progress", serde_json::to_value(params).ok());
+                let n = JsonRpcNotification::new(NotificationsProgress::NAME, serde_json::to_value(params).ok());
                 if out.try_send(Outgoing::related(Message::Notification(n), &related)).is_err() {
                     tracing::debug!("output queue full; a progress notification was dropped");
                 }
@@ -96,7 +103,7 @@ impl Session {
         let on_log: mcp_bridge_sdk::client::LogCallback =
             Arc::new(move |message: &LoggingMessageNotificationParams| {
                 if let Ok(params) = serde_json::to_value(message) {
-                    let n = JsonRpcNotification::new("notifications/message", Some(params));
+                    let n = JsonRpcNotification::new(NotificationsMessage::NAME, Some(params));
                     forward_log(&out, &level, &n, Some(&related));
                 }
             });
@@ -192,7 +199,7 @@ impl Session {
 fn state_refused(method: &str, error: ErrorObject) -> Result<Value, ErrorObject> {
     const TEXT: &str =
         "The server did not accept the answers to its questions (they may have expired). Please try again.";
-    if method == "tools/call" {
+    if method == ToolsCall::NAME {
         Ok(json!({ "content": [{ "type": "text", "text": TEXT }], "isError": true }))
     } else {
         let mut refused = ErrorObject::new(error.code, TEXT);
@@ -229,10 +236,7 @@ fn trace_exchange(
 pub(super) fn forward_unrouted(out: &mpsc::Sender<Outgoing>, level: &ClientLogLevel, n: &JsonRpcNotification) {
     let change = matches!(
         n.method.as_str(),
-        "notifications/tools/list_changed"
-            | "notifications/prompts/list_changed"
-            | "notifications/resources/list_changed"
-            | "notifications/resources/updated"
+        ToolsListChanged::NAME | PromptsListChanged::NAME | ResourcesListChanged::NAME | ResourcesUpdated::NAME
     );
     if !change {
         return forward_log(out, level, n, None);
@@ -250,7 +254,7 @@ pub(super) fn forward_log(
     n: &JsonRpcNotification,
     related: Option<&RequestId>,
 ) {
-    if n.method != "notifications/message" {
+    if n.method != NotificationsMessage::NAME {
         tracing::debug!(method = %n.method, "upstream notification for no request dropped");
         return;
     }
@@ -262,7 +266,7 @@ pub(super) fn forward_log(
         if let Some(obj) = params.as_object_mut() {
             obj.remove("_meta");
         }
-        let forwarded = JsonRpcNotification::new("notifications/message", Some(params));
+        let forwarded = JsonRpcNotification::new(NotificationsMessage::NAME, Some(params));
         let message = Message::Notification(forwarded);
         if out.try_send(Outgoing { message, related: related.cloned() }).is_err() {
             tracing::debug!("output queue full; a log message was dropped");

@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
-use mcp_bridge_protocol::method::MethodCall;
+use mcp_bridge_protocol::method::{Method, MethodCall, NotificationsCancelled};
 use mcp_bridge_protocol::types::{ElicitRequestParams, InputRequest, InputRequests, InputResponse, InputResponses};
 use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification, JsonRpcRequest, Message, RequestId};
 use mcp_bridge_sdk::client::{Hook, InputHooks};
@@ -199,7 +199,7 @@ impl Session {
         };
         for id in unanswered {
             let params = json!({ "requestId": id, "reason": "the request it belonged to ended" });
-            let cancelled = JsonRpcNotification::new("notifications/cancelled", Some(params));
+            let cancelled = JsonRpcNotification::new(NotificationsCancelled::NAME, Some(params));
             self.send(Message::Notification(cancelled), related).await;
         }
     }

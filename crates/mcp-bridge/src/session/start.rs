@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use mcp_bridge_protocol::method::{Method, ServerDiscover};
 use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification, JsonRpcRequest};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -139,7 +140,7 @@ impl Session {
                 upstream.close().await;
                 let error = match failed.error {
                     _ if failed.sign_in.is_some() || matches!(failed.http_status, Some(401 | 403)) => {
-                        translate::errors::error_of_failed(&failed, "server/discover")
+                        translate::errors::error_of_failed(&failed, ServerDiscover::NAME)
                             .unwrap_or_else(|| error_for(Cause::DiscoverFailed, None))
                     }
                     mcp_bridge_sdk::Error::Rpc { error } => {
@@ -152,7 +153,7 @@ impl Session {
                     }
                     // Not discover's own failure: the cause of the SDK's error
                     // (upstream_exited, closed, transport_failed, ...).
-                    _ => translate::errors::error_of_failed(&failed, "server/discover")
+                    _ => translate::errors::error_of_failed(&failed, ServerDiscover::NAME)
                         .unwrap_or_else(|| error_for(Cause::Closed, None)),
                 };
                 Err(Some(error))

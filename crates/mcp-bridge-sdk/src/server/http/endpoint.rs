@@ -9,6 +9,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use mcp_bridge_protocol::method::{Method, ToolsCall};
 use mcp_bridge_protocol::{
     ErrorObject, JsonRpcErrorResponse, JsonRpcRequest, Message, RequestId, decode_message, error_code,
 };
@@ -164,7 +165,7 @@ fn check_headers(headers: &HeaderMap, request: &JsonRpcRequest, server: &Server)
             (Some(Err(())), _) => return Err(Mismatch("the Mcp-Name header is not valid".into())),
         }
     }
-    if request.method == "tools/call" {
+    if request.method == ToolsCall::NAME {
         let params = request.params.as_ref();
         let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str).unwrap_or_default();
         check_header_values(&server.header_params(tool), params.and_then(|p| p.get("arguments")), |name| {

@@ -2,6 +2,7 @@
 //! as they arrive, resumed with `Last-Event-ID` when it breaks), with what
 //! the answer teaches (a session id, the tools' header annotations).
 
+use mcp_bridge_protocol::method::{Initialize, Method, ToolsList};
 use mcp_bridge_protocol::{JsonRpcRequest, Message, decode_message};
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 
@@ -16,7 +17,7 @@ pub(super) async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Re
     let (config, to_client) = (&shared.config, &shared.to_client);
     let extra = param_headers(shared, request).map_err(|e| Failure::BeforeSending(e.to_string()))?;
     let body = serde_json::to_vec(request).unwrap_or_default();
-    if request.method == "initialize" {
+    if request.method == Initialize::NAME {
         shared.session.remember_initialize(request);
     }
     let mut session = shared.session.get();
@@ -41,7 +42,7 @@ pub(super) async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Re
         return accepted_on_the_stream(&response);
     }
     // A server that refuses `initialize` may be of the HTTP+SSE transport.
-    if request.method == "initialize" && session.is_none() && may_be_http_sse(response.status().as_u16()) {
+    if request.method == Initialize::NAME && session.is_none() && may_be_http_sse(response.status().as_u16()) {
         match http_sse::open(shared).await {
             Ok(endpoint) => {
                 tracing::info!(target: "mcp_router", "the server speaks the HTTP+SSE transport (2024-11-05)");
@@ -130,8 +131,8 @@ fn accepted_on_the_stream(response: &reqwest::Response) -> Result<bool, Failure>
 /// header annotations, the session an `initialize` starts.
 fn learn_from_answer(shared: &Shared, request: &JsonRpcRequest, headers: &HeaderMap, message: &mut Message) {
     match request.method.as_str() {
-        "tools/list" => learn_tools(shared, message),
-        "initialize" => {
+        ToolsList::NAME => learn_tools(shared, message),
+        Initialize::NAME => {
             if let Some((id, version)) = legacy::learn(headers, message) {
                 shared.session.set(id, version);
             }

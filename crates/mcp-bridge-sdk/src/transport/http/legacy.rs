@@ -14,6 +14,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
+use mcp_bridge_protocol::method::{Initialized, Method};
 use mcp_bridge_protocol::{JsonRpcNotification, JsonRpcRequest, Message, RequestId, decode_message};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use tokio::task::AbortHandle;
@@ -268,7 +269,7 @@ pub(super) async fn renew(shared: &Shared, lost: &LegacySession) -> Result<(), S
     };
     shared.session.set(id, version);
     let Some(session) = shared.session.get() else { return Err("the new session was lost".into()) };
-    let initialized = Message::Notification(JsonRpcNotification::new("notifications/initialized", None));
+    let initialized = Message::Notification(JsonRpcNotification::new(Initialized::NAME, None));
     super::post_message(shared.clone(), Some(session.clone()), initialized).await;
     if shared.session.has_server_stream() {
         start_server_stream(shared, &session).await;
