@@ -133,6 +133,12 @@ async fn a_message_over_the_client_limit_closes_the_connection() {
     assert!(matches!(after, Error::Closed), "{after:?}");
 }
 
+/// The upgrade callback of a raw test server: selects the `mcp` subprotocol.
+fn select_mcp(_: &Request, mut response: Response) -> Result<Response, ErrorResponse> {
+    response.headers_mut().insert("sec-websocket-protocol", HeaderValue::from_static("mcp"));
+    Ok(response)
+}
+
 /// A server that accepts one upgrade (selecting `mcp`), reads the client's
 /// first message, then runs `misbehave` on the raw connection and reports
 /// the close frame the client sent back.
@@ -145,10 +151,6 @@ where
     let url = format!("ws://{}/mcp", listener.local_addr().unwrap());
     let task = tokio::spawn(async move {
         let (tcp, _) = listener.accept().await.unwrap();
-        let select_mcp = |_: &Request, mut response: Response| -> Result<Response, ErrorResponse> {
-            response.headers_mut().insert("sec-websocket-protocol", HeaderValue::from_static("mcp"));
-            Ok(response)
-        };
         let mut ws = tokio_tungstenite::accept_hdr_async(tcp, select_mcp).await.unwrap();
         let _first = ws.next().await;
         let mut ws = misbehave(ws).await;
@@ -397,10 +399,6 @@ async fn closing_a_client_sends_its_close_frame_and_fails_later_requests() {
     // Whether the client's first frame after the upgrade is a close frame.
     let server = tokio::spawn(async move {
         let (tcp, _) = listener.accept().await.unwrap();
-        let select_mcp = |_: &Request, mut response: Response| -> Result<Response, ErrorResponse> {
-            response.headers_mut().insert("sec-websocket-protocol", HeaderValue::from_static("mcp"));
-            Ok(response)
-        };
         let mut ws = tokio_tungstenite::accept_hdr_async(tcp, select_mcp).await.unwrap();
         matches!(ws.next().await, Some(Ok(WsMessage::Close(_))))
     });
