@@ -92,7 +92,7 @@ impl Client {
     /// `server/discover`: versions, capabilities and identity of the server.
     ///
     /// # Errors
-    /// See [`Error`](crate::Error).
+    /// See [`Error`].
     pub async fn discover(&self, options: &RequestOptions) -> Result<DiscoverResult> {
         self.request::<ServerDiscover>(Default::default(), options).await
     }
@@ -101,7 +101,7 @@ impl Client {
     /// `structuredContent` of later calls.
     ///
     /// # Errors
-    /// See [`Error`](crate::Error).
+    /// See [`Error`].
     pub async fn list_tools(&self, cursor: Option<&str>, options: &RequestOptions) -> Result<ListToolsResult> {
         let result = self.request::<ToolsList>(page(cursor), options).await?;
         self.remember_output_schemas(&result.tools);
@@ -111,7 +111,7 @@ impl Client {
     /// Every tool, following `nextCursor` for at most 64 pages.
     ///
     /// # Errors
-    /// See [`Error`](crate::Error).
+    /// See [`Error`].
     pub async fn list_all_tools(&self, options: &RequestOptions) -> Result<Vec<Tool>> {
         let tools = self.all_pages::<ToolsList, _>(options, |r: ListToolsResult| (r.tools, r.next_cursor)).await?;
         self.remember_output_schemas(&tools);
@@ -121,7 +121,7 @@ impl Client {
     /// One page of `prompts/list`.
     ///
     /// # Errors
-    /// See [`Error`](crate::Error).
+    /// See [`Error`].
     pub async fn list_prompts(&self, cursor: Option<&str>, options: &RequestOptions) -> Result<ListPromptsResult> {
         self.request::<PromptsList>(page(cursor), options).await
     }
@@ -129,7 +129,7 @@ impl Client {
     /// Every prompt, following `nextCursor` for at most 64 pages.
     ///
     /// # Errors
-    /// See [`Error`](crate::Error).
+    /// See [`Error`].
     pub async fn list_all_prompts(&self, options: &RequestOptions) -> Result<Vec<Prompt>> {
         self.all_pages::<PromptsList, _>(options, |r: ListPromptsResult| (r.prompts, r.next_cursor)).await
     }
@@ -137,7 +137,7 @@ impl Client {
     /// One page of `resources/list`.
     ///
     /// # Errors
-    /// See [`Error`](crate::Error).
+    /// See [`Error`].
     pub async fn list_resources(&self, cursor: Option<&str>, options: &RequestOptions) -> Result<ListResourcesResult> {
         self.request::<ResourcesList>(page(cursor), options).await
     }
@@ -145,7 +145,7 @@ impl Client {
     /// Every resource, following `nextCursor` for at most 64 pages.
     ///
     /// # Errors
-    /// See [`Error`](crate::Error).
+    /// See [`Error`].
     pub async fn list_all_resources(&self, options: &RequestOptions) -> Result<Vec<Resource>> {
         self.all_pages::<ResourcesList, _>(options, |r: ListResourcesResult| (r.resources, r.next_cursor)).await
     }
@@ -153,7 +153,7 @@ impl Client {
     /// One page of `resources/templates/list`.
     ///
     /// # Errors
-    /// See [`Error`](crate::Error).
+    /// See [`Error`].
     pub async fn list_resource_templates(
         &self,
         cursor: Option<&str>,
@@ -165,7 +165,7 @@ impl Client {
     /// Every resource template, following `nextCursor` for at most 64 pages.
     ///
     /// # Errors
-    /// See [`Error`](crate::Error).
+    /// See [`Error`].
     pub async fn list_all_resource_templates(&self, options: &RequestOptions) -> Result<Vec<ResourceTemplate>> {
         self.all_pages::<ResourcesTemplatesList, _>(options, |r: ListResourceTemplatesResult| {
             (r.resource_templates, r.next_cursor)
@@ -180,9 +180,9 @@ impl Client {
     /// diagnostics.
     ///
     /// # Errors
-    /// See [`Error`](crate::Error) and [`Client::await_task`]. With
+    /// See [`Error`] and [`Client::await_task`]. With
     /// `allow_input_required`, an input request comes back as
-    /// [`Error::InvalidResponse`](crate::Error::InvalidResponse); use [`Client::request`] to see it.
+    /// [`Error::InvalidResponse`]; use [`Client::request`] to see it.
     pub async fn call_tool(&self, name: &str, arguments: Value, options: &RequestOptions) -> Result<CallToolResult> {
         #[cfg(feature = "tasks")]
         return self.call_tool_to_the_end(name, arguments, options).await;
@@ -199,7 +199,7 @@ impl Client {
     /// `prompts/get`, with input rounds answered by the hooks.
     ///
     /// # Errors
-    /// See [`Error`](crate::Error).
+    /// See [`Error`].
     pub async fn get_prompt(
         &self,
         name: &str,
@@ -213,7 +213,7 @@ impl Client {
     /// `resources/read`, with input rounds answered by the hooks.
     ///
     /// # Errors
-    /// See [`Error`](crate::Error).
+    /// See [`Error`].
     pub async fn read_resource(&self, uri: &str, options: &RequestOptions) -> Result<ReadResourceResult> {
         let params = ReadResourceRequestParams { uri: uri.to_owned(), ..Default::default() };
         complete(ResourcesRead::NAME, self.request::<ResourcesRead>(params, options).await?)
@@ -222,7 +222,7 @@ impl Client {
     /// `completion/complete`.
     ///
     /// # Errors
-    /// See [`Error`](crate::Error).
+    /// See [`Error`].
     pub async fn complete(
         &self,
         reference: CompletionReference,
