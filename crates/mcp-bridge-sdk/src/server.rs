@@ -22,6 +22,7 @@ mod context;
 mod dispatch;
 #[cfg(any(feature = "http-server", feature = "websocket"))]
 pub mod http;
+pub mod protect;
 mod request_state;
 #[cfg(feature = "skills")]
 mod skills;

@@ -141,3 +141,46 @@ async fn a_refused_token_request_is_an_error_without_secrets() {
         assert!(!text.contains(secret), "{secret} leaked: {text}");
     }
 }
+
+/// Tokens the test authorization server issued and has not revoked.
+struct IssuedTokens(Shared);
+
+impl mcp_bridge_sdk::server::protect::TokenValidator for IssuedTokens {
+    fn validate(
+        &self,
+        token: &str,
+    ) -> mcp_bridge_sdk::BoxFuture<
+        Result<mcp_bridge_sdk::server::protect::Caller, mcp_bridge_sdk::server::protect::Refusal>,
+    > {
+        use mcp_bridge_sdk::server::protect::{Caller, Refusal};
+        let known = self.0.lock().unwrap().valid.iter().any(|t| t == token);
+        Box::pin(async move {
+            if known {
+                Ok(Caller::new("user-1", ["mcp"]))
+            } else {
+                Err(Refusal::InvalidToken { description: "unknown" })
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn the_oauth_client_signs_in_to_an_endpoint_the_sdk_protects() {
+    use mcp_bridge_sdk::server::protect::{ProtectedResource, Protection};
+    let issued: Shared = Arc::new(Mutex::new(Issued { expires_in: 3600, ..Issued::default() }));
+    let issuer = authorization_server(issued.clone(), None).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let resource = ProtectedResource::new(&url, issuer).with_scopes_supported(["mcp"]);
+    let options = HttpOptions::default().with_protection(Protection::new(resource, IssuedTokens(issued.clone())));
+    let server = common::ping_server();
+    tokio::spawn(async move { server.serve_http(listener, options, std::future::pending()).await });
+    let s = Setup { issued, url, sign_ins: Arc::default(), store: Arc::default() };
+    let oauth = oauth(&s);
+    let client = client(&s, &oauth);
+    let result = client.call_tool("ping", json!({}), &RequestOptions::default()).await.unwrap();
+    assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "pong"));
+    assert_eq!(s.sign_ins.load(Ordering::SeqCst), 1, "one sign-in, through the endpoint's own metadata");
+    client.call_tool("ping", json!({}), &RequestOptions::default()).await.unwrap();
+    assert_eq!(s.sign_ins.load(Ordering::SeqCst), 1, "the token is used again");
+}

@@ -47,11 +47,17 @@ impl Connection {
         let id = server.inner.next_connection.fetch_add(1, Ordering::Relaxed);
         Connection {
             server,
-            handle: ConnectionHandle { id, out },
+            handle: ConnectionHandle { id, out, caller: None },
             in_flight: Arc::default(),
             tasks: TaskTracker::new(),
             cancel: CancellationToken::new(),
         }
+    }
+
+    /// The connection of a request whose token speaks for `caller`.
+    pub(crate) fn with_caller(mut self, caller: Option<super::protect::Caller>) -> Self {
+        self.handle.caller = caller.map(Arc::new);
+        self
     }
 
     /// Sends a message on this connection's writer.

@@ -20,6 +20,9 @@ pub struct RequestContext {
     pub client_info: Option<Implementation>,
     /// The log level the request asked for; `None` means no log messages.
     pub log_level: Option<LoggingLevel>,
+    /// Whom the request's token speaks for, on a protected endpoint
+    /// ([`crate::server::protect`]); `None` elsewhere.
+    pub caller: Option<std::sync::Arc<super::protect::Caller>>,
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) cancel: CancellationToken,
     pub(crate) out: mpsc::Sender<Message>,

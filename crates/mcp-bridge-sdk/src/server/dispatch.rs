@@ -56,6 +56,8 @@ pub(crate) fn envelope_fault(request: &JsonRpcRequest) -> Option<ServerFault> {
 pub(crate) struct ConnectionHandle {
     pub(crate) id: u64,
     pub(crate) out: tokio::sync::mpsc::Sender<Message>,
+    /// Whom the connection's token speaks for (a protected HTTP request).
+    pub(crate) caller: Option<std::sync::Arc<super::protect::Caller>>,
 }
 
 type Outcome = Result<Value, ServerFault>;
@@ -129,6 +131,7 @@ impl Server {
             client_capabilities: meta.client_capabilities,
             client_info: meta.client_info,
             log_level: meta.log_level,
+            caller: conn.caller.clone(),
             progress_token: meta.progress_token,
             cancel: cancel.clone(),
             out: conn.out.clone(),

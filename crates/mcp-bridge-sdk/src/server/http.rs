@@ -45,6 +45,9 @@ pub struct HttpOptions {
     /// Time limits of slow or unused connections and the cap on open ones
     /// ([`Server::serve_http`](crate::Server::serve_http) and [`Server::serve_websocket`](crate::Server::serve_websocket)).
     pub connections: ConnectionLimits,
+    /// Tokens every request must carry, and the metadata served about
+    /// them (see [`crate::server::protect`]); none by default.
+    pub protection: Option<crate::server::protect::Protection>,
 }
 
 crate::setters::with_setters! {
@@ -54,6 +57,7 @@ crate::setters::with_setters! {
         value with_allowed_hosts => allowed_hosts: Vec<String>,
         value with_allowed_origins => allowed_origins: Vec<String>,
         value with_connections => connections: ConnectionLimits,
+        some with_protection => protection: crate::server::protect::Protection,
     }
 }
 
@@ -65,6 +69,7 @@ impl Default for HttpOptions {
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()],
             allowed_origins: Vec::new(),
             connections: ConnectionLimits::default(),
+            protection: None,
         }
     }
 }

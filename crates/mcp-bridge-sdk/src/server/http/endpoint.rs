@@ -8,7 +8,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use mcp_bridge_protocol::method::{Method, ToolsCall};
 use mcp_bridge_protocol::{
     ErrorObject, JsonRpcErrorResponse, JsonRpcRequest, Message, RequestId, decode_message, error_code,
@@ -21,6 +21,7 @@ use tokio_util::task::TaskTracker;
 use super::connections;
 use super::{ConnectionLimits, HttpOptions, refusal_by_origin_or_host};
 use crate::limits::OUTGOING_QUEUE;
+use crate::server::protect::{Caller, Protection};
 use crate::server::stdio::accept_until;
 use crate::server::{Connection, Server};
 use mcp_bridge_protocol::headers::{check_header_values, decode_header_value, name_member};
@@ -32,12 +33,19 @@ struct Endpoint {
 }
 
 impl Server {
-    /// The HTTP endpoint as an axum router, to mount in an application.
+    /// The HTTP endpoint as an axum router, to mount in an application;
+    /// with [`HttpOptions::protection`], its protected resource metadata
+    /// too.
     pub fn http_router(&self, options: HttpOptions) -> Router {
         let path = options.path.clone();
-        Router::new()
-            .route(&path, post(handle_post).get(method_not_allowed).delete(method_not_allowed))
-            .with_state(Endpoint { server: self.clone(), options })
+        let mut router =
+            Router::new().route(&path, post(handle_post).get(method_not_allowed).delete(method_not_allowed));
+        if let Some(protection) = &options.protection {
+            let metadata = protection.resource.metadata().to_string();
+            let document = move || async move { ([(header::CONTENT_TYPE, "application/json")], metadata) };
+            router = router.route(&protection.resource.metadata_path(), get(document));
+        }
+        router.with_state(Endpoint { server: self.clone(), options })
     }
 
     /// Serves the endpoint on `listener` until `shutdown` completes; then the
@@ -194,6 +202,13 @@ async fn handle_post(State(endpoint): State<Endpoint>, headers: HeaderMap, body:
     if let Some(refusal) = refusal_by_origin_or_host(&headers, options) {
         return (StatusCode::FORBIDDEN, refusal).into_response();
     }
+    let caller = match &options.protection {
+        Some(protection) => match authenticate(protection, &headers).await {
+            Ok(caller) => Some(caller),
+            Err(refused) => return refused,
+        },
+        None => None,
+    };
     let is_json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|c| c.to_str().ok())
@@ -228,7 +243,22 @@ async fn handle_post(State(endpoint): State<Endpoint>, headers: HeaderMap, body:
     if let Some(fault) = crate::server::dispatch::envelope_fault(&request) {
         return error_response(StatusCode::BAD_REQUEST, Some(request.id), fault.to_error_object());
     }
-    answer(endpoint.server, request).await
+    answer(endpoint.server, request, caller).await
+}
+
+/// The caller of a request to a protected endpoint, or the challenge that
+/// refuses it.
+async fn authenticate(protection: &Protection, headers: &HeaderMap) -> Result<Caller, Response> {
+    let values: Vec<&str> = headers.get_all(header::AUTHORIZATION).iter().filter_map(|v| v.to_str().ok()).collect();
+    protection.authenticate(&values).await.map_err(|refusal| {
+        let challenge = protection.resource.challenge(&refusal);
+        let status = StatusCode::from_u16(challenge.status).unwrap_or(StatusCode::UNAUTHORIZED);
+        let mut response = (status, "the request's credentials are refused").into_response();
+        if let Ok(value) = HeaderValue::from_str(&challenge.www_authenticate) {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+        }
+        response
+    })
 }
 
 /// Cancels the request when the response (stream) is dropped: a client
@@ -241,9 +271,9 @@ impl Drop for CancelOnDrop {
     }
 }
 
-async fn answer(server: Server, request: JsonRpcRequest) -> Response {
+async fn answer(server: Server, request: JsonRpcRequest, caller: Option<Caller>) -> Response {
     let (out, mut rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
-    let connection = Connection::new(server, out);
+    let connection = Connection::new(server, out).with_caller(caller);
     connection.handle(Message::Request(request)).await;
     let guard = CancelOnDrop(connection);
     let Some(first) = rx.recv().await else {

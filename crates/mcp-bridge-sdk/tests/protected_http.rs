@@ -1,0 +1,113 @@
+//! A protected HTTP endpoint (the resource-server side): its metadata
+//! (RFC 9728), the challenges of a request without a valid token or
+//! without a required scope (RFC 6750), and the caller reaching the
+//! handler. The validator here is a table of tokens: the JWT and
+//! introspection validators are tested against a real authorization
+//! server elsewhere.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use mcp_bridge_protocol::types::{CallToolResult, ContentBlock, Implementation, Tool};
+use mcp_bridge_sdk::server::http::HttpOptions;
+use mcp_bridge_sdk::server::protect::{Caller, ProtectedResource, Protection, Refusal, TokenValidator};
+use mcp_bridge_sdk::transport::http::{BearerToken, HttpConfig, connect};
+use mcp_bridge_sdk::{BoxFuture, Client, ClientOptions, Error, Reply, RequestContext, RequestOptions, Server};
+use serde_json::{Value, json};
+
+/// Tokens and whom they speak for.
+struct Table(HashMap<&'static str, Caller>);
+
+impl TokenValidator for Table {
+    fn validate(&self, token: &str) -> BoxFuture<Result<Caller, Refusal>> {
+        let found = self.0.get(token).cloned();
+        Box::pin(async move { found.ok_or(Refusal::InvalidToken { description: "the token is not known here" }) })
+    }
+}
+
+/// A server whose `whoami` tool answers with the caller's subject, served
+/// on loopback with `read` required of every request.
+async fn protected_server() -> (SocketAddr, String) {
+    let whoami = Tool::new("whoami");
+    let server = Server::builder(Implementation::new("protected", "1"))
+        .tool(whoami, |_call, ctx: RequestContext| async move {
+            let subject = ctx.caller.as_ref().and_then(|c| c.subject.clone()).unwrap_or_else(|| "nobody".into());
+            Ok(Reply::Complete(CallToolResult::text(subject)))
+        })
+        .build();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let url = format!("http://{addr}/mcp");
+    let tokens = Table(HashMap::from([
+        ("alice-token", Caller::new("alice", ["read", "write"])),
+        ("reader-token", Caller::new("rita", ["write"])),
+    ]));
+    let resource = ProtectedResource::new(&url, "https://auth.example.test").with_scopes_supported(["read", "write"]);
+    let options =
+        HttpOptions::default().with_protection(Protection::new(resource, tokens).with_required_scopes(["read"]));
+    tokio::spawn(async move { server.serve_http(listener, options, std::future::pending()).await });
+    (addr, url)
+}
+
+/// A raw `tools/list` POST with these `Authorization` values: the status
+/// and the `WWW-Authenticate` value.
+async fn post(url: &str, authorization: &[&str]) -> (u16, Option<String>) {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
+        "params": {"_meta": test_support::request_meta(json!({}))}});
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/list")
+        .body(body.to_string());
+    for value in authorization {
+        request = request.header("authorization", *value);
+    }
+    let response = request.send().await.unwrap();
+    let challenge = response.headers().get("www-authenticate").map(|v| v.to_str().unwrap().to_owned());
+    (response.status().as_u16(), challenge)
+}
+
+#[tokio::test]
+async fn the_endpoint_publishes_its_metadata_and_challenges_each_refusal() {
+    let (addr, url) = protected_server().await;
+    let metadata_url = format!("http://{addr}/.well-known/oauth-protected-resource/mcp");
+    let metadata: Value = reqwest::get(&metadata_url).await.unwrap().json().await.unwrap();
+    assert_eq!(metadata["resource"], url);
+    assert_eq!(metadata["authorization_servers"], json!(["https://auth.example.test"]));
+    assert_eq!(metadata["scopes_supported"], json!(["read", "write"]));
+    assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));
+
+    let pointer = format!(r#"Bearer resource_metadata="{metadata_url}""#);
+    assert_eq!(post(&url, &[]).await, (401, Some(pointer.clone())));
+    let (status, challenge) = post(&url, &["Bearer not-a-token"]).await;
+    assert_eq!(status, 401);
+    let challenge = challenge.unwrap();
+    assert!(challenge.starts_with(&pointer) && challenge.contains(r#"error="invalid_token""#), "{challenge}");
+    assert!(!challenge.contains("not-a-token"), "the challenge never echoes the token");
+    let (status, challenge) = post(&url, &["Bearer reader-token"]).await;
+    assert_eq!(status, 403, "a valid token without the endpoint's scope");
+    assert!(challenge.unwrap().contains(r#"error="insufficient_scope", scope="read""#));
+    assert_eq!(post(&url, &["Bearer alice-token", "Bearer alice-token"]).await.0, 400);
+    assert_eq!(post(&url, &["Basic YTpi"]).await.0, 401, "another scheme is no token");
+    assert_eq!(post(&url, &["Bearer alice-token"]).await.0, 200);
+}
+
+#[tokio::test]
+async fn the_sdk_client_with_a_valid_token_reaches_the_handler_as_its_caller() {
+    let (_, url) = protected_server().await;
+    let config = HttpConfig::new(&url).with_auth(Arc::new(BearerToken::new("alice-token")));
+    let client = Client::new(ClientOptions::new("protected-test", "1"), connect(config).unwrap());
+    let o = RequestOptions::default();
+    let result = client.call_tool("whoami", json!({}), &o).await.unwrap();
+    assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "alice"), "{result:?}");
+
+    // Without credentials the client sees the 401 (and, with OAuth, would sign in).
+    let anonymous = Client::new(ClientOptions::new("protected-test", "1"), connect(HttpConfig::new(&url)).unwrap());
+    let seen = Arc::new(std::sync::Mutex::new(mcp_bridge_sdk::client::Diagnostics::default()));
+    let refused = anonymous.call_tool("whoami", json!({}), &o.clone().with_diagnostics(seen.clone())).await;
+    assert!(matches!(refused, Err(Error::InvalidResponse { .. })), "{refused:?}");
+    assert_eq!(seen.lock().unwrap().http_status, Some(401));
+}
