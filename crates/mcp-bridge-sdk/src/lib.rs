@@ -84,6 +84,7 @@
         feature = "http-server",
         feature = "websocket",
         feature = "oauth",
+        feature = "protect",
         feature = "tasks",
         feature = "skills",
         feature = "icons",

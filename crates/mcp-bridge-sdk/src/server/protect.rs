@@ -25,6 +25,9 @@ use serde_json::{Map, Value, json};
 
 use crate::BoxFuture;
 
+#[cfg(feature = "protect")]
+pub mod jwt;
+
 /// Who a request speaks for, as its token says.
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]

@@ -1,0 +1,201 @@
+//! The JWT access-token validator against an issuer on loopback that
+//! publishes its metadata and key set and rotates its keys: every class of
+//! bad token is refused (with the reason, never the token), a good one
+//! gives its caller, and an unknown key id fetches the key set once.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use mcp_bridge_sdk::server::protect::jwt::{JwtConfig, JwtValidator, KeysError};
+use mcp_bridge_sdk::server::protect::{Refusal, TokenValidator};
+use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
+use serde_json::{Value, json};
+
+const AUDIENCE: &str = "http://127.0.0.1:1/mcp";
+
+/// An ES256 key: its id, the private key for signing, the public JWK.
+struct SigningKey {
+    kid: String,
+    encoding: EncodingKey,
+    jwk: Value,
+}
+
+fn signing_key(kid: &str) -> SigningKey {
+    let rng = ring::rand::SystemRandom::new();
+    let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+    let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng).unwrap();
+    // An uncompressed point: 0x04, then x and y.
+    let point = pair.public_key().as_ref();
+    let (x, y) = point[1..].split_at(32);
+    let jwk = json!({"kty": "EC", "crv": "P-256", "kid": kid, "use": "sig", "alg": "ES256",
+        "x": URL_SAFE_NO_PAD.encode(x), "y": URL_SAFE_NO_PAD.encode(y)});
+    SigningKey { kid: kid.into(), encoding: EncodingKey::from_ec_der(pkcs8.as_ref()), jwk }
+}
+
+/// The issuer on loopback: its URL, the published keys, and how often the
+/// key set was fetched.
+struct Issuer {
+    url: String,
+    published: Arc<Mutex<Vec<Value>>>,
+    fetches: Arc<AtomicUsize>,
+}
+
+async fn issuer() -> Issuer {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let published = Arc::new(Mutex::new(Vec::new()));
+    let fetches = Arc::new(AtomicUsize::new(0));
+    let metadata = json!({"issuer": url, "jwks_uri": format!("{url}/jwks"),
+        "authorization_endpoint": format!("{url}/authorize"), "token_endpoint": format!("{url}/token")});
+    let (keys, count) = (published.clone(), fetches.clone());
+    let router = axum::Router::new()
+        .route(
+            "/.well-known/oauth-authorization-server",
+            axum::routing::get(move || async move { metadata.to_string() }),
+        )
+        .route(
+            "/jwks",
+            axum::routing::get(move || async move {
+                count.fetch_add(1, Ordering::SeqCst);
+                json!({"keys": *keys.lock().unwrap()}).to_string()
+            }),
+        );
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    Issuer { url, published, fetches }
+}
+
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
+}
+
+fn claims(issuer: &str) -> Value {
+    json!({"iss": issuer, "aud": AUDIENCE, "sub": "alice", "client_id": "app-1", "scope": "notes:read notes:write",
+        "iat": now(), "exp": now() + 300})
+}
+
+fn token(key: &SigningKey, claims: &Value) -> String {
+    let mut header = Header::new(Algorithm::ES256);
+    header.kid = Some(key.kid.clone());
+    header.typ = Some("at+jwt".into());
+    jsonwebtoken::encode(&header, claims, &key.encoding).unwrap()
+}
+
+/// A token with this header and claims, its signature made up.
+fn unsigned(header: Value, claims: &Value) -> String {
+    let part = |v: &Value| URL_SAFE_NO_PAD.encode(v.to_string());
+    format!("{}.{}.{}", part(&header), part(claims), URL_SAFE_NO_PAD.encode(b"not a signature"))
+}
+
+fn refused(outcome: Result<mcp_bridge_sdk::server::protect::Caller, Refusal>) -> &'static str {
+    match outcome {
+        Err(Refusal::InvalidToken { description }) => description,
+        other => panic!("a refusal was expected: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn every_bad_token_is_refused_and_a_good_one_gives_its_caller() {
+    let issuer = issuer().await;
+    let key = signing_key("k1");
+    issuer.published.lock().unwrap().push(key.jwk.clone());
+    let validator = JwtValidator::discover(JwtConfig::new(&issuer.url, AUDIENCE)).await.unwrap();
+
+    let good = token(&key, &claims(&issuer.url));
+    let caller = validator.validate(&good).await.unwrap();
+    assert_eq!(caller.subject.as_deref(), Some("alice"));
+    assert_eq!(caller.client_id.as_deref(), Some("app-1"));
+    assert_eq!(caller.scopes, ["notes:read", "notes:write"]);
+    assert_eq!(caller.claims["aud"], AUDIENCE);
+
+    let with = |change: &dyn Fn(&mut Value)| {
+        let mut c = claims(&issuer.url);
+        change(&mut c);
+        token(&key, &c)
+    };
+    let other_key = signing_key("k1");
+    let cases: Vec<(&str, String)> = vec![
+        ("garbage", "garbage".into()),
+        ("empty", String::new()),
+        ("wrong signature", token(&other_key, &claims(&issuer.url))),
+        ("wrong issuer", with(&|c| c["iss"] = json!("https://evil.example"))),
+        ("wrong audience", with(&|c| c["aud"] = json!("https://other.example/mcp"))),
+        ("expired", with(&|c| c["exp"] = json!(now() - 120))),
+        ("not yet valid", with(&|c| c["nbf"] = json!(now() + 120))),
+        (
+            "no subject",
+            with(&|c| {
+                c.as_object_mut().unwrap().remove("sub");
+            }),
+        ),
+        ("alg none", unsigned(json!({"alg": "none", "typ": "at+jwt", "kid": "k1"}), &claims(&issuer.url))),
+        ("HS256 with the public key", {
+            let secret = key.jwk.to_string();
+            let mut header = Header::new(Algorithm::HS256);
+            (header.kid, header.typ) = (Some("k1".into()), Some("at+jwt".into()));
+            jsonwebtoken::encode(&header, &claims(&issuer.url), &EncodingKey::from_secret(secret.as_bytes())).unwrap()
+        }),
+        ("an ID token, not an access token", {
+            let mut header = Header::new(Algorithm::ES256);
+            (header.kid, header.typ) = (Some("k1".into()), Some("JWT".into()));
+            jsonwebtoken::encode(&header, &claims(&issuer.url), &key.encoding).unwrap()
+        }),
+    ];
+    let mut reasons = Vec::new();
+    for (what, bad) in &cases {
+        let why = refused(validator.validate(bad).await);
+        eprintln!("{what}: refused, {why}");
+        reasons.push(why);
+    }
+    assert_eq!(reasons[3], "the token is of another issuer");
+    assert_eq!(reasons[4], "the token is for another resource");
+    assert_eq!(reasons[5], "the token has expired");
+    assert_eq!(reasons[6], "the token is not valid yet");
+    assert_eq!(reasons[7], "the token lacks a required claim");
+    assert_eq!(reasons[8], "the token is not a JWT");
+    assert_eq!(reasons[9], "the token's algorithm is not accepted");
+    assert_eq!(reasons[10], "the token is not a JWT access token (typ at+jwt)");
+}
+
+#[tokio::test]
+async fn a_rotated_key_is_fetched_once_and_made_up_key_ids_do_not_hammer_the_issuer() {
+    let issuer = issuer().await;
+    let (old, new) = (signing_key("old"), signing_key("new"));
+    issuer.published.lock().unwrap().push(old.jwk.clone());
+    let validator =
+        JwtValidator::discover(JwtConfig::new(&issuer.url, AUDIENCE).with_refresh_interval(std::time::Duration::ZERO))
+            .await
+            .unwrap();
+    assert_eq!(issuer.fetches.load(Ordering::SeqCst), 1);
+    validator.validate(&token(&old, &claims(&issuer.url))).await.unwrap();
+    assert_eq!(issuer.fetches.load(Ordering::SeqCst), 1, "a known key is not fetched again");
+    // The issuer rotates: a token of the new key fetches the set once.
+    issuer.published.lock().unwrap().push(new.jwk.clone());
+    validator.validate(&token(&new, &claims(&issuer.url))).await.unwrap();
+    assert_eq!(issuer.fetches.load(Ordering::SeqCst), 2);
+    validator.validate(&token(&new, &claims(&issuer.url))).await.unwrap();
+    assert_eq!(issuer.fetches.load(Ordering::SeqCst), 2);
+
+    // With the default interval, made-up key ids cost one fetch at most.
+    let guarded = JwtValidator::discover(JwtConfig::new(&issuer.url, AUDIENCE)).await.unwrap();
+    let before = issuer.fetches.load(Ordering::SeqCst);
+    for i in 0..5 {
+        let mut header = Header::new(Algorithm::ES256);
+        (header.kid, header.typ) = (Some(format!("made-up-{i}")), Some("at+jwt".into()));
+        let forged = jsonwebtoken::encode(&header, &claims(&issuer.url), &new.encoding).unwrap();
+        assert_eq!(refused(guarded.validate(&forged).await), "the token's signing key is not the issuer's");
+    }
+    assert_eq!(issuer.fetches.load(Ordering::SeqCst), before, "fetched at start; none within the interval");
+}
+
+#[tokio::test]
+async fn an_issuer_without_metadata_or_keys_is_a_clear_error() {
+    let nobody = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap().local_addr().unwrap();
+    let err = JwtValidator::discover(JwtConfig::new(format!("http://{nobody}"), AUDIENCE)).await.unwrap_err();
+    assert!(matches!(err, KeysError::Metadata(_)), "{err:?}");
+    let err = JwtValidator::discover(JwtConfig::new("not a url", AUDIENCE)).await.unwrap_err();
+    assert!(matches!(err, KeysError::Issuer(_)), "{err:?}");
+}
