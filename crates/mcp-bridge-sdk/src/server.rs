@@ -245,6 +245,8 @@ pub(crate) struct ServerInner {
     cache: CacheHints,
     page_size: usize,
     limits: ServerLimits,
+    /// Scopes declared for tools, prompts and resources.
+    scopes: protect::RequiredScopes,
     next_connection: AtomicU64,
 }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use mcp_bridge_protocol::types::{CallToolResult, ContentBlock, Implementation, Tool};
 use mcp_bridge_sdk::server::http::HttpOptions;
-use mcp_bridge_sdk::server::protect::{Caller, ProtectedResource, Protection, Refusal, TokenValidator};
+use mcp_bridge_sdk::server::protect::{Caller, ProtectedResource, Protection, Refusal, ScopeTarget, TokenValidator};
 use mcp_bridge_sdk::transport::http::{BearerToken, HttpConfig, connect};
 use mcp_bridge_sdk::{BoxFuture, Client, ClientOptions, Error, Reply, RequestContext, RequestOptions, Server};
 use serde_json::{Value, json};
@@ -26,8 +26,9 @@ impl TokenValidator for Table {
     }
 }
 
-/// A server whose `whoami` tool answers with the caller's subject, served
-/// on loopback with `read` required of every request.
+/// A server whose `whoami` tool answers with the caller's subject and
+/// whose `erase` tool needs `write`, served on loopback with `read`
+/// required of every request.
 async fn protected_server() -> (SocketAddr, String) {
     let whoami = Tool::new("whoami");
     let server = Server::builder(Implementation::new("protected", "1"))
@@ -35,13 +36,16 @@ async fn protected_server() -> (SocketAddr, String) {
             let subject = ctx.caller.as_ref().and_then(|c| c.subject.clone()).unwrap_or_else(|| "nobody".into());
             Ok(Reply::Complete(CallToolResult::text(subject)))
         })
+        .tool(Tool::new("erase"), |_call, _ctx| async move { Ok(Reply::Complete(CallToolResult::text("erased"))) })
+        .require_scopes(ScopeTarget::tool("erase"), ["write"])
         .build();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let url = format!("http://{addr}/mcp");
     let tokens = Table(HashMap::from([
         ("alice-token", Caller::new("alice", ["read", "write"])),
-        ("reader-token", Caller::new("rita", ["write"])),
+        ("reader-token", Caller::new("rita", ["read"])),
+        ("scopeless-token", Caller::new("sam", Vec::<String>::new())),
     ]));
     let resource = ProtectedResource::new(&url, "https://auth.example.test").with_scopes_supported(["read", "write"]);
     let options =
@@ -87,7 +91,7 @@ async fn the_endpoint_publishes_its_metadata_and_challenges_each_refusal() {
     let challenge = challenge.unwrap();
     assert!(challenge.starts_with(&pointer) && challenge.contains(r#"error="invalid_token""#), "{challenge}");
     assert!(!challenge.contains("not-a-token"), "the challenge never echoes the token");
-    let (status, challenge) = post(&url, &["Bearer reader-token"]).await;
+    let (status, challenge) = post(&url, &["Bearer scopeless-token"]).await;
     assert_eq!(status, 403, "a valid token without the endpoint's scope");
     assert!(challenge.unwrap().contains(r#"error="insufficient_scope", scope="read""#));
     assert_eq!(post(&url, &["Bearer alice-token", "Bearer alice-token"]).await.0, 400);
@@ -110,4 +114,24 @@ async fn the_sdk_client_with_a_valid_token_reaches_the_handler_as_its_caller() {
     let refused = anonymous.call_tool("whoami", json!({}), &o.clone().with_diagnostics(seen.clone())).await;
     assert!(matches!(refused, Err(Error::InvalidResponse { .. })), "{refused:?}");
     assert_eq!(seen.lock().unwrap().http_status, Some(401));
+}
+
+#[tokio::test]
+async fn a_tool_that_needs_more_scopes_is_a_403_naming_them_all() {
+    let (_, url) = protected_server().await;
+    let client = |token: &'static str| {
+        let config = HttpConfig::new(&url).with_auth(Arc::new(BearerToken::new(token)));
+        Client::new(ClientOptions::new("protected-test", "1"), connect(config).unwrap())
+    };
+    let o = RequestOptions::default();
+    let reader = client("reader-token");
+    let result = reader.call_tool("whoami", json!({}), &o).await.unwrap();
+    assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "rita"));
+    let seen = Arc::new(std::sync::Mutex::new(mcp_bridge_sdk::client::Diagnostics::default()));
+    let refused = reader.call_tool("erase", json!({}), &o.clone().with_diagnostics(seen.clone())).await;
+    assert!(refused.is_err(), "{refused:?}");
+    assert_eq!(seen.lock().unwrap().http_status, Some(403), "the step-up status");
+    let writer = client("alice-token");
+    let result = writer.call_tool("erase", json!({}), &o).await.unwrap();
+    assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "erased"));
 }

@@ -41,6 +41,7 @@ pub struct ServerBuilder {
     cache: CacheHints,
     page_size: usize,
     limits: ServerLimits,
+    scopes: super::protect::RequiredScopes,
     #[cfg(feature = "tasks")]
     tasks: Option<TaskOptions>,
     #[cfg(feature = "skills")]
@@ -264,6 +265,19 @@ impl ServerBuilder {
         self
     }
 
+    /// Scopes a caller's token must grant to use `target` (a tool, a
+    /// prompt, a resource) on a protected endpoint, besides the endpoint's
+    /// own; a token without them gets 403 `insufficient_scope` naming them
+    /// (see [`crate::server::protect`]).
+    pub fn require_scopes<I, S>(mut self, target: super::protect::ScopeTarget, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes.insert(target, scopes.into_iter().map(Into::into).collect());
+        self
+    }
+
     /// Limits of every connection.
     pub fn limits(mut self, limits: ServerLimits) -> Self {
         self.limits = limits;
@@ -296,6 +310,7 @@ impl ServerBuilder {
                 cache: self.cache,
                 page_size: self.page_size,
                 limits: self.limits,
+                scopes: self.scopes,
                 next_connection: AtomicU64::new(1),
             }),
         }
@@ -319,6 +334,7 @@ impl Server {
             cache: CacheHints::default(),
             page_size: 100,
             limits: ServerLimits::default(),
+            scopes: Default::default(),
             #[cfg(feature = "tasks")]
             tasks: None,
             #[cfg(feature = "skills")]

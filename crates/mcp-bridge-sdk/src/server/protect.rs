@@ -28,6 +28,65 @@ use crate::BoxFuture;
 #[cfg(feature = "protect")]
 pub mod jwt;
 
+/// What a scope is required for, beyond the endpoint itself: a tool by
+/// name, a prompt by name, a resource by URI.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ScopeTarget {
+    /// `tools/call` of this tool.
+    Tool(String),
+    /// `prompts/get` of this prompt.
+    Prompt(String),
+    /// `resources/read` of this URI.
+    Resource(String),
+}
+
+impl ScopeTarget {
+    /// The tool `name`.
+    pub fn tool(name: impl Into<String>) -> Self {
+        ScopeTarget::Tool(name.into())
+    }
+
+    /// The prompt `name`.
+    pub fn prompt(name: impl Into<String>) -> Self {
+        ScopeTarget::Prompt(name.into())
+    }
+
+    /// The resource at `uri`.
+    pub fn resource(uri: impl Into<String>) -> Self {
+        ScopeTarget::Resource(uri.into())
+    }
+
+    /// What the request `method` with `params` is for, when it is one.
+    fn of_request(method: &str, params: Option<&Value>) -> Option<ScopeTarget> {
+        use mcp_bridge_protocol::method::{Method, PromptsGet, ResourcesRead, ToolsCall};
+        let member = |name: &str| params.and_then(|p| p.get(name)).and_then(Value::as_str).map(str::to_owned);
+        match method {
+            ToolsCall::NAME => member("name").map(ScopeTarget::Tool),
+            PromptsGet::NAME => member("name").map(ScopeTarget::Prompt),
+            ResourcesRead::NAME => member("uri").map(ScopeTarget::Resource),
+            _ => None,
+        }
+    }
+}
+
+/// The scopes declared for tools, prompts and resources at registration
+/// ([`ServerBuilder::require_scopes`](crate::ServerBuilder::require_scopes)).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RequiredScopes(std::collections::HashMap<ScopeTarget, Vec<String>>);
+
+impl RequiredScopes {
+    pub(crate) fn insert(&mut self, target: ScopeTarget, scopes: Vec<String>) {
+        self.0.entry(target).or_default().extend(scopes);
+    }
+
+    /// The scopes a request needs beyond the endpoint's: those of the tool
+    /// it calls, the prompt it gets or the resource it reads.
+    pub(crate) fn of_request(&self, method: &str, params: Option<&Value>) -> &[String] {
+        ScopeTarget::of_request(method, params).and_then(|target| self.0.get(&target)).map_or(&[], Vec::as_slice)
+    }
+}
+
 /// Who a request speaks for, as its token says.
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
@@ -105,6 +164,20 @@ impl Protection {
         self
     }
 
+    /// Whether `caller` may make a request that needs `needed` besides the
+    /// endpoint's own scopes.
+    ///
+    /// # Errors
+    /// [`Refusal::InsufficientScope`] naming every scope the request needs.
+    pub fn admit(&self, caller: &Caller, needed: &[String]) -> Result<(), Refusal> {
+        let all: Vec<String> = self.required_scopes.iter().chain(needed).cloned().collect();
+        if missing_scopes(&caller.scopes.join(" "), &all).is_empty() {
+            Ok(())
+        } else {
+            Err(Refusal::InsufficientScope { scopes: all })
+        }
+    }
+
     /// The caller of a request with these `Authorization` header values,
     /// or why it is refused: no token, a malformed one, one the validator
     /// refuses, or one without a required scope.
@@ -114,10 +187,7 @@ impl Protection {
     pub async fn authenticate(&self, authorization: &[&str]) -> Result<Caller, Refusal> {
         let token = bearer_token(authorization)?.ok_or(Refusal::NoToken)?;
         let caller = self.validator.validate(token).await?;
-        let missing = missing_scopes(&caller.scopes.join(" "), &self.required_scopes);
-        if !missing.is_empty() {
-            return Err(Refusal::InsufficientScope { scopes: self.required_scopes.clone() });
-        }
+        self.admit(&caller, &[])?;
         Ok(caller)
     }
 }
@@ -378,6 +448,33 @@ mod tests {
             assert!(matches!(bearer_token(&[bad]), Err(Refusal::InvalidRequest { .. })), "{bad:?}");
         }
         assert!(matches!(bearer_token(&["Bearer a", "Bearer b"]), Err(Refusal::InvalidRequest { .. })));
+    }
+
+    struct Nobody;
+
+    impl TokenValidator for Nobody {
+        fn validate(&self, _token: &str) -> BoxFuture<Result<Caller, Refusal>> {
+            Box::pin(async { Err(Refusal::InvalidToken { description: "no token is valid" }) })
+        }
+    }
+
+    #[test]
+    fn a_request_needs_the_endpoints_scopes_and_its_targets() {
+        let protection = Protection::new(resource(), Nobody).with_required_scopes(["read"]);
+        let mut declared = RequiredScopes::default();
+        declared.insert(ScopeTarget::tool("erase"), vec!["write".into()]);
+        let erase = declared.of_request("tools/call", Some(&json!({"name": "erase"})));
+        assert_eq!(erase, ["write"]);
+        assert!(declared.of_request("tools/call", Some(&json!({"name": "other"}))).is_empty());
+        assert!(declared.of_request("tools/list", None).is_empty());
+        let reader = Caller::new("rita", ["read"]);
+        assert_eq!(protection.admit(&reader, &[]), Ok(()));
+        assert_eq!(
+            protection.admit(&reader, erase),
+            Err(Refusal::InsufficientScope { scopes: vec!["read".into(), "write".into()] }),
+            "the step-up names every scope the request needs"
+        );
+        assert_eq!(protection.admit(&Caller::new("alice", ["write", "read"]), erase), Ok(()));
     }
 
     #[test]

@@ -21,7 +21,7 @@ use tokio_util::task::TaskTracker;
 use super::connections;
 use super::{ConnectionLimits, HttpOptions, refusal_by_origin_or_host};
 use crate::limits::OUTGOING_QUEUE;
-use crate::server::protect::{Caller, Protection};
+use crate::server::protect::{Caller, Protection, Refusal};
 use crate::server::stdio::accept_until;
 use crate::server::{Connection, Server};
 use mcp_bridge_protocol::headers::{check_header_values, decode_header_value, name_member};
@@ -243,6 +243,12 @@ async fn handle_post(State(endpoint): State<Endpoint>, headers: HeaderMap, body:
     if let Some(fault) = crate::server::dispatch::envelope_fault(&request) {
         return error_response(StatusCode::BAD_REQUEST, Some(request.id), fault.to_error_object());
     }
+    if let (Some(protection), Some(caller)) = (&options.protection, &caller) {
+        let needed = endpoint.server.inner.scopes.of_request(&request.method, request.params.as_ref());
+        if let Err(refusal) = protection.admit(caller, needed) {
+            return challenge_response(protection, &refusal);
+        }
+    }
     answer(endpoint.server, request, caller).await
 }
 
@@ -250,15 +256,18 @@ async fn handle_post(State(endpoint): State<Endpoint>, headers: HeaderMap, body:
 /// refuses it.
 async fn authenticate(protection: &Protection, headers: &HeaderMap) -> Result<Caller, Response> {
     let values: Vec<&str> = headers.get_all(header::AUTHORIZATION).iter().filter_map(|v| v.to_str().ok()).collect();
-    protection.authenticate(&values).await.map_err(|refusal| {
-        let challenge = protection.resource.challenge(&refusal);
-        let status = StatusCode::from_u16(challenge.status).unwrap_or(StatusCode::UNAUTHORIZED);
-        let mut response = (status, "the request's credentials are refused").into_response();
-        if let Ok(value) = HeaderValue::from_str(&challenge.www_authenticate) {
-            response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
-        }
-        response
-    })
+    protection.authenticate(&values).await.map_err(|refusal| challenge_response(protection, &refusal))
+}
+
+/// The answer to a refused request: its status and `WWW-Authenticate`.
+fn challenge_response(protection: &Protection, refusal: &Refusal) -> Response {
+    let challenge = protection.resource.challenge(refusal);
+    let status = StatusCode::from_u16(challenge.status).unwrap_or(StatusCode::UNAUTHORIZED);
+    let mut response = (status, "the request's credentials are refused").into_response();
+    if let Ok(value) = HeaderValue::from_str(&challenge.www_authenticate) {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
 }
 
 /// Cancels the request when the response (stream) is dropped: a client
