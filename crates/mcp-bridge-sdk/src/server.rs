@@ -290,6 +290,13 @@ fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
 }
 
 impl Server {
+    /// The scopes a request needs besides its endpoint's, as registered
+    /// with [`ServerBuilder::require_scopes`]: those of the tool it calls,
+    /// the prompt it gets or the resource it reads.
+    pub fn scopes_needed(&self, method: &str, params: Option<&serde_json::Value>) -> &[String] {
+        self.inner.scopes.of_request(method, params)
+    }
+
     /// The server's name and version.
     pub fn info(&self) -> &Implementation {
         &self.inner.info

@@ -3,85 +3,24 @@
 //! bad token is refused (with the reason, never the token), a good one
 //! gives its caller, and an unknown key id fetches the key set once.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::atomic::Ordering;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use mcp_bridge_sdk::server::protect::jwt::{JwtConfig, JwtValidator, KeysError};
 use mcp_bridge_sdk::server::protect::{Refusal, TokenValidator};
-use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
 use serde_json::{Value, json};
+use test_support::jwt::{SigningKey, access_token, issuer, now, signing_key};
 
 const AUDIENCE: &str = "http://127.0.0.1:1/mcp";
 
-/// An ES256 key: its id, the private key for signing, the public JWK.
-struct SigningKey {
-    kid: String,
-    encoding: EncodingKey,
-    jwk: Value,
-}
-
-fn signing_key(kid: &str) -> SigningKey {
-    let rng = ring::rand::SystemRandom::new();
-    let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
-    let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng).unwrap();
-    // An uncompressed point: 0x04, then x and y.
-    let point = pair.public_key().as_ref();
-    let (x, y) = point[1..].split_at(32);
-    let jwk = json!({"kty": "EC", "crv": "P-256", "kid": kid, "use": "sig", "alg": "ES256",
-        "x": URL_SAFE_NO_PAD.encode(x), "y": URL_SAFE_NO_PAD.encode(y)});
-    SigningKey { kid: kid.into(), encoding: EncodingKey::from_ec_der(pkcs8.as_ref()), jwk }
-}
-
-/// The issuer on loopback: its URL, the published keys, and how often the
-/// key set was fetched.
-struct Issuer {
-    url: String,
-    published: Arc<Mutex<Vec<Value>>>,
-    fetches: Arc<AtomicUsize>,
-}
-
-async fn issuer() -> Issuer {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let published = Arc::new(Mutex::new(Vec::new()));
-    let fetches = Arc::new(AtomicUsize::new(0));
-    let metadata = json!({"issuer": url, "jwks_uri": format!("{url}/jwks"),
-        "authorization_endpoint": format!("{url}/authorize"), "token_endpoint": format!("{url}/token")});
-    let (keys, count) = (published.clone(), fetches.clone());
-    let router = axum::Router::new()
-        .route(
-            "/.well-known/oauth-authorization-server",
-            axum::routing::get(move || async move { metadata.to_string() }),
-        )
-        .route(
-            "/jwks",
-            axum::routing::get(move || async move {
-                count.fetch_add(1, Ordering::SeqCst);
-                json!({"keys": *keys.lock().unwrap()}).to_string()
-            }),
-        );
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    Issuer { url, published, fetches }
-}
-
-fn now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
-}
-
 fn claims(issuer: &str) -> Value {
-    json!({"iss": issuer, "aud": AUDIENCE, "sub": "alice", "client_id": "app-1", "scope": "notes:read notes:write",
-        "iat": now(), "exp": now() + 300})
+    test_support::jwt::claims(issuer, AUDIENCE, "notes:read notes:write")
 }
 
 fn token(key: &SigningKey, claims: &Value) -> String {
-    let mut header = Header::new(Algorithm::ES256);
-    header.kid = Some(key.kid.clone());
-    header.typ = Some("at+jwt".into());
-    jsonwebtoken::encode(&header, claims, &key.encoding).unwrap()
+    access_token(key, claims)
 }
 
 /// A token with this header and claims, its signature made up.

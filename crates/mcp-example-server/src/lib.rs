@@ -58,6 +58,9 @@ const WEATHER_VIEW: &str = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><
 <body><h1>Weather</h1><p id=\"forecast\">Waiting for the tool result…</p></body></html>";
 
 /// Largest result `big` makes: the bridge's line limit.
+/// The scope `set_note` needs on a protected endpoint.
+pub const NOTES_WRITE: &str = "notes:write";
+
 const MAX_BIG_BYTES: u64 = 64 * 1024 * 1024;
 
 /// `value` as the JSON object it is written as.
@@ -208,6 +211,8 @@ pub fn build_server_with(limits: ServerLimits) -> Server {
             toggle_bonus,
         )
         .typed_tool_with(&notes, Tool::new("set_note").with_description("Sets the text of note://<name>."), set_note)
+        // Asked of its callers when the endpoint is protected (--auth-issuer).
+        .require_scopes(mcp_bridge_sdk::server::protect::ScopeTarget::tool("set_note"), [NOTES_WRITE])
         .typed_tool(
             Tool::new("big").with_description("Returns a text of the given size in bytes (at most 64 MiB)."),
             |args: Big, _ctx| async move {

@@ -7,17 +7,26 @@
 use std::process::ExitCode;
 
 use mcp_bridge_sdk::limits::ServerLimits;
-use mcp_example_server::build_server_with;
+use mcp_bridge_sdk::server::http::HttpOptions;
+use mcp_bridge_sdk::server::protect::jwt::{JwtConfig, JwtValidator};
+use mcp_bridge_sdk::server::protect::{ProtectedResource, Protection};
+use mcp_example_server::{NOTES_WRITE, build_server_with};
 
 const USAGE: &str = "mcp-example-server: an MCP 2026-07-28 server on stdin/stdout, which 2025-11-25
 clients (VS Code, Claude Desktop, Cursor) can use directly too
 
-Usage: mcp-example-server [--http ADDR] [--max-line-bytes N] [--max-in-flight N]
+Usage: mcp-example-server [--http ADDR [--auth-issuer URL [--auth-audience URL]]]
+                          [--max-line-bytes N] [--max-in-flight N]
 
 Options:
   --http ADDR          serve Streamable HTTP at http://ADDR/mcp (for example
                        127.0.0.1:8080) instead of stdio, to 2026-07-28 and
                        2025-11-25 clients alike; stops on Ctrl-C
+  --auth-issuer URL    with --http: every request needs a JWT access token
+                       (RFC 9068) of this issuer, checked against its keys;
+                       set_note also needs the scope notes:write
+  --auth-audience URL  the audience tokens must name (default: the
+                       endpoint's URL, http://ADDR/mcp)
   --max-line-bytes N   longest accepted request line (default 67108864)
   --max-in-flight N    requests handled at once (default 256)
   -h, --help           this text
@@ -27,12 +36,14 @@ Options:
 struct Settings {
     limits: ServerLimits,
     http: Option<String>,
+    auth_issuer: Option<String>,
+    auth_audience: Option<String>,
 }
 
 /// Reads the command line, or says what is wrong; `None` after --help.
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>, String> {
     let mut limits = ServerLimits::default();
-    let mut http = None;
+    let (mut http, mut auth_issuer, mut auth_audience) = (None, None, None);
     while let Some(arg) = args.next() {
         let mut number = |name: &str| -> Result<usize, String> {
             let value = args.next().ok_or_else(|| format!("{name} needs a value"))?;
@@ -40,6 +51,8 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>
         };
         match arg.as_str() {
             "--http" => http = Some(args.next().ok_or("--http needs an address such as 127.0.0.1:8080")?),
+            "--auth-issuer" => auth_issuer = Some(args.next().ok_or("--auth-issuer needs the issuer's URL")?),
+            "--auth-audience" => auth_audience = Some(args.next().ok_or("--auth-audience needs a URL")?),
             "--max-line-bytes" => limits.max_line_bytes = number("--max-line-bytes")?,
             "--max-in-flight" => limits.max_in_flight = number("--max-in-flight")?,
             "--help" | "-h" => {
@@ -53,7 +66,13 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>
             other => return Err(format!("unknown argument {other:?} (try --help)")),
         }
     }
-    Ok(Some(Settings { limits, http }))
+    if http.is_none() && (auth_issuer.is_some() || auth_audience.is_some()) {
+        return Err("--auth-issuer and --auth-audience protect the HTTP endpoint: give --http too".into());
+    }
+    if auth_audience.is_some() && auth_issuer.is_none() {
+        return Err("--auth-audience needs --auth-issuer".into());
+    }
+    Ok(Some(Settings { limits, http, auth_issuer, auth_audience }))
 }
 
 fn main() -> ExitCode {
@@ -82,14 +101,19 @@ fn main() -> ExitCode {
             None => mcp_bridge::embed::serve_stdio_vscode(&server).await.map(|_path| ()),
             Some(addr) => {
                 let listener = tokio::net::TcpListener::bind(&addr).await?;
-                eprintln!("mcp-example-server: serving http://{}/mcp", listener.local_addr()?);
+                let endpoint = format!("http://{}/mcp", listener.local_addr()?);
+                let mut http = HttpOptions::default();
+                if let Some(issuer) = settings.auth_issuer {
+                    let audience = settings.auth_audience.unwrap_or_else(|| endpoint.clone());
+                    http.protection = Some(protection(&endpoint, issuer, audience).await?);
+                }
+                eprintln!("mcp-example-server: serving {endpoint}");
                 let stop = async {
                     let _ = tokio::signal::ctrl_c().await;
                 };
                 // Both eras on one endpoint: 2025-11-25 clients get a legacy
                 // session through the embedded bridge.
-                let (http, legacy) = (Default::default(), Default::default());
-                mcp_bridge::embed::http::serve_http(&server, listener, http, legacy, stop).await
+                mcp_bridge::embed::http::serve_http(&server, listener, http, Default::default(), stop).await
             }
         }
     });
@@ -100,4 +124,15 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The protection of the endpoint at `endpoint`: tokens of `issuer` for
+/// `audience`, checked against the issuer's keys (fetched now, so a wrong
+/// issuer is an error at start).
+async fn protection(endpoint: &str, issuer: String, audience: String) -> std::io::Result<Protection> {
+    let validator = JwtValidator::discover(JwtConfig::new(&issuer, &audience))
+        .await
+        .map_err(|e| std::io::Error::other(format!("--auth-issuer {issuer}: {e}")))?;
+    let resource = ProtectedResource::new(endpoint, issuer).with_scopes_supported([NOTES_WRITE]);
+    Ok(Protection::new(resource, validator))
 }

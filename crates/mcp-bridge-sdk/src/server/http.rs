@@ -18,7 +18,7 @@ mod limits;
 use http::{HeaderMap, header};
 
 #[cfg(feature = "http-server")]
-pub use endpoint::serve_router;
+pub use endpoint::{authenticate, challenge_response, serve_router};
 pub use limits::ConnectionLimits;
 pub(crate) use limits::refuse_connection;
 

@@ -30,7 +30,10 @@ use mcp_bridge_protocol::method::{Initialize, Method, ServerDiscover};
 use mcp_bridge_protocol::{ErrorObject, JsonRpcErrorResponse, Message, RequestId, decode_message, error_code};
 use mcp_bridge_sdk::Server;
 use mcp_bridge_sdk::limits::CLOSE_GRACE;
-use mcp_bridge_sdk::server::http::{HttpOptions, refusal_by_origin_or_host, serve_router};
+use mcp_bridge_sdk::server::http::{
+    HttpOptions, authenticate, challenge_response, refusal_by_origin_or_host, serve_router,
+};
+use mcp_bridge_sdk::server::protect::Caller;
 use tokio::sync::mpsc;
 use tower_service::Service;
 
@@ -157,8 +160,14 @@ fn router_with(
     sessions: Arc<Sessions>,
 ) -> Router {
     let path = http.path.clone();
+    let metadata = http.protection.as_ref().map(|p| (p.resource.metadata_path(), p.resource.metadata().to_string()));
     let endpoint = Endpoint { upstream, modern, http: Arc::new(http), legacy: Arc::new(legacy), sessions };
-    Router::new().route(&path, post(handle_post).get(handle_get).delete(handle_delete)).with_state(endpoint)
+    let mut router = Router::new().route(&path, post(handle_post).get(handle_get).delete(handle_delete));
+    if let Some((metadata_path, metadata)) = metadata {
+        let document = move || async move { ([(header::CONTENT_TYPE, "application/json")], metadata) };
+        router = router.route(&metadata_path, axum::routing::get(document));
+    }
+    router.with_state(endpoint)
 }
 
 /// Ends the sessions past their idle time, a quarter of it apart (at most
@@ -208,6 +217,38 @@ fn error_response(status: StatusCode, id: Option<RequestId>, code: i64, text: &s
     json_response(status, &Message::Error(JsonRpcErrorResponse::new(id, ErrorObject::new(code, text))))
 }
 
+/// The caller of a legacy request on a protected endpoint (`None` when it
+/// is not protected), or the challenge that refuses it.
+async fn legacy_caller(endpoint: &Endpoint, headers: &HeaderMap) -> Result<Option<Caller>, Response> {
+    match &endpoint.http.protection {
+        Some(protection) => authenticate(protection, headers).await.map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The session `id` when it exists and, on a protected endpoint, was
+/// started by `caller`'s subject: another subject gets what an unknown id
+/// gets, so a session id alone is worth nothing.
+fn session_of(endpoint: &Endpoint, id: &str, caller: Option<&Caller>) -> Option<Arc<LegacySession>> {
+    let session = endpoint.sessions.get(id)?;
+    (session.owner.as_deref() == caller.and_then(|c| c.subject.as_deref())).then_some(session)
+}
+
+/// On a protected endpoint, the 403 of a `body` that `caller` may not
+/// send (it lacks the scopes of the tool, prompt or resource it asks for).
+fn refusal_by_scope(endpoint: &Endpoint, caller: Option<&Caller>, body: &[u8]) -> Option<Response> {
+    let (Some(protection), Some(caller), UpstreamConfig::Memory(server)) =
+        (&endpoint.http.protection, caller, &endpoint.upstream)
+    else {
+        return None;
+    };
+    let Ok(Message::Request(request)) = decode_message(body, endpoint.legacy.frontend.max_depth) else {
+        return None;
+    };
+    let needed = server.scopes_needed(&request.method, request.params.as_ref());
+    protection.admit(caller, needed).err().map(|refusal| challenge_response(protection, &refusal))
+}
+
 /// The checks every legacy request gets: `Origin`/`Host` and the protocol
 /// version header.
 fn refusal(headers: &HeaderMap, http: &HttpOptions) -> Option<Response> {
@@ -240,8 +281,15 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: Request) -> Resp
         if let Some(refused) = refusal(&parts.headers, http) {
             return refused;
         }
-        return match endpoint.sessions.get(id) {
-            Some(session) => legacy_post(&session, &body, endpoint.legacy.frontend.max_depth).await,
+        let caller = match legacy_caller(&endpoint, &parts.headers).await {
+            Ok(caller) => caller,
+            Err(refused) => return refused,
+        };
+        return match session_of(&endpoint, id, caller.as_ref()) {
+            Some(session) => match refusal_by_scope(&endpoint, caller.as_ref(), &body) {
+                None => legacy_post(&session, &body, endpoint.legacy.frontend.max_depth).await,
+                Some(refused) => refused,
+            },
             None => (StatusCode::NOT_FOUND, "no such session: it ended or never was; initialize again").into_response(),
         };
     }
@@ -261,7 +309,10 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: Request) -> Resp
             if let Some(refused) = refusal(&parts.headers, http) {
                 return refused;
             }
-            start_session(&endpoint, Message::Request(r)).await
+            match legacy_caller(&endpoint, &parts.headers).await {
+                Ok(caller) => start_session(&endpoint, Message::Request(r), caller.and_then(|c| c.subject)).await,
+                Err(refused) => refused,
+            }
         }
         // A legacy client's message after its session: it forgot the id.
         Ok(Message::Request(r)) if !carries_modern_meta(&r) && r.method != ServerDiscover::NAME => error_response(
@@ -297,13 +348,14 @@ fn carries_modern_meta(request: &mcp_bridge_protocol::JsonRpcRequest) -> bool {
 }
 
 /// Creates a session for an `initialize` and answers it.
-async fn start_session(endpoint: &Endpoint, initialize: Message) -> Response {
+async fn start_session(endpoint: &Endpoint, initialize: Message, owner: Option<String>) -> Response {
     let options = endpoint.legacy.frontend.clone();
     let config = endpoint.upstream.clone();
     let legacy = LegacySession::start(
         |out| Session::new(config, options, out, None, None),
         SESSION_QUEUE,
         endpoint.legacy.kept_events,
+        owner,
         &endpoint.sessions.tasks,
     );
     let (id, ended) =
@@ -421,7 +473,11 @@ async fn handle_get(State(endpoint): State<Endpoint>, headers: HeaderMap) -> Res
     let Some(id) = session_id(&headers) else {
         return (StatusCode::BAD_REQUEST, "Mcp-Session-Id header is required").into_response();
     };
-    let Some(legacy) = endpoint.sessions.get(id) else {
+    let caller = match legacy_caller(&endpoint, &headers).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
+    let Some(legacy) = session_of(&endpoint, id, caller.as_ref()) else {
         return (StatusCode::NOT_FOUND, "no such session").into_response();
     };
     let last = headers.get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok());
@@ -443,6 +499,13 @@ async fn handle_delete(State(endpoint): State<Endpoint>, headers: HeaderMap) -> 
     let Some(id) = session_id(&headers) else {
         return (StatusCode::BAD_REQUEST, "Mcp-Session-Id header is required").into_response();
     };
+    let caller = match legacy_caller(&endpoint, &headers).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
+    if session_of(&endpoint, id, caller.as_ref()).is_none() {
+        return (StatusCode::NOT_FOUND, "no such session").into_response();
+    }
     match endpoint.sessions.remove(id) {
         Some(legacy) => {
             end(legacy).await;

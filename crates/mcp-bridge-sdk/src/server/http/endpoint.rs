@@ -244,7 +244,7 @@ async fn handle_post(State(endpoint): State<Endpoint>, headers: HeaderMap, body:
         return error_response(StatusCode::BAD_REQUEST, Some(request.id), fault.to_error_object());
     }
     if let (Some(protection), Some(caller)) = (&options.protection, &caller) {
-        let needed = endpoint.server.inner.scopes.of_request(&request.method, request.params.as_ref());
+        let needed = endpoint.server.scopes_needed(&request.method, request.params.as_ref());
         if let Err(refusal) = protection.admit(caller, needed) {
             return challenge_response(protection, &refusal);
         }
@@ -253,14 +253,19 @@ async fn handle_post(State(endpoint): State<Endpoint>, headers: HeaderMap, body:
 }
 
 /// The caller of a request to a protected endpoint, or the challenge that
-/// refuses it.
-async fn authenticate(protection: &Protection, headers: &HeaderMap) -> Result<Caller, Response> {
+/// refuses it: for a host that serves routes of its own beside the
+/// endpoint under the same protection (the embedded bridge's legacy
+/// sessions).
+///
+/// # Errors
+/// The 401, 403 or 400 answer with its `WWW-Authenticate` challenge.
+pub async fn authenticate(protection: &Protection, headers: &HeaderMap) -> Result<Caller, Response> {
     let values: Vec<&str> = headers.get_all(header::AUTHORIZATION).iter().filter_map(|v| v.to_str().ok()).collect();
     protection.authenticate(&values).await.map_err(|refusal| challenge_response(protection, &refusal))
 }
 
 /// The answer to a refused request: its status and `WWW-Authenticate`.
-fn challenge_response(protection: &Protection, refusal: &Refusal) -> Response {
+pub fn challenge_response(protection: &Protection, refusal: &Refusal) -> Response {
     let challenge = protection.resource.challenge(refusal);
     let status = StatusCode::from_u16(challenge.status).unwrap_or(StatusCode::UNAUTHORIZED);
     let mut response = (status, "the request's credentials are refused").into_response();

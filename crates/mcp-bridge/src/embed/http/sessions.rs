@@ -47,6 +47,9 @@ pub(super) struct LegacySession {
     routes: Mutex<Routes>,
     /// Events of the GET stream kept for resumption.
     keep: usize,
+    /// The subject of the token that started it, on a protected endpoint:
+    /// the session is that caller's only.
+    pub(super) owner: Option<String>,
 }
 
 impl LegacySession {
@@ -56,10 +59,11 @@ impl LegacySession {
         make: impl FnOnce(mpsc::Sender<Outgoing>) -> Arc<Session>,
         queue: usize,
         keep: usize,
+        owner: Option<String>,
         tasks: &TaskGroup,
     ) -> Arc<LegacySession> {
         let (out, mut sent) = mpsc::channel::<Outgoing>(queue);
-        let legacy = Arc::new(LegacySession { session: make(out), routes: Mutex::default(), keep });
+        let legacy = Arc::new(LegacySession { session: make(out), routes: Mutex::default(), keep, owner });
         legacy.touch();
         let weak = Arc::downgrade(&legacy);
         tasks.spawn(async move {

@@ -1,0 +1,146 @@
+//! `mcp-example-server --http ADDR --auth-issuer URL`: a protected endpoint
+//! for both eras. Tokens come from an issuer on loopback (its metadata and
+//! key set, ES256 keys); every request needs one, `set_note` needs the
+//! scope `notes:write`, and a legacy session belongs to the subject that
+//! started it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_bridge_sdk::transport::http::{BearerToken, HttpConfig, connect};
+use mcp_bridge_sdk::{Client, ClientOptions, Error, RequestOptions};
+use serde_json::{Value, json};
+use test_support::jwt::{SigningKey, access_token, claims, issuer, signing_key};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+/// The example server, protected by `issuer`: the process and its URL.
+async fn protected_server(issuer: &str) -> (tokio::process::Child, String) {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-example-server"))
+        .args(["--http", "127.0.0.1:0", "--auth-issuer", issuer])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(url) = line.strip_prefix("mcp-example-server: serving ") {
+                return url.to_owned();
+            }
+        }
+        panic!("the server ended before serving");
+    })
+    .await
+    .expect("the server serves within 30 s");
+    (child, url)
+}
+
+fn token(key: &SigningKey, issuer: &str, audience: &str, scope: &str, subject: &str) -> String {
+    let mut claims = claims(issuer, audience, scope);
+    claims["sub"] = json!(subject);
+    access_token(key, &claims)
+}
+
+fn client(url: &str, token: String) -> Client {
+    let config = HttpConfig::new(url).with_auth(Arc::new(BearerToken::new(token)));
+    Client::new(ClientOptions::new("protected-test", "1"), connect(config).unwrap())
+}
+
+/// A 2025-11-25 POST with `token`, in session `session` when given: the
+/// status and the session id the answer names.
+async fn legacy_post(url: &str, token: Option<&str>, session: Option<&str>, body: Value) -> (u16, Option<String>) {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session).header("mcp-protocol-version", "2025-11-25");
+    }
+    let response = request.send().await.unwrap();
+    let id = response.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_owned());
+    (response.status().as_u16(), id)
+}
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+        "capabilities": {}, "clientInfo": {"name": "legacy", "version": "1"}}})
+}
+
+#[tokio::test]
+async fn tokens_scopes_and_sessions_are_checked_in_both_eras() {
+    let issuer = issuer().await;
+    let key = signing_key("k1");
+    issuer.published.lock().unwrap().push(key.jwk.clone());
+    let (_server, url) = protected_server(&issuer.url).await;
+    let reader = token(&key, &issuer.url, &url, "", "alice");
+    let writer = token(&key, &issuer.url, &url, "notes:write", "alice");
+    let o = RequestOptions::default();
+
+    // The metadata, and a request without a token pointed to it.
+    let metadata_url = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
+    let metadata: Value = reqwest::get(&metadata_url).await.unwrap().json().await.unwrap();
+    assert_eq!(
+        (metadata["resource"].as_str(), metadata["authorization_servers"][0].as_str()),
+        (Some(url.as_str()), Some(issuer.url.as_str()))
+    );
+    let anonymous =
+        reqwest::Client::new().post(&url).header("content-type", "application/json").body("{}").send().await.unwrap();
+    assert_eq!(anonymous.status(), 401);
+    let challenge = anonymous.headers()["www-authenticate"].to_str().unwrap().to_owned();
+    assert_eq!(challenge, format!(r#"Bearer resource_metadata="{metadata_url}""#));
+
+    // 2026-07-28: any valid token lists and calls; set_note needs notes:write.
+    let as_reader = client(&url, reader.clone());
+    assert!(as_reader.list_all_tools(&o).await.unwrap().iter().any(|t| t.name == "set_note"));
+    let seen = Arc::new(std::sync::Mutex::new(mcp_bridge_sdk::client::Diagnostics::default()));
+    let note = json!({"name": "n", "text": "t"});
+    let refused = as_reader.call_tool("set_note", note.clone(), &o.clone().with_diagnostics(seen.clone())).await;
+    assert!(refused.is_err(), "{refused:?}");
+    assert_eq!(seen.lock().unwrap().http_status, Some(403));
+    client(&url, writer.clone()).call_tool("set_note", note, &o).await.unwrap();
+    let expired = {
+        let mut c = claims(&issuer.url, &url, "notes:write");
+        c["exp"] = json!(test_support::jwt::now() - 120);
+        access_token(&key, &c)
+    };
+    let err = client(&url, expired).discover(&o).await.unwrap_err();
+    assert!(matches!(err, Error::InvalidResponse { .. }), "{err:?}");
+
+    // 2025-11-25: the session is its subject's; another subject's token gets 404.
+    assert_eq!(legacy_post(&url, None, None, initialize()).await.0, 401);
+    let (status, session) = legacy_post(&url, Some(&reader), None, initialize()).await;
+    assert_eq!(status, 200);
+    let session = session.expect("a session id");
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    assert_eq!(legacy_post(&url, Some(&reader), Some(&session), list.clone()).await.0, 200);
+    let bob = token(&key, &issuer.url, &url, "notes:write", "bob");
+    assert_eq!(legacy_post(&url, Some(&bob), Some(&session), list.clone()).await.0, 404, "not bob's session");
+    assert_eq!(legacy_post(&url, None, Some(&session), list).await.0, 401);
+    let set = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "set_note", "arguments": {"name": "n", "text": "legacy"}}});
+    assert_eq!(legacy_post(&url, Some(&reader), Some(&session), set).await.0, 403, "the scope holds for sessions too");
+}
+
+#[tokio::test]
+async fn an_issuer_that_cannot_be_reached_stops_the_server_at_start() {
+    let nobody = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-example-server"))
+        .args(["--http", "127.0.0.1:0", "--auth-issuer", &format!("http://{nobody}")])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--auth-issuer") && stderr.contains("metadata"), "{stderr}");
+    let usage = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-example-server"))
+        .args(["--auth-issuer", "https://a.example"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(usage.status.code(), Some(2), "--auth-issuer needs --http");
+}
