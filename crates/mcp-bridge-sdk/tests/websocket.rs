@@ -320,7 +320,7 @@ async fn wss_trusts_a_ca_file_and_refuses_an_unknown_issuer() {
             let (acceptor, server, options) = (acceptor.clone(), server.clone(), options.clone());
             tokio::spawn(async move {
                 if let Ok(tls) = acceptor.accept(tcp).await {
-                    server.serve_websocket_connection(tls, &options).await;
+                    server.serve_websocket_connection(tls, &options).await.unwrap();
                 }
             });
         }
@@ -407,4 +407,20 @@ async fn closing_a_client_sends_its_close_frame_and_fails_later_requests() {
     assert!(tokio::time::timeout(Duration::from_secs(10), server).await.unwrap().unwrap());
     let after = ws_client.discover(&RequestOptions::default()).await.unwrap_err();
     assert!(matches!(after, Error::Closed), "{after:?}");
+}
+
+#[tokio::test]
+async fn a_protected_endpoint_is_not_served_open_over_websocket() {
+    use mcp_bridge_sdk::server::protect::{Caller, ProtectedResource, Protection, Refusal, TokenValidator};
+    struct Anyone;
+    impl TokenValidator for Anyone {
+        fn validate(&self, _token: &str) -> BoxFuture<Result<Caller, Refusal>> {
+            Box::pin(async { Ok(Caller::default()) })
+        }
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let protection = Protection::new(ProtectedResource::new("http://127.0.0.1/mcp", "https://a.example"), Anyone);
+    let options = HttpOptions::default().with_protection(protection);
+    let err = server().serve_websocket(listener, options, std::future::pending()).await.unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::Unsupported, "{err}");
 }

@@ -41,13 +41,19 @@ impl Server {
     /// `options.connections.idle_timeout` is closed (1001).
     ///
     /// # Errors
-    /// None today: a failed accept is logged and the loop goes on.
+    /// [`std::io::ErrorKind::Unsupported`] for options with a
+    /// [`protection`](HttpOptions::protection): tokens are not checked on
+    /// WebSocket upgrades yet, and an endpoint meant to be protected is
+    /// not served open. A failed accept is logged and the loop goes on.
     pub async fn serve_websocket(
         &self,
         listener: TcpListener,
         options: HttpOptions,
         shutdown: impl Future<Output = ()>,
     ) -> std::io::Result<()> {
+        if options.protection.is_some() {
+            return Err(unprotectable());
+        }
         let options = Arc::new(options);
         let limit = options.connections.max_connections;
         let slots = Arc::new(Semaphore::new(limit));
@@ -71,6 +77,13 @@ impl Server {
         self.end_connections(connections, stop).await;
         Ok(())
     }
+}
+
+fn unprotectable() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "tokens are not checked on WebSocket upgrades yet: serve a protected endpoint over HTTP",
+    )
 }
 
 fn refuse(status: StatusCode, reason: &str) -> ErrorResponse {
@@ -114,11 +127,19 @@ impl Server {
     /// Serves one WebSocket client from its upgrade request to its close,
     /// over any byte stream: a TCP connection, or TLS over one for `wss`
     /// (the caller's acceptor runs first).
-    pub async fn serve_websocket_connection<S>(&self, stream: S, options: &HttpOptions)
+    ///
+    /// # Errors
+    /// As [`Server::serve_websocket`] for options with a protection (the
+    /// stream is dropped unserved).
+    pub async fn serve_websocket_connection<S>(&self, stream: S, options: &HttpOptions) -> std::io::Result<()>
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
+        if options.protection.is_some() {
+            return Err(unprotectable());
+        }
         serve_connection(self.clone(), stream, options, CancellationToken::new()).await;
+        Ok(())
     }
 }
 
