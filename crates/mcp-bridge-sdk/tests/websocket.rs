@@ -320,7 +320,7 @@ async fn wss_trusts_a_ca_file_and_refuses_an_unknown_issuer() {
             let (acceptor, server, options) = (acceptor.clone(), server.clone(), options.clone());
             tokio::spawn(async move {
                 if let Ok(tls) = acceptor.accept(tcp).await {
-                    server.serve_websocket_connection(tls, &options).await.unwrap();
+                    server.serve_websocket_connection(tls, &options).await;
                 }
             });
         }
@@ -410,17 +410,31 @@ async fn closing_a_client_sends_its_close_frame_and_fails_later_requests() {
 }
 
 #[tokio::test]
-async fn a_protected_endpoint_is_not_served_open_over_websocket() {
+async fn a_protected_endpoint_checks_the_token_of_each_upgrade() {
     use mcp_bridge_sdk::server::protect::{Caller, ProtectedResource, Protection, Refusal, TokenValidator};
-    struct Anyone;
-    impl TokenValidator for Anyone {
-        fn validate(&self, _token: &str) -> BoxFuture<Result<Caller, Refusal>> {
-            Box::pin(async { Ok(Caller::default()) })
+    struct OneToken;
+    impl TokenValidator for OneToken {
+        fn validate(&self, token: &str) -> BoxFuture<Result<Caller, Refusal>> {
+            let known = token == "good-token";
+            Box::pin(async move {
+                if known {
+                    Ok(Caller::new("alice", ["mcp"]))
+                } else {
+                    Err(Refusal::InvalidToken { description: "unknown" })
+                }
+            })
         }
     }
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let protection = Protection::new(ProtectedResource::new("http://127.0.0.1/mcp", "https://a.example"), Anyone);
-    let options = HttpOptions::default().with_protection(protection);
-    let err = server().serve_websocket(listener, options, std::future::pending()).await.unwrap_err();
-    assert_eq!(err.kind(), std::io::ErrorKind::Unsupported, "{err}");
+    let protection = Protection::new(ProtectedResource::new("http://127.0.0.1/mcp", "https://a.example"), OneToken);
+    let (addr, _stop, _serving) = serve(server(), HttpOptions::default().with_protection(protection)).await;
+    let url = format!("ws://{addr}/mcp");
+    let status_of = |e: Error| match e {
+        Error::Upgrade { status, .. } => status,
+        other => panic!("an upgrade error was expected, got {other:?}"),
+    };
+    assert_eq!(status_of(connect(WebSocketConfig::new(&url)).await.unwrap_err()), Some(401));
+    let wrong = WebSocketConfig::new(&url).with_auth(Arc::new(BearerToken::new("bad-token")));
+    assert_eq!(status_of(connect(wrong).await.unwrap_err()), Some(401));
+    let good = client(WebSocketConfig::new(&url).with_auth(Arc::new(BearerToken::new("good-token")))).await;
+    assert!(pong(&good.call_tool("ping", json!({}), &RequestOptions::default()).await.unwrap()));
 }

@@ -1,15 +1,18 @@
 //! Serving over WebSocket: each text message is one JSON-RPC message, and
 //! each connection is served as a stdio client is (the same dispatch,
 //! limits and end of input). The upgrade is checked as an HTTP POST is:
-//! the path, `Origin` and `Host` (DNS rebinding), and the `mcp`
-//! subprotocol when the client offers subprotocols.
+//! the path, `Origin` and `Host` (DNS rebinding), the `mcp` subprotocol
+//! when the client offers subprotocols, and on a protected endpoint its
+//! token (`head.rs`).
+
+mod head;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use mcp_bridge_protocol::decode_message;
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
@@ -19,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::http::{HttpOptions, refusal_by_origin_or_host, refuse_connection};
+use super::protect::{Caller, Protection};
 use super::stdio::accept_until;
 use super::{Connection, Server};
 use crate::limits::OUTGOING_QUEUE;
@@ -40,20 +44,18 @@ impl Server {
     /// 503); one with nothing running and no message for
     /// `options.connections.idle_timeout` is closed (1001).
     ///
+    /// With [`HttpOptions::protection`] each upgrade needs a token, as a
+    /// POST does (a refusal is answered 401, 403 or 400 with its
+    /// challenge, before any WebSocket frame).
+    ///
     /// # Errors
-    /// [`std::io::ErrorKind::Unsupported`] for options with a
-    /// [`protection`](HttpOptions::protection): tokens are not checked on
-    /// WebSocket upgrades yet, and an endpoint meant to be protected is
-    /// not served open. A failed accept is logged and the loop goes on.
+    /// None today: a failed accept is logged and the loop goes on.
     pub async fn serve_websocket(
         &self,
         listener: TcpListener,
         options: HttpOptions,
         shutdown: impl Future<Output = ()>,
     ) -> std::io::Result<()> {
-        if options.protection.is_some() {
-            return Err(unprotectable());
-        }
         let options = Arc::new(options);
         let limit = options.connections.max_connections;
         let slots = Arc::new(Semaphore::new(limit));
@@ -77,13 +79,6 @@ impl Server {
         self.end_connections(connections, stop).await;
         Ok(())
     }
-}
-
-fn unprotectable() -> std::io::Error {
-    std::io::Error::new(
-        std::io::ErrorKind::Unsupported,
-        "tokens are not checked on WebSocket upgrades yet: serve a protected endpoint over HTTP",
-    )
 }
 
 fn refuse(status: StatusCode, reason: &str) -> ErrorResponse {
@@ -123,23 +118,44 @@ impl Callback for UpgradeCheck<'_> {
     }
 }
 
+/// Reads the upgrade's head and checks its token: the stream to hand the
+/// handshake (the head replayed) and the caller, or `None` once a refusal
+/// was answered (401, 403 or 400 with its challenge) or no head came.
+async fn authenticate_upgrade<S>(mut stream: S, protection: &Protection) -> Option<(head::Replay<S>, Caller)>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let read = match tokio::time::timeout(UPGRADE_TIMEOUT, head::read_head(&mut stream)).await {
+        Ok(Ok(Some(read))) => read,
+        _ => return None,
+    };
+    let values = head::authorization_values(&read);
+    let values: Vec<&str> = values.iter().map(String::as_str).collect();
+    match protection.authenticate(&values).await {
+        Ok(caller) => Some((head::Replay::new(read, stream), caller)),
+        Err(refusal) => {
+            let challenge = protection.resource.challenge(&refusal);
+            let reason = StatusCode::from_u16(challenge.status).ok().and_then(|s| s.canonical_reason()).unwrap_or("");
+            let answer = format!(
+                "HTTP/1.1 {} {reason}\r\nWWW-Authenticate: {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                challenge.status, challenge.www_authenticate
+            );
+            let _ = stream.write_all(answer.as_bytes()).await;
+            let _ = stream.shutdown().await;
+            None
+        }
+    }
+}
+
 impl Server {
     /// Serves one WebSocket client from its upgrade request to its close,
     /// over any byte stream: a TCP connection, or TLS over one for `wss`
     /// (the caller's acceptor runs first).
-    ///
-    /// # Errors
-    /// As [`Server::serve_websocket`] for options with a protection (the
-    /// stream is dropped unserved).
-    pub async fn serve_websocket_connection<S>(&self, stream: S, options: &HttpOptions) -> std::io::Result<()>
+    pub async fn serve_websocket_connection<S>(&self, stream: S, options: &HttpOptions)
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        if options.protection.is_some() {
-            return Err(unprotectable());
-        }
         serve_connection(self.clone(), stream, options, CancellationToken::new()).await;
-        Ok(())
     }
 }
 
@@ -151,6 +167,13 @@ where
 {
     let limits = server.limits().clone();
     let max_message_bytes = options.max_body_bytes;
+    let (stream, caller) = match &options.protection {
+        None => (head::Replay::new(Vec::new(), stream), None),
+        Some(protection) => match authenticate_upgrade(stream, protection).await {
+            Some((stream, caller)) => (stream, Some(caller)),
+            None => return,
+        },
+    };
     let upgrade = tokio_tungstenite::accept_hdr_async_with_config(
         stream,
         UpgradeCheck(options),
@@ -165,7 +188,7 @@ where
     let (out, out_rx) = mpsc::channel(OUTGOING_QUEUE);
     let (close, close_rx) = oneshot::channel();
     let mut writer = tokio::spawn(frames::write_messages(sink, out_rx, close_rx));
-    let connection = Connection::new(server, out);
+    let connection = Connection::new(server, out).with_caller(caller);
     let mut close = Some(close);
     let idle_timeout = options.connections.idle_timeout;
     let mut idle_deadline = Instant::now() + idle_timeout;
