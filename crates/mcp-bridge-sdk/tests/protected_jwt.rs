@@ -138,3 +138,35 @@ async fn an_issuer_without_metadata_or_keys_is_a_clear_error() {
     let err = JwtValidator::discover(JwtConfig::new("not a url", AUDIENCE)).await.unwrap_err();
     assert!(matches!(err, KeysError::Issuer(_)), "{err:?}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn opaque_tokens_are_introspected_kept_a_while_and_stop_working_once_revoked() {
+    use mcp_bridge_sdk::server::protect::introspection::{IntrospectionConfig, IntrospectionValidator};
+    use test_support::jwt::INTROSPECTION_CLIENT;
+    let issuer = issuer().await;
+    let (id, secret) = INTROSPECTION_CLIENT;
+    let config = IntrospectionConfig::new(&issuer.url, AUDIENCE, id, secret);
+    let validator = IntrospectionValidator::discover(config.clone()).await.unwrap();
+    issuer.opaque.lock().unwrap().insert(
+        "opaque-1".into(),
+        json!({"active": true, "sub": "bob", "scope": "notes:read", "aud": AUDIENCE, "iss": issuer.url,
+            "exp": now() + 3600}),
+    );
+    let caller = validator.validate("opaque-1").await.unwrap();
+    assert_eq!(
+        (caller.subject.as_deref(), caller.scopes.as_slice()),
+        (Some("bob"), ["notes:read".to_owned()].as_slice())
+    );
+    validator.validate("opaque-1").await.unwrap();
+    assert_eq!(issuer.introspections.load(Ordering::SeqCst), 1, "the answer is kept");
+    assert_eq!(refused(validator.validate("unknown").await), "the token is not active");
+    // Revoked: still taken for the cache's 30 s, refused after.
+    issuer.opaque.lock().unwrap().clear();
+    validator.validate("opaque-1").await.unwrap();
+    tokio::time::advance(std::time::Duration::from_secs(31)).await;
+    assert_eq!(refused(validator.validate("opaque-1").await), "the token is not active");
+    // Wrong client credentials: the issuer refuses, so does the validator.
+    let wrong = IntrospectionConfig::new(&issuer.url, AUDIENCE, id, "not-the-secret");
+    let wrong = IntrospectionValidator::discover(wrong).await.unwrap();
+    assert_eq!(refused(wrong.validate("opaque-1").await), "the token could not be checked");
+}

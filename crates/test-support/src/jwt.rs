@@ -1,7 +1,9 @@
-//! An issuer of JWT access tokens on loopback: its metadata (RFC 8414) and
-//! key set, ES256 keys made with ring, tokens signed with jsonwebtoken;
-//! the key set can change under it (rotation) and counts its fetches.
+//! An issuer of access tokens on loopback: its metadata (RFC 8414), its key
+//! set (ES256 keys made with ring, tokens signed with jsonwebtoken; the set
+//! can change under it and counts its fetches), and an introspection
+//! endpoint (RFC 7662) for opaque tokens, for client `rs` / `rs-secret`.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -44,7 +46,14 @@ pub struct Issuer {
     pub published: Arc<Mutex<Vec<Value>>>,
     /// How many times the key set was fetched.
     pub fetches: Arc<AtomicUsize>,
+    /// The active opaque tokens and what introspection says of each.
+    pub opaque: Arc<Mutex<HashMap<String, Value>>>,
+    /// How many times a token was introspected.
+    pub introspections: Arc<AtomicUsize>,
 }
+
+/// The client id and secret the introspection endpoint takes.
+pub const INTROSPECTION_CLIENT: (&str, &str) = ("rs", "rs-secret");
 
 /// Starts an issuer publishing no key yet.
 pub async fn issuer() -> Issuer {
@@ -53,8 +62,13 @@ pub async fn issuer() -> Issuer {
     let published = Arc::new(Mutex::new(Vec::new()));
     let fetches = Arc::new(AtomicUsize::new(0));
     let metadata = json!({"issuer": url, "jwks_uri": format!("{url}/jwks"),
-        "authorization_endpoint": format!("{url}/authorize"), "token_endpoint": format!("{url}/token")});
+        "authorization_endpoint": format!("{url}/authorize"), "token_endpoint": format!("{url}/token"),
+        "introspection_endpoint": format!("{url}/introspect")});
     let (keys, count) = (published.clone(), fetches.clone());
+    let opaque: Arc<Mutex<HashMap<String, Value>>> = Arc::default();
+    let introspections = Arc::new(AtomicUsize::new(0));
+    let (active, asked) = (opaque.clone(), introspections.clone());
+    let basic = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("rs:rs-secret"));
     let router = axum::Router::new()
         .route(
             "/.well-known/oauth-authorization-server",
@@ -66,9 +80,23 @@ pub async fn issuer() -> Issuer {
                 count.fetch_add(1, Ordering::SeqCst);
                 json!({"keys": *keys.lock().unwrap()}).to_string()
             }),
+        )
+        .route(
+            "/introspect",
+            axum::routing::post(
+                move |headers: axum::http::HeaderMap, form: axum::extract::Form<HashMap<String, String>>| async move {
+                    asked.fetch_add(1, Ordering::SeqCst);
+                    if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(basic.as_str()) {
+                        return (axum::http::StatusCode::UNAUTHORIZED, String::new());
+                    }
+                    let token = form.get("token").cloned().unwrap_or_default();
+                    let answer = active.lock().unwrap().get(&token).cloned().unwrap_or(json!({"active": false}));
+                    (axum::http::StatusCode::OK, answer.to_string())
+                },
+            ),
         );
     tokio::spawn(async move { axum::serve(listener, router).await });
-    Issuer { url, published, fetches }
+    Issuer { url, published, fetches, opaque, introspections }
 }
 
 /// Seconds since the epoch.

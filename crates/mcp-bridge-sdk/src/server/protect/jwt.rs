@@ -199,7 +199,7 @@ fn refusal_of(kind: &ErrorKind) -> &'static str {
 
 /// The caller a token's claims describe: `sub`, `client_id` and the
 /// space-separated `scope` (or a `scp` list, as some issuers write it).
-fn caller_of(claims: Map<String, Value>) -> Caller {
+pub(super) fn caller_of(claims: Map<String, Value>) -> Caller {
     let text = |name: &str| claims.get(name).and_then(Value::as_str).map(str::to_owned);
     let scopes = match (claims.get("scope"), claims.get("scp")) {
         (Some(Value::String(scope)), _) => scope.split_ascii_whitespace().map(str::to_owned).collect(),
@@ -237,27 +237,24 @@ fn fits_family(jwk: &Jwk, algorithm: Algorithm) -> bool {
     }
 }
 
-/// The issuer's `jwks_uri`, from the first of its metadata documents that
-/// answers and names this issuer.
+/// The issuer's `jwks_uri`.
 async fn jwks_uri(http: &reqwest::Client, issuer: &Url, named: &str) -> Result<Url, KeysError> {
+    let metadata = issuer_metadata(http, issuer, named).await?;
+    let uri =
+        metadata.get("jwks_uri").and_then(Value::as_str).ok_or_else(|| KeysError::Metadata("no jwks_uri".into()))?;
+    Url::parse(uri).map_err(|e| KeysError::Metadata(format!("jwks_uri: {e}")))
+}
+
+/// The first of the issuer's metadata documents that answers and names
+/// this issuer (`named`, as configured).
+pub(super) async fn issuer_metadata(http: &reqwest::Client, issuer: &Url, named: &str) -> Result<Value, KeysError> {
     let mut tried = Vec::new();
     for url in server_metadata_urls(issuer) {
-        let metadata: Value = match get_json(http, &url).await {
-            Ok(metadata) => metadata,
-            Err(why) => {
-                tried.push(why);
-                continue;
-            }
-        };
-        if metadata.get("issuer").and_then(Value::as_str) != Some(named) {
-            tried.push(format!("{} names another issuer", url.path()));
-            continue;
+        match get_json(http, &url).await {
+            Ok(metadata) if metadata.get("issuer").and_then(Value::as_str) == Some(named) => return Ok(metadata),
+            Ok(_) => tried.push(format!("{} names another issuer", url.path())),
+            Err(why) => tried.push(why),
         }
-        let uri = metadata
-            .get("jwks_uri")
-            .and_then(Value::as_str)
-            .ok_or_else(|| KeysError::Metadata("no jwks_uri".into()))?;
-        return Url::parse(uri).map_err(|e| KeysError::Metadata(format!("jwks_uri: {e}")));
     }
     Err(KeysError::Metadata(tried.join("; ")))
 }
@@ -268,7 +265,7 @@ async fn fetch_keys(http: &reqwest::Client, jwks_uri: &Url) -> Result<JwkSet, Ke
 }
 
 /// A JSON document, at most 1 MiB; errors name the path, not the host.
-async fn get_json(http: &reqwest::Client, url: &Url) -> Result<Value, String> {
+pub(super) async fn get_json(http: &reqwest::Client, url: &Url) -> Result<Value, String> {
     const MAX: usize = 1 << 20;
     let failed = |e: reqwest::Error| format!("{}: {}", url.path(), crate::error::report(&e.without_url()));
     let response = http.get(url.clone()).header("accept", "application/json").send().await.map_err(failed)?;
