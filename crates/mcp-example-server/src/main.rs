@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use mcp_bridge_sdk::limits::ServerLimits;
 use mcp_bridge_sdk::server::http::HttpOptions;
+use mcp_bridge_sdk::server::protect::introspection::{IntrospectionConfig, IntrospectionValidator};
 use mcp_bridge_sdk::server::protect::jwt::{JwtConfig, JwtValidator};
 use mcp_bridge_sdk::server::protect::{ProtectedResource, Protection};
 use mcp_example_server::{NOTES_WRITE, build_server_with};
@@ -15,7 +16,7 @@ use mcp_example_server::{NOTES_WRITE, build_server_with};
 const USAGE: &str = "mcp-example-server: an MCP 2026-07-28 server on stdin/stdout, which 2025-11-25
 clients (VS Code, Claude Desktop, Cursor) can use directly too
 
-Usage: mcp-example-server [--http ADDR [--auth-issuer URL [--auth-audience URL]]]
+Usage: mcp-example-server [--http ADDR [--auth-issuer URL [--auth-audience URL] [--auth-introspection]]]
                           [--max-line-bytes N] [--max-in-flight N]
 
 Options:
@@ -27,6 +28,9 @@ Options:
                        set_note also needs the scope notes:write
   --auth-audience URL  the audience tokens must name (default: the
                        endpoint's URL, http://ADDR/mcp)
+  --auth-introspection opaque tokens, checked at the issuer's introspection
+                       endpoint (RFC 7662) as the client named by the
+                       variables MCP_AUTH_CLIENT_ID and MCP_AUTH_CLIENT_SECRET
   --max-line-bytes N   longest accepted request line (default 67108864)
   --max-in-flight N    requests handled at once (default 256)
   -h, --help           this text
@@ -38,12 +42,13 @@ struct Settings {
     http: Option<String>,
     auth_issuer: Option<String>,
     auth_audience: Option<String>,
+    introspection: bool,
 }
 
 /// Reads the command line, or says what is wrong; `None` after --help.
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>, String> {
     let mut limits = ServerLimits::default();
-    let (mut http, mut auth_issuer, mut auth_audience) = (None, None, None);
+    let (mut http, mut auth_issuer, mut auth_audience, mut introspection) = (None, None, None, false);
     while let Some(arg) = args.next() {
         let mut number = |name: &str| -> Result<usize, String> {
             let value = args.next().ok_or_else(|| format!("{name} needs a value"))?;
@@ -53,6 +58,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>
             "--http" => http = Some(args.next().ok_or("--http needs an address such as 127.0.0.1:8080")?),
             "--auth-issuer" => auth_issuer = Some(args.next().ok_or("--auth-issuer needs the issuer's URL")?),
             "--auth-audience" => auth_audience = Some(args.next().ok_or("--auth-audience needs a URL")?),
+            "--auth-introspection" => introspection = true,
             "--max-line-bytes" => limits.max_line_bytes = number("--max-line-bytes")?,
             "--max-in-flight" => limits.max_in_flight = number("--max-in-flight")?,
             "--help" | "-h" => {
@@ -69,10 +75,10 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>
     if http.is_none() && (auth_issuer.is_some() || auth_audience.is_some()) {
         return Err("--auth-issuer and --auth-audience protect the HTTP endpoint: give --http too".into());
     }
-    if auth_audience.is_some() && auth_issuer.is_none() {
-        return Err("--auth-audience needs --auth-issuer".into());
+    if (auth_audience.is_some() || introspection) && auth_issuer.is_none() {
+        return Err("--auth-audience and --auth-introspection need --auth-issuer".into());
     }
-    Ok(Some(Settings { limits, http, auth_issuer, auth_audience }))
+    Ok(Some(Settings { limits, http, auth_issuer, auth_audience, introspection }))
 }
 
 fn main() -> ExitCode {
@@ -105,7 +111,7 @@ fn main() -> ExitCode {
                 let mut http = HttpOptions::default();
                 if let Some(issuer) = settings.auth_issuer {
                     let audience = settings.auth_audience.unwrap_or_else(|| endpoint.clone());
-                    http.protection = Some(protection(&endpoint, issuer, audience).await?);
+                    http.protection = Some(protection(&endpoint, issuer, audience, settings.introspection).await?);
                 }
                 eprintln!("mcp-example-server: serving {endpoint}");
                 let stop = async {
@@ -127,12 +133,28 @@ fn main() -> ExitCode {
 }
 
 /// The protection of the endpoint at `endpoint`: tokens of `issuer` for
-/// `audience`, checked against the issuer's keys (fetched now, so a wrong
-/// issuer is an error at start).
-async fn protection(endpoint: &str, issuer: String, audience: String) -> std::io::Result<Protection> {
-    let validator = JwtValidator::discover(JwtConfig::new(&issuer, &audience))
-        .await
-        .map_err(|e| std::io::Error::other(format!("--auth-issuer {issuer}: {e}")))?;
-    let resource = ProtectedResource::new(endpoint, issuer).with_scopes_supported([NOTES_WRITE]);
+/// `audience`, JWTs checked against the issuer's keys or opaque ones by
+/// introspection (the issuer's metadata read now, so a wrong issuer is an
+/// error at start).
+async fn protection(
+    endpoint: &str,
+    issuer: String,
+    audience: String,
+    introspection: bool,
+) -> std::io::Result<Protection> {
+    let failed = |e: mcp_bridge_sdk::server::protect::jwt::KeysError| {
+        std::io::Error::other(format!("--auth-issuer {issuer}: {e}"))
+    };
+    let resource = ProtectedResource::new(endpoint, issuer.clone()).with_scopes_supported([NOTES_WRITE]);
+    if introspection {
+        let variable = |name: &str| {
+            std::env::var(name).map_err(|_| std::io::Error::other(format!("--auth-introspection needs {name}")))
+        };
+        let (id, secret) = (variable("MCP_AUTH_CLIENT_ID")?, variable("MCP_AUTH_CLIENT_SECRET")?);
+        let config = IntrospectionConfig::new(&issuer, &audience, id, secret);
+        let validator = IntrospectionValidator::discover(config).await.map_err(failed)?;
+        return Ok(Protection::new(resource, validator));
+    }
+    let validator = JwtValidator::discover(JwtConfig::new(&issuer, &audience)).await.map_err(failed)?;
     Ok(Protection::new(resource, validator))
 }

@@ -13,10 +13,15 @@ use serde_json::{Value, json};
 use test_support::jwt::{SigningKey, access_token, claims, issuer, signing_key};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-/// The example server, protected by `issuer`: the process and its URL.
-async fn protected_server(issuer: &str) -> (tokio::process::Child, String) {
+/// The example server, protected by `issuer` (with `extra` arguments): the
+/// process and its URL.
+async fn protected_server(issuer: &str, extra: &[&str]) -> (tokio::process::Child, String) {
+    let (id, secret) = test_support::jwt::INTROSPECTION_CLIENT;
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-example-server"))
         .args(["--http", "127.0.0.1:0", "--auth-issuer", issuer])
+        .args(extra)
+        .env("MCP_AUTH_CLIENT_ID", id)
+        .env("MCP_AUTH_CLIENT_SECRET", secret)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
@@ -76,7 +81,7 @@ async fn tokens_scopes_and_sessions_are_checked_in_both_eras() {
     let issuer = issuer().await;
     let key = signing_key("k1");
     issuer.published.lock().unwrap().push(key.jwk.clone());
-    let (_server, url) = protected_server(&issuer.url).await;
+    let (_server, url) = protected_server(&issuer.url, &[]).await;
     let reader = token(&key, &issuer.url, &url, "", "alice");
     let writer = token(&key, &issuer.url, &url, "notes:write", "alice");
     let o = RequestOptions::default();
@@ -143,4 +148,20 @@ async fn an_issuer_that_cannot_be_reached_stops_the_server_at_start() {
         .await
         .unwrap();
     assert_eq!(usage.status.code(), Some(2), "--auth-issuer needs --http");
+}
+
+#[tokio::test]
+async fn with_introspection_opaque_tokens_are_asked_about_at_the_issuer() {
+    let issuer = issuer().await;
+    let (_server, url) = protected_server(&issuer.url, &["--auth-introspection"]).await;
+    issuer.opaque.lock().unwrap().insert(
+        "opaque-writer".into(),
+        json!({"active": true, "sub": "carol", "scope": "notes:write", "aud": url, "iss": issuer.url}),
+    );
+    let o = RequestOptions::default();
+    let note = json!({"name": "n", "text": "from an opaque token"});
+    client(&url, "opaque-writer".into()).call_tool("set_note", note, &o).await.unwrap();
+    let err = client(&url, "opaque-unknown".into()).discover(&o).await.unwrap_err();
+    assert!(matches!(err, Error::InvalidResponse { .. }), "{err:?}");
+    assert!(issuer.introspections.load(std::sync::atomic::Ordering::SeqCst) >= 2);
 }
