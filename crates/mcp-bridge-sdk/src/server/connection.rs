@@ -15,7 +15,6 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::Server;
-use super::dispatch::ConnectionHandle;
 use crate::error::ServerFault;
 
 /// The requests of one connection that are still running.
@@ -31,6 +30,15 @@ struct Running {
 }
 
 const LISTEN: &str = SubscriptionsListen::NAME;
+
+/// The connection a request came on: where its answers and events go.
+#[derive(Debug, Clone)]
+pub(crate) struct ConnectionHandle {
+    pub(crate) id: u64,
+    pub(crate) out: mpsc::Sender<Message>,
+    /// Whom the connection's token speaks for (a protected HTTP request).
+    pub(crate) caller: Option<std::sync::Arc<super::protect::Caller>>,
+}
 
 /// The server side of one connection.
 pub(crate) struct Connection {

@@ -18,6 +18,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::connection::ConnectionHandle;
 use super::request_state::params_digest;
 use super::{
     PromptRequest, Reply, RequestContext, ResourceRequest, Server, ToolCall, ToolEntry, read, subscriptions,
@@ -49,15 +50,6 @@ pub(crate) fn envelope_fault(request: &JsonRpcRequest) -> Option<ServerFault> {
         None => check_meta(&Map::new()).err(),
         Some(_) => Some(ServerFault::InvalidParams { reason: "params must be an object".into() }),
     }
-}
-
-/// The connection a request came on: where its answers and events go.
-#[derive(Debug, Clone)]
-pub(crate) struct ConnectionHandle {
-    pub(crate) id: u64,
-    pub(crate) out: tokio::sync::mpsc::Sender<Message>,
-    /// Whom the connection's token speaks for (a protected HTTP request).
-    pub(crate) caller: Option<std::sync::Arc<super::protect::Caller>>,
 }
 
 type Outcome = Result<Value, ServerFault>;
