@@ -37,6 +37,11 @@ async fn protected_server() -> (SocketAddr, String) {
             Ok(Reply::Complete(CallToolResult::text(subject)))
         })
         .tool(Tool::new("erase"), |_call, _ctx| async move { Ok(Reply::Complete(CallToolResult::text("erased"))) })
+        .tool(Tool::new("trace"), |_call, ctx: RequestContext| async move {
+            let headers = ctx.http_headers.as_ref();
+            let trace = headers.and_then(|h| h.get("x-trace")).and_then(|v| v.to_str().ok()).unwrap_or("none");
+            Ok(Reply::Complete(CallToolResult::text(trace)))
+        })
         .require_scopes(ScopeTarget::tool("erase"), ["write"])
         .build();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -134,4 +139,15 @@ async fn a_tool_that_needs_more_scopes_is_a_403_naming_them_all() {
     let writer = client("alice-token");
     let result = writer.call_tool("erase", json!({}), &o).await.unwrap();
     assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "erased"));
+}
+
+#[tokio::test]
+async fn handlers_see_the_requests_http_headers() {
+    let (_, url) = protected_server().await;
+    let config = HttpConfig::new(&url)
+        .with_auth(Arc::new(BearerToken::new("alice-token")))
+        .with_headers(vec![("x-trace".into(), "trace-42".into())]);
+    let client = Client::new(ClientOptions::new("protected-test", "1"), connect(config).unwrap());
+    let result = client.call_tool("trace", json!({}), &RequestOptions::default()).await.unwrap();
+    assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "trace-42"), "{result:?}");
 }

@@ -438,3 +438,18 @@ async fn a_protected_endpoint_checks_the_token_of_each_upgrade() {
     let good = client(WebSocketConfig::new(&url).with_auth(Arc::new(BearerToken::new("good-token")))).await;
     assert!(pong(&good.call_tool("ping", json!({}), &RequestOptions::default()).await.unwrap()));
 }
+
+#[tokio::test]
+async fn handlers_see_the_upgrades_http_headers() {
+    let server = server();
+    let trace = |_call, ctx: mcp_bridge_sdk::RequestContext| async move {
+        let headers = ctx.http_headers.as_ref();
+        let trace = headers.and_then(|h| h.get("x-trace")).and_then(|v| v.to_str().ok()).unwrap_or("none");
+        Ok(Reply::Complete(CallToolResult::text(trace)))
+    };
+    server.add_tool(Tool::new("trace"), trace).await;
+    let (addr, _stop, _serving) = serve(server, HttpOptions::default()).await;
+    let config = WebSocketConfig::new(format!("ws://{addr}/mcp")).with_headers(vec![("x-trace".into(), "ws-7".into())]);
+    let result = client(config).await.call_tool("trace", json!({}), &RequestOptions::default()).await.unwrap();
+    assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "ws-7"), "{result:?}");
+}

@@ -38,6 +38,9 @@ pub(crate) struct ConnectionHandle {
     pub(crate) out: mpsc::Sender<Message>,
     /// Whom the connection's token speaks for (a protected HTTP request).
     pub(crate) caller: Option<std::sync::Arc<super::protect::Caller>>,
+    /// The HTTP headers of the request or of the WebSocket upgrade.
+    #[cfg(any(feature = "http-server", feature = "websocket"))]
+    pub(crate) http_headers: Option<Arc<http::HeaderMap>>,
 }
 
 /// The server side of one connection.
@@ -55,7 +58,13 @@ impl Connection {
         let id = server.inner.next_connection.fetch_add(1, Ordering::Relaxed);
         Connection {
             server,
-            handle: ConnectionHandle { id, out, caller: None },
+            handle: ConnectionHandle {
+                id,
+                out,
+                caller: None,
+                #[cfg(any(feature = "http-server", feature = "websocket"))]
+                http_headers: None,
+            },
             in_flight: Arc::default(),
             tasks: TaskTracker::new(),
             cancel: CancellationToken::new(),
@@ -65,6 +74,13 @@ impl Connection {
     /// The connection of a request whose token speaks for `caller`.
     pub(crate) fn with_caller(mut self, caller: Option<super::protect::Caller>) -> Self {
         self.handle.caller = caller.map(Arc::new);
+        self
+    }
+
+    /// The connection of a request (or upgrade) with these HTTP headers.
+    #[cfg(any(feature = "http-server", feature = "websocket"))]
+    pub(crate) fn with_http_headers(mut self, headers: Option<http::HeaderMap>) -> Self {
+        self.handle.http_headers = headers.map(Arc::new);
         self
     }
 

@@ -23,6 +23,10 @@ pub struct RequestContext {
     /// Whom the request's token speaks for, on a protected endpoint
     /// ([`crate::server::protect`]); `None` elsewhere.
     pub caller: Option<std::sync::Arc<super::protect::Caller>>,
+    /// The HTTP headers the request came with: its POST's, or its
+    /// connection's WebSocket upgrade's; `None` on stdio and sockets.
+    #[cfg(any(feature = "http-server", feature = "websocket"))]
+    pub http_headers: Option<std::sync::Arc<http::HeaderMap>>,
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) cancel: CancellationToken,
     pub(crate) out: mpsc::Sender<Message>,

@@ -124,6 +124,8 @@ impl Server {
             client_info: meta.client_info,
             log_level: meta.log_level,
             caller: conn.caller.clone(),
+            #[cfg(any(feature = "http-server", feature = "websocket"))]
+            http_headers: conn.http_headers.clone(),
             progress_token: meta.progress_token,
             cancel: cancel.clone(),
             out: conn.out.clone(),

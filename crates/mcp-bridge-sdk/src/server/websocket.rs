@@ -88,12 +88,14 @@ fn refuse(status: StatusCode, reason: &str) -> ErrorResponse {
 }
 
 /// Accepts an upgrade only at the endpoint's path, from an allowed origin
-/// and host, and for the `mcp` subprotocol when subprotocols are offered.
-struct UpgradeCheck<'a>(&'a HttpOptions);
+/// and host, and for the `mcp` subprotocol when subprotocols are offered;
+/// keeps the request's headers for the connection's handlers.
+struct UpgradeCheck<'a>(&'a HttpOptions, &'a mut Option<http::HeaderMap>);
 
 impl Callback for UpgradeCheck<'_> {
     fn on_request(self, request: &Request, mut response: Response) -> Result<Response, ErrorResponse> {
         let options = self.0;
+        *self.1 = Some(request.headers().clone());
         if request.uri().path() != options.path {
             return Err(refuse(StatusCode::NOT_FOUND, "no MCP endpoint at this path"));
         }
@@ -174,9 +176,10 @@ where
             None => return,
         },
     };
+    let mut headers = None;
     let upgrade = tokio_tungstenite::accept_hdr_async_with_config(
         stream,
-        UpgradeCheck(options),
+        UpgradeCheck(options, &mut headers),
         Some(frames::protocol_limits(max_message_bytes)),
     );
     let stream = match tokio::time::timeout(UPGRADE_TIMEOUT, upgrade).await {
@@ -188,7 +191,7 @@ where
     let (out, out_rx) = mpsc::channel(OUTGOING_QUEUE);
     let (close, close_rx) = oneshot::channel();
     let mut writer = tokio::spawn(frames::write_messages(sink, out_rx, close_rx));
-    let connection = Connection::new(server, out).with_caller(caller);
+    let connection = Connection::new(server, out).with_caller(caller).with_http_headers(headers);
     let mut close = Some(close);
     let idle_timeout = options.connections.idle_timeout;
     let mut idle_deadline = Instant::now() + idle_timeout;

@@ -249,7 +249,7 @@ async fn handle_post(State(endpoint): State<Endpoint>, headers: HeaderMap, body:
             return challenge_response(protection, &refusal);
         }
     }
-    answer(endpoint.server, request, caller).await
+    answer(endpoint.server, request, caller, headers).await
 }
 
 /// The caller of a request to a protected endpoint, or the challenge that
@@ -285,9 +285,9 @@ impl Drop for CancelOnDrop {
     }
 }
 
-async fn answer(server: Server, request: JsonRpcRequest, caller: Option<Caller>) -> Response {
+async fn answer(server: Server, request: JsonRpcRequest, caller: Option<Caller>, headers: HeaderMap) -> Response {
     let (out, mut rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
-    let connection = Connection::new(server, out).with_caller(caller);
+    let connection = Connection::new(server, out).with_caller(caller).with_http_headers(Some(headers));
     connection.handle(Message::Request(request)).await;
     let guard = CancelOnDrop(connection);
     let Some(first) = rx.recv().await else {
