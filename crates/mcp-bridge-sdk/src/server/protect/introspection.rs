@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
-use super::jwt::{KeysError, caller_of, issuer_metadata};
+use super::jwt::{KeysError, caller_of, discover_issuer, endpoint_of};
 use super::{Caller, Refusal, TokenValidator};
 use crate::BoxFuture;
 use crate::transport::http::HttpConfig;
@@ -110,15 +110,8 @@ impl IntrospectionValidator {
     /// The [`KeysError`] of the step that failed (the issuer is not a URL,
     /// no metadata names it, or it names no introspection endpoint).
     pub async fn discover(config: IntrospectionConfig) -> Result<Self, KeysError> {
-        let http = crate::transport::http::build_client_with(&config.connection, reqwest::redirect::Policy::none())
-            .map_err(|e| KeysError::Issuer(e.to_string()))?;
-        let issuer = Url::parse(&config.issuer).map_err(|e| KeysError::Issuer(e.to_string()))?;
-        let metadata = issuer_metadata(&http, &issuer, &config.issuer).await?;
-        let endpoint = metadata
-            .get("introspection_endpoint")
-            .and_then(Value::as_str)
-            .ok_or_else(|| KeysError::Metadata("no introspection_endpoint".into()))?;
-        let endpoint = Url::parse(endpoint).map_err(|e| KeysError::Metadata(format!("introspection_endpoint: {e}")))?;
+        let (http, metadata) = discover_issuer(&config.connection, &config.issuer).await?;
+        let endpoint = endpoint_of(&metadata, "introspection_endpoint")?;
         Ok(IntrospectionValidator { inner: Arc::new(Inner { config, http, endpoint, cache: Mutex::default() }) })
     }
 

@@ -119,10 +119,8 @@ impl JwtValidator {
     /// # Errors
     /// The [`KeysError`] of the step that failed.
     pub async fn discover(config: JwtConfig) -> Result<Self, KeysError> {
-        let http = crate::transport::http::build_client_with(&config.connection, reqwest::redirect::Policy::none())
-            .map_err(|e| KeysError::Issuer(e.to_string()))?;
-        let issuer = Url::parse(&config.issuer).map_err(|e| KeysError::Issuer(e.to_string()))?;
-        let jwks_uri = jwks_uri(&http, &issuer, &config.issuer).await?;
+        let (http, metadata) = discover_issuer(&config.connection, &config.issuer).await?;
+        let jwks_uri = endpoint_of(&metadata, "jwks_uri")?;
         let set = fetch_keys(&http, &jwks_uri).await?;
         let keys = tokio::sync::Mutex::new(Keys { set, fetched: Instant::now() });
         Ok(JwtValidator { inner: Arc::new(Inner { config, http, jwks_uri, keys }) })
@@ -237,17 +235,29 @@ fn fits_family(jwk: &Jwk, algorithm: Algorithm) -> bool {
     }
 }
 
-/// The issuer's `jwks_uri`.
-async fn jwks_uri(http: &reqwest::Client, issuer: &Url, named: &str) -> Result<Url, KeysError> {
-    let metadata = issuer_metadata(http, issuer, named).await?;
+/// The HTTP client for `issuer` and its metadata: the first of its
+/// documents that answers and names it.
+pub(super) async fn discover_issuer(
+    connection: &HttpConfig,
+    issuer: &str,
+) -> Result<(reqwest::Client, Value), KeysError> {
+    let http = crate::transport::http::build_client_with(connection, reqwest::redirect::Policy::none())
+        .map_err(|e| KeysError::Issuer(e.to_string()))?;
+    let url = Url::parse(issuer).map_err(|e| KeysError::Issuer(e.to_string()))?;
+    let metadata = issuer_metadata(&http, &url, issuer).await?;
+    Ok((http, metadata))
+}
+
+/// The URL of the metadata's `member` (`jwks_uri`, `introspection_endpoint`).
+pub(super) fn endpoint_of(metadata: &Value, member: &str) -> Result<Url, KeysError> {
     let uri =
-        metadata.get("jwks_uri").and_then(Value::as_str).ok_or_else(|| KeysError::Metadata("no jwks_uri".into()))?;
-    Url::parse(uri).map_err(|e| KeysError::Metadata(format!("jwks_uri: {e}")))
+        metadata.get(member).and_then(Value::as_str).ok_or_else(|| KeysError::Metadata(format!("no {member}")))?;
+    Url::parse(uri).map_err(|e| KeysError::Metadata(format!("{member}: {e}")))
 }
 
 /// The first of the issuer's metadata documents that answers and names
 /// this issuer (`named`, as configured).
-pub(super) async fn issuer_metadata(http: &reqwest::Client, issuer: &Url, named: &str) -> Result<Value, KeysError> {
+async fn issuer_metadata(http: &reqwest::Client, issuer: &Url, named: &str) -> Result<Value, KeysError> {
     let mut tried = Vec::new();
     for url in server_metadata_urls(issuer) {
         match get_json(http, &url).await {
