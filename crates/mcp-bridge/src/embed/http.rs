@@ -234,15 +234,12 @@ fn session_of(endpoint: &Endpoint, id: &str, caller: Option<&Caller>) -> Option<
     (session.owner.as_deref() == caller.and_then(|c| c.subject.as_deref())).then_some(session)
 }
 
-/// On a protected endpoint, the 403 of a `body` that `caller` may not
+/// On a protected endpoint, the 403 of a `message` that `caller` may not
 /// send (it lacks the scopes of the tool, prompt or resource it asks for).
-fn refusal_by_scope(endpoint: &Endpoint, caller: Option<&Caller>, body: &[u8]) -> Option<Response> {
-    let (Some(protection), Some(caller), UpstreamConfig::Memory(server)) =
-        (&endpoint.http.protection, caller, &endpoint.upstream)
+fn refusal_by_scope(endpoint: &Endpoint, caller: Option<&Caller>, message: Option<&Message>) -> Option<Response> {
+    let (Some(protection), Some(caller), UpstreamConfig::Memory(server), Some(Message::Request(request))) =
+        (&endpoint.http.protection, caller, &endpoint.upstream, message)
     else {
-        return None;
-    };
-    let Ok(Message::Request(request)) = decode_message(body, endpoint.legacy.frontend.max_depth) else {
         return None;
     };
     let needed = server.scopes_needed(&request.method, request.params.as_ref());
@@ -286,10 +283,13 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: Request) -> Resp
             Err(refused) => return refused,
         };
         return match session_of(&endpoint, id, caller.as_ref()) {
-            Some(session) => match refusal_by_scope(&endpoint, caller.as_ref(), &body) {
-                None => legacy_post(&session, &body, endpoint.legacy.frontend.max_depth).await,
-                Some(refused) => refused,
-            },
+            Some(session) => {
+                let decoded = decode_message(&body, endpoint.legacy.frontend.max_depth);
+                match refusal_by_scope(&endpoint, caller.as_ref(), decoded.as_ref().ok()) {
+                    None => legacy_post(&session, decoded, &body).await,
+                    Some(refused) => refused,
+                }
+            }
             None => (StatusCode::NOT_FOUND, "no such session: it ended or never was; initialize again").into_response(),
         };
     }
@@ -384,8 +384,12 @@ async fn end(legacy: Arc<LegacySession>) {
 
 /// A POST of a session: a request gets its stream; a notification or an
 /// answer to the bridge's request is handed over (202).
-async fn legacy_post(legacy: &Arc<LegacySession>, body: &[u8], max_depth: usize) -> Response {
-    match decode_message(body, max_depth) {
+async fn legacy_post(
+    legacy: &Arc<LegacySession>,
+    decoded: Result<Message, mcp_bridge_protocol::DecodeError>,
+    body: &[u8],
+) -> Response {
+    match decoded {
         Ok(message @ Message::Request(_)) => answer_request(legacy, message).await,
         Ok(message) => {
             legacy.session.handle(message).await;

@@ -162,7 +162,6 @@ impl JwtValidator {
         }
         let key = self.key_for(header.kid.as_deref(), header.alg).await?;
         let mut validation = Validation::new(header.alg);
-        validation.algorithms = vec![header.alg];
         validation.leeway = config.leeway.as_secs();
         validation.validate_nbf = true;
         validation.set_issuer(&[&config.issuer]);
