@@ -46,3 +46,11 @@ install_ts_server_v2() {
 install_server_everything() {
   install_npm_peer everything @modelcontextprotocol/server-everything 2026.8.31
 }
+
+# node's oidc-provider (a certified OpenID provider: the real authorization
+# server of the protected-server tests) and puppeteer-core, which drives
+# Debian's Chromium through its login and consent pages.
+install_oidc_peer() {
+  install_npm_peer oidc oidc-provider 9.13.3
+  install_npm_peer oidc puppeteer-core 24.43.1
+}

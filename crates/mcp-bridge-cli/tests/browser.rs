@@ -15,18 +15,9 @@ use tokio::io::AsyncReadExt;
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_mcp-bridge");
 
-fn chromium() -> &'static str {
-    let path = "/usr/bin/chromium";
-    assert!(
-        std::path::Path::new(path).exists(),
-        "{path} is missing: scripts/test installs Debian's chromium package (apt-get install chromium)"
-    );
-    path
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn chromium_signs_in_and_the_pending_requests_succeed() {
-    let chromium = chromium();
+    let chromium = test_support::chromium();
     let dir = std::env::temp_dir().join(format!("mcp-browser-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("home")).unwrap();

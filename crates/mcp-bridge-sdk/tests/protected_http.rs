@@ -89,8 +89,9 @@ async fn the_endpoint_publishes_its_metadata_and_challenges_each_refusal() {
     assert_eq!(metadata["scopes_supported"], json!(["read", "write"]));
     assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));
 
+    // A 401 names the endpoint's own scope: what a client signs in for first.
     let pointer = format!(r#"Bearer resource_metadata="{metadata_url}""#);
-    assert_eq!(post(&url, &[]).await, (401, Some(pointer.clone())));
+    assert_eq!(post(&url, &[]).await, (401, Some(format!(r#"{pointer}, scope="read""#))));
     let (status, challenge) = post(&url, &["Bearer not-a-token"]).await;
     assert_eq!(status, 401);
     let challenge = challenge.unwrap();

@@ -57,10 +57,14 @@ const TOUR_TOOLS_MD: &str = include_str!("../skills/example-tour/reference/tools
 const WEATHER_VIEW: &str = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Weather</title></head>\
 <body><h1>Weather</h1><p id=\"forecast\">Waiting for the tool result…</p></body></html>";
 
-/// Largest result `big` makes: the bridge's line limit.
-/// The scope `set_note` needs on a protected endpoint.
+/// The scope every request needs on a protected endpoint.
+pub const NOTES_READ: &str = "notes:read";
+
+/// The scope `set_note` needs on a protected endpoint, besides
+/// [`NOTES_READ`].
 pub const NOTES_WRITE: &str = "notes:write";
 
+/// Largest result `big` makes: the bridge's line limit.
 const MAX_BIG_BYTES: u64 = 64 * 1024 * 1024;
 
 /// `value` as the JSON object it is written as.

@@ -5,18 +5,20 @@
 //! for more).
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use mcp_bridge_sdk::limits::ServerLimits;
 use mcp_bridge_sdk::server::http::HttpOptions;
 use mcp_bridge_sdk::server::protect::introspection::{IntrospectionConfig, IntrospectionValidator};
 use mcp_bridge_sdk::server::protect::jwt::{JwtConfig, JwtValidator};
 use mcp_bridge_sdk::server::protect::{ProtectedResource, Protection};
-use mcp_example_server::{NOTES_WRITE, build_server_with};
+use mcp_example_server::{NOTES_READ, NOTES_WRITE, build_server_with};
 
 const USAGE: &str = "mcp-example-server: an MCP 2026-07-28 server on stdin/stdout, which 2025-11-25
 clients (VS Code, Claude Desktop, Cursor) can use directly too
 
-Usage: mcp-example-server [--http ADDR [--auth-issuer URL [--auth-audience URL] [--auth-introspection]]]
+Usage: mcp-example-server [--http ADDR [--auth-issuer URL [--auth-audience URL]
+                                         [--auth-introspection [--auth-introspection-cache SECONDS]]]]
                           [--max-line-bytes N] [--max-in-flight N]
 
 Options:
@@ -24,13 +26,17 @@ Options:
                        127.0.0.1:8080) instead of stdio, to 2026-07-28 and
                        2025-11-25 clients alike; stops on Ctrl-C
   --auth-issuer URL    with --http: every request needs a JWT access token
-                       (RFC 9068) of this issuer, checked against its keys;
-                       set_note also needs the scope notes:write
+                       (RFC 9068) of this issuer, checked against its keys,
+                       with the scope notes:read; set_note also needs the
+                       scope notes:write
   --auth-audience URL  the audience tokens must name (default: the
                        endpoint's URL, http://ADDR/mcp)
   --auth-introspection opaque tokens, checked at the issuer's introspection
                        endpoint (RFC 7662) as the client named by the
                        variables MCP_AUTH_CLIENT_ID and MCP_AUTH_CLIENT_SECRET
+  --auth-introspection-cache SECONDS
+                       how long an introspection answer is kept (default
+                       30; 0 asks every time, so a revocation counts at once)
   --max-line-bytes N   longest accepted request line (default 67108864)
   --max-in-flight N    requests handled at once (default 256)
   -h, --help           this text
@@ -43,12 +49,14 @@ struct Settings {
     auth_issuer: Option<String>,
     auth_audience: Option<String>,
     introspection: bool,
+    introspection_cache: Option<Duration>,
 }
 
 /// Reads the command line, or says what is wrong; `None` after --help.
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>, String> {
     let mut limits = ServerLimits::default();
     let (mut http, mut auth_issuer, mut auth_audience, mut introspection) = (None, None, None, false);
+    let mut introspection_cache = None;
     while let Some(arg) = args.next() {
         let mut number = |name: &str| -> Result<usize, String> {
             let value = args.next().ok_or_else(|| format!("{name} needs a value"))?;
@@ -59,6 +67,9 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>
             "--auth-issuer" => auth_issuer = Some(args.next().ok_or("--auth-issuer needs the issuer's URL")?),
             "--auth-audience" => auth_audience = Some(args.next().ok_or("--auth-audience needs a URL")?),
             "--auth-introspection" => introspection = true,
+            "--auth-introspection-cache" => {
+                introspection_cache = Some(Duration::from_secs(number("--auth-introspection-cache")? as u64));
+            }
             "--max-line-bytes" => limits.max_line_bytes = number("--max-line-bytes")?,
             "--max-in-flight" => limits.max_in_flight = number("--max-in-flight")?,
             "--help" | "-h" => {
@@ -78,7 +89,10 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>
     if (auth_audience.is_some() || introspection) && auth_issuer.is_none() {
         return Err("--auth-audience and --auth-introspection need --auth-issuer".into());
     }
-    Ok(Some(Settings { limits, http, auth_issuer, auth_audience, introspection }))
+    if introspection_cache.is_some() && !introspection {
+        return Err("--auth-introspection-cache needs --auth-introspection".into());
+    }
+    Ok(Some(Settings { limits, http, auth_issuer, auth_audience, introspection, introspection_cache }))
 }
 
 fn main() -> ExitCode {
@@ -111,7 +125,8 @@ fn main() -> ExitCode {
                 let mut http = HttpOptions::default();
                 if let Some(issuer) = settings.auth_issuer {
                     let audience = settings.auth_audience.unwrap_or_else(|| endpoint.clone());
-                    http.protection = Some(protection(&endpoint, issuer, audience, settings.introspection).await?);
+                    let introspection = settings.introspection.then_some(settings.introspection_cache);
+                    http.protection = Some(protection(&endpoint, issuer, audience, introspection).await?);
                 }
                 eprintln!("mcp-example-server: serving {endpoint}");
                 let stop = async {
@@ -134,27 +149,32 @@ fn main() -> ExitCode {
 
 /// The protection of the endpoint at `endpoint`: tokens of `issuer` for
 /// `audience`, JWTs checked against the issuer's keys or opaque ones by
-/// introspection (the issuer's metadata read now, so a wrong issuer is an
-/// error at start).
+/// introspection (`Some`, with how long an answer is kept when given; the
+/// issuer's metadata read now, so a wrong issuer is an error at start).
+/// Every request needs `notes:read`: the 401 names it, so clients sign in
+/// for it alone and step up to `notes:write` when `set_note` asks.
 async fn protection(
     endpoint: &str,
     issuer: String,
     audience: String,
-    introspection: bool,
+    introspection: Option<Option<Duration>>,
 ) -> std::io::Result<Protection> {
     let failed = |e: mcp_bridge_sdk::server::protect::jwt::KeysError| {
         std::io::Error::other(format!("--auth-issuer {issuer}: {e}"))
     };
-    let resource = ProtectedResource::new(endpoint, issuer.clone()).with_scopes_supported([NOTES_WRITE]);
-    if introspection {
+    let resource = ProtectedResource::new(endpoint, issuer.clone()).with_scopes_supported([NOTES_READ, NOTES_WRITE]);
+    if let Some(cache_lifetime) = introspection {
         let variable = |name: &str| {
             std::env::var(name).map_err(|_| std::io::Error::other(format!("--auth-introspection needs {name}")))
         };
         let (id, secret) = (variable("MCP_AUTH_CLIENT_ID")?, variable("MCP_AUTH_CLIENT_SECRET")?);
-        let config = IntrospectionConfig::new(&issuer, &audience, id, secret);
+        let mut config = IntrospectionConfig::new(&issuer, &audience, id, secret);
+        if let Some(lifetime) = cache_lifetime {
+            config = config.with_cache_lifetime(lifetime);
+        }
         let validator = IntrospectionValidator::discover(config).await.map_err(failed)?;
-        return Ok(Protection::new(resource, validator));
+        return Ok(Protection::new(resource, validator).with_required_scopes([NOTES_READ]));
     }
     let validator = JwtValidator::discover(JwtConfig::new(&issuer, &audience)).await.map_err(failed)?;
-    Ok(Protection::new(resource, validator))
+    Ok(Protection::new(resource, validator).with_required_scopes([NOTES_READ]))
 }

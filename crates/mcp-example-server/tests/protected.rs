@@ -1,44 +1,25 @@
 //! `mcp-example-server --http ADDR --auth-issuer URL`: a protected endpoint
 //! for both eras. Tokens come from an issuer on loopback (its metadata and
-//! key set, ES256 keys); every request needs one, `set_note` needs the
-//! scope `notes:write`, and a legacy session belongs to the subject that
-//! started it.
+//! key set, ES256 keys); every request needs one with the scope
+//! `notes:read`, `set_note` needs `notes:write` too, and a legacy session
+//! belongs to the subject that started it.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use mcp_bridge_sdk::transport::http::{BearerToken, HttpConfig, connect};
 use mcp_bridge_sdk::{Client, ClientOptions, Error, RequestOptions};
 use serde_json::{Value, json};
 use test_support::jwt::{SigningKey, access_token, claims, issuer, signing_key};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// The example server, protected by `issuer` (with `extra` arguments): the
 /// process and its URL.
 async fn protected_server(issuer: &str, extra: &[&str]) -> (tokio::process::Child, String) {
     let (id, secret) = test_support::jwt::INTROSPECTION_CLIENT;
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-example-server"))
-        .args(["--http", "127.0.0.1:0", "--auth-issuer", issuer])
-        .args(extra)
-        .env("MCP_AUTH_CLIENT_ID", id)
-        .env("MCP_AUTH_CLIENT_SECRET", secret)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(url) = line.strip_prefix("mcp-example-server: serving ") {
-                return url.to_owned();
-            }
-        }
-        panic!("the server ended before serving");
-    })
-    .await
-    .expect("the server serves within 30 s");
-    (child, url)
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-example-server"));
+    command.args(["--auth-issuer", issuer]).args(extra);
+    command.env("MCP_AUTH_CLIENT_ID", id).env("MCP_AUTH_CLIENT_SECRET", secret);
+    let server = test_support::example_server_http(command).await;
+    (server.child, server.url)
 }
 
 fn token(key: &SigningKey, issuer: &str, audience: &str, scope: &str, subject: &str) -> String {
@@ -82,8 +63,9 @@ async fn tokens_scopes_and_sessions_are_checked_in_both_eras() {
     let key = signing_key("k1");
     issuer.published.lock().unwrap().push(key.jwk.clone());
     let (_server, url) = protected_server(&issuer.url, &[]).await;
-    let reader = token(&key, &issuer.url, &url, "", "alice");
-    let writer = token(&key, &issuer.url, &url, "notes:write", "alice");
+    let reader = token(&key, &issuer.url, &url, "notes:read", "alice");
+    let writer = token(&key, &issuer.url, &url, "notes:read notes:write", "alice");
+    let scopeless = token(&key, &issuer.url, &url, "", "alice");
     let o = RequestOptions::default();
 
     // The metadata, and a request without a token pointed to it.
@@ -97,9 +79,15 @@ async fn tokens_scopes_and_sessions_are_checked_in_both_eras() {
         reqwest::Client::new().post(&url).header("content-type", "application/json").body("{}").send().await.unwrap();
     assert_eq!(anonymous.status(), 401);
     let challenge = anonymous.headers()["www-authenticate"].to_str().unwrap().to_owned();
-    assert_eq!(challenge, format!(r#"Bearer resource_metadata="{metadata_url}""#));
+    assert_eq!(challenge, format!(r#"Bearer resource_metadata="{metadata_url}", scope="notes:read""#));
+    assert_eq!(metadata["scopes_supported"], json!(["notes:read", "notes:write"]));
 
-    // 2026-07-28: any valid token lists and calls; set_note needs notes:write.
+    // 2026-07-28: a token with notes:read lists and calls; set_note needs
+    // notes:write; a valid token without notes:read is refused with 403.
+    let seen = Arc::new(std::sync::Mutex::new(mcp_bridge_sdk::client::Diagnostics::default()));
+    let refused = client(&url, scopeless).discover(&o.clone().with_diagnostics(seen.clone())).await;
+    assert!(refused.is_err(), "{refused:?}");
+    assert_eq!(seen.lock().unwrap().http_status, Some(403));
     let as_reader = client(&url, reader.clone());
     assert!(as_reader.list_all_tools(&o).await.unwrap().iter().any(|t| t.name == "set_note"));
     let seen = Arc::new(std::sync::Mutex::new(mcp_bridge_sdk::client::Diagnostics::default()));
@@ -109,7 +97,7 @@ async fn tokens_scopes_and_sessions_are_checked_in_both_eras() {
     assert_eq!(seen.lock().unwrap().http_status, Some(403));
     client(&url, writer.clone()).call_tool("set_note", note, &o).await.unwrap();
     let expired = {
-        let mut c = claims(&issuer.url, &url, "notes:write");
+        let mut c = claims(&issuer.url, &url, "notes:read notes:write");
         c["exp"] = json!(test_support::jwt::now() - 120);
         access_token(&key, &c)
     };
@@ -123,7 +111,7 @@ async fn tokens_scopes_and_sessions_are_checked_in_both_eras() {
     let session = session.expect("a session id");
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
     assert_eq!(legacy_post(&url, Some(&reader), Some(&session), list.clone()).await.0, 200);
-    let bob = token(&key, &issuer.url, &url, "notes:write", "bob");
+    let bob = token(&key, &issuer.url, &url, "notes:read notes:write", "bob");
     assert_eq!(legacy_post(&url, Some(&bob), Some(&session), list.clone()).await.0, 404, "not bob's session");
     assert_eq!(legacy_post(&url, None, Some(&session), list).await.0, 401);
     let set = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
@@ -156,7 +144,7 @@ async fn with_introspection_opaque_tokens_are_asked_about_at_the_issuer() {
     let (_server, url) = protected_server(&issuer.url, &["--auth-introspection"]).await;
     issuer.opaque.lock().unwrap().insert(
         "opaque-writer".into(),
-        json!({"active": true, "sub": "carol", "scope": "notes:write", "aud": url, "iss": issuer.url}),
+        json!({"active": true, "sub": "carol", "scope": "notes:read notes:write", "aud": url, "iss": issuer.url}),
     );
     let o = RequestOptions::default();
     let note = json!({"name": "n", "text": "from an opaque token"});

@@ -7,6 +7,7 @@
 
 pub mod jwt;
 pub mod oauth;
+pub mod oidc;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -274,6 +275,17 @@ pub fn python_peer() -> PathBuf {
     python
 }
 
+/// Debian's Chromium, the real browser of the sign-in tests. Panics with
+/// the way to install it when it is missing.
+pub fn chromium() -> &'static str {
+    let path = "/usr/bin/chromium";
+    assert!(
+        Path::new(path).exists(),
+        "{path} is missing: scripts/test installs Debian's chromium package (apt-get install chromium)"
+    );
+    path
+}
+
 /// The TypeScript SDK 1.x that `scripts/test` installs (a legacy client, as
 /// VS Code uses). Panics with the way to install it when it is missing.
 pub fn ts_sdk_dir() -> PathBuf {
@@ -300,7 +312,16 @@ pub fn server_everything() -> PathBuf {
 /// Reads the piped stderr of `child` until `pick` takes a line, within
 /// [`LINE_DEADLINE`]; the rest is drained on a task, so the child's writes
 /// never block. `who` names the child in the panic.
-pub async fn stderr_line<T>(child: &mut Child, who: &str, mut pick: impl FnMut(&str) -> Option<T>) -> T {
+pub async fn stderr_line<T>(child: &mut Child, who: &str, pick: impl FnMut(&str) -> Option<T>) -> T {
+    stderr_line_and_log(child, who, pick).await.0
+}
+
+/// [`stderr_line`], and every line the child writes from then on, kept.
+pub async fn stderr_line_and_log<T>(
+    child: &mut Child,
+    who: &str,
+    mut pick: impl FnMut(&str) -> Option<T>,
+) -> (T, Arc<Mutex<String>>) {
     let mut lines = BufReader::new(child.stderr.take().expect("stderr is piped")).lines();
     let found = tokio::time::timeout(LINE_DEADLINE, async {
         while let Some(line) = lines.next_line().await.unwrap() {
@@ -312,8 +333,43 @@ pub async fn stderr_line<T>(child: &mut Child, who: &str, mut pick: impl FnMut(&
     })
     .await
     .unwrap_or_else(|_| panic!("{who} was not ready in time"));
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    found
+    let log = Arc::new(Mutex::new(String::new()));
+    let kept = log.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            let mut log = kept.lock().unwrap_or_else(|e| e.into_inner());
+            log.push_str(&line);
+            log.push('\n');
+        }
+    });
+    (found, log)
+}
+
+/// A running `mcp-example-server --http`: ended on drop.
+pub struct ExampleServer {
+    /// The process.
+    pub child: Child,
+    /// The endpoint it serves (`http://127.0.0.1:PORT/mcp`).
+    pub url: String,
+    /// What it wrote on stderr after it started serving.
+    pub log: Arc<Mutex<String>>,
+}
+
+/// `mcp-example-server --http 127.0.0.1:0` started by `command` (its
+/// binary, with any other arguments and variables).
+pub async fn example_server_http(mut command: tokio::process::Command) -> ExampleServer {
+    let mut child = command
+        .args(["--http", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let (url, log) = stderr_line_and_log(&mut child, "mcp-example-server", |line| {
+        line.strip_prefix("mcp-example-server: serving ").map(str::to_owned)
+    })
+    .await;
+    ExampleServer { child, url, log }
 }
 
 /// server-everything in one of its HTTP modes (`streamableHttp`: its

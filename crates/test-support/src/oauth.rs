@@ -53,6 +53,11 @@ pub struct TestPki {
     pub ca_file: PathBuf,
     /// A client's certificate and key, PEM, in a file (when required).
     pub client_identity_file: Option<PathBuf>,
+    /// The server's certificate (for 127.0.0.1 and localhost), PEM, in a
+    /// file: for a server in another process.
+    pub server_cert_file: PathBuf,
+    /// The server certificate's private key, PEM, in a file.
+    pub server_key_file: PathBuf,
     config: Arc<rustls::ServerConfig>,
 }
 
@@ -90,6 +95,9 @@ impl TestPki {
         std::fs::create_dir_all(dir).unwrap();
         let ca_file = dir.join("test-ca.pem");
         std::fs::write(&ca_file, ca.pem()).unwrap();
+        let (server_cert_file, server_key_file) = (dir.join("server.pem"), dir.join("server-key.pem"));
+        std::fs::write(&server_cert_file, cert.pem()).unwrap();
+        std::fs::write(&server_key_file, key.serialize_pem()).unwrap();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
@@ -115,7 +123,7 @@ impl TestPki {
         let private = rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).unwrap();
         let mut config = builder.with_single_cert(vec![cert.der().clone()], private).unwrap();
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        TestPki { ca_file, client_identity_file, config: Arc::new(config) }
+        TestPki { ca_file, client_identity_file, server_cert_file, server_key_file, config: Arc::new(config) }
     }
 }
 

@@ -179,6 +179,20 @@ impl Protection {
         Err(Refusal::InsufficientScope { scopes: all.cloned().collect() })
     }
 
+    /// How `refusal` is answered: as [`ProtectedResource::challenge`]
+    /// words it, and a 401 also names the endpoint's
+    /// [`required_scopes`](Self::required_scopes), so a client asks for
+    /// them at its first sign-in (rather than for every scope the metadata
+    /// lists: a step-up asks for more when a tool needs it).
+    pub fn challenge(&self, refusal: &Refusal) -> Challenge {
+        let mut challenge = self.resource.challenge(refusal);
+        if challenge.status == 401 && !self.required_scopes.is_empty() {
+            let scope = quoted(&self.required_scopes.join(" "));
+            challenge.www_authenticate.push_str(&format!(", scope={scope}"));
+        }
+        challenge
+    }
+
     /// The caller of a request with these `Authorization` header values,
     /// or why it is refused: no token, a malformed one, one the validator
     /// refuses, or one without a required scope.
@@ -476,6 +490,20 @@ mod tests {
             "the step-up names every scope the request needs"
         );
         assert_eq!(protection.admit(&Caller::new("alice", ["write", "read"]), erase), Ok(()));
+    }
+
+    #[test]
+    fn a_401_names_the_endpoints_scopes_for_the_first_sign_in() {
+        let open = Protection::new(resource(), Nobody);
+        assert!(!open.challenge(&Refusal::NoToken).www_authenticate.contains("scope="));
+        let protection = Protection::new(resource(), Nobody).with_required_scopes(["notes:read", "openid"]);
+        let none = protection.challenge(&Refusal::NoToken);
+        assert_eq!(none.status, 401);
+        assert!(none.www_authenticate.ends_with(r#", scope="notes:read openid""#), "{}", none.www_authenticate);
+        let bad = protection.challenge(&Refusal::InvalidToken { description: "the token has expired" });
+        assert!(bad.www_authenticate.ends_with(r#", scope="notes:read openid""#), "{}", bad.www_authenticate);
+        let step_up = protection.challenge(&Refusal::InsufficientScope { scopes: vec!["notes:write".into()] });
+        assert!(step_up.www_authenticate.ends_with(r#"error="insufficient_scope", scope="notes:write""#));
     }
 
     #[test]

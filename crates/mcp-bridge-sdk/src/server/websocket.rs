@@ -136,7 +136,7 @@ where
     match protection.authenticate(&values).await {
         Ok(caller) => Some((head::Replay::new(read, stream), caller)),
         Err(refusal) => {
-            let challenge = protection.resource.challenge(&refusal);
+            let challenge = protection.challenge(&refusal);
             let reason = StatusCode::from_u16(challenge.status).ok().and_then(|s| s.canonical_reason()).unwrap_or("");
             let answer = format!(
                 "HTTP/1.1 {} {reason}\r\nWWW-Authenticate: {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",

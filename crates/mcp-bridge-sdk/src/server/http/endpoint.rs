@@ -266,7 +266,7 @@ pub async fn authenticate(protection: &Protection, headers: &HeaderMap) -> Resul
 
 /// The answer to a refused request: its status and `WWW-Authenticate`.
 pub fn challenge_response(protection: &Protection, refusal: &Refusal) -> Response {
-    let challenge = protection.resource.challenge(refusal);
+    let challenge = protection.challenge(refusal);
     let status = StatusCode::from_u16(challenge.status).unwrap_or(StatusCode::UNAUTHORIZED);
     let mut response = (status, "the request's credentials are refused").into_response();
     if let Ok(value) = HeaderValue::from_str(&challenge.www_authenticate) {

@@ -36,7 +36,9 @@ pub struct JwtConfig {
     /// How long fetched keys are used before they are fetched again.
     pub keys_lifetime: Duration,
     /// The shortest time between two fetches for an unknown key id, so
-    /// tokens with made-up ids cannot make the server hammer the issuer.
+    /// tokens with made-up ids cannot make the server hammer the issuer
+    /// (the first such fetch is made at once: the issuer may have rotated
+    /// its keys just after the server started).
     pub refresh_interval: Duration,
     /// Whether the header must say `typ: at+jwt` (RFC 9068 section 4).
     pub require_access_token_type: bool,
@@ -92,6 +94,8 @@ pub enum KeysError {
 struct Keys {
     set: JwkSet,
     fetched: Instant,
+    /// When a token's unknown key id last made it fetch the set.
+    fetched_for_unknown_kid: Option<Instant>,
 }
 
 /// A [`TokenValidator`] of JWT access tokens. Cheap to clone.
@@ -122,7 +126,7 @@ impl JwtValidator {
         let (http, metadata) = discover_issuer(&config.connection, &config.issuer).await?;
         let jwks_uri = endpoint_of(&metadata, "jwks_uri")?;
         let set = fetch_keys(&http, &jwks_uri).await?;
-        let keys = tokio::sync::Mutex::new(Keys { set, fetched: Instant::now() });
+        let keys = tokio::sync::Mutex::new(Keys { set, fetched: Instant::now(), fetched_for_unknown_kid: None });
         Ok(JwtValidator { inner: Arc::new(Inner { config, http, jwks_uri, keys }) })
     }
 
@@ -132,12 +136,18 @@ impl JwtValidator {
     async fn key_for(&self, kid: Option<&str>, algorithm: Algorithm) -> Result<DecodingKey, Refusal> {
         let config = &self.inner.config;
         let mut keys = self.inner.keys.lock().await;
-        let since = keys.fetched.elapsed();
         let found = find_key(&keys.set, kid, algorithm);
-        let refresh = since >= config.keys_lifetime || (found.is_none() && since >= config.refresh_interval);
+        let old = keys.fetched.elapsed() >= config.keys_lifetime;
+        let unknown =
+            found.is_none() && keys.fetched_for_unknown_kid.is_none_or(|at| at.elapsed() >= config.refresh_interval);
+        let refresh = old || unknown;
         if refresh {
+            let now = Instant::now();
+            if unknown {
+                keys.fetched_for_unknown_kid = Some(now);
+            }
             match fetch_keys(&self.inner.http, &self.inner.jwks_uri).await {
-                Ok(set) => *keys = Keys { set, fetched: Instant::now() },
+                Ok(set) => (keys.set, keys.fetched) = (set, now),
                 Err(e) => tracing::warn!(target: "mcp_protect", "{e}; the keys fetched before stay in use"),
             }
         }

@@ -1,0 +1,212 @@
+//! `mcp-example-server --auth-issuer` with a real authorization server:
+//! node's `oidc-provider`, its tokens for the endpoint asked for with
+//! resource indicators, a user signing in on its own login and consent
+//! pages in headless Chromium. Our SDK client signs in, steps up to
+//! `notes:write` with a second consent, refreshes, and signs in again after
+//! a revocation; every kind of bad token is refused with 401.
+
+use std::sync::Arc;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use mcp_bridge_protocol::types::ContentBlock;
+use mcp_bridge_sdk::auth::store::tokens_key;
+use mcp_bridge_sdk::auth::{AuthorizationRequest, AuthorizationResponse, OAuthClient, OAuthConfig, TokenRecord};
+use mcp_bridge_sdk::store::{MemoryStore, RecordStore};
+use mcp_bridge_sdk::transport::http::{HttpConfig, connect};
+use mcp_bridge_sdk::{BoxError, Client, ClientOptions, RequestOptions};
+use serde_json::{Value, json};
+use test_support::ExampleServer;
+use test_support::oidc::{Browser, INTROSPECTION_CLIENT, OidcProvider, TokenFormat};
+
+/// Never loaded: the browser stops at it and hands its URL (the code) over.
+const REDIRECT_URI: &str = "http://127.0.0.1:9/callback";
+
+async fn protected_server(provider: &OidcProvider, extra: &[&str]) -> ExampleServer {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-example-server"));
+    command.args(["--auth-issuer", &provider.issuer]).args(extra);
+    command.env("MCP_AUTH_CLIENT_ID", INTROSPECTION_CLIENT.0).env("MCP_AUTH_CLIENT_SECRET", INTROSPECTION_CLIENT.1);
+    test_support::example_server_http(command).await
+}
+
+/// Our client at `url`, signing in through `browser`, its records in `store`.
+fn signed_in_client(url: &str, browser: Arc<Browser>, store: Arc<MemoryStore>) -> Client {
+    let authorize = mcp_bridge_sdk::auth::authorize(move |request: AuthorizationRequest| {
+        let browser = browser.clone();
+        async move {
+            let location = browser.sign_in_until(&request.url, REDIRECT_URI).await;
+            Ok::<_, BoxError>(AuthorizationResponse::from_redirect(&location)?)
+        }
+    });
+    let config = OAuthConfig::new(url, REDIRECT_URI, "oidc-test").with_connection(HttpConfig::new(url));
+    let oauth = OAuthClient::new(config, authorize, store).unwrap();
+    let http = HttpConfig::new(url).with_auth(Arc::new(oauth));
+    Client::new(ClientOptions::new("oidc-test", "1"), connect(http).unwrap())
+}
+
+fn stored(store: &MemoryStore, url: &str) -> TokenRecord {
+    serde_json::from_str(&store.load(&tokens_key(url)).unwrap().expect("a stored token")).unwrap()
+}
+
+fn pages(browser: &Browser) -> Vec<Value> {
+    browser.sign_ins().iter().map(|s| s["pages"].clone()).collect()
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcp-oidc-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_sdk_client_signs_in_steps_up_and_refreshes_at_oidc_provider() {
+    let provider = OidcProvider::start(TokenFormat::Jwt).await;
+    let server = protected_server(&provider, &[]).await;
+    let url = server.url.clone();
+    let dir = temp_dir("sdk");
+    let browser = Arc::new(Browser::new(&dir));
+    let store = Arc::new(MemoryStore::default());
+    let client = signed_in_client(&url, browser.clone(), store.clone());
+    let o = RequestOptions::default();
+
+    // The first call signs in for what the 401 names: notes:read.
+    let echoed = client.call_tool("echo", json!({"text": "hi"}), &o).await.unwrap();
+    assert!(matches!(&echoed.content[0], ContentBlock::Text(t) if t.text == "hi"), "{echoed:?}");
+    assert_eq!(pages(&browser), [json!(["login", "consent"])]);
+    let first = stored(&store, &url);
+    assert_eq!(first.scope.as_deref(), Some("notes:read"), "least privilege first");
+    assert!(first.refresh_token.is_some(), "oidc-provider issued a refresh token");
+
+    // set_note's 403 names notes:write: a second consent, no second login.
+    client.call_tool("set_note", json!({"name": "n", "text": "from oidc"}), &o).await.unwrap();
+    assert_eq!(pages(&browser), [json!(["login", "consent"]), json!(["consent"])]);
+    let stepped_up = stored(&store, &url);
+    let scopes: Vec<&str> = stepped_up.scope.as_deref().unwrap_or("").split(' ').collect();
+    assert!(scopes.contains(&"notes:read") && scopes.contains(&"notes:write"), "{scopes:?}");
+
+    // The next run finds its stored token about to expire: it refreshes,
+    // without the browser, and keeps both scopes.
+    drop(client);
+    let mut expiring = stepped_up.clone();
+    expiring.expires_at = expiring.issued_at;
+    store.save(&tokens_key(&url), &serde_json::to_string(&expiring).unwrap()).unwrap();
+    let client = signed_in_client(&url, browser.clone(), store.clone());
+    client.call_tool("set_note", json!({"name": "n", "text": "after a refresh"}), &o).await.unwrap();
+    let refreshed = stored(&store, &url);
+    assert!(refreshed.access_token != stepped_up.access_token, "a new access token");
+    assert_eq!(refreshed.scope, stepped_up.scope);
+    assert_eq!(browser.sign_ins().len(), 2);
+    assert_eq!(provider.count("/grants/refresh_token").await, 1);
+    assert_eq!(provider.count("/grants/authorization_code").await, 2);
+    assert_eq!(provider.count("/prompts/login").await, 1);
+    assert_eq!(provider.count("/prompts/consent").await, 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What the endpoint answers a 2026-07-28 `tools/list` carrying `token`:
+/// the status and the `WWW-Authenticate` value.
+async fn answer_to(url: &str, token: Option<&str>) -> (u16, String) {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
+        "params": {"_meta": test_support::request_meta(json!({}))}});
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/list")
+        .body(body.to_string());
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.unwrap();
+    let challenge = response.headers().get("www-authenticate").map(|v| v.to_str().unwrap().to_owned());
+    (response.status().as_u16(), challenge.unwrap_or_default())
+}
+
+/// A JWT's three parts, decoded where they are JSON.
+fn parts(token: &str) -> (Value, Value, String) {
+    let mut parts = token.split('.');
+    let mut json = || serde_json::from_slice(&URL_SAFE_NO_PAD.decode(parts.next().unwrap()).unwrap()).unwrap();
+    let (header, claims) = (json(), json());
+    (header, claims, parts.next().unwrap().to_owned())
+}
+
+fn encoded(header: &Value, claims: &Value, signature: &str) -> String {
+    let part = |v: &Value| URL_SAFE_NO_PAD.encode(v.to_string());
+    format!("{}.{}.{signature}", part(header), part(claims))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_kind_of_bad_token_of_a_real_provider_is_refused_with_401() {
+    let provider = OidcProvider::start(TokenFormat::Jwt).await;
+    let stranger = OidcProvider::start_with_keys(TokenFormat::Jwt, "stranger").await;
+    let opaque = OidcProvider::start(TokenFormat::Opaque).await;
+    let server = protected_server(&provider, &[]).await;
+    let url = server.url.clone();
+    let scopes = "notes:read notes:write";
+
+    let good = provider.service_token(&url, scopes).await;
+    assert_eq!(answer_to(&url, Some(&good)).await.0, 200);
+    let (header, claims, signature) = parts(&good);
+    assert_eq!((header["alg"].as_str(), header["typ"].as_str()), (Some("ES256"), Some("at+jwt")));
+    let kid = header["kid"].as_str().unwrap().to_owned();
+    let public_key =
+        provider.jwks().await["keys"].as_array().unwrap().iter().find(|k| k["kid"] == kid).cloned().unwrap();
+    let mut hs256 = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256);
+    (hs256.kid, hs256.typ) = (Some(kid.clone()), Some("at+jwt".into()));
+    let stranger_token = stranger.service_token(&url, scopes).await;
+    let (_, _, stranger_signature) = parts(&stranger_token);
+
+    let mut changed = claims.clone();
+    changed["sub"] = json!("mallory");
+    let hs256_secret = jsonwebtoken::EncodingKey::from_secret(public_key.to_string().as_bytes());
+    let other_audience = provider.service_token("http://127.0.0.1:9/other", scopes).await;
+    let cases: Vec<(&str, Option<String>, &str)> = vec![
+        ("no token", None, ""),
+        ("garbage", Some("garbage".into()), "the token is not a JWT"),
+        ("an opaque token", Some(opaque.service_token(&url, scopes).await), "the token is not a JWT"),
+        ("another key's signature", Some(encoded(&header, &claims, &stranger_signature)), "does not verify"),
+        ("changed claims", Some(encoded(&header, &changed, &signature)), "does not verify"),
+        ("another issuer (its own keys)", Some(stranger_token.clone()), "the token's signing key is not the issuer's"),
+        ("another audience", Some(other_audience), "the token is for another resource"),
+        ("alg none", Some(encoded(&json!({"alg": "none", "typ": "at+jwt", "kid": kid}), &claims, "")), "not a JWT"),
+        (
+            "HS256 with the public key",
+            Some(jsonwebtoken::encode(&hs256, &claims, &hs256_secret).unwrap()),
+            "the token's algorithm is not accepted",
+        ),
+    ];
+    for (what, token, reason) in &cases {
+        let (status, challenge) = answer_to(&url, token.as_deref()).await;
+        assert_eq!(status, 401, "{what}: {challenge}");
+        if token.is_some() {
+            assert!(challenge.contains(r#"error="invalid_token""#), "{what}: {challenge}");
+            assert!(challenge.contains(reason), "{what}: {challenge}");
+        }
+        eprintln!("{what}: 401, {challenge}");
+    }
+    assert_eq!(answer_to(&url, Some(&good)).await.0, 200, "the server still serves");
+    let log = server.log.lock().unwrap().clone();
+    for (what, token, _) in &cases {
+        if let Some(token) = token {
+            assert!(!log.contains(token.as_str()), "{what}: the token is in the server's log");
+        }
+    }
+    assert!(!log.contains(&good), "the good token is in the server's log");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_the_provider_rotates_its_keys_new_tokens_are_taken_and_old_ones_refused() {
+    let provider = OidcProvider::start(TokenFormat::Jwt).await;
+    let server = protected_server(&provider, &[]).await;
+    let scopes = "notes:read notes:write";
+    let old = provider.service_token(&server.url, scopes).await;
+    assert_eq!(answer_to(&server.url, Some(&old)).await.0, 200);
+    // The same issuer, new keys: the unknown kid fetches its key set again.
+    let provider = provider.restart_with_keys("key-2").await;
+    let rotated = provider.service_token(&server.url, scopes).await;
+    assert_eq!(answer_to(&server.url, Some(&rotated)).await.0, 200, "a token of the new key");
+    let (status, challenge) = answer_to(&server.url, Some(&old)).await;
+    assert_eq!(status, 401, "{challenge}");
+    assert!(challenge.contains("the token's signing key is not the issuer's"), "{challenge}");
+}
