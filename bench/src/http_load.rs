@@ -57,22 +57,48 @@ pub fn serve(program: &Path, args: &[String], envs: &[(&'static str, PathBuf)], 
     Ok(served)
 }
 
+/// Where the load goes: the endpoint's URL, the revision its clients speak,
+/// and the bearer token they send, if any.
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+    /// The revision of the clients.
+    pub dialect: Dialect,
+    /// The access token each request carries (`Authorization: Bearer`).
+    pub bearer: Option<String>,
+}
+
+impl Endpoint {
+    /// Clients of `dialect` at `url`, without a token.
+    pub fn new(url: impl Into<String>, dialect: Dialect) -> Endpoint {
+        Endpoint { url: url.into(), dialect, bearer: None }
+    }
+
+    /// The same clients with `token`.
+    #[must_use]
+    pub fn with_bearer(mut self, token: impl Into<String>) -> Endpoint {
+        self.bearer = Some(token.into());
+        self
+    }
+}
+
 /// One client's connection: its HTTP client and, for a legacy client, what
 /// its handshake settled: the version and the session the server gave it
 /// (stateless servers give none).
 struct Connection {
     http: reqwest::Client,
-    url: Arc<String>,
-    dialect: Dialect,
+    endpoint: Arc<Endpoint>,
     negotiated: bool,
     session: Option<String>,
 }
 
 impl Connection {
     /// A connection; a legacy one has done its `initialize` handshake.
-    async fn open(url: Arc<String>, dialect: Dialect) -> Result<Connection, String> {
+    async fn open(endpoint: Arc<Endpoint>) -> Result<Connection, String> {
         let http = reqwest::Client::builder().no_proxy().build().map_err(|e| e.to_string())?;
-        let mut connection = Connection { http, url, dialect, negotiated: false, session: None };
+        let dialect = endpoint.dialect;
+        let mut connection = Connection { http, endpoint, negotiated: false, session: None };
         if dialect == Dialect::Legacy {
             let params = serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {},
                 "clientInfo": {"name": "mcp-bench", "version": "1"}});
@@ -94,10 +120,13 @@ impl Connection {
     async fn post(&self, body: Vec<u8>, tool: Option<&str>) -> Result<reqwest::Response, String> {
         let mut request = self
             .http
-            .post(self.url.as_str())
+            .post(self.endpoint.url.as_str())
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream");
-        match self.dialect {
+        if let Some(token) = &self.endpoint.bearer {
+            request = request.bearer_auth(token);
+        }
+        match self.endpoint.dialect {
             Dialect::Modern => {
                 request = request.header("mcp-protocol-version", "2026-07-28").header("mcp-method", "tools/call");
                 if let Some(tool) = tool {
@@ -142,7 +171,7 @@ async fn client_loop(
         }
         let params = serde_json::json!({"name": tool.0, "arguments": tool.1});
         let response =
-            connection.post(request_line(connection.dialect, id, "tools/call", params), Some(&tool.0)).await?;
+            connection.post(request_line(connection.endpoint.dialect, id, "tools/call", params), Some(&tool.0)).await?;
         expect_result(response).await?;
         if sent >= measure_from {
             latencies.push(sent.elapsed());
@@ -151,21 +180,20 @@ async fn client_loop(
     Ok(latencies)
 }
 
-/// `clients` clients of `dialect` calling `tool` with `arguments` at `url`
-/// for `warm_up + window`; the calls sent in the window are measured.
+/// `clients` clients calling `tool` with `arguments` at `endpoint` for
+/// `warm_up + window`; the calls sent in the window are measured.
 pub async fn measure(
-    url: &str,
-    dialect: Dialect,
+    endpoint: &Endpoint,
     tool: &str,
     arguments: serde_json::Value,
     clients: usize,
     warm_up: Duration,
     window: Duration,
 ) -> Result<Run, String> {
-    let url = Arc::new(url.to_owned());
+    let endpoint = Arc::new(endpoint.clone());
     let tool = Arc::new((tool.to_owned(), arguments));
     // Every client's handshake before the clock starts: the calls are measured, not the sign-on.
-    let opening: Vec<_> = (0..clients).map(|_| tokio::spawn(Connection::open(url.clone(), dialect))).collect();
+    let opening: Vec<_> = (0..clients).map(|_| tokio::spawn(Connection::open(endpoint.clone()))).collect();
     let mut connections = Vec::with_capacity(clients);
     for open in opening {
         connections.push(open.await.map_err(|e| e.to_string())??);

@@ -16,6 +16,9 @@ use crate::report::{Section, Table};
 use crate::stats::{Run, median, median_by, ms};
 use crate::stdio_peer::{Dialect, StdioPeer};
 
+mod protected;
+pub use protected::protected;
+
 /// The text of a small call: 100 bytes.
 const SMALL_TEXT: &str =
     "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789";
@@ -601,8 +604,7 @@ pub async fn servers(p: &Programs, t: &Timing) -> io::Result<Section> {
         for _ in 0..t.runs {
             for ((server, url), runs) in servers.iter().zip(&urls).zip(&mut runs) {
                 let run = http_load::measure(
-                    url,
-                    Dialect::Modern,
+                    &http_load::Endpoint::new(url.as_str(), Dialect::Modern),
                     "add",
                     json!({"a": 1, "b": 2}),
                     clients,
@@ -741,8 +743,7 @@ pub async fn legacy_http(p: &Programs, t: &Timing) -> io::Result<Section> {
         for _ in 0..t.runs {
             for ((name, url, dialect), runs) in routes.iter().zip(&mut runs) {
                 let run = http_load::measure(
-                    url,
-                    *dialect,
+                    &http_load::Endpoint::new(url.as_str(), *dialect),
                     "echo",
                     json!({"text": SMALL_TEXT}),
                     clients,

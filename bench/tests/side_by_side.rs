@@ -1,7 +1,7 @@
 //! The side-by-side scenarios run end to end in their quick form against
-//! the debug builds and the installed peers (Python `mcp`, mcp-remote):
-//! every figure is measured (none zero), every table is complete, every
-//! chart is written. The rmcp peer takes minutes to build, so it is left to
+//! the debug builds and the installed peers (Python `mcp`, mcp-remote,
+//! oidc-provider): every figure is measured (none zero), every table is
+//! complete, every chart is written. The rmcp peer takes minutes to build, so it is left to
 //! `scripts/bench`; its server runs through the same code as Python's.
 
 use mcp_bench::programs::{Programs, Timing, ts_server_under};
@@ -63,6 +63,7 @@ async fn every_scenario_measures_every_figure() {
         scenarios::input_round(&programs, &timing).await.unwrap(),
         scenarios::legacy_http(&programs, &timing).await.unwrap(),
         scenarios::legacy_startup(&programs, &timing, &test_support::server_everything()).await.unwrap(),
+        scenarios::protected(&programs, &timing).await.unwrap(),
     ];
     for section in &sections {
         assert_measured(section);
@@ -82,6 +83,7 @@ async fn every_scenario_measures_every_figure() {
     assert_eq!(legacy.tables[0].rows.len(), 6, "3 routes × 2 levels");
     assert_eq!(sections[0].chart.series.len(), 4, "bridge, embedded, null relay, direct");
     assert_eq!(sections[6].chart.series.len(), 3, "probe, cache, forced");
+    assert_eq!(sections[7].tables[0].rows.len(), 8, "authorization off, JWT, 2 introspections × 2 levels");
 
     let charts = programs.scratch.join("charts");
     let text = report::write("# run", &sections, &charts, "charts").unwrap();

@@ -15,7 +15,8 @@ use mcp_bench::programs::{Programs, TS_SERVER_VERSION, Timing};
 use mcp_bench::report::{self, Section};
 use mcp_bench::scenarios;
 
-const SCENARIOS: [&str; 7] = ["stdio", "startup", "remote", "servers", "input", "legacy-http", "legacy-startup"];
+const SCENARIOS: [&str; 8] =
+    ["stdio", "startup", "remote", "servers", "input", "legacy-http", "legacy-startup", "protected"];
 
 /// What the command line asked for.
 struct Options {
@@ -108,6 +109,7 @@ async fn run(options: &Options, programs: &Programs) -> std::io::Result<Vec<Sect
                 None => continue,
             },
             "servers" => scenarios::servers(programs, &timing).await?,
+            "protected" => scenarios::protected(programs, &timing).await?,
             "legacy-http" => scenarios::legacy_http(programs, &timing).await?,
             "legacy-startup" => match &programs.server_everything {
                 Some(everything) => scenarios::legacy_startup(programs, &timing, everything).await?,

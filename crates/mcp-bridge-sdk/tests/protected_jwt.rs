@@ -133,6 +133,24 @@ async fn a_rotated_key_is_fetched_once_and_made_up_key_ids_do_not_hammer_the_iss
 }
 
 #[tokio::test]
+async fn a_token_that_passed_is_kept_until_the_keys_change() {
+    let issuer = issuer().await;
+    let (old, new) = (signing_key("old"), signing_key("new"));
+    issuer.published.lock().unwrap().push(old.jwk.clone());
+    let validator = JwtValidator::discover(JwtConfig::new(&issuer.url, AUDIENCE)).await.unwrap();
+    let good = token(&old, &claims(&issuer.url));
+    validator.validate(&good).await.unwrap();
+    // The issuer drops the old key: the cached caller still stands (no
+    // fetch without a reason)...
+    *issuer.published.lock().unwrap() = vec![new.jwk.clone()];
+    assert!(validator.validate(&good).await.is_ok(), "kept");
+    // ...until a token of the new key makes the validator fetch the set:
+    // what the old key vouched for is forgotten with it.
+    validator.validate(&token(&new, &claims(&issuer.url))).await.unwrap();
+    assert_eq!(refused(validator.validate(&good).await), "the token's signing key is not the issuer's");
+}
+
+#[tokio::test]
 async fn an_issuer_without_metadata_or_keys_is_a_clear_error() {
     let nobody = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap().local_addr().unwrap();
     let err = JwtValidator::discover(JwtConfig::new(format!("http://{nobody}"), AUDIENCE)).await.unwrap_err();

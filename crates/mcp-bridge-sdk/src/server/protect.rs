@@ -26,6 +26,8 @@ use serde_json::{Map, Value, json};
 use crate::BoxFuture;
 
 #[cfg(feature = "protect")]
+mod cache;
+#[cfg(feature = "protect")]
 pub mod introspection;
 #[cfg(feature = "protect")]
 pub mod jwt;

@@ -4,15 +4,13 @@
 //! a busy client does not cost one call per request, and a revoked token
 //! stops working within that while.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::Url;
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
-use tokio::time::Instant;
 
+use super::cache::{CallerCache, digest};
 use super::jwt::{KeysError, caller_of, discover_issuer, endpoint_of};
 use super::{Caller, Refusal, TokenValidator};
 use crate::BoxFuture;
@@ -93,8 +91,8 @@ struct Inner {
     config: IntrospectionConfig,
     http: reqwest::Client,
     endpoint: Url,
-    /// Active answers by the token's digest (the token itself is not kept).
-    cache: Mutex<HashMap<[u8; 32], (Caller, Instant)>>,
+    /// Active answers.
+    cache: CallerCache,
 }
 
 impl std::fmt::Debug for IntrospectionValidator {
@@ -112,39 +110,13 @@ impl IntrospectionValidator {
     pub async fn discover(config: IntrospectionConfig) -> Result<Self, KeysError> {
         let (http, metadata) = discover_issuer(&config.connection, &config.issuer).await?;
         let endpoint = endpoint_of(&metadata, "introspection_endpoint")?;
-        Ok(IntrospectionValidator { inner: Arc::new(Inner { config, http, endpoint, cache: Mutex::default() }) })
-    }
-
-    fn cached(&self, digest: &[u8; 32]) -> Option<Caller> {
-        let mut cache = self.inner.cache.lock().unwrap_or_else(|e| e.into_inner());
-        match cache.get(digest) {
-            Some((caller, until)) if Instant::now() < *until => Some(caller.clone()),
-            Some(_) => {
-                cache.remove(digest);
-                None
-            }
-            None => None,
-        }
-    }
-
-    fn remember(&self, digest: [u8; 32], caller: &Caller, exp: Option<u64>) {
-        let config = &self.inner.config;
-        let left = exp.map(|exp| Duration::from_secs(exp.saturating_sub(crate::clock::unix_seconds())));
-        let keep = left.map_or(config.cache_lifetime, |left| left.min(config.cache_lifetime));
-        let mut cache = self.inner.cache.lock().unwrap_or_else(|e| e.into_inner());
-        if cache.len() >= config.max_cached {
-            let now = Instant::now();
-            cache.retain(|_, (_, until)| *until > now);
-            if cache.len() >= config.max_cached {
-                cache.clear();
-            }
-        }
-        cache.insert(digest, (caller.clone(), Instant::now() + keep));
+        let cache = CallerCache::new(config.max_cached);
+        Ok(IntrospectionValidator { inner: Arc::new(Inner { config, http, endpoint, cache }) })
     }
 
     async fn check(&self, token: &str) -> Result<Caller, Refusal> {
-        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        if let Some(caller) = self.cached(&digest) {
+        let digest = digest(token);
+        if let Some(caller) = self.inner.cache.get(&digest) {
             return Ok(caller);
         }
         let config = &self.inner.config;
@@ -168,7 +140,7 @@ impl IntrospectionValidator {
         let answer: Map<String, Value> = response.json().await.map_err(|_| unavailable)?;
         let exp = answer.get("exp").and_then(Value::as_u64);
         let caller = judge(answer, config)?;
-        self.remember(digest, &caller, exp);
+        self.inner.cache.insert(digest, &caller, exp, config.cache_lifetime);
         Ok(caller)
     }
 }

@@ -3,7 +3,9 @@
 //! discovery), its JWKS fetched and kept for a while, an unknown key id
 //! fetching it again (key rotation) at most once per interval. The
 //! signature is checked by `jsonwebtoken` with the configured algorithms
-//! only; then `iss`, `aud` (this resource, RFC 8707), `exp` and `nbf`.
+//! only; then `iss`, `aud` (this resource, RFC 8707), `exp` and `nbf`. A
+//! token that passed is taken again for a while without a second signature
+//! check (see [`JwtConfig::cache_lifetime`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +16,7 @@ use reqwest::Url;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
+use super::cache::{CallerCache, digest};
 use super::{Caller, Refusal, TokenValidator};
 use crate::BoxFuture;
 use crate::auth::discovery::server_metadata_urls;
@@ -42,6 +45,12 @@ pub struct JwtConfig {
     pub refresh_interval: Duration,
     /// Whether the header must say `typ: at+jwt` (RFC 9068 section 4).
     pub require_access_token_type: bool,
+    /// How long a token that passed is taken again without checking its
+    /// signature (never past its `exp`; forgotten when the keys are
+    /// fetched again).
+    pub cache_lifetime: Duration,
+    /// The most tokens kept that way.
+    pub max_cached: usize,
     /// TLS and proxy settings for reaching the issuer (its URL unused).
     pub connection: HttpConfig,
 }
@@ -53,13 +62,16 @@ crate::setters::with_setters! {
         value with_keys_lifetime => keys_lifetime: Duration,
         value with_refresh_interval => refresh_interval: Duration,
         value with_require_access_token_type => require_access_token_type: bool,
+        value with_cache_lifetime => cache_lifetime: Duration,
+        value with_max_cached => max_cached: usize,
         value with_connection => connection: HttpConfig,
     }
 }
 
 impl JwtConfig {
     /// Tokens of `issuer` for `audience`, with the defaults: RS256 and
-    /// ES256, 30 s of leeway, keys kept 10 min, one refresh per 30 s.
+    /// ES256, 30 s of leeway, keys kept 10 min, one refresh per 30 s,
+    /// tokens that passed kept 5 min (10 000 at most).
     pub fn new(issuer: impl Into<String>, audience: impl Into<String>) -> Self {
         let issuer = issuer.into();
         JwtConfig {
@@ -71,6 +83,8 @@ impl JwtConfig {
             keys_lifetime: Duration::from_secs(600),
             refresh_interval: Duration::from_secs(30),
             require_access_token_type: true,
+            cache_lifetime: Duration::from_secs(300),
+            max_cached: 10_000,
         }
     }
 }
@@ -109,6 +123,9 @@ struct Inner {
     http: reqwest::Client,
     jwks_uri: Url,
     keys: tokio::sync::Mutex<Keys>,
+    /// The callers of tokens that passed, so a client's every request does
+    /// not verify the same signature again.
+    passed: CallerCache,
 }
 
 impl std::fmt::Debug for JwtValidator {
@@ -127,7 +144,8 @@ impl JwtValidator {
         let jwks_uri = endpoint_of(&metadata, "jwks_uri")?;
         let set = fetch_keys(&http, &jwks_uri).await?;
         let keys = tokio::sync::Mutex::new(Keys { set, fetched: Instant::now(), fetched_for_unknown_kid: None });
-        Ok(JwtValidator { inner: Arc::new(Inner { config, http, jwks_uri, keys }) })
+        let passed = CallerCache::new(config.max_cached);
+        Ok(JwtValidator { inner: Arc::new(Inner { config, http, jwks_uri, keys, passed }) })
     }
 
     /// The key for a token's `kid` (or its only key of the algorithm's
@@ -147,7 +165,11 @@ impl JwtValidator {
                 keys.fetched_for_unknown_kid = Some(now);
             }
             match fetch_keys(&self.inner.http, &self.inner.jwks_uri).await {
-                Ok(set) => (keys.set, keys.fetched) = (set, now),
+                Ok(set) => {
+                    (keys.set, keys.fetched) = (set, now);
+                    // A key the issuer dropped vouches for nothing any more.
+                    self.inner.passed.clear();
+                }
                 Err(e) => tracing::warn!(target: "mcp_protect", "{e}; the keys fetched before stay in use"),
             }
         }
@@ -157,6 +179,10 @@ impl JwtValidator {
     }
 
     async fn check(&self, token: &str) -> Result<Caller, Refusal> {
+        let digest = digest(token);
+        if let Some(caller) = self.inner.passed.get(&digest) {
+            return Ok(caller);
+        }
         let config = &self.inner.config;
         let malformed = Refusal::InvalidToken { description: "the token is not a JWT" };
         let header = jsonwebtoken::decode_header(token).map_err(|_| malformed)?;
@@ -179,7 +205,10 @@ impl JwtValidator {
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation)
             .map_err(|e| Refusal::InvalidToken { description: refusal_of(e.kind()) })?;
-        Ok(caller_of(data.claims))
+        let exp = data.claims.get("exp").and_then(Value::as_u64);
+        let caller = caller_of(data.claims);
+        self.inner.passed.insert(digest, &caller, exp, config.cache_lifetime);
+        Ok(caller)
     }
 }
 

@@ -1,0 +1,141 @@
+//! Scenario 7: what checking tokens costs a protected endpoint. The same
+//! server (`mcp-example-server --http`) without authorization, with JWT
+//! access tokens checked against its issuer's cached keys, and with opaque
+//! tokens introspected (answers kept, or asked for on every call). The
+//! issuer is node's `oidc-provider`; the tokens are its client-credentials
+//! tokens for the endpoint.
+
+use std::io;
+use std::path::PathBuf;
+
+use serde_json::json;
+use test_support::oidc::{INTROSPECTION_CLIENT, OidcProvider, TokenFormat};
+
+use super::{SERVER_CONCURRENCY, SMALL_TEXT, by_rate, ms_cell, ratio};
+use crate::chart::{Chart, Group};
+use crate::http_load::{self, Endpoint};
+use crate::programs::{Programs, Timing};
+use crate::report::{Section, Table};
+use crate::stats::{Run, median_by, ms};
+use crate::stdio_peer::Dialect;
+
+/// One way of running the server: its name, its extra arguments, and the
+/// issuer whose tokens it takes.
+struct Setup<'a> {
+    name: &'static str,
+    args: Vec<String>,
+    issuer: Option<&'a OidcProvider>,
+}
+
+/// Scenario 7: `tools/call` of `echo` with authorization off and on.
+pub async fn protected(p: &Programs, t: &Timing) -> io::Result<Section> {
+    let jwt = OidcProvider::start(TokenFormat::Jwt).await;
+    let opaque = OidcProvider::start(TokenFormat::Opaque).await;
+    let issuer = |provider: &OidcProvider| vec!["--auth-issuer".to_owned(), provider.issuer.clone()];
+    let introspected = |extra: &[&str]| {
+        let mut args = issuer(&opaque);
+        args.push("--auth-introspection".into());
+        args.extend(extra.iter().map(|a| (*a).to_owned()));
+        args
+    };
+    let setups = [
+        Setup { name: "no authorization", args: Vec::new(), issuer: None },
+        Setup { name: "JWT, keys cached", args: issuer(&jwt), issuer: Some(&jwt) },
+        Setup { name: "introspection, answers kept 30 s", args: introspected(&[]), issuer: Some(&opaque) },
+        Setup {
+            name: "introspection on every call",
+            args: introspected(&["--auth-introspection-cache", "0"]),
+            issuer: Some(&opaque),
+        },
+    ];
+    let envs = [
+        ("MCP_AUTH_CLIENT_ID", PathBuf::from(INTROSPECTION_CLIENT.0)),
+        ("MCP_AUTH_CLIENT_SECRET", PathBuf::from(INTROSPECTION_CLIENT.1)),
+    ];
+    let mut served = Vec::new();
+    let mut endpoints = Vec::new();
+    for setup in &setups {
+        let port = http_load::free_port()?;
+        let mut args = vec!["--http".to_owned(), format!("127.0.0.1:{port}")];
+        args.extend(setup.args.iter().cloned());
+        served.push(http_load::serve(&p.example_server, &args, &envs, port)?);
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let mut endpoint = Endpoint::new(url.as_str(), Dialect::Modern);
+        if let Some(provider) = setup.issuer {
+            endpoint = endpoint.with_bearer(provider.service_token(&url, "notes:read").await);
+        }
+        endpoints.push(endpoint);
+    }
+
+    let mut table = Table::new(&["authorization", "clients", "calls/s", "p50", "p99", "÷ no authorization"]);
+    let mut groups = Vec::new();
+    let mut targets = Vec::new();
+    for clients in SERVER_CONCURRENCY {
+        let mut runs: Vec<Vec<Run>> = setups.iter().map(|_| Vec::new()).collect();
+        for _ in 0..t.runs {
+            for ((setup, endpoint), runs) in setups.iter().zip(&endpoints).zip(&mut runs) {
+                let arguments = json!({"text": SMALL_TEXT});
+                let run = http_load::measure(endpoint, "echo", arguments, clients, t.warm_up, t.window)
+                    .await
+                    .map_err(|e| io::Error::other(format!("{}: {e}", setup.name)))?;
+                runs.push(run);
+            }
+        }
+        let medians: Vec<Run> = runs.into_iter().map(|r| median_by(r, by_rate).unwrap_or_default()).collect();
+        let open = medians[0].per_second;
+        for (setup, run) in setups.iter().zip(&medians) {
+            table.row(vec![
+                setup.name.to_owned(),
+                clients.to_string(),
+                format!("{:.0}", run.per_second),
+                ms_cell(run.p50()),
+                ms_cell(run.p99()),
+                ratio(run.per_second, open),
+            ]);
+        }
+        for (setup, run) in setups.iter().zip(&medians).skip(1).take(2) {
+            let r = run.per_second / open.max(f64::MIN_POSITIVE);
+            targets.push(format!(
+                "{clients} client{}: {} {r:.2}x the calls/s without authorization; target ≥ 0.80x: {}",
+                if clients == 1 { "" } else { "s" },
+                setup.name,
+                super::verdict(r >= 0.8)
+            ));
+        }
+        groups.push(Group {
+            label: format!("{clients} client{}", if clients == 1 { "" } else { "s" }),
+            unit: "/s",
+            values: medians.iter().map(|r| Some(r.per_second)).collect(),
+        });
+        groups.push(Group {
+            label: format!("p99, {clients}"),
+            unit: "ms",
+            values: medians.iter().map(|r| Some(ms(r.p99()))).collect(),
+        });
+    }
+    drop(served);
+    Ok(Section {
+        name: "protected",
+        title: "7. Protected endpoints: the cost of checking tokens".into(),
+        intro: format!(
+            "`tools/call` of `echo` ({} B), 2026-07-28 clients each with its own keep-alive connection, against \
+             `mcp-example-server --http` without authorization and with `--auth-issuer` (node's oidc-provider on \
+             loopback; each client sends one of its client-credentials tokens for the endpoint): JWT access tokens \
+             (ES256) checked against the issuer's keys, fetched at start and kept; opaque tokens introspected at \
+             the issuer, the answer kept 30 s (the default) or asked for on every call \
+             (`--auth-introspection-cache 0`: a round trip to the Node.js provider per call). Median of {} runs of \
+             {} s after {} ms warm-up.",
+            SMALL_TEXT.len(),
+            t.runs,
+            t.window.as_secs_f64(),
+            t.warm_up.as_millis()
+        ),
+        tables: vec![table],
+        targets,
+        chart: Chart {
+            title: "Protected endpoints: calls/s and p99".into(),
+            series: setups.iter().map(|s| s.name.to_owned()).collect(),
+            groups,
+        },
+    })
+}
