@@ -159,7 +159,7 @@ where
                 shutdown_grace: limits.shutdown_grace,
                 ..FrontendOptions::default()
             };
-            run(input, output, UpstreamConfig::Memory(server.clone()), frontend, Hooks::default()).await?;
+            run(input, output, UpstreamConfig::memory(server), frontend, Hooks::default()).await?;
         }
         Path::Modern => server.serve_stream(input, output).await?,
         Path::None => {}

@@ -20,8 +20,14 @@ pub enum UpstreamConfig {
     /// A command started as a child process, spoken to on stdio.
     Stdio(StdioCommand),
     /// The server of this process, over an in-memory link that is never
-    /// lost (the embedded bridge).
-    Memory(mcp_bridge_sdk::Server),
+    /// lost (the embedded bridge); its handlers see `caller` as the caller
+    /// of each request (a protected endpoint's legacy session).
+    Memory {
+        /// The server.
+        server: mcp_bridge_sdk::Server,
+        /// Whom the requests speak for.
+        caller: mcp_bridge_sdk::server::protect::CallerSlot,
+    },
     /// A server at a URL; a failed request fails alone, the upstream is
     /// never lost.
     Http(HttpUpstream),
@@ -30,6 +36,13 @@ pub enum UpstreamConfig {
     /// and capabilities; a session never closes it; what belongs to no
     /// request (log messages on stdio) goes to every session.
     Shared(Upstream, Arc<Fanout>),
+}
+
+impl UpstreamConfig {
+    /// `server` over an in-memory link, its requests of no caller.
+    pub fn memory(server: &mcp_bridge_sdk::Server) -> Self {
+        UpstreamConfig::Memory { server: server.clone(), caller: Default::default() }
+    }
 }
 
 /// The sessions of a shared upstream, for what belongs to none of their
@@ -183,7 +196,9 @@ impl Upstream {
     ) -> Result<Upstream, mcp_bridge_sdk::Error> {
         let (transport, origin) = match config {
             UpstreamConfig::Stdio(command) => (spawn(command.clone())?, Origin::Local),
-            UpstreamConfig::Memory(server) => (mcp_bridge_sdk::transport::memory::connect(server), Origin::Local),
+            UpstreamConfig::Memory { server, caller } => {
+                (mcp_bridge_sdk::transport::memory::connect_as(server, caller.clone()), Origin::Local)
+            }
             UpstreamConfig::Http(http) => {
                 (mcp_bridge_sdk::transport::http::connect(http.config.clone())?, Origin::Remote)
             }

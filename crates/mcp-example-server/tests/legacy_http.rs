@@ -35,15 +35,7 @@ fn request(id: Value, method: &str, params: Value) -> Value {
 
 /// The messages of a response: its JSON body, or each event of its SSE stream.
 async fn messages(response: reqwest::Response) -> Vec<Value> {
-    let is_sse = response.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream");
-    let text = response.text().await.unwrap();
-    if !is_sse {
-        return vec![serde_json::from_str(&text).unwrap()];
-    }
-    text.split("\n\n")
-        .filter_map(|event| event.lines().find_map(|l| l.strip_prefix("data: ")))
-        .map(|data| serde_json::from_str(data).unwrap())
-        .collect()
+    test_support::response_messages(response).await
 }
 
 /// Initializes a session with these client capabilities; its id.

@@ -487,3 +487,17 @@ pub fn legacy_http_post(url: &str, session: Option<&str>, body: &Value) -> reqwe
     }
     request
 }
+
+/// The messages of a Streamable HTTP response: its JSON body, or each
+/// event of its SSE stream.
+pub async fn response_messages(response: reqwest::Response) -> Vec<Value> {
+    let is_sse = response.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream");
+    let text = response.text().await.unwrap();
+    if !is_sse {
+        return vec![serde_json::from_str(&text).unwrap()];
+    }
+    text.split("\n\n")
+        .filter_map(|event| event.lines().find_map(|l| l.strip_prefix("data: ")))
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect()
+}

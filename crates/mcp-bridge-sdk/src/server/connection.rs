@@ -77,6 +77,12 @@ impl Connection {
         self
     }
 
+    /// From now on, requests speak for `caller` (an in-process link whose
+    /// owner authenticated them).
+    pub(crate) fn set_caller(&mut self, caller: Option<Arc<super::protect::Caller>>) {
+        self.handle.caller = caller;
+    }
+
     /// The connection of a request (or upgrade) with these HTTP headers.
     #[cfg(any(feature = "http-server", feature = "websocket"))]
     pub(crate) fn with_http_headers(mut self, headers: Option<http::HeaderMap>) -> Self {

@@ -120,6 +120,30 @@ impl Caller {
     }
 }
 
+/// The caller of the requests that come over an in-process link, as the
+/// link's owner learns it: the embedded bridge sets it from each request
+/// of a 2025-11-25 session (always the same subject, its latest token's
+/// scopes). Cheap to clone; the clones share the caller.
+#[derive(Debug, Clone, Default)]
+pub struct CallerSlot(Arc<std::sync::RwLock<Option<Arc<Caller>>>>);
+
+impl CallerSlot {
+    /// A slot holding `caller`.
+    pub fn new(caller: Option<Caller>) -> Self {
+        CallerSlot(Arc::new(std::sync::RwLock::new(caller.map(Arc::new))))
+    }
+
+    /// Replaces the caller: the requests that arrive from now on see it.
+    pub fn set(&self, caller: Option<Caller>) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = caller.map(Arc::new);
+    }
+
+    /// The caller now.
+    pub fn get(&self) -> Option<Arc<Caller>> {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
 /// Checks a bearer token and says whom it speaks for: a JWT checked
 /// against its issuer's keys, an introspection call, or a table of your
 /// own.

@@ -33,7 +33,7 @@ use mcp_bridge_sdk::limits::CLOSE_GRACE;
 use mcp_bridge_sdk::server::http::{
     HttpOptions, authenticate, challenge_response, refusal_by_origin_or_host, serve_router,
 };
-use mcp_bridge_sdk::server::protect::Caller;
+use mcp_bridge_sdk::server::protect::{Caller, CallerSlot};
 use tokio::sync::mpsc;
 use tower_service::Service;
 
@@ -103,7 +103,7 @@ struct Endpoint {
 /// [`serve_http`] also ends them as they expire.
 pub fn http_router(server: &Server, http: HttpOptions, legacy: LegacyHttpOptions) -> Router {
     let modern = server.http_router(http.clone());
-    router_with(UpstreamConfig::Memory(server.clone()), Some(modern), http, legacy, Arc::default())
+    router_with(UpstreamConfig::memory(server), Some(modern), http, legacy, Arc::default())
 }
 
 /// An endpoint for 2025-11-25 clients only, each session in front of
@@ -201,7 +201,7 @@ pub async fn serve_http(
         shutdown.await;
         ending.shutdown_subscriptions();
     };
-    serve_endpoint(UpstreamConfig::Memory(server.clone()), Some(modern), listener, http, legacy, shutdown).await
+    serve_endpoint(UpstreamConfig::memory(server), Some(modern), listener, http, legacy, shutdown).await
 }
 
 fn session_id(headers: &HeaderMap) -> Option<&str> {
@@ -237,7 +237,7 @@ fn session_of(endpoint: &Endpoint, id: &str, caller: Option<&Caller>) -> Option<
 /// On a protected endpoint, the 403 of a `message` that `caller` may not
 /// send (it lacks the scopes of the tool, prompt or resource it asks for).
 fn refusal_by_scope(endpoint: &Endpoint, caller: Option<&Caller>, message: Option<&Message>) -> Option<Response> {
-    let (Some(protection), Some(caller), UpstreamConfig::Memory(server), Some(Message::Request(request))) =
+    let (Some(protection), Some(caller), UpstreamConfig::Memory { server, .. }, Some(Message::Request(request))) =
         (&endpoint.http.protection, caller, &endpoint.upstream, message)
     else {
         return None;
@@ -284,6 +284,7 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: Request) -> Resp
         };
         return match session_of(&endpoint, id, caller.as_ref()) {
             Some(session) => {
+                session.caller.set(caller.clone());
                 let decoded = decode_message(&body, endpoint.legacy.frontend.max_depth);
                 match refusal_by_scope(&endpoint, caller.as_ref(), decoded.as_ref().ok()) {
                     None => legacy_post(&session, decoded, &body).await,
@@ -310,7 +311,7 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: Request) -> Resp
                 return refused;
             }
             match legacy_caller(&endpoint, &parts.headers).await {
-                Ok(caller) => start_session(&endpoint, Message::Request(r), caller.and_then(|c| c.subject)).await,
+                Ok(caller) => start_session(&endpoint, Message::Request(r), caller).await,
                 Err(refused) => refused,
             }
         }
@@ -347,15 +348,24 @@ fn carries_modern_meta(request: &mcp_bridge_protocol::JsonRpcRequest) -> bool {
     crate::legacy::has_modern_meta(request.params.as_ref())
 }
 
-/// Creates a session for an `initialize` and answers it.
-async fn start_session(endpoint: &Endpoint, initialize: Message, owner: Option<String>) -> Response {
+/// Creates a session for an `initialize` by `caller` and answers it.
+async fn start_session(endpoint: &Endpoint, initialize: Message, caller: Option<Caller>) -> Response {
     let options = endpoint.legacy.frontend.clone();
-    let config = endpoint.upstream.clone();
+    let owner = caller.as_ref().and_then(|c| c.subject.clone());
+    let slot = CallerSlot::new(caller);
+    // The server's handlers see the session's caller: a link of its own.
+    let config = match &endpoint.upstream {
+        UpstreamConfig::Memory { server, .. } => {
+            UpstreamConfig::Memory { server: server.clone(), caller: slot.clone() }
+        }
+        other => other.clone(),
+    };
     let legacy = LegacySession::start(
         |out| Session::new(config, options, out, None, None),
         SESSION_QUEUE,
         endpoint.legacy.kept_events,
         owner,
+        slot,
         &endpoint.sessions.tasks,
     );
     let (id, ended) =

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use mcp_bridge_protocol::{Message, RequestId};
+use mcp_bridge_sdk::server::protect::CallerSlot;
 use mcp_bridge_sdk::task_group::TaskGroup;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -50,20 +51,23 @@ pub(super) struct LegacySession {
     /// The subject of the token that started it, on a protected endpoint:
     /// the session is that caller's only.
     pub(super) owner: Option<String>,
+    /// The caller of its latest request, which the server's handlers see.
+    pub(super) caller: CallerSlot,
 }
 
 impl LegacySession {
-    /// A session and the task (in `tasks`) that routes what it sends; the
-    /// task ends when the session is dropped.
+    /// A session of `owner` (and its caller now) and the task (in `tasks`)
+    /// that routes what it sends; the task ends when the session is dropped.
     pub(super) fn start(
         make: impl FnOnce(mpsc::Sender<Outgoing>) -> Arc<Session>,
         queue: usize,
         keep: usize,
         owner: Option<String>,
+        caller: CallerSlot,
         tasks: &TaskGroup,
     ) -> Arc<LegacySession> {
         let (out, mut sent) = mpsc::channel::<Outgoing>(queue);
-        let legacy = Arc::new(LegacySession { session: make(out), routes: Mutex::default(), keep, owner });
+        let legacy = Arc::new(LegacySession { session: make(out), routes: Mutex::default(), keep, owner, caller });
         legacy.touch();
         let weak = Arc::downgrade(&legacy);
         tasks.spawn(async move {
