@@ -133,6 +133,12 @@ impl TestPki {
     pub fn acceptor(&self) -> tokio_rustls::TlsAcceptor {
         tokio_rustls::TlsAcceptor::from(self.config.clone())
     }
+
+    /// The server side's rustls configuration, for a server that does its
+    /// own TLS.
+    pub fn server_config(&self) -> Arc<rustls::ServerConfig> {
+        self.config.clone()
+    }
 }
 
 /// A TLS listener for `axum::serve`.

@@ -41,6 +41,8 @@ pub(crate) struct ConnectionHandle {
     /// The HTTP headers of the request or of the WebSocket upgrade.
     #[cfg(any(feature = "http-server", feature = "websocket"))]
     pub(crate) http_headers: Option<Arc<http::HeaderMap>>,
+    /// The client's TLS certificates (the server's own TLS).
+    pub(crate) peer_certificates: Option<super::protect::PeerCertificates>,
 }
 
 /// The server side of one connection.
@@ -64,6 +66,7 @@ impl Connection {
                 caller: None,
                 #[cfg(any(feature = "http-server", feature = "websocket"))]
                 http_headers: None,
+                peer_certificates: None,
             },
             in_flight: Arc::default(),
             tasks: TaskTracker::new(),
@@ -74,6 +77,13 @@ impl Connection {
     /// The connection of a request whose token speaks for `caller`.
     pub(crate) fn with_caller(mut self, caller: Option<super::protect::Caller>) -> Self {
         self.handle.caller = caller.map(Arc::new);
+        self
+    }
+
+    /// The connection of a client that presented these TLS certificates.
+    #[cfg(feature = "http-server")]
+    pub(crate) fn with_peer_certificates(mut self, peer: Option<super::protect::PeerCertificates>) -> Self {
+        self.handle.peer_certificates = peer;
         self
     }
 

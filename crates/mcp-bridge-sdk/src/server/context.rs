@@ -27,6 +27,9 @@ pub struct RequestContext {
     /// connection's WebSocket upgrade's; `None` on stdio and sockets.
     #[cfg(any(feature = "http-server", feature = "websocket"))]
     pub http_headers: Option<std::sync::Arc<http::HeaderMap>>,
+    /// The client's TLS certificates, when it presented some to the
+    /// server's own TLS ([`Server::serve_https`](crate::Server::serve_https)).
+    pub peer_certificates: Option<super::protect::PeerCertificates>,
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) cancel: CancellationToken,
     pub(crate) out: mpsc::Sender<Message>,

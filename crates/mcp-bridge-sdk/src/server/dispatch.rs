@@ -126,6 +126,7 @@ impl Server {
             caller: conn.caller.clone(),
             #[cfg(any(feature = "http-server", feature = "websocket"))]
             http_headers: conn.http_headers.clone(),
+            peer_certificates: conn.peer_certificates.clone(),
             progress_token: meta.progress_token,
             cancel: cancel.clone(),
             out: conn.out.clone(),

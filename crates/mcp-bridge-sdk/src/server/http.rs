@@ -14,6 +14,8 @@ mod connections;
 #[cfg(feature = "http-server")]
 mod endpoint;
 mod limits;
+#[cfg(feature = "https-server")]
+mod tls;
 
 use http::{HeaderMap, header};
 
@@ -21,6 +23,8 @@ use http::{HeaderMap, header};
 pub use endpoint::{authenticate, challenge_response, serve_router};
 pub use limits::ConnectionLimits;
 pub(crate) use limits::refuse_connection;
+#[cfg(feature = "https-server")]
+pub use tls::serve_router_tls;
 
 /// The largest request body accepted by default: generous for tool
 /// arguments, small enough that a client cannot make the server buffer much.

@@ -120,6 +120,29 @@ impl Caller {
     }
 }
 
+/// The certificates a client presented in its TLS handshake (DER), its own
+/// first: the identity of a client with a certificate (mutual TLS), for
+/// handlers to read with the X.509 parser of their choice. Cheap to clone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerCertificates(Arc<[Vec<u8>]>);
+
+impl PeerCertificates {
+    /// The chain as presented: `chain[0]` is the client's certificate.
+    pub fn new(chain: Vec<Vec<u8>>) -> Self {
+        PeerCertificates(chain.into())
+    }
+
+    /// The whole chain, DER, the client's certificate first.
+    pub fn chain(&self) -> &[Vec<u8>] {
+        &self.0
+    }
+
+    /// The client's own certificate, DER.
+    pub fn leaf(&self) -> Option<&[u8]> {
+        self.0.first().map(Vec::as_slice)
+    }
+}
+
 /// The caller of the requests that come over an in-process link, as the
 /// link's owner learns it: the embedded bridge sets it from each request
 /// of a 2025-11-25 session (always the same subject, its latest token's

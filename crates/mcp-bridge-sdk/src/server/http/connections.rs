@@ -15,12 +15,12 @@ use bytes::Bytes;
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
 use tokio::sync::{Notify, OwnedSemaphorePermit};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::ConnectionLimits;
+use crate::server::protect::PeerCertificates;
 use tower_service::Service;
 
 /// What a connection is doing, as far as its timeouts care.
@@ -111,12 +111,12 @@ impl Activity {
 }
 
 /// The socket, telling the watchdog when a request starts to arrive.
-struct Watched {
-    stream: TcpStream,
+struct Watched<S> {
+    stream: S,
     activity: Arc<Activity>,
 }
 
-impl AsyncRead for Watched {
+impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
         let before = buf.filled().len();
         let polled = Pin::new(&mut self.stream).poll_read(cx, buf);
@@ -127,7 +127,7 @@ impl AsyncRead for Watched {
     }
 }
 
-impl AsyncWrite for Watched {
+impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
         Pin::new(&mut self.stream).poll_write(cx, buf)
     }
@@ -186,19 +186,26 @@ impl hyper::body::Body for Answering {
 /// Serves one accepted connection with `router` until it ends, its client
 /// waits too long, or `shutdown` fires (then the response in progress is
 /// finished and the connection closed). The permit is its place under the
-/// connection cap, given back when it ends.
-pub(crate) async fn serve_connection(
-    stream: TcpStream,
+/// connection cap, given back when it ends. Each request carries `peer`
+/// (the client's TLS certificates) in its extensions.
+pub(crate) async fn serve_connection<S>(
+    stream: S,
     router: Router,
     limits: ConnectionLimits,
     shutdown: CancellationToken,
     _permit: OwnedSemaphorePermit,
-) {
+    peer: Option<PeerCertificates>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let activity = Activity::new();
     let io = TokioIo::new(Watched { stream, activity: activity.clone() });
     let for_requests = activity.clone();
-    let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+    let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
         for_requests.update(Phase::request_started);
+        if let Some(peer) = &peer {
+            request.extensions_mut().insert(peer.clone());
+        }
         let activity = for_requests.clone();
         let mut router = router.clone();
         async move {

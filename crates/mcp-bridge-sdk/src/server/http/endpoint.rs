@@ -86,13 +86,30 @@ pub async fn serve_router(
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let serve =
+        |stream, permit, stop| connections::serve_connection(stream, router.clone(), limits, stop, permit, None);
+    serve_accepted(listener, limits, shutdown, serve).await
+}
+
+/// Accepts connections on `listener` under `limits.max_connections` until
+/// `shutdown` completes, each served by `serve` (given its place under the
+/// cap and the token that stops it); then waits for them to end.
+pub(super) async fn serve_accepted<F>(
+    listener: tokio::net::TcpListener,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    serve: impl Fn(tokio::net::TcpStream, tokio::sync::OwnedSemaphorePermit, CancellationToken) -> F,
+) -> std::io::Result<()>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
     let slots = Arc::new(Semaphore::new(limits.max_connections));
     let stop = CancellationToken::new();
     let connections = TaskTracker::new();
     let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
     accept_until(accept, shutdown, "an HTTP client", |stream| match slots.clone().try_acquire_owned() {
         Ok(permit) => {
-            connections.spawn(connections::serve_connection(stream, router.clone(), limits, stop.clone(), permit));
+            connections.spawn(serve(stream, permit, stop.clone()));
         }
         Err(_) => {
             tracing::warn!(limit = limits.max_connections, "refusing an HTTP connection: too many are open");
@@ -197,7 +214,11 @@ fn status_of(error: &ErrorObject) -> StatusCode {
     }
 }
 
-async fn handle_post(State(endpoint): State<Endpoint>, headers: HeaderMap, body: Body) -> Response {
+async fn handle_post(State(endpoint): State<Endpoint>, request: axum::extract::Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let headers = parts.headers;
+    // Put there by the server's own TLS (serve_https).
+    let peer = parts.extensions.get::<crate::server::protect::PeerCertificates>().cloned();
     let options = &endpoint.options;
     if let Some(refusal) = refusal_by_origin_or_host(&headers, options) {
         return (StatusCode::FORBIDDEN, refusal).into_response();
@@ -249,7 +270,14 @@ async fn handle_post(State(endpoint): State<Endpoint>, headers: HeaderMap, body:
             return challenge_response(protection, &refusal);
         }
     }
-    answer(endpoint.server, request, caller, headers).await
+    answer(endpoint.server, request, Requester { caller, headers, peer }).await
+}
+
+/// Who sent a request, as its connection and headers say.
+struct Requester {
+    caller: Option<Caller>,
+    headers: HeaderMap,
+    peer: Option<crate::server::protect::PeerCertificates>,
 }
 
 /// The caller of a request to a protected endpoint, or the challenge that
@@ -285,9 +313,12 @@ impl Drop for CancelOnDrop {
     }
 }
 
-async fn answer(server: Server, request: JsonRpcRequest, caller: Option<Caller>, headers: HeaderMap) -> Response {
+async fn answer(server: Server, request: JsonRpcRequest, from: Requester) -> Response {
     let (out, mut rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
-    let connection = Connection::new(server, out).with_caller(caller).with_http_headers(Some(headers));
+    let connection = Connection::new(server, out)
+        .with_caller(from.caller)
+        .with_http_headers(Some(from.headers))
+        .with_peer_certificates(from.peer);
     connection.handle(Message::Request(request)).await;
     let guard = CancelOnDrop(connection);
     let Some(first) = rx.recv().await else {

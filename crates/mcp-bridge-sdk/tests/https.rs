@@ -1,0 +1,72 @@
+//! The HTTP endpoint over TLS of its own (`Server::serve_https`): our client
+//! reaches it with the server's CA, and with mutual TLS the handlers see the
+//! client's certificate (`RequestContext::peer_certificates`); a client
+//! without one is refused in the handshake.
+
+use base64::Engine;
+use mcp_bridge_protocol::types::{CallToolResult, ContentBlock, Implementation, Tool};
+use mcp_bridge_sdk::server::http::HttpOptions;
+use mcp_bridge_sdk::transport::http::{HttpConfig, connect};
+use mcp_bridge_sdk::{Client, ClientOptions, Reply, RequestContext, RequestOptions, Server};
+use serde_json::json;
+use test_support::oauth::TestPki;
+
+/// A server whose `peer` tool answers with the client's certificate
+/// (base64 DER) or "none", served over TLS with `pki`'s certificate.
+async fn served(pki: &TestPki) -> String {
+    let server = Server::builder(Implementation::new("tls", "1"))
+        .tool(Tool::new("peer"), |_call, ctx: RequestContext| async move {
+            let leaf = ctx.peer_certificates.as_ref().and_then(|p| p.leaf().map(<[u8]>::to_vec));
+            let text =
+                leaf.map_or_else(|| "none".to_owned(), |der| base64::engine::general_purpose::STANDARD.encode(der));
+            Ok(Reply::Complete(CallToolResult::text(text)))
+        })
+        .build();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("https://localhost:{}/mcp", listener.local_addr().unwrap().port());
+    let tls = pki.server_config();
+    tokio::spawn(
+        async move { server.serve_https(listener, tls, HttpOptions::default(), std::future::pending()).await },
+    );
+    url
+}
+
+async fn peer_of(config: HttpConfig) -> Result<String, mcp_bridge_sdk::Error> {
+    let client = Client::new(ClientOptions::new("tls-test", "1"), connect(config).unwrap());
+    let result = client.call_tool("peer", json!({}), &RequestOptions::default()).await?;
+    match &result.content[0] {
+        ContentBlock::Text(t) => Ok(t.text.clone()),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The base64 body of the first certificate in a PEM file.
+fn first_certificate(pem: &str) -> String {
+    let body = pem.split("-----BEGIN CERTIFICATE-----").nth(1).unwrap();
+    body.split("-----END CERTIFICATE-----").next().unwrap().split_whitespace().collect()
+}
+
+#[tokio::test]
+async fn a_client_reaches_the_endpoint_over_tls_without_a_certificate_of_its_own() {
+    let dir = std::env::temp_dir().join(format!("mcp-https-{}", std::process::id()));
+    let pki = TestPki::new(&dir);
+    let url = served(&pki).await;
+    assert_eq!(peer_of(HttpConfig::new(&url).with_ca_file(&pki.ca_file)).await.unwrap(), "none");
+    let untrusted = peer_of(HttpConfig::new(&url)).await;
+    assert!(untrusted.is_err(), "a client that does not trust the CA: {untrusted:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn with_mutual_tls_the_handler_sees_the_clients_certificate() {
+    let dir = std::env::temp_dir().join(format!("mcp-mtls-{}", std::process::id()));
+    let pki = TestPki::with_client_certificates(&dir);
+    let url = served(&pki).await;
+    let identity = pki.client_identity_file.clone().unwrap();
+    let config = HttpConfig::new(&url).with_ca_file(&pki.ca_file).with_client_identity_file(&identity);
+    let seen = peer_of(config).await.unwrap();
+    assert_eq!(seen, first_certificate(&std::fs::read_to_string(&identity).unwrap()), "the client's own certificate");
+    let anonymous = peer_of(HttpConfig::new(&url).with_ca_file(&pki.ca_file)).await;
+    assert!(anonymous.is_err(), "no certificate, no connection: {anonymous:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
