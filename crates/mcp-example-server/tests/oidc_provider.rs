@@ -161,6 +161,10 @@ async fn every_kind_of_bad_token_of_a_real_provider_is_refused_with_401() {
     changed["sub"] = json!("mallory");
     let hs256_secret = jsonwebtoken::EncodingKey::from_secret(public_key.to_string().as_bytes());
     let other_audience = provider.service_token("http://127.0.0.1:9/other", scopes).await;
+    // The provider's clock 2 hours behind: its 1-hour token is born expired.
+    provider.set_clock_offset(-7200).await;
+    let expired = provider.service_token(&url, scopes).await;
+    provider.set_clock_offset(0).await;
     let cases: Vec<(&str, Option<String>, &str)> = vec![
         ("no token", None, ""),
         ("garbage", Some("garbage".into()), "the token is not a JWT"),
@@ -169,6 +173,7 @@ async fn every_kind_of_bad_token_of_a_real_provider_is_refused_with_401() {
         ("changed claims", Some(encoded(&header, &changed, &signature)), "does not verify"),
         ("another issuer (its own keys)", Some(stranger_token.clone()), "the token's signing key is not the issuer's"),
         ("another audience", Some(other_audience), "the token is for another resource"),
+        ("expired", Some(expired), "the token has expired"),
         ("alg none", Some(encoded(&json!({"alg": "none", "typ": "at+jwt", "kid": kid}), &claims, "")), "not a JWT"),
         (
             "HS256 with the public key",

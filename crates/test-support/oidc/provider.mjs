@@ -19,7 +19,8 @@
 // /test/revoke-grants forgets every grant and its tokens (a new sign-in is
 // needed), GET /test/counts says how many interactions of each prompt
 // started and how many tokens each grant type issued, GET /test/issued lists
-// the ids of every code and token issued.
+// the ids of every code and token issued, POST /test/clock?offset=SECONDS
+// sets its clock off.
 
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -29,6 +30,11 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const env = process.env;
+// Its clock, which POST /test/clock?offset=SECONDS sets off (a provider
+// whose clock is behind issues tokens that are born expired).
+let offset = 0;
+const realNow = Date.now;
+Date.now = () => realNow() + offset;
 // The provider's start-up warnings are about what a test setup is on
 // purpose (its development login pages, the Node.js of the machine).
 const warn = console.warn;
@@ -151,6 +157,10 @@ server.on('request', (request, response) => {
   }
   if (request.method === 'GET' && request.url === '/test/counts') return answer(counts);
   if (request.method === 'GET' && request.url === '/test/issued') return answer(issued);
+  if (request.method === 'POST' && request.url.startsWith('/test/clock?offset=')) {
+    offset = Number(request.url.split('=')[1]) * 1000;
+    return answer({});
+  }
   return callback(request, response);
 });
 console.log(`oidc-provider: issuer ${issuer}`);

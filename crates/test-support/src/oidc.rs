@@ -153,6 +153,12 @@ impl OidcProvider {
         serde_json::from_value(self.get("/test/issued").await).unwrap()
     }
 
+    /// Sets the provider's clock `seconds` off (negative: behind); its
+    /// 1-hour tokens are born expired when it is 2 hours behind.
+    pub async fn set_clock_offset(&self, seconds: i64) {
+        self.post(&format!("/test/clock?offset={seconds}")).await;
+    }
+
     /// Forgets every access token: they are inactive at introspection, and
     /// their refresh tokens still work.
     pub async fn revoke_access_tokens(&self) {
