@@ -174,6 +174,27 @@ fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
 
+/// The chart groups of one concurrency level: calls/s and p99 of each route.
+fn rate_and_p99(clients: usize, medians: &[Run]) -> [Group; 2] {
+    [
+        Group {
+            label: format!("{clients} client{}", if clients == 1 { "" } else { "s" }),
+            unit: "/s",
+            values: medians.iter().map(|r| Some(r.per_second)).collect(),
+        },
+        Group {
+            label: format!("p99, {clients}"),
+            unit: "ms",
+            values: medians.iter().map(|r| Some(ms(r.p99()))).collect(),
+        },
+    ]
+}
+
+/// How the figures of a load scenario were taken, for its introduction.
+fn medians_note(t: &Timing) -> String {
+    format!("Median of {} runs of {} s after {} ms warm-up.", t.runs, t.window.as_secs_f64(), t.warm_up.as_millis())
+}
+
 /// "met" or "missed", for the target lines.
 fn verdict(met: bool) -> &'static str {
     if met { "**met**" } else { "**missed**" }
@@ -701,10 +722,8 @@ pub async fn servers(p: &Programs, t: &Timing) -> io::Result<Section> {
             "`tools/call` of `add` (the same tool on each server, 2026-07-28 requests). Streamable HTTP: each of 1 or 64 \
              clients holds its own keep-alive connection to the server on loopback and sends one request after another. \
              stdio: one 2026-07-28 client keeps 1 or 64 requests in flight over the pipes. The load generator shares the \
-             machine's cores with the server. Median of {} runs of {} s after {} ms warm-up.",
-            t.runs,
-            t.window.as_secs_f64(),
-            t.warm_up.as_millis()
+             machine's cores with the server. {}",
+            medians_note(t)
         ),
         tables: vec![table],
         targets,
@@ -781,16 +800,7 @@ pub async fn legacy_http(p: &Programs, t: &Timing) -> io::Result<Section> {
                 verdict(r >= 1.0)
             ));
         }
-        groups.push(Group {
-            label: format!("{clients} client{}", if clients == 1 { "" } else { "s" }),
-            unit: "/s",
-            values: medians.iter().map(|r| Some(r.per_second)).collect(),
-        });
-        groups.push(Group {
-            label: format!("p99, {clients}"),
-            unit: "ms",
-            values: medians.iter().map(|r| Some(ms(r.p99()))).collect(),
-        });
+        groups.extend(rate_and_p99(clients, &medians));
     }
     drop(served);
     Ok(Section {
@@ -802,11 +812,9 @@ pub async fn legacy_http(p: &Programs, t: &Timing) -> io::Result<Section> {
              and version. Each server serves both revisions on one endpoint: this SDK's (`mcp-example-server --http`, \
              sessions of the embedded bridge), rmcp's (its default sessionful legacy mode) and the TypeScript SDK \
              2.x's (`createMcpHandler`, stateless legacy leg, behind `toNodeHandler` on `node:http`). The baseline is \
-             this SDK's 2026-07-28 path on the same server. Median of {} runs of {} s after {} ms warm-up.",
+             this SDK's 2026-07-28 path on the same server. {}",
             SMALL_TEXT.len(),
-            t.runs,
-            t.window.as_secs_f64(),
-            t.warm_up.as_millis()
+            medians_note(t)
         ),
         tables: vec![table],
         targets,

@@ -12,11 +12,11 @@ use serde_json::json;
 use test_support::oidc::{INTROSPECTION_CLIENT, OidcProvider, TokenFormat};
 
 use super::{SERVER_CONCURRENCY, SMALL_TEXT, by_rate, ms_cell, ratio};
-use crate::chart::{Chart, Group};
+use crate::chart::Chart;
 use crate::http_load::{self, Endpoint};
 use crate::programs::{Programs, Timing};
 use crate::report::{Section, Table};
-use crate::stats::{Run, median_by, ms};
+use crate::stats::{Run, median_by};
 use crate::stdio_peer::Dialect;
 
 /// One way of running the server: its name, its extra arguments, and the
@@ -102,16 +102,7 @@ pub async fn protected(p: &Programs, t: &Timing) -> io::Result<Section> {
                 super::verdict(r >= 0.8)
             ));
         }
-        groups.push(Group {
-            label: format!("{clients} client{}", if clients == 1 { "" } else { "s" }),
-            unit: "/s",
-            values: medians.iter().map(|r| Some(r.per_second)).collect(),
-        });
-        groups.push(Group {
-            label: format!("p99, {clients}"),
-            unit: "ms",
-            values: medians.iter().map(|r| Some(ms(r.p99()))).collect(),
-        });
+        groups.extend(super::rate_and_p99(clients, &medians));
     }
     drop(served);
     Ok(Section {
@@ -123,12 +114,9 @@ pub async fn protected(p: &Programs, t: &Timing) -> io::Result<Section> {
              loopback; each client sends one of its client-credentials tokens for the endpoint): JWT access tokens \
              (ES256) checked against the issuer's keys, fetched at start and kept; opaque tokens introspected at \
              the issuer, the answer kept 30 s (the default) or asked for on every call \
-             (`--auth-introspection-cache 0`: a round trip to the Node.js provider per call). Median of {} runs of \
-             {} s after {} ms warm-up.",
+             (`--auth-introspection-cache 0`: a round trip to the Node.js provider per call). {}",
             SMALL_TEXT.len(),
-            t.runs,
-            t.window.as_secs_f64(),
-            t.warm_up.as_millis()
+            super::medians_note(t)
         ),
         tables: vec![table],
         targets,

@@ -41,17 +41,7 @@ async fn chromium_signs_in_and_the_pending_requests_succeed() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-
-    let mut command = tokio::process::Command::new(BRIDGE);
-    command
-        .env("HOME", dir.join("home"))
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("XDG_CONFIG_HOME")
-        .env("MCP_BRIDGE_TOKEN_STORE", "files")
-        .env("BROWSER", &wrapper)
-        .args(["--ca-file", pki.ca_file.to_str().unwrap(), "--redirect-port", &port.to_string(), &url])
-        .stderr(std::process::Stdio::piped());
+    let command = test_support::bridge_signing_in(BRIDGE.as_ref(), &dir.join("home"), &wrapper, &pki.ca_file, &url);
     let mut peer = RawPeer::start(command);
     let started = Instant::now();
     let init = legacy_initialize(&mut peer, json!({})).await;

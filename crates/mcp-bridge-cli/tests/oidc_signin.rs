@@ -10,7 +10,7 @@
 use serde_json::{Value, json};
 use test_support::oauth::TestPki;
 use test_support::oidc::{Browser, INTROSPECTION_CLIENT, OidcProvider, TokenFormat};
-use test_support::{RawPeer, legacy_initialize, workspace_binary};
+use test_support::{RawPeer, bridge_signing_in, legacy_initialize, workspace_binary};
 use tokio::io::AsyncReadExt;
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_mcp-bridge");
@@ -77,16 +77,8 @@ async fn a_legacy_client_signs_in_steps_up_refreshes_and_signs_in_again_after_a_
     let server = test_support::example_server_http(server).await;
 
     let browser = Browser::new(&dir.join("browser"));
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut command = tokio::process::Command::new(BRIDGE);
-    command
-        .env("HOME", dir.join("home"))
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("XDG_CONFIG_HOME")
-        .env("MCP_BRIDGE_TOKEN_STORE", "files")
-        .env("BROWSER", browser.opener())
-        .args(["--ca-file", pki.ca_file.to_str().unwrap(), "--redirect-port", &port.to_string(), &server.url])
-        .stderr(std::process::Stdio::piped());
+    let bridge = BRIDGE.as_ref();
+    let command = bridge_signing_in(bridge, &dir.join("home"), &browser.opener(), &pki.ca_file, &server.url);
     let mut peer = RawPeer::start(command);
 
     // The sign-in: the provider's login and consent pages, then the bridge's.

@@ -62,21 +62,7 @@ async fn protected_server() -> (SocketAddr, String) {
 /// A raw `tools/list` POST with these `Authorization` values: the status
 /// and the `WWW-Authenticate` value.
 async fn post(url: &str, authorization: &[&str]) -> (u16, Option<String>) {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
-        "params": {"_meta": test_support::request_meta(json!({}))}});
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/list")
-        .body(body.to_string());
-    for value in authorization {
-        request = request.header("authorization", *value);
-    }
-    let response = request.send().await.unwrap();
-    let challenge = response.headers().get("www-authenticate").map(|v| v.to_str().unwrap().to_owned());
-    (response.status().as_u16(), challenge)
+    test_support::modern_post(url, authorization).await
 }
 
 #[tokio::test]

@@ -106,21 +106,10 @@ async fn the_sdk_client_signs_in_steps_up_and_refreshes_at_oidc_provider() {
 /// What the endpoint answers a 2026-07-28 `tools/list` carrying `token`:
 /// the status and the `WWW-Authenticate` value.
 async fn answer_to(url: &str, token: Option<&str>) -> (u16, String) {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
-        "params": {"_meta": test_support::request_meta(json!({}))}});
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/list")
-        .body(body.to_string());
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    let response = request.send().await.unwrap();
-    let challenge = response.headers().get("www-authenticate").map(|v| v.to_str().unwrap().to_owned());
-    (response.status().as_u16(), challenge.unwrap_or_default())
+    let authorization = token.map(|t| format!("Bearer {t}"));
+    let values: Vec<&str> = authorization.iter().map(String::as_str).collect();
+    let (status, challenge) = test_support::modern_post(url, &values).await;
+    (status, challenge.unwrap_or_default())
 }
 
 /// A JWT's three parts, decoded where they are JSON.

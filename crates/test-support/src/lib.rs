@@ -488,6 +488,44 @@ pub fn legacy_http_post(url: &str, session: Option<&str>, body: &Value) -> reqwe
     request
 }
 
+/// A 2026-07-28 `tools/list` POST to `url` with these `Authorization`
+/// values: the status and the `WWW-Authenticate` value.
+pub async fn modern_post(url: &str, authorization: &[&str]) -> (u16, Option<String>) {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
+        "params": {"_meta": request_meta(serde_json::json!({}))}});
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/list")
+        .body(body.to_string());
+    for value in authorization {
+        request = request.header("authorization", *value);
+    }
+    let response = request.send().await.unwrap();
+    let challenge = response.headers().get("www-authenticate").map(|v| v.to_str().unwrap().to_owned());
+    (response.status().as_u16(), challenge)
+}
+
+/// `mcp-bridge` (at `bridge`) for `url`, signing in through the `$BROWSER`
+/// `browser`: its home, tokens in files there, the sign-in redirected to a
+/// free loopback port, the authorization server trusted through `ca_file`;
+/// its stderr piped.
+pub fn bridge_signing_in(bridge: &Path, home: &Path, browser: &Path, ca_file: &Path, url: &str) -> Command {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut command = Command::new(bridge);
+    command
+        .env("HOME", home)
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("XDG_CONFIG_HOME")
+        .env("MCP_BRIDGE_TOKEN_STORE", "files")
+        .env("BROWSER", browser)
+        .args(["--ca-file", ca_file.to_str().unwrap(), "--redirect-port", &port.to_string(), url])
+        .stderr(Stdio::piped());
+    command
+}
+
 /// The messages of a Streamable HTTP response: its JSON body, or each
 /// event of its SSE stream.
 pub async fn response_messages(response: reqwest::Response) -> Vec<Value> {

@@ -64,12 +64,20 @@ impl Server {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let limits = options.connections;
+        serve_router(listener, self.http_router(options), limits, self.ending_listens(shutdown)).await
+    }
+
+    /// `shutdown`, then the open listen streams end with their completion
+    /// result.
+    pub(super) fn ending_listens(
+        &self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> impl Future<Output = ()> + Send + 'static {
         let server = self.clone();
-        let shutdown = async move {
+        async move {
             shutdown.await;
             server.shutdown_subscriptions();
-        };
-        serve_router(listener, self.http_router(options), limits, shutdown).await
+        }
     }
 }
 

@@ -31,12 +31,7 @@ impl Server {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let limits = options.connections;
-        let server = self.clone();
-        let shutdown = async move {
-            shutdown.await;
-            server.shutdown_subscriptions();
-        };
-        serve_router_tls(listener, self.http_router(options), tls, limits, shutdown).await
+        serve_router_tls(listener, self.http_router(options), tls, limits, self.ending_listens(shutdown)).await
     }
 }
 
