@@ -11,7 +11,7 @@ use mcp_bridge_sdk::limits::ServerLimits;
 use mcp_bridge_sdk::server::http::HttpOptions;
 use mcp_bridge_sdk::server::protect::introspection::{IntrospectionConfig, IntrospectionValidator};
 use mcp_bridge_sdk::server::protect::jwt::{JwtConfig, JwtValidator};
-use mcp_bridge_sdk::server::protect::{ProtectedResource, Protection};
+use mcp_bridge_sdk::server::protect::{ProtectedResource, Protection, TokenValidator};
 use mcp_example_server::{NOTES_READ, NOTES_WRITE, build_server_with};
 
 const USAGE: &str = "mcp-example-server: an MCP 2026-07-28 server on stdin/stdout, which 2025-11-25
@@ -125,8 +125,8 @@ fn main() -> ExitCode {
                 let mut http = HttpOptions::default();
                 if let Some(issuer) = settings.auth_issuer {
                     let audience = settings.auth_audience.unwrap_or_else(|| endpoint.clone());
-                    let introspection = settings.introspection.then_some(settings.introspection_cache);
-                    http.protection = Some(protection(&endpoint, issuer, audience, introspection).await?);
+                    let (introspection, cache) = (settings.introspection, settings.introspection_cache);
+                    http.protection = Some(protection(&endpoint, issuer, audience, introspection, cache).await?);
                 }
                 eprintln!("mcp-example-server: serving {endpoint}");
                 let stop = async {
@@ -149,32 +149,38 @@ fn main() -> ExitCode {
 
 /// The protection of the endpoint at `endpoint`: tokens of `issuer` for
 /// `audience`, JWTs checked against the issuer's keys or opaque ones by
-/// introspection (`Some`, with how long an answer is kept when given; the
-/// issuer's metadata read now, so a wrong issuer is an error at start).
-/// Every request needs `notes:read`: the 401 names it, so clients sign in
-/// for it alone and step up to `notes:write` when `set_note` asks.
+/// introspection (an answer kept `cache` when given; the issuer's metadata
+/// read now, so a wrong issuer is an error at start). Every request needs
+/// `notes:read`: the 401 names it, so clients sign in for it alone and step
+/// up to `notes:write` when `set_note` asks.
 async fn protection(
     endpoint: &str,
     issuer: String,
     audience: String,
-    introspection: Option<Option<Duration>>,
+    introspection: bool,
+    cache: Option<Duration>,
 ) -> std::io::Result<Protection> {
     let failed = |e: mcp_bridge_sdk::server::protect::jwt::KeysError| {
         std::io::Error::other(format!("--auth-issuer {issuer}: {e}"))
     };
     let resource = ProtectedResource::new(endpoint, issuer.clone()).with_scopes_supported([NOTES_READ, NOTES_WRITE]);
-    if let Some(cache_lifetime) = introspection {
+    if introspection {
         let variable = |name: &str| {
             std::env::var(name).map_err(|_| std::io::Error::other(format!("--auth-introspection needs {name}")))
         };
         let (id, secret) = (variable("MCP_AUTH_CLIENT_ID")?, variable("MCP_AUTH_CLIENT_SECRET")?);
         let mut config = IntrospectionConfig::new(&issuer, &audience, id, secret);
-        if let Some(lifetime) = cache_lifetime {
+        if let Some(lifetime) = cache {
             config = config.with_cache_lifetime(lifetime);
         }
         let validator = IntrospectionValidator::discover(config).await.map_err(failed)?;
-        return Ok(Protection::new(resource, validator).with_required_scopes([NOTES_READ]));
+        return Ok(protected_by(resource, validator));
     }
     let validator = JwtValidator::discover(JwtConfig::new(&issuer, &audience)).await.map_err(failed)?;
-    Ok(Protection::new(resource, validator).with_required_scopes([NOTES_READ]))
+    Ok(protected_by(resource, validator))
+}
+
+/// `resource` behind `validator`, every request needing `notes:read`.
+fn protected_by(resource: ProtectedResource, validator: impl TokenValidator) -> Protection {
+    Protection::new(resource, validator).with_required_scopes([NOTES_READ])
 }

@@ -39,7 +39,7 @@ pub struct OidcProvider {
     port: u16,
     /// Trusts the provider's certificate.
     http: reqwest::Client,
-    _child: Child,
+    child: Child,
 }
 
 /// What a provider is started with, kept for a restart.
@@ -86,7 +86,7 @@ impl OidcProvider {
     pub async fn restart_with_keys(self, key_id: &str) -> Self {
         let settings = Settings { key_id: key_id.into(), ..self.settings.clone() };
         let port = self.port;
-        let mut child = self._child;
+        let mut child = self.child;
         child.kill().await.unwrap();
         Self::spawn(settings, port).await
     }
@@ -132,7 +132,7 @@ impl OidcProvider {
         .expect("oidc-provider listens in time");
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         let port = issuer.rsplit(':').next().and_then(|p| p.parse().ok()).unwrap();
-        OidcProvider { issuer, settings, port, http, _child: child }
+        OidcProvider { issuer, settings, port, http, child }
     }
 
     /// How many interactions of each prompt started (`prompts.login`,

@@ -234,12 +234,7 @@ impl Protection {
     /// them at its first sign-in (rather than for every scope the metadata
     /// lists: a step-up asks for more when a tool needs it).
     pub fn challenge(&self, refusal: &Refusal) -> Challenge {
-        let mut challenge = self.resource.challenge(refusal);
-        if challenge.status == 401 && !self.required_scopes.is_empty() {
-            let scope = quoted(&self.required_scopes.join(" "));
-            challenge.www_authenticate.push_str(&format!(", scope={scope}"));
-        }
-        challenge
+        self.resource.challenge_naming(refusal, &self.required_scopes)
     }
 
     /// The caller of a request with these `Authorization` header values,
@@ -323,6 +318,11 @@ impl ProtectedResource {
 
     /// How `refusal` is answered: its status and `WWW-Authenticate` value.
     pub fn challenge(&self, refusal: &Refusal) -> Challenge {
+        self.challenge_naming(refusal, &[])
+    }
+
+    /// [`Self::challenge`], a 401 naming `sign_in_scopes` (what to sign in for).
+    fn challenge_naming(&self, refusal: &Refusal, sign_in_scopes: &[String]) -> Challenge {
         let mut params = vec![("resource_metadata", self.metadata_url())];
         let status = match refusal {
             Refusal::NoToken => 401,
@@ -342,6 +342,9 @@ impl ProtectedResource {
                 400
             }
         };
+        if status == 401 && !sign_in_scopes.is_empty() {
+            params.push(("scope", sign_in_scopes.join(" ")));
+        }
         let params: Vec<String> = params.iter().map(|(name, value)| format!("{name}={}", quoted(value))).collect();
         Challenge { status, www_authenticate: format!("Bearer {}", params.join(", ")) }
     }

@@ -15,17 +15,13 @@ use crate::task_group::TaskGroup;
 /// runs on tasks of the transport and ends, like a stdio server at the end
 /// of its input, when the client side is dropped or closed.
 pub fn connect(server: &Server) -> Transport {
-    link(server, None)
+    connect_as(server, CallerSlot::default())
 }
 
 /// [`connect`], and the server's handlers see `caller` as the caller of
 /// each request ([`RequestContext::caller`](crate::RequestContext::caller)):
 /// what the slot holds when the request arrives.
 pub fn connect_as(server: &Server, caller: CallerSlot) -> Transport {
-    link(server, Some(caller))
-}
-
-fn link(server: &Server, caller: Option<CallerSlot>) -> Transport {
     let (to_server, mut from_client) = mpsc::channel::<Message>(OUTGOING_QUEUE);
     let (to_client, incoming) = mpsc::channel::<Incoming>(OUTGOING_QUEUE);
     let (server_out, mut server_rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
@@ -39,9 +35,7 @@ fn link(server: &Server, caller: Option<CallerSlot>) -> Transport {
                 () = closed.cancelled() => None,
             };
             let Some(message) = message else { break };
-            if let Some(slot) = &caller {
-                connection.set_caller(slot.get());
-            }
+            connection.set_caller(caller.get());
             connection.handle(message).await;
         }
         connection.finish().await;

@@ -49,9 +49,10 @@ impl CallerCache {
         }
     }
 
-    /// Keeps `caller` for `lifetime`, and never past `exp` (seconds since
-    /// the epoch). When full, the expired entries go, then all of them.
-    pub(super) fn insert(&self, digest: TokenDigest, caller: &Caller, exp: Option<u64>, lifetime: Duration) {
+    /// Keeps `caller` for `lifetime`, and never past its token's `exp`
+    /// claim. When full, the expired entries go, then all of them.
+    pub(super) fn insert(&self, digest: TokenDigest, caller: &Caller, lifetime: Duration) {
+        let exp = caller.claims.get("exp").and_then(serde_json::Value::as_u64);
         let left = exp.map(|exp| Duration::from_secs(exp.saturating_sub(crate::clock::unix_seconds())));
         let keep = left.map_or(lifetime, |left| left.min(lifetime));
         if keep.is_zero() || self.max == 0 {
@@ -85,28 +86,29 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_caller_is_kept_for_its_lifetime_and_never_past_its_tokens_exp() {
         let cache = CallerCache::new(10);
-        cache.insert(digest("a"), &alice(), None, Duration::from_secs(30));
-        let soon = crate::clock::unix_seconds() + 5;
-        cache.insert(digest("b"), &alice(), Some(soon), Duration::from_secs(30));
+        cache.insert(digest("a"), &alice(), Duration::from_secs(30));
+        let mut soon = alice();
+        soon.claims.insert("exp".into(), (crate::clock::unix_seconds() + 5).into());
+        cache.insert(digest("b"), &soon, Duration::from_secs(30));
         assert_eq!(cache.get(&digest("a")), Some(alice()));
         tokio::time::advance(Duration::from_secs(6)).await;
         assert_eq!(cache.get(&digest("b")), None, "past the token's exp");
         assert_eq!(cache.get(&digest("a")), Some(alice()));
         tokio::time::advance(Duration::from_secs(25)).await;
         assert_eq!(cache.get(&digest("a")), None, "past the lifetime");
-        cache.insert(digest("c"), &alice(), None, Duration::ZERO);
+        cache.insert(digest("c"), &alice(), Duration::ZERO);
         assert_eq!(cache.get(&digest("c")), None, "a zero lifetime keeps nothing");
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_full_cache_drops_the_expired_then_everything_and_clear_forgets() {
         let cache = CallerCache::new(2);
-        cache.insert(digest("a"), &alice(), None, Duration::from_secs(1));
-        cache.insert(digest("b"), &alice(), None, Duration::from_secs(60));
+        cache.insert(digest("a"), &alice(), Duration::from_secs(1));
+        cache.insert(digest("b"), &alice(), Duration::from_secs(60));
         tokio::time::advance(Duration::from_secs(2)).await;
-        cache.insert(digest("c"), &alice(), None, Duration::from_secs(60));
+        cache.insert(digest("c"), &alice(), Duration::from_secs(60));
         assert_eq!((cache.get(&digest("b")).is_some(), cache.get(&digest("c")).is_some()), (true, true));
-        cache.insert(digest("d"), &alice(), None, Duration::from_secs(60));
+        cache.insert(digest("d"), &alice(), Duration::from_secs(60));
         assert_eq!(cache.get(&digest("b")), None, "full of live entries: emptied");
         assert!(cache.get(&digest("d")).is_some());
         cache.clear();

@@ -138,9 +138,8 @@ impl IntrospectionValidator {
             return Err(unavailable);
         }
         let answer: Map<String, Value> = response.json().await.map_err(|_| unavailable)?;
-        let exp = answer.get("exp").and_then(Value::as_u64);
         let caller = judge(answer, config)?;
-        self.inner.cache.insert(digest, &caller, exp, config.cache_lifetime);
+        self.inner.cache.insert(digest, &caller, config.cache_lifetime);
         Ok(caller)
     }
 }

@@ -205,9 +205,8 @@ impl JwtValidator {
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation)
             .map_err(|e| Refusal::InvalidToken { description: refusal_of(e.kind()) })?;
-        let exp = data.claims.get("exp").and_then(Value::as_u64);
         let caller = caller_of(data.claims);
-        self.inner.passed.insert(digest, &caller, exp, config.cache_lifetime);
+        self.inner.passed.insert(digest, &caller, config.cache_lifetime);
         Ok(caller)
     }
 }
