@@ -545,6 +545,19 @@ mod tests {
     }
 
     #[test]
+    fn prompts_and_resources_need_the_scopes_declared_for_them() {
+        let mut declared = RequiredScopes::default();
+        declared.insert(ScopeTarget::prompt("review"), vec!["prompts:review".into()]);
+        declared.insert(ScopeTarget::resource("note://secret"), vec!["notes:secret".into()]);
+        assert_eq!(declared.of_request("prompts/get", Some(&json!({"name": "review"}))), ["prompts:review"]);
+        assert!(declared.of_request("prompts/get", Some(&json!({"name": "other"}))).is_empty());
+        assert_eq!(declared.of_request("resources/read", Some(&json!({"uri": "note://secret"}))), ["notes:secret"]);
+        assert!(declared.of_request("resources/read", Some(&json!({"uri": "note://open"}))).is_empty());
+        // A tool of the prompt's name is another target.
+        assert!(declared.of_request("tools/call", Some(&json!({"name": "review"}))).is_empty());
+    }
+
+    #[test]
     fn a_401_names_the_endpoints_scopes_for_the_first_sign_in() {
         let open = Protection::new(resource(), Nobody);
         assert!(!open.challenge(&Refusal::NoToken).www_authenticate.contains("scope="));
