@@ -39,7 +39,7 @@ use cache::ResultCache;
 pub use cache::{CacheMode, CacheOptions};
 pub use era::{Era, Spoken};
 pub use era_cache::{EraCache, VERDICT_TTL, Verdict};
-pub use listen::ListenRecovery;
+pub use listen::{GapCause, ListenGap, ListenGapCallback, ListenRecovery};
 use methods::{cursor_params, tool_call_params};
 use options::Callbacks;
 pub use options::{

@@ -4,6 +4,10 @@
 use mcp_bridge_protocol::{ErrorObject, RequestId, error_code};
 use serde_json::{Value, json};
 
+/// The member of an error's `data` that says a listen stream ended because
+/// change events were lost: the client opens a new stream and lists again.
+pub(crate) const EVENTS_LOST_KEY: &str = "eventsLost";
+
 /// What can go wrong with a request made through [`crate::Client`], or with
 /// setting up a transport.
 #[derive(Debug, thiserror::Error)]
@@ -244,10 +248,20 @@ pub(crate) enum ServerFault {
     UnsupportedVersion { requested: String, supported: Vec<String> },
     InvalidParams { reason: String },
     MissingClientCapability { key: String, required: Value },
-    InvalidRequestState,
+    InvalidRequestState { reason: String },
     DuplicateId { id: RequestId },
     TooManyRequests { limit: usize },
+    EventsLost,
     Handler(HandlerError),
+}
+
+impl Error {
+    /// Whether a listen stream ended with this error because the server
+    /// lost change events it should have carried (its event bus was
+    /// interrupted): the events since the last list may be missing.
+    pub fn is_events_lost(&self) -> bool {
+        matches!(self, Error::Rpc { error } if error.data.as_ref().is_some_and(|d| d[EVENTS_LOST_KEY] == true))
+    }
 }
 
 impl ServerFault {
@@ -276,10 +290,15 @@ impl ServerFault {
                 format!("The client must declare a capability to answer input request {key:?}"),
             )
             .with_data(json!({ "requiredCapabilities": required })),
-            ServerFault::InvalidRequestState => ErrorObject::new(
+            ServerFault::InvalidRequestState { reason } => ErrorObject::new(
                 INVALID_PARAMS,
-                "Invalid params: requestState is not valid for this request (tampered, expired, or from another request)",
+                format!("Invalid params: requestState is not valid for this request: {reason}"),
             ),
+            ServerFault::EventsLost => ErrorObject::new(
+                INTERNAL_ERROR,
+                "Change events for this stream were lost (the server's event bus was interrupted): open a new stream and list again",
+            )
+            .with_data(json!({ EVENTS_LOST_KEY: true })),
             ServerFault::DuplicateId { id } => {
                 ErrorObject::new(INVALID_REQUEST, format!("Invalid request: id {id} is already in flight"))
             }
@@ -313,9 +332,10 @@ mod tests {
             (ServerFault::UnsupportedVersion { requested: "1".into(), supported: vec!["2".into()] }, -32022),
             (ServerFault::InvalidParams { reason: "r".into() }, -32602),
             (ServerFault::MissingClientCapability { key: "k".into(), required: json!({}) }, -32021),
-            (ServerFault::InvalidRequestState, -32602),
+            (ServerFault::InvalidRequestState { reason: "r".into() }, -32602),
             (ServerFault::DuplicateId { id: 1.into() }, -32600),
             (ServerFault::TooManyRequests { limit: 1 }, -32603),
+            (ServerFault::EventsLost, -32603),
             (ServerFault::Handler(HandlerError::internal("boom")), -32603),
         ];
         for (fault, code) in table {

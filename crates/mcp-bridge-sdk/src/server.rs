@@ -17,6 +17,7 @@
 //! `subscriptions/listen` streams.
 
 mod builder;
+pub mod bus;
 mod connection;
 mod context;
 mod dispatch;
@@ -26,6 +27,7 @@ pub mod protect;
 mod request_state;
 #[cfg(feature = "skills")]
 mod skills;
+pub mod state_keys;
 mod stdio;
 mod subscriptions;
 #[cfg(feature = "tasks")]
@@ -47,12 +49,14 @@ use mcp_bridge_protocol::types::{
 };
 use serde_json::{Map, Value};
 
-pub use builder::ServerBuilder;
+pub use builder::{BuildError, ServerBuilder};
+pub use bus::{ChangeBus, InProcessBus};
 pub(crate) use connection::Connection;
 pub use context::RequestContext;
 pub use request_state::DEFAULT_STATE_TTL;
 #[cfg(feature = "skills")]
 pub use skills::SkillPackage;
+pub use state_keys::{StateKey, StateKeys};
 pub use subscriptions::ChangeEvent;
 #[cfg(feature = "tasks")]
 pub use tasks::{TaskContext, TaskOptions, TaskSupport, TaskWork};

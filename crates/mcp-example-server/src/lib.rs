@@ -34,7 +34,7 @@ use mcp_bridge_protocol::types::{
 };
 use mcp_bridge_sdk::limits::ServerLimits;
 use mcp_bridge_sdk::server::{
-    ChangeEvent, ResourceRequest, SkillPackage, TaskContext, TaskOptions, ToolCall, schema_for,
+    ChangeEvent, ResourceRequest, ServerBuilder, SkillPackage, TaskContext, TaskOptions, ToolCall, schema_for,
 };
 use mcp_bridge_sdk::{HandlerError, Reply, RequestContext, Server};
 use schemars::JsonSchema;
@@ -96,6 +96,12 @@ pub fn build_server() -> Server {
 
 /// The example server with these connection limits.
 pub fn build_server_with(limits: ServerLimits) -> Server {
+    example_builder(limits).build()
+}
+
+/// The example server's registrations and limits, for a caller that adds
+/// settings (state keys and a change bus for replicas) before building.
+pub fn example_builder(limits: ServerLimits) -> ServerBuilder {
     let notes: Notes = Arc::new(Mutex::new(BTreeMap::from([
         ("welcome".to_owned(), "Notes live at note://<name>; set_note changes them.".to_owned()),
         ("shopping".to_owned(), "milk, bread".to_owned()),
@@ -296,7 +302,6 @@ pub fn build_server_with(limits: ServerLimits) -> Server {
                 })
             }
         })
-        .build()
 }
 
 fn resource(value: Value) -> Resource {

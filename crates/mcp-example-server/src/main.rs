@@ -5,20 +5,25 @@
 //! for more).
 
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_bridge_sdk::Server;
 use mcp_bridge_sdk::limits::ServerLimits;
+use mcp_bridge_sdk::server::StateKeys;
+use mcp_bridge_sdk::server::bus::redis::RedisBus;
 use mcp_bridge_sdk::server::http::HttpOptions;
 use mcp_bridge_sdk::server::protect::introspection::{IntrospectionConfig, IntrospectionValidator};
 use mcp_bridge_sdk::server::protect::jwt::{JwtConfig, JwtValidator};
 use mcp_bridge_sdk::server::protect::{ProtectedResource, Protection, TokenValidator};
-use mcp_example_server::{NOTES_READ, NOTES_WRITE, build_server_with};
+use mcp_example_server::{NOTES_READ, NOTES_WRITE, example_builder};
 
 const USAGE: &str = "mcp-example-server: an MCP 2026-07-28 server on stdin/stdout, which 2025-11-25
 clients (VS Code, Claude Desktop, Cursor) can use directly too
 
 Usage: mcp-example-server [--http ADDR [--auth-issuer URL [--auth-audience URL]
-                                         [--auth-introspection [--auth-introspection-cache SECONDS]]]]
+                                         [--auth-introspection [--auth-introspection-cache SECONDS]]]
+                                        [--redis URL --state-key-file FILE]]
                           [--max-line-bytes N] [--max-in-flight N]
 
 Options:
@@ -37,6 +42,15 @@ Options:
   --auth-introspection-cache SECONDS
                        how long an introspection answer is kept (default
                        30; 0 asks every time, so a revocation counts at once)
+  --redis URL          with --http: one replica of several behind a load
+                       balancer; change events go to every replica's listen
+                       streams through Redis pub/sub (redis://host:port)
+  --state-key-file FILE
+                       the keys that seal requestState, the same file on
+                       every replica (needed with --redis): one `ID SECRET`
+                       line per key, SECRET 32 bytes of base64
+                       (`openssl rand -base64 32`); the first line seals,
+                       every line opens
   --max-line-bytes N   longest accepted request line (default 67108864)
   --max-in-flight N    requests handled at once (default 256)
   -h, --help           this text
@@ -50,13 +64,15 @@ struct Settings {
     auth_audience: Option<String>,
     introspection: bool,
     introspection_cache: Option<Duration>,
+    redis: Option<String>,
+    state_key_file: Option<String>,
 }
 
 /// Reads the command line, or says what is wrong; `None` after --help.
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>, String> {
     let mut limits = ServerLimits::default();
     let (mut http, mut auth_issuer, mut auth_audience, mut introspection) = (None, None, None, false);
-    let mut introspection_cache = None;
+    let (mut introspection_cache, mut redis, mut state_key_file) = (None, None, None);
     while let Some(arg) = args.next() {
         let mut number = |name: &str| -> Result<usize, String> {
             let value = args.next().ok_or_else(|| format!("{name} needs a value"))?;
@@ -70,6 +86,8 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>
             "--auth-introspection-cache" => {
                 introspection_cache = Some(Duration::from_secs(number("--auth-introspection-cache")? as u64));
             }
+            "--redis" => redis = Some(args.next().ok_or("--redis needs a URL such as redis://127.0.0.1:6379")?),
+            "--state-key-file" => state_key_file = Some(args.next().ok_or("--state-key-file needs a file")?),
             "--max-line-bytes" => limits.max_line_bytes = number("--max-line-bytes")?,
             "--max-in-flight" => limits.max_in_flight = number("--max-in-flight")?,
             "--help" | "-h" => {
@@ -92,7 +110,19 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>
     if introspection_cache.is_some() && !introspection {
         return Err("--auth-introspection-cache needs --auth-introspection".into());
     }
-    Ok(Some(Settings { limits, http, auth_issuer, auth_audience, introspection, introspection_cache }))
+    if http.is_none() && redis.is_some() {
+        return Err("--redis links replicas of the HTTP endpoint: give --http too".into());
+    }
+    Ok(Some(Settings {
+        limits,
+        http,
+        auth_issuer,
+        auth_audience,
+        introspection,
+        introspection_cache,
+        redis,
+        state_key_file,
+    }))
 }
 
 fn main() -> ExitCode {
@@ -115,8 +145,8 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let server = build_server_with(settings.limits);
     let served = runtime.block_on(async move {
+        let server = replica(settings.limits, settings.redis.as_deref(), settings.state_key_file.as_deref()).await?;
         match settings.http {
             None => mcp_bridge::embed::serve_stdio_vscode(&server).await.map(|_path| ()),
             Some(addr) => {
@@ -145,6 +175,23 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The example server, as one replica of several when `redis` is given
+/// (its change events shared there, its `requestState` sealed with the
+/// keys of `key_file`).
+async fn replica(limits: ServerLimits, redis: Option<&str>, key_file: Option<&str>) -> std::io::Result<Server> {
+    let mut builder = example_builder(limits);
+    if let Some(file) = key_file {
+        builder = builder.state_keys(StateKeys::from_file(file).map_err(std::io::Error::other)?);
+    }
+    if let Some(url) = redis {
+        let bus = RedisBus::connect(url, "mcp-example-server:changes")
+            .await
+            .map_err(|e| std::io::Error::other(format!("--redis: {e}")))?;
+        builder = builder.change_bus(Arc::new(bus));
+    }
+    builder.try_build().map_err(|e| std::io::Error::other(format!("{e} (--state-key-file)")))
 }
 
 /// The protection of the endpoint at `endpoint`: tokens of `issuer` for

@@ -8,6 +8,7 @@
 pub mod jwt;
 pub mod oauth;
 pub mod oidc;
+pub mod scale;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

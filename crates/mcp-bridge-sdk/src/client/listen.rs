@@ -20,15 +20,54 @@ use crate::error::{Error, Result};
 use crate::limits::MAX_TOTAL_TIMEOUT;
 
 /// How [`Client::listen_with_recovery`] reopens a lost stream.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct ListenRecovery {
-    /// Fresh streams opened after losses before giving up.
+    /// Fresh streams opened after lost connections before giving up.
     pub max_retries: u32,
     /// The wait before each new stream.
     pub delay: Duration,
     /// The time for everything, all streams included; none by default.
     pub deadline: Option<Duration>,
+    /// Told each time a new stream replaces one whose events may be
+    /// missing: the caller lists again what it follows.
+    pub on_gap: Option<ListenGapCallback>,
+}
+
+/// Receives [`ListenGap`]s.
+pub type ListenGapCallback = Arc<dyn Fn(&ListenGap) + Send + Sync>;
+
+/// A stream was replaced, and events may have been missed in between.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListenGap {
+    /// Why the stream before it ended.
+    pub cause: GapCause,
+    /// How many streams were replaced so far, this one included.
+    pub count: u32,
+}
+
+/// Why a listen stream was replaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GapCause {
+    /// The connection was lost (a server or replica that died, a dropped
+    /// HTTP stream).
+    StreamLost,
+    /// The server ended the stream because it lost change events (its
+    /// event bus between replicas was interrupted).
+    EventsLost,
+}
+
+impl std::fmt::Debug for ListenRecovery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ListenRecovery")
+            .field("max_retries", &self.max_retries)
+            .field("delay", &self.delay)
+            .field("deadline", &self.deadline)
+            .field("on_gap", &self.on_gap.is_some())
+            .finish()
+    }
 }
 
 crate::setters::with_setters! {
@@ -36,13 +75,14 @@ crate::setters::with_setters! {
         value with_max_retries => max_retries: u32,
         value with_delay => delay: Duration,
         some with_deadline => deadline: Duration,
+        some with_on_gap => on_gap: ListenGapCallback,
     }
 }
 
 impl Default for ListenRecovery {
     /// Five retries, a second apart, no deadline.
     fn default() -> Self {
-        ListenRecovery { max_retries: 5, delay: Duration::from_secs(1), deadline: None }
+        ListenRecovery { max_retries: 5, delay: Duration::from_secs(1), deadline: None, on_gap: None }
     }
 }
 
@@ -136,10 +176,14 @@ impl Client {
 
     /// [`Client::listen`] that opens a fresh stream (a new request) when the
     /// connection is lost ([`Error::Closed`]: a restarted child process, a
-    /// dropped HTTP stream), at most `recovery.max_retries` times, waiting
+    /// dropped HTTP stream, a replica behind a load balancer that died), at
+    /// most `recovery.max_retries` times, and whenever the server ends the
+    /// stream because it lost events ([`Error::is_events_lost`]), waiting
     /// `recovery.delay` between attempts, within `recovery.deadline`, until
-    /// `options.cancel` fires. Events after a reconnection may repeat ones
-    /// seen before it.
+    /// `options.cancel` fires. Each new stream is a [`ListenGap`] for
+    /// `recovery.on_gap`: events may be missing in between, so the caller
+    /// lists again. Events after a reconnection may repeat ones seen
+    /// before it.
     ///
     /// # Errors
     /// The last attempt's error once the retries are spent (or any other
@@ -164,6 +208,7 @@ impl Client {
             timeout_ms: recovery.deadline.unwrap_or_default().as_millis(),
         };
         let mut retries = 0;
+        let mut gaps = 0;
         loop {
             let attempt = self.listen(filter.clone(), &options);
             tokio::pin!(attempt);
@@ -175,13 +220,18 @@ impl Client {
                     return Err(timed_out());
                 }
             };
-            match outcome {
+            let cause = match outcome {
                 Err(Error::Closed) if retries < recovery.max_retries => {
                     retries += 1;
                     tracing::debug!(attempt = retries, "the listen stream was lost; opening it again");
+                    GapCause::StreamLost
+                }
+                Err(e) if e.is_events_lost() => {
+                    tracing::debug!("the server lost change events; opening the listen stream again");
+                    GapCause::EventsLost
                 }
                 other => return other,
-            }
+            };
             let wake = tokio::time::Instant::now() + recovery.delay;
             if deadline.is_some_and(|d| wake >= d) {
                 return Err(timed_out());
@@ -189,6 +239,10 @@ impl Client {
             tokio::select! {
                 _ = cancel.cancelled() => return Err(Error::Cancelled { method: method.to_owned() }),
                 _ = tokio::time::sleep_until(wake) => {}
+            }
+            gaps += 1;
+            if let Some(on_gap) = &recovery.on_gap {
+                on_gap(&ListenGap { cause, count: gaps });
             }
         }
     }

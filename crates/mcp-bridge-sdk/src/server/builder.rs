@@ -1,7 +1,7 @@
 //! [`ServerBuilder`]: what a server offers, registered before it starts
 //! (tools, prompts, resources, completion, tasks, skills) and its
-//! settings (request-state key and lifetime, cache hints, page size,
-//! limits).
+//! settings (request-state keys and lifetime, the change-event bus of
+//! replicas, cache hints, page size, limits).
 
 use std::future::Future;
 use std::sync::atomic::AtomicU64;
@@ -13,6 +13,8 @@ use mcp_bridge_protocol::types::{
     ResourceContents, ResourceTemplate, Tool,
 };
 
+use super::bus::{BusSink, ChangeBus};
+use super::state_keys::StateKeys;
 use super::{
     CacheHints, DEFAULT_STATE_TTL, Handler, Offers, PromptEntry, PromptRequest, Reply, RequestContext, ResourceEntry,
     ResourceRequest, Server, ServerInner, TemplateEntry, ToolCall, ToolEntry, boxed, request_state, subscriptions,
@@ -36,8 +38,10 @@ pub struct ServerBuilder {
     templates: Vec<TemplateEntry>,
     completion: Option<Handler<CompleteRequestParams, Completion>>,
     offers: Offers,
-    state_key: Option<[u8; 32]>,
+    state_keys: Option<StateKeys>,
+    state_audience: Option<String>,
     state_ttl: Duration,
+    bus: Option<Arc<dyn ChangeBus>>,
     cache: CacheHints,
     page_size: usize,
     limits: ServerLimits,
@@ -239,11 +243,28 @@ impl ServerBuilder {
         self
     }
 
-    /// The key that seals `requestState`. Give every instance of a server
-    /// behind a load balancer the same key; by default each process makes a
-    /// random one.
-    pub fn state_key(mut self, key: [u8; 32]) -> Self {
-        self.state_key = Some(key);
+    /// The keys that seal `requestState` (see [`StateKeys`] for the key
+    /// file and its rotation). Give every replica of a server behind a load
+    /// balancer the same ring; by default each process makes a random key,
+    /// and a round started on one replica fails on another.
+    pub fn state_keys(mut self, keys: StateKeys) -> Self {
+        self.state_keys = Some(keys);
+        self
+    }
+
+    /// The server a sealed `requestState` is bound to, so two servers
+    /// sharing keys cannot replay each other's states; the server's name by
+    /// default.
+    pub fn state_audience(mut self, audience: impl Into<String>) -> Self {
+        self.state_audience = Some(audience.into());
+        self
+    }
+
+    /// The bus that carries change events to this server's other replicas
+    /// ([`super::bus`]): what one publishes reaches every replica's listen
+    /// streams. A bus between processes needs [`ServerBuilder::state_keys`].
+    pub fn change_bus(mut self, bus: Arc<dyn ChangeBus>) -> Self {
+        self.bus = Some(bus);
         self
     }
 
@@ -285,13 +306,35 @@ impl ServerBuilder {
     }
 
     /// The server.
+    ///
+    /// # Panics
+    /// On a [`BuildError`]: a mistake in the program's set-up. Use
+    /// [`ServerBuilder::try_build`] when the settings come from outside.
     pub fn build(self) -> Server {
-        let sealer = match self.state_key {
-            Some(key) => request_state::StateSealer::new(key, self.state_ttl),
-            None => request_state::StateSealer::random(self.state_ttl),
+        match self.try_build() {
+            Ok(server) => server,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// The server, or why these settings cannot make one.
+    ///
+    /// # Errors
+    /// See [`BuildError`].
+    pub fn try_build(self) -> Result<Server, BuildError> {
+        let shared = self.bus.as_ref().is_some_and(|bus| bus.crosses_processes());
+        let keys = match self.state_keys {
+            Some(keys) => keys,
+            None if shared => return Err(BuildError::ReplicasWithoutStateKeys),
+            None => StateKeys::random(),
         };
-        let hub = Arc::new(subscriptions::Hub::default());
-        Server {
+        let audience = self.state_audience.unwrap_or_else(|| self.info.name.clone());
+        let sealer = request_state::StateSealer::new(keys, audience, self.state_ttl);
+        let hub = Arc::new(subscriptions::Hub::new(self.bus.clone()));
+        if let Some(bus) = &self.bus {
+            bus.attach(BusSink::new(&hub));
+        }
+        Ok(Server {
             inner: Arc::new(ServerInner {
                 info: self.info,
                 instructions: self.instructions,
@@ -313,8 +356,21 @@ impl ServerBuilder {
                 scopes: self.scopes,
                 next_connection: AtomicU64::new(1),
             }),
-        }
+        })
     }
+}
+
+/// Why [`ServerBuilder::try_build`] refused its settings.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The server shares a bus with replicas in other processes but has no
+    /// state keys of its own: each replica would seal with a random key,
+    /// and a round started on one would fail on the others.
+    #[error(
+        "this server has replicas (its change bus crosses processes) but no state keys: give every replica the same key ring (ServerBuilder::state_keys, a key file)"
+    )]
+    ReplicasWithoutStateKeys,
 }
 
 impl Server {
@@ -329,8 +385,10 @@ impl Server {
             templates: Vec::new(),
             completion: None,
             offers: Offers::default(),
-            state_key: None,
+            state_keys: None,
+            state_audience: None,
             state_ttl: DEFAULT_STATE_TTL,
+            bus: None,
             cache: CacheHints::default(),
             page_size: 100,
             limits: ServerLimits::default(),

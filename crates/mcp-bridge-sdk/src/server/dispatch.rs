@@ -286,9 +286,9 @@ impl Server {
             None => None,
             Some(Value::String(token)) => Some(self.inner.sealer.open(token, method, &digest, now).map_err(|e| {
                 tracing::debug!(method, "requestState refused: {e}");
-                ServerFault::InvalidRequestState
+                ServerFault::InvalidRequestState { reason: e.to_string() }
             })?),
-            Some(_) => return Err(ServerFault::InvalidRequestState),
+            Some(_) => return Err(ServerFault::InvalidRequestState { reason: "it is not a string".into() }),
         };
         let responses: InputResponses = match params.get("inputResponses") {
             None => InputResponses::new(),
@@ -522,7 +522,8 @@ impl Server {
         let _registered = subscriptions::Registration { hub: &self.inner.hub, connection: conn.id, id: &id };
         tokio::select! {
             _ = cancel.cancelled() => None,
-            _ = end.cancelled() => Some(Ok(subscriptions::completion(&id))),
+            _ = end.graceful.cancelled() => Some(Ok(subscriptions::completion(&id))),
+            _ = end.events_lost.cancelled() => Some(Err(ServerFault::EventsLost)),
         }
     }
 }

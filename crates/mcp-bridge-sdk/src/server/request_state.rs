@@ -5,14 +5,18 @@
 //!
 //! ```text
 //!  token = b64url(payload) "." b64url(HMAC-SHA256(key, b64url(payload)))
-//!  payload = {"v":1, "m": method, "d": hex SHA-256 of the salient params,
+//!  payload = {"v":2, "k": key id, "a": the server's audience,
+//!             "m": method, "d": hex SHA-256 of the salient params,
 //!             "x": expiry in ms since the epoch, "s": the handler's state}
 //! ```
 //!
-//! The HMAC gives integrity; the method and digest bind the token to the
-//! request it was made for (tool name and arguments, prompt name and
-//! arguments, or resource URI); the expiry bounds replay. The state is not
-//! encrypted: a handler must not put secrets in it.
+//! The HMAC gives integrity; the key id says which key of the ring
+//! ([`StateKeys`]) sealed it, so replicas sharing the ring open each
+//! other's states and keys rotate; the audience binds it to one server (two
+//! servers sharing a key cannot replay each other's states); the method and
+//! digest bind it to the request it was made for (tool name and arguments,
+//! prompt name and arguments, or resource URI); the expiry bounds replay.
+//! The state is not encrypted: a handler must not put secrets in it.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -22,63 +26,60 @@ use hmac::{Hmac, Mac};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use super::state_keys::{StateKey, StateKeys};
+
 type HmacSha256 = Hmac<Sha256>;
 
 /// How long a sealed state stays valid by default: as long as a client may
 /// take to answer one round (a person filling a form), then it is refused.
 pub const DEFAULT_STATE_TTL: Duration = Duration::from_secs(3600);
 
-/// Why a `requestState` is refused. Deliberately coarse on the wire; the
-/// variants are for logs and tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+/// Why a `requestState` is refused: the client is told which (a replica
+/// with another key ring must say so, not look like tampering), never more.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum StateError {
-    #[error("not a sealed request state")]
+    #[error("it is not a sealed request state")]
     Malformed,
-    #[error("signature does not verify")]
+    #[error(
+        "it was sealed with key {0:?}, which this server does not hold (its state keys differ from the server that sealed it)"
+    )]
+    UnknownKey(String),
+    #[error("its signature does not verify (tampered, or sealed by a server with other state keys)")]
     BadSignature,
-    #[error("expired")]
+    #[error("it was sealed for another server")]
+    WrongServer,
+    #[error("it has expired")]
     Expired,
-    #[error("made for another request")]
+    #[error("it was made for another request")]
     WrongRequest,
 }
 
-/// Seals and opens request states with one key.
-#[derive(Clone)]
+/// Seals and opens request states with a key ring, for one server.
+#[derive(Debug, Clone)]
 pub(crate) struct StateSealer {
-    key: [u8; 32],
+    keys: StateKeys,
+    audience: String,
     ttl: Duration,
 }
 
-impl std::fmt::Debug for StateSealer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StateSealer").field("ttl", &self.ttl).finish_non_exhaustive()
-    }
-}
-
 impl StateSealer {
-    pub(crate) fn new(key: [u8; 32], ttl: Duration) -> Self {
-        StateSealer { key, ttl }
+    /// A sealer for the server named `audience`.
+    pub(crate) fn new(keys: StateKeys, audience: impl Into<String>, ttl: Duration) -> Self {
+        StateSealer { keys, audience: audience.into(), ttl }
     }
 
-    /// A sealer with a fresh random key: states survive only as long as this
-    /// process, which is right for a stdio server.
-    pub(crate) fn random(ttl: Duration) -> Self {
-        let mut key = [0u8; 32];
-        // The OS random source failing is not recoverable for a server that
-        // must protect its state; an all-zero key would be worse.
-        getrandom::fill(&mut key).expect("invariant: the OS random source is available");
-        StateSealer::new(key, ttl)
-    }
-
-    fn mac(&self) -> HmacSha256 {
-        HmacSha256::new_from_slice(&self.key).expect("invariant: HMAC takes a key of any length")
+    fn mac(key: &StateKey) -> HmacSha256 {
+        HmacSha256::new_from_slice(key.secret()).expect("invariant: HMAC takes a key of any length")
     }
 
     pub(crate) fn seal(&self, method: &str, digest: &str, state: &Value, now: SystemTime) -> String {
         let expiry = now.checked_add(self.ttl).unwrap_or(now);
-        let payload = json!({ "v": 1, "m": method, "d": digest, "x": millis(expiry), "s": state });
+        let key = self.keys.current();
+        let payload = json!({
+            "v": 2, "k": key.id(), "a": self.audience, "m": method, "d": digest, "x": millis(expiry), "s": state,
+        });
         let body = B64.encode(payload.to_string());
-        let mut mac = self.mac();
+        let mut mac = Self::mac(key);
         mac.update(body.as_bytes());
         let tag = B64.encode(mac.finalize().into_bytes());
         format!("{body}.{tag}")
@@ -87,11 +88,18 @@ impl StateSealer {
     pub(crate) fn open(&self, token: &str, method: &str, digest: &str, now: SystemTime) -> Result<Value, StateError> {
         let (body, tag) = token.split_once('.').ok_or(StateError::Malformed)?;
         let tag = B64.decode(tag).map_err(|_| StateError::Malformed)?;
-        let mut mac = self.mac();
-        mac.update(body.as_bytes());
-        mac.verify_slice(&tag).map_err(|_| StateError::BadSignature)?;
+        // Read before it is verified only to pick the key: nothing else of
+        // it is trusted until the signature checks.
         let payload: Value =
             B64.decode(body).ok().and_then(|bytes| serde_json::from_slice(&bytes).ok()).ok_or(StateError::Malformed)?;
+        let key_id = payload["k"].as_str().ok_or(StateError::Malformed)?;
+        let key = self.keys.find(key_id).ok_or_else(|| StateError::UnknownKey(key_id.to_owned()))?;
+        let mut mac = Self::mac(key);
+        mac.update(body.as_bytes());
+        mac.verify_slice(&tag).map_err(|_| StateError::BadSignature)?;
+        if payload["a"] != self.audience.as_str() {
+            return Err(StateError::WrongServer);
+        }
         let expiry = payload["x"].as_u64().ok_or(StateError::Malformed)?;
         if u128::from(expiry) <= millis(now) {
             return Err(StateError::Expired);
@@ -153,8 +161,12 @@ fn write_canonical(value: &Value, out: &mut Sha256) {
 mod tests {
     use super::*;
 
+    fn ring(id: &str, byte: u8) -> StateKeys {
+        StateKeys::single(StateKey::new(id, [byte; 32]).unwrap())
+    }
+
     fn sealer() -> StateSealer {
-        StateSealer::new([7; 32], Duration::from_secs(60))
+        StateSealer::new(ring("k1", 7), "notes", Duration::from_secs(60))
     }
 
     #[test]
@@ -172,8 +184,30 @@ mod tests {
         let forged = B64.encode(String::from_utf8(B64.decode(body).unwrap()).unwrap().replace("false", "true"));
         assert_eq!(sealer().open(&format!("{forged}.{tag}"), "tools/call", "abc", now), Err(StateError::BadSignature));
         assert_eq!(sealer().open("garbage", "tools/call", "abc", now), Err(StateError::Malformed));
-        let other_key = StateSealer::new([8; 32], Duration::from_secs(60));
-        assert_eq!(other_key.open(&token, "tools/call", "abc", now), Err(StateError::BadSignature));
+        let same_id_other_secret = StateSealer::new(ring("k1", 8), "notes", Duration::from_secs(60));
+        assert_eq!(same_id_other_secret.open(&token, "tools/call", "abc", now), Err(StateError::BadSignature));
+    }
+
+    #[test]
+    fn another_ring_or_another_server_is_named_as_such() {
+        let now = SystemTime::now();
+        let token = sealer().seal("tools/call", "abc", &json!(1), now);
+        let other_ring = StateSealer::new(ring("k9", 7), "notes", Duration::from_secs(60));
+        assert_eq!(other_ring.open(&token, "tools/call", "abc", now), Err(StateError::UnknownKey("k1".into())));
+        let other_server = StateSealer::new(ring("k1", 7), "calendar", Duration::from_secs(60));
+        assert_eq!(other_server.open(&token, "tools/call", "abc", now), Err(StateError::WrongServer));
+    }
+
+    #[test]
+    fn an_older_key_of_the_ring_still_opens_after_a_rotation() {
+        let now = SystemTime::now();
+        let before = sealer().seal("tools/call", "abc", &json!("round 1"), now);
+        let new_key = StateKey::new("k2", [9; 32]).unwrap();
+        let rotated = StateKeys::new(new_key, vec![StateKey::new("k1", [7; 32]).unwrap()]).unwrap();
+        let after = StateSealer::new(rotated, "notes", Duration::from_secs(60));
+        assert_eq!(after.open(&before, "tools/call", "abc", now), Ok(json!("round 1")));
+        let sealed_now = after.seal("tools/call", "abc", &json!(2), now);
+        assert_eq!(sealer().open(&sealed_now, "tools/call", "abc", now), Err(StateError::UnknownKey("k2".into())));
     }
 
     #[test]

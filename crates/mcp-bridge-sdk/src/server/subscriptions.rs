@@ -2,7 +2,7 @@
 //! events, and the delivery of a published change to every stream that asked
 //! for it (2026-07-28, Subscriptions).
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use mcp_bridge_protocol::method::{
     Method, PromptsListChanged, ResourcesListChanged, ResourcesUpdated, SubscriptionsAcknowledged, TasksStatus,
@@ -14,8 +14,12 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-/// A change a server publishes.
-#[derive(Debug, Clone, PartialEq)]
+use super::bus::ChangeBus;
+
+/// A change a server publishes. Serializable so a [`ChangeBus`] can carry
+/// it between replicas.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", content = "data", rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum ChangeEvent {
     /// The tool list changed.
@@ -75,26 +79,44 @@ struct Stream {
     filter: SubscriptionFilter,
     /// The connection's writer.
     out: mpsc::Sender<Message>,
-    /// Fired to end the stream gracefully (with a result).
-    end: CancellationToken,
+    /// Fired to end the stream.
+    end: StreamEnd,
 }
 
-/// Every open stream of a server, across its connections.
+/// How a stream is told to end: gracefully (with its completion result),
+/// or because events it should have carried were lost (with an error, so
+/// its client opens a new stream and lists again).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StreamEnd {
+    pub(crate) graceful: CancellationToken,
+    pub(crate) events_lost: CancellationToken,
+}
+
+/// Every open stream of a server, across its connections, and the bus that
+/// links them to the streams of the server's other replicas.
 #[derive(Debug, Default)]
 pub(crate) struct Hub {
     streams: Mutex<Vec<Stream>>,
+    bus: Option<Arc<dyn ChangeBus>>,
 }
 
 impl Hub {
-    /// Adds a stream and returns the token that ends it gracefully.
+    /// A hub whose published events also go on `bus`.
+    pub(crate) fn new(bus: Option<Arc<dyn ChangeBus>>) -> Self {
+        Hub { streams: Mutex::default(), bus }
+    }
+
+    /// Adds a stream and returns what ends it.
     pub(crate) fn open(
         &self,
         connection: u64,
         id: RequestId,
         filter: SubscriptionFilter,
         out: mpsc::Sender<Message>,
-    ) -> CancellationToken {
-        let end = CancellationToken::new();
+    ) -> StreamEnd {
+        // Tests behind a load balancer read this line to find a stream's replica.
+        tracing::debug!(connection, subscription = %id, "a listen stream opened");
+        let end = StreamEnd::default();
         let stream = Stream { connection, id, filter, out, end: end.clone() };
         self.lock().push(stream);
         end
@@ -111,7 +133,18 @@ impl Hub {
     /// behind: it is ended with its completion result (the client opens a
     /// new one and re-lists, as after any lost stream), so one client that
     /// never reads cannot stall the publishers or grow memory.
+    ///
+    /// The event also goes on the bus, to the other replicas' streams.
     pub(crate) fn publish(&self, event: &ChangeEvent) {
+        self.deliver(event);
+        if let Some(bus) = &self.bus {
+            bus.publish(event);
+        }
+    }
+
+    /// [`Hub::publish`] to this server's streams alone: an event another
+    /// replica published.
+    pub(crate) fn deliver(&self, event: &ChangeEvent) {
         self.lock().retain(|s| {
             if !event.wanted_by(&s.filter) {
                 return true;
@@ -120,7 +153,7 @@ impl Hub {
                 Ok(()) => true,
                 Err(mpsc::error::TrySendError::Full(_)) => {
                     tracing::info!(connection = s.connection, subscription = %s.id, "listen stream fell behind; ending it");
-                    s.end.cancel();
+                    s.end.graceful.cancel();
                     false
                 }
                 // A closed connection has no stream left to feed.
@@ -132,7 +165,19 @@ impl Hub {
     /// Ends every stream (of one connection, or all) with a completion result.
     pub(crate) fn end_all(&self, connection: Option<u64>) {
         for s in self.lock().iter().filter(|s| connection.is_none_or(|c| c == s.connection)) {
-            s.end.cancel();
+            s.end.graceful.cancel();
+        }
+    }
+
+    /// Ends every stream with the events-lost error: the bus lost events
+    /// that some of them should have carried, and which is unknown.
+    pub(crate) fn events_lost(&self) {
+        let streams = std::mem::take(&mut *self.lock());
+        if !streams.is_empty() {
+            tracing::info!(streams = streams.len(), "change events were lost on the bus; ending the listen streams");
+        }
+        for s in streams {
+            s.end.events_lost.cancel();
         }
     }
 

@@ -1,0 +1,296 @@
+//! Three replicas of `mcp-example-server --http --redis --state-key-file`
+//! behind HAProxy (round robin, no stickiness), with a real Redis: input
+//! rounds whose retries land on other replicas, listen streams hearing
+//! changes made through the others, a replica killed under its listener,
+//! Redis restarted, and a replica with another key ring.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_bridge_protocol::types::{ContentBlock, ElicitResult, SubscriptionFilter};
+use mcp_bridge_sdk::client::{GapCause, ListenGap, ListenRecovery};
+use mcp_bridge_sdk::transport::http::{HttpConfig, connect};
+use mcp_bridge_sdk::{Client, ClientOptions, Error, RequestOptions};
+use serde_json::{Map, Value, json};
+use test_support::ExampleServer;
+use test_support::scale::{Haproxy, Redis, ScratchDir};
+
+const SERVER: &str = env!("CARGO_BIN_EXE_mcp-example-server");
+const KEYS: &str = "# the replicas' ring\nk1 q0Jm1Ck8Pq3zkGm3yN7m1rWw3XlH8oQb7K9v2bT5eEc=\n";
+const OTHER_KEYS: &str = "k2 fZ2x0c7w1pX8Yd4nB6qV3mL9sK2jH5gT8rE1uW4oI0A=\n";
+
+/// Redis, three replicas and HAProxy in front of them.
+struct Cluster {
+    dir: ScratchDir,
+    redis: Redis,
+    replicas: Vec<ExampleServer>,
+    haproxy: Haproxy,
+}
+
+impl Cluster {
+    async fn start() -> Self {
+        let dir = ScratchDir::new("replicas");
+        std::fs::write(dir.path().join("keys"), KEYS).unwrap();
+        let redis = Redis::start().await;
+        let mut replicas = Vec::new();
+        for _ in 0..3 {
+            replicas.push(replica(&dir, &redis, "keys").await);
+        }
+        let backends: Vec<String> = replicas.iter().map(|r| host_port(&r.url)).collect();
+        let haproxy = Haproxy::start(&backends).await;
+        Cluster { dir, redis, replicas, haproxy }
+    }
+
+    fn url(&self) -> String {
+        format!("{}/mcp", self.haproxy.base)
+    }
+
+    /// How many listen streams each replica has opened so far.
+    fn streams(&self) -> Vec<usize> {
+        self.replicas.iter().map(streams_opened).collect()
+    }
+
+    /// The replica (0-based) that opened a listen stream since `before`
+    /// (a [`Cluster::streams`]).
+    async fn new_stream_since(&self, before: &[usize]) -> usize {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+        loop {
+            if let Some(replica) = self.streams().iter().zip(before).position(|(now, then)| now > then) {
+                return replica;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "no replica opened a listen stream");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+fn streams_opened(replica: &ExampleServer) -> usize {
+    replica.log.lock().unwrap().matches("a listen stream opened").count()
+}
+
+fn host_port(url: &str) -> String {
+    url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned()
+}
+
+async fn replica(dir: &ScratchDir, redis: &Redis, keys: &str) -> ExampleServer {
+    let mut command = tokio::process::Command::new(SERVER);
+    command
+        .args(["--redis", &redis.url(), "--state-key-file"])
+        .arg(dir.path().join(keys))
+        .env("RUST_LOG", "mcp_bridge_sdk::server=debug");
+    test_support::example_server_http(command).await
+}
+
+fn client(url: &str) -> Client {
+    let mut options = ClientOptions::new("replicas-test", "1");
+    options.capabilities = serde_json::from_value(json!({"elicitation": {}})).unwrap();
+    options.hooks.elicit_form = Some(Arc::new(|params| {
+        let answer = if params.message.contains("colour") { json!({"colour": "teal"}) } else { json!({"name": "Ada"}) };
+        Box::pin(async move {
+            Ok(serde_json::from_value::<ElicitResult>(json!({"action": "accept", "content": answer})).unwrap())
+        })
+    }));
+    Client::new(options, connect(HttpConfig::new(url)).unwrap())
+}
+
+fn text(result: &mcp_bridge_protocol::types::CallToolResult) -> &str {
+    match &result.content[0] {
+        ContentBlock::Text(t) => &t.text,
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+fn notes_filter() -> SubscriptionFilter {
+    SubscriptionFilter { resources_list_changed: Some(true), ..Default::default() }
+}
+
+/// The `notifications/resources/list_changed` a stream heard.
+type Heard = Arc<Mutex<usize>>;
+
+fn counting() -> (Heard, RequestOptions) {
+    let heard: Heard = Arc::default();
+    let counted = heard.clone();
+    let options = RequestOptions::default().with_on_notification(Arc::new(move |n| {
+        if n.method == "notifications/resources/list_changed" {
+            *counted.lock().unwrap() += 1;
+        }
+    }));
+    (heard, options)
+}
+
+async fn until(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while !condition() {
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A new note through HAProxy: a resource-list change on whichever
+/// replica serves it.
+async fn new_note(client: &Client, name: &str) {
+    let saved = client.call_tool("set_note", json!({"name": name, "text": "x"}), &RequestOptions::default()).await;
+    assert!(text(&saved.unwrap()).ends_with("saved"));
+}
+
+#[tokio::test]
+async fn input_rounds_finish_on_whichever_replica_the_retry_reaches() {
+    let cluster = Cluster::start().await;
+    let client = client(&cluster.url());
+    for _ in 0..4 {
+        let done = client.call_tool("ask_twice", json!({}), &RequestOptions::default()).await.unwrap();
+        assert_eq!(text(&done), "Ada likes teal");
+    }
+    let served = cluster.haproxy.served_by();
+    // Each call is three requests (two rounds and the answer), spread round robin.
+    let mut replicas = served.clone();
+    replicas.sort();
+    replicas.dedup();
+    assert_eq!(replicas, ["r1", "r2", "r3"], "every replica served rounds: {served:?}");
+    assert!(served.windows(2).any(|w| w[0] != w[1]), "consecutive rounds on different replicas: {served:?}");
+}
+
+#[tokio::test]
+async fn a_stream_on_one_replica_hears_changes_made_through_the_others() {
+    let cluster = Cluster::start().await;
+    let (heard, options) = counting();
+    let listener = client(&cluster.url());
+    let before = cluster.streams();
+    let stream = tokio::spawn(async move { listener.listen(notes_filter(), &options).await });
+    cluster.new_stream_since(&before).await;
+    let writer = client(&cluster.url());
+    for n in 0..6 {
+        new_note(&writer, &format!("n{n}")).await;
+    }
+    until("six list changes", || *heard.lock().unwrap() == 6).await;
+    let served = cluster.haproxy.served_by();
+    let mut replicas = served.clone();
+    replicas.sort();
+    replicas.dedup();
+    assert_eq!(replicas.len(), 3, "the changes were made on every replica: {served:?}");
+    stream.abort();
+}
+
+/// The gaps `listen_with_recovery` reported.
+type Gaps = Arc<Mutex<Vec<ListenGap>>>;
+
+/// A `listen_with_recovery` through `url`: the changes it heard, its gaps.
+fn recovering(url: &str) -> (Heard, Gaps, tokio::task::JoinHandle<Result<Value, Error>>) {
+    let (heard, options) = counting();
+    let gaps: Gaps = Arc::default();
+    let seen = gaps.clone();
+    let recovery = ListenRecovery::default()
+        .with_delay(Duration::from_millis(100))
+        .with_on_gap(Arc::new(move |gap| seen.lock().unwrap().push(*gap)));
+    let listener = client(url);
+    let task = tokio::spawn(async move {
+        listener.listen_with_recovery(notes_filter(), &recovery, &options).await.map(|r| json!(r.meta))
+    });
+    (heard, gaps, task)
+}
+
+#[tokio::test]
+async fn a_listener_whose_replica_dies_reconnects_through_haproxy_with_a_gap() {
+    let mut cluster = Cluster::start().await;
+    let before = cluster.streams();
+    let (heard, gaps, stream) = recovering(&cluster.url());
+    let holder = cluster.new_stream_since(&before).await;
+    let writer = client(&cluster.url());
+    new_note(&writer, "before").await;
+    until("the change before the kill", || *heard.lock().unwrap() == 1).await;
+    let before = cluster.streams();
+    cluster.replicas[holder].child.kill().await.unwrap();
+    until("a gap", || !gaps.lock().unwrap().is_empty()).await;
+    assert_eq!(gaps.lock().unwrap()[0].cause, GapCause::StreamLost);
+    // The new stream is on a live replica; every change acknowledged from now on reaches it.
+    let new_holder = cluster.new_stream_since(&before).await;
+    assert_ne!(new_holder, holder);
+    for n in 0..4 {
+        new_note(&writer, &format!("after{n}")).await;
+    }
+    until("the four changes after the kill", || *heard.lock().unwrap() == 5).await;
+    stream.abort();
+}
+
+#[tokio::test]
+async fn a_redis_restart_is_a_gap_for_every_listener_never_a_silent_loss() {
+    let mut cluster = Cluster::start().await;
+    let before = cluster.streams();
+    let (heard, gaps, stream) = recovering(&cluster.url());
+    cluster.new_stream_since(&before).await;
+    let writer = client(&cluster.url());
+    cluster.redis.kill().await;
+    until("the bus's loss to end the stream", || !gaps.lock().unwrap().is_empty()).await;
+    assert_eq!(gaps.lock().unwrap()[0].cause, GapCause::EventsLost);
+    // Changes made during the outage may not reach the listener: it was told.
+    new_note(&writer, "during").await;
+    let gaps_in_outage = gaps.lock().unwrap().len();
+    cluster.redis.restart().await;
+    until("the bus to come back (another gap)", || gaps.lock().unwrap().len() > gaps_in_outage).await;
+    let baseline = *heard.lock().unwrap();
+    // Once every replica is back on the bus, changes through each reach the stream.
+    let settled = tokio::time::Instant::now() + Duration::from_secs(15);
+    let mut delivered = 0;
+    while delivered < 3 {
+        let before = *heard.lock().unwrap();
+        new_note(&writer, &format!("after{delivered}")).await;
+        let waited =
+            tokio::time::timeout(Duration::from_secs(2), until("the change", || *heard.lock().unwrap() > before));
+        if waited.await.is_ok() {
+            delivered += 1;
+        } else {
+            assert!(
+                tokio::time::Instant::now() < settled,
+                "changes after the restart never arrived ({baseline} before)"
+            );
+        }
+    }
+    stream.abort();
+}
+
+#[tokio::test]
+async fn a_replica_with_another_key_ring_refuses_the_round_clearly() {
+    let cluster = Cluster::start().await;
+    std::fs::write(cluster.dir.path().join("other-keys"), OTHER_KEYS).unwrap();
+    let stranger = replica(&cluster.dir, &cluster.redis, "other-keys").await;
+    let asked = client(&cluster.url())
+        .request_raw(
+            "tools/call",
+            Map::from_iter([("name".into(), json!("ask_name"))]),
+            &RequestOptions::default().with_allow_input_required(true),
+        )
+        .await
+        .unwrap();
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    let retry = Map::from_iter([
+        ("name".into(), json!("ask_name")),
+        ("requestState".into(), asked["requestState"].clone()),
+        ("inputResponses".into(), json!({"name": {"action": "accept", "content": {"name": "Ada"}}})),
+    ]);
+    let refused = client(&stranger.url).request_raw("tools/call", retry.clone(), &RequestOptions::default()).await;
+    let Err(Error::Rpc { error }) = refused else { panic!("{refused:?}") };
+    assert_eq!(error.code, -32602);
+    assert!(error.message.contains(r#"sealed with key "k1", which this server does not hold"#), "{}", error.message);
+    let answered = client(&cluster.url()).request_raw("tools/call", retry, &RequestOptions::default()).await.unwrap();
+    assert_eq!(answered["content"][0]["text"], "Hello, Ada!");
+}
+
+#[tokio::test]
+async fn a_replica_on_redis_without_state_keys_does_not_start() {
+    let redis = Redis::start().await;
+    let output = tokio::process::Command::new(SERVER)
+        .args(["--http", "127.0.0.1:0", "--redis", &redis.url()])
+        .output()
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("no state keys") && stderr.contains("--state-key-file"), "{stderr}");
+    let unreachable = tokio::process::Command::new(SERVER)
+        .args(["--http", "127.0.0.1:0", "--redis", "redis+unix:///nonexistent/redis.sock"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&unreachable.stderr);
+    assert!(!unreachable.status.success() && stderr.contains("cannot reach Redis"), "{stderr}");
+}
