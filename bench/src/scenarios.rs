@@ -17,7 +17,9 @@ use crate::stats::{Run, median, median_by, ms};
 use crate::stdio_peer::{Dialect, StdioPeer};
 
 mod protected;
+mod replicas;
 pub use protected::protected;
+pub use replicas::replicas;
 
 /// The text of a small call: 100 bytes.
 const SMALL_TEXT: &str =

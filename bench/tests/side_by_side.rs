@@ -64,6 +64,7 @@ async fn every_scenario_measures_every_figure() {
         scenarios::legacy_http(&programs, &timing).await.unwrap(),
         scenarios::legacy_startup(&programs, &timing, &test_support::server_everything()).await.unwrap(),
         scenarios::protected(&programs, &timing).await.unwrap(),
+        scenarios::replicas(&programs, &timing).await.unwrap(),
     ];
     for section in &sections {
         assert_measured(section);
@@ -84,6 +85,7 @@ async fn every_scenario_measures_every_figure() {
     assert_eq!(sections[0].chart.series.len(), 4, "bridge, embedded, null relay, direct");
     assert_eq!(sections[6].chart.series.len(), 3, "probe, cache, forced");
     assert_eq!(sections[7].tables[0].rows.len(), 8, "authorization off, JWT, 2 introspections × 2 levels");
+    assert_eq!(sections[8].tables[0].rows.len(), 16, "2 calls × 4 setups × 2 levels");
 
     let charts = programs.scratch.join("charts");
     let text = report::write("# run", &sections, &charts, "charts").unwrap();

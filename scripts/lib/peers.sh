@@ -54,3 +54,19 @@ install_oidc_peer() {
   install_npm_peer oidc oidc-provider 9.13.3
   install_npm_peer oidc puppeteer-core 24.43.1
 }
+
+# Debian packages, each given as PACKAGE:PROGRAM, installed with apt-get
+# (as root or through sudo) when their program is missing.
+install_debian_packages() {
+  local missing="" entry
+  for entry in "$@"; do
+    [ -x "${entry#*:}" ] || missing="$missing ${entry%%:*}"
+  done
+  [ -n "$missing" ] || return 0
+  echo "installing Debian's packages:$missing" >&2
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  # shellcheck disable=SC2086 # one word per package
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
+}

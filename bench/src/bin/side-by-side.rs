@@ -15,8 +15,8 @@ use mcp_bench::programs::{Programs, TS_SERVER_VERSION, Timing};
 use mcp_bench::report::{self, Section};
 use mcp_bench::scenarios;
 
-const SCENARIOS: [&str; 8] =
-    ["stdio", "startup", "remote", "servers", "input", "legacy-http", "legacy-startup", "protected"];
+const SCENARIOS: [&str; 9] =
+    ["stdio", "startup", "remote", "servers", "input", "legacy-http", "legacy-startup", "protected", "replicas"];
 
 /// What the command line asked for.
 struct Options {
@@ -110,6 +110,7 @@ async fn run(options: &Options, programs: &Programs) -> std::io::Result<Vec<Sect
             },
             "servers" => scenarios::servers(programs, &timing).await?,
             "protected" => scenarios::protected(programs, &timing).await?,
+            "replicas" => scenarios::replicas(programs, &timing).await?,
             "legacy-http" => scenarios::legacy_http(programs, &timing).await?,
             "legacy-startup" => match &programs.server_everything {
                 Some(everything) => scenarios::legacy_startup(programs, &timing, everything).await?,
