@@ -149,10 +149,12 @@ enum Retry {
 /// 429 and 5xx but 501 are passing; 401 and 403 wait for a sign-in; other
 /// statuses are final). A closed connection ends a local upstream (the
 /// child is gone) but only one stream of a remote one (a redeploy, a
-/// proxy's idle cut).
+/// proxy's idle cut). A server that lost events (its bus between replicas
+/// was interrupted) asks for a new stream.
 fn retry_after(failed: &crate::upstream::Failed) -> Retry {
     use mcp_bridge_sdk::Error;
     match (&failed.error, failed.http_status) {
+        (error, _) if error.is_events_lost() => Retry::Backoff,
         (Error::Closed, _) if failed.remote => Retry::Backoff,
         (Error::Cancelled { .. } | Error::Rpc { .. } | Error::Closed, _) => Retry::Never,
         (_, Some(401 | 403)) => Retry::AfterSignIn,
@@ -495,5 +497,10 @@ mod retry_tests {
         assert_eq!(retry_after(&failed(broken(), Some(429), true)), Retry::Backoff);
         assert_eq!(retry_after(&failed(broken(), Some(501), true)), Retry::Never);
         assert_eq!(retry_after(&failed(broken(), Some(404), true)), Retry::Never);
+        let lost = || Error::Rpc {
+            error: ErrorObject::new(-32603, "events lost").with_data(serde_json::json!({"eventsLost": true})),
+        };
+        assert_eq!(retry_after(&failed(lost(), Some(200), true)), Retry::Backoff, "a replica's bus was interrupted");
+        assert_eq!(retry_after(&failed(lost(), None, false)), Retry::Backoff);
     }
 }

@@ -286,11 +286,14 @@ async fn a_replica_on_redis_without_state_keys_does_not_start() {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("no state keys") && stderr.contains("--state-key-file"), "{stderr}");
-    let unreachable = tokio::process::Command::new(SERVER)
-        .args(["--http", "127.0.0.1:0", "--redis", "redis+unix:///nonexistent/redis.sock"])
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&unreachable.stderr);
-    assert!(!unreachable.status.success() && stderr.contains("cannot reach Redis"), "{stderr}");
+    for url in ["redis+unix:///nonexistent/redis.sock", "redis://bus-user:hunter2-secret@127.0.0.1:1/0"] {
+        let unreachable = tokio::process::Command::new(SERVER)
+            .args(["--http", "127.0.0.1:0", "--redis", url])
+            .output()
+            .await
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&unreachable.stderr);
+        assert!(!unreachable.status.success() && stderr.contains("cannot reach Redis"), "{stderr}");
+        assert!(!stderr.contains("hunter2"), "the URL's password is never shown: {stderr}");
+    }
 }
