@@ -2,8 +2,11 @@
 //! finds lost ones. Pure: no I/O.
 //!
 //! ```text
-//! {"p": publisher id, "n": its sequence number from 1, "e": the ChangeEvent}
+//! PPPPPPPPPPPPPPPP {"p": publisher id, "n": its sequence number from 1, "e": the ChangeEvent}
 //! ```
+//!
+//! The 16 hex digits in front repeat the publisher id, so a replica drops
+//! its own events (every subscriber gets them back) without parsing them.
 //!
 //! Each publisher numbers its events; a receiver that sees a number skip
 //! knows events of that publisher were lost (a publish that failed while
@@ -31,6 +34,44 @@ pub(crate) struct Envelope {
     pub(crate) event: ChangeEvent,
 }
 
+impl Envelope {
+    /// The bytes published.
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut bytes = format!("{:016x} ", self.publisher).into_bytes();
+        // A ChangeEvent always serializes: its members are JSON already.
+        serde_json::to_writer(&mut bytes, self).expect("invariant: an envelope serializes");
+        bytes
+    }
+}
+
+/// What arrived on the bus, read as far as needed.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Received {
+    /// An event of this replica, not parsed.
+    Own,
+    /// Another replica's event.
+    Other(Envelope),
+    /// Not an envelope (another program on the channel).
+    Foreign,
+}
+
+/// Reads a message published on the bus by the replica `own` or another.
+pub(crate) fn decode(bytes: &[u8], own: u64) -> Received {
+    let Some((prefix, body)) = bytes.split_at_checked(17) else { return Received::Foreign };
+    if prefix[16] != b' ' {
+        return Received::Foreign;
+    }
+    let publisher = std::str::from_utf8(&prefix[..16]).ok().and_then(|hex| u64::from_str_radix(hex, 16).ok());
+    match publisher {
+        Some(publisher) if publisher == own => Received::Own,
+        Some(publisher) => match serde_json::from_slice::<Envelope>(body) {
+            Ok(envelope) if envelope.publisher == publisher => Received::Other(envelope),
+            _ => Received::Foreign,
+        },
+        None => Received::Foreign,
+    }
+}
+
 /// What a received envelope means for the streams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Continuity {
@@ -38,25 +79,17 @@ pub(crate) enum Continuity {
     InOrder,
     /// Events of its publisher were skipped: some were lost.
     Gap,
-    /// This replica's own event, already delivered.
-    Own,
     /// An old or repeated number: not delivered again.
     Stale,
 }
 
-/// The last sequence number seen from each publisher.
-#[derive(Debug)]
+/// The last sequence number seen from each other publisher.
+#[derive(Debug, Default)]
 pub(crate) struct SequenceTracker {
-    own: u64,
     last: HashMap<u64, u64>,
 }
 
 impl SequenceTracker {
-    /// A tracker for the replica that publishes as `own`.
-    pub(crate) fn new(own: u64) -> Self {
-        SequenceTracker { own, last: HashMap::new() }
-    }
-
     /// Forgets every publisher: after a reconnection nothing can be
     /// compared with what came before it.
     pub(crate) fn reset(&mut self) {
@@ -64,9 +97,6 @@ impl SequenceTracker {
     }
 
     pub(crate) fn observe(&mut self, envelope: &Envelope) -> Continuity {
-        if envelope.publisher == self.own {
-            return Continuity::Own;
-        }
         if self.last.len() >= MAX_PUBLISHERS && !self.last.contains_key(&envelope.publisher) {
             self.last.clear();
         }
@@ -93,7 +123,7 @@ mod tests {
 
     #[test]
     fn a_skipped_number_is_a_gap_and_each_publisher_counts_alone() {
-        let mut tracker = SequenceTracker::new(1);
+        let mut tracker = SequenceTracker::default();
         assert_eq!(tracker.observe(&from(2, 7)), Continuity::InOrder, "first sight");
         assert_eq!(tracker.observe(&from(2, 8)), Continuity::InOrder);
         assert_eq!(tracker.observe(&from(3, 1)), Continuity::InOrder);
@@ -101,17 +131,28 @@ mod tests {
         assert_eq!(tracker.observe(&from(2, 11)), Continuity::InOrder);
         assert_eq!(tracker.observe(&from(2, 11)), Continuity::Stale);
         assert_eq!(tracker.observe(&from(2, 12)), Continuity::InOrder, "a stale one moves nothing");
-        assert_eq!(tracker.observe(&from(1, 99)), Continuity::Own);
         tracker.reset();
         assert_eq!(tracker.observe(&from(2, 40)), Continuity::InOrder);
     }
 
     #[test]
-    fn envelopes_keep_their_event_on_the_wire() {
-        let task_event = ChangeEvent::ResourceUpdated { uri: "note://a".into() };
-        let envelope = Envelope { publisher: 5, sequence: 2, event: task_event };
-        let wire = serde_json::to_string(&envelope).unwrap();
-        assert_eq!(serde_json::from_str::<Envelope>(&wire).unwrap(), envelope);
-        assert!(serde_json::from_str::<Envelope>(r#"{"p":1,"n":1,"e":{"kind":"nonsense"}}"#).is_err());
+    fn envelopes_keep_their_event_on_the_wire_and_own_ones_are_not_parsed() {
+        let event = ChangeEvent::ResourceUpdated { uri: "note://a".into() };
+        let envelope = Envelope { publisher: 5, sequence: 2, event };
+        let wire = envelope.encode();
+        assert!(wire.starts_with(b"0000000000000005 {"), "{}", String::from_utf8_lossy(&wire));
+        assert_eq!(decode(&wire, 9), Received::Other(envelope.clone()));
+        assert_eq!(decode(&wire, 5), Received::Own);
+        let mut own_but_broken = b"0000000000000005 ".to_vec();
+        own_but_broken.extend_from_slice(b"not json");
+        assert_eq!(decode(&own_but_broken, 5), Received::Own, "never parsed");
+        for foreign in [
+            &b"hello"[..],
+            b"000000000000000x {}",
+            b"0000000000000001 {\"p\":2,\"n\":1,\"e\":{\"kind\":\"toolsListChanged\"}}",
+            b"0000000000000001 {\"p\":1,\"n\":1,\"e\":{\"kind\":\"nonsense\"}}",
+        ] {
+            assert_eq!(decode(foreign, 9), Received::Foreign, "{}", String::from_utf8_lossy(foreign));
+        }
     }
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
 
-use super::envelope::{Continuity, Envelope, SequenceTracker};
+use super::envelope::{Continuity, Envelope, Received, SequenceTracker, decode};
 use super::{BusSink, ChangeBus};
 use crate::server::ChangeEvent;
 use crate::task_group::TaskGroup;
@@ -107,8 +107,7 @@ impl Drop for RedisBus {
 impl ChangeBus for RedisBus {
     fn publish(&self, event: &ChangeEvent) {
         let sequence = self.sequence.fetch_add(1, Ordering::Relaxed) + 1;
-        let envelope = Envelope { publisher: self.publisher, sequence, event: event.clone() };
-        let Ok(bytes) = serde_json::to_vec(&envelope) else { return };
+        let bytes = Envelope { publisher: self.publisher, sequence, event: event.clone() }.encode();
         if let Err(mpsc::error::TrySendError::Full(_)) = self.outbox.try_send(bytes) {
             tracing::warn!("the Redis bus is behind; an event was dropped (the other replicas' listeners are told)");
         }
@@ -121,13 +120,7 @@ impl ChangeBus for RedisBus {
         let _runtime = self.runtime.enter();
         let client = start.client.clone();
         self.tasks.spawn(send_in_order(start.client, self.channel.clone(), start.connection, start.outbox));
-        self.tasks.spawn(receive(
-            client,
-            self.channel.clone(),
-            start.messages,
-            SequenceTracker::new(self.publisher),
-            sink,
-        ));
+        self.tasks.spawn(receive(client, self.channel.clone(), start.messages, self.publisher, sink));
     }
 }
 
@@ -184,17 +177,22 @@ async fn receive(
     client: ::redis::Client,
     channel: String,
     mut messages: ::redis::aio::PubSubStream,
-    mut tracker: SequenceTracker,
+    own: u64,
     sink: BusSink,
 ) {
+    let mut tracker = SequenceTracker::default();
     loop {
         while let Some(message) = messages.next().await {
-            let Ok(envelope) = serde_json::from_slice::<Envelope>(message.get_payload_bytes()) else {
-                tracing::debug!("a message on the Redis bus channel is not a change event; ignored");
-                continue;
+            let envelope = match decode(message.get_payload_bytes(), own) {
+                Received::Own => continue,
+                Received::Other(envelope) => envelope,
+                Received::Foreign => {
+                    tracing::debug!("a message on the Redis bus channel is not a change event; ignored");
+                    continue;
+                }
             };
             let alive = match tracker.observe(&envelope) {
-                Continuity::Own | Continuity::Stale => true,
+                Continuity::Stale => true,
                 Continuity::InOrder => sink.deliver(&envelope.event),
                 Continuity::Gap => sink.events_lost() && sink.deliver(&envelope.event),
             };
