@@ -8,6 +8,7 @@ use mcp_bridge_protocol::types::{Implementation, Resource, ResourceContents};
 use mcp_bridge_sdk::server::{ChangeEvent, InProcessBus};
 use mcp_bridge_sdk::{Reply, Server};
 use serde_json::{Value, json};
+use test_support::until;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 fn replica(bus: &InProcessBus) -> Server {
@@ -19,14 +20,6 @@ fn replica(bus: &InProcessBus) -> Server {
             Ok(Reply::Complete(vec![contents]))
         })
         .build()
-}
-
-async fn until(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !condition() {
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
 }
 
 #[tokio::test]

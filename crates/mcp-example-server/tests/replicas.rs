@@ -12,8 +12,8 @@ use mcp_bridge_sdk::client::{GapCause, ListenGap, ListenRecovery};
 use mcp_bridge_sdk::transport::http::{HttpConfig, connect};
 use mcp_bridge_sdk::{Client, ClientOptions, Error, RequestOptions};
 use serde_json::{Map, Value, json};
-use test_support::ExampleServer;
 use test_support::scale::{Haproxy, Redis, ScratchDir};
+use test_support::{ExampleServer, until};
 
 const SERVER: &str = env!("CARGO_BIN_EXE_mcp-example-server");
 const KEYS: &str = "# the replicas' ring\nk1 q0Jm1Ck8Pq3zkGm3yN7m1rWw3XlH8oQb7K9v2bT5eEc=\n";
@@ -116,14 +116,6 @@ fn counting() -> (Heard, RequestOptions) {
         }
     }));
     (heard, options)
-}
-
-async fn until(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    while !condition() {
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// A new note through HAProxy: a resource-list change on whichever

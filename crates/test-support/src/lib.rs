@@ -334,6 +334,15 @@ pub async fn stderr_line_and_log<T>(
     })
     .await
     .unwrap_or_else(|_| panic!("{who} was not ready in time"));
+    (found, kept_lines(lines))
+}
+
+/// Reads `lines` to their end on a task, keeping them, so the writer
+/// never blocks on a full pipe.
+pub fn kept_lines<R>(mut lines: Lines<R>) -> Arc<Mutex<String>>
+where
+    R: tokio::io::AsyncBufRead + Unpin + Send + 'static,
+{
     let log = Arc::new(Mutex::new(String::new()));
     let kept = log.clone();
     tokio::spawn(async move {
@@ -343,7 +352,18 @@ pub async fn stderr_line_and_log<T>(
             log.push('\n');
         }
     });
-    (found, log)
+    log
+}
+
+/// Waits until `condition` holds, checking every 10 ms for at most 15 s
+/// of the test's clock (virtual on a paused clock); panics naming `what`.
+/// For states no event announces; an event is better where there is one.
+pub async fn until(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while !condition() {
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 /// A running `mcp-example-server --http`: ended on drop.

@@ -104,7 +104,7 @@ impl Redis {
         })
         .await
         .expect("redis-server was not ready in time");
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        crate::kept_lines(lines);
         self.child = Some(child);
     }
 }
@@ -158,16 +158,7 @@ impl Haproxy {
             .kill_on_drop(true)
             .spawn()
             .unwrap();
-        let log = Arc::new(Mutex::new(String::new()));
-        let kept = log.clone();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        tokio::spawn(async move {
-            while let Ok(Some(line)) = lines.next_line().await {
-                let mut log = kept.lock().unwrap_or_else(|e| e.into_inner());
-                log.push_str(&line);
-                log.push('\n');
-            }
-        });
+        let log = crate::kept_lines(BufReader::new(child.stderr.take().unwrap()).lines());
         let deadline = tokio::time::Instant::now() + LINE_DEADLINE;
         while tokio::net::TcpStream::connect(&bind).await.is_err() {
             assert!(tokio::time::Instant::now() < deadline, "haproxy did not listen in time: {}", log.lock().unwrap());

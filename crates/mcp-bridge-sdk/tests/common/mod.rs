@@ -47,14 +47,8 @@ pub(crate) async fn listening(
     stream
 }
 
-/// Waits until `condition` holds, checking every 5 ms for at most 10 s of
-/// the test's clock (virtual on a paused clock); panics naming `what`.
-/// For states no event announces; an event is better where there is one.
+/// See [`test_support::until`].
 #[allow(dead_code)]
-pub(crate) async fn until(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !condition() {
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
+pub(crate) async fn until(what: &str, condition: impl FnMut() -> bool) {
+    test_support::until(what, condition).await;
 }
