@@ -58,6 +58,8 @@ pub use request_state::DEFAULT_STATE_TTL;
 pub use skills::SkillPackage;
 pub use state_keys::{StateKey, StateKeys};
 pub use subscriptions::ChangeEvent;
+#[cfg(all(feature = "tasks", feature = "redis"))]
+pub use tasks::redis::{RedisTaskStore, RedisTaskStoreError};
 #[cfg(feature = "tasks")]
 pub use tasks::{TaskContext, TaskOptions, TaskSupport, TaskWork};
 #[cfg(feature = "schemars")]

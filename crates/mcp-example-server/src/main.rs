@@ -10,12 +10,12 @@ use std::time::Duration;
 
 use mcp_bridge_sdk::Server;
 use mcp_bridge_sdk::limits::ServerLimits;
-use mcp_bridge_sdk::server::StateKeys;
 use mcp_bridge_sdk::server::bus::redis::RedisBus;
 use mcp_bridge_sdk::server::http::HttpOptions;
 use mcp_bridge_sdk::server::protect::introspection::{IntrospectionConfig, IntrospectionValidator};
 use mcp_bridge_sdk::server::protect::jwt::{JwtConfig, JwtValidator};
 use mcp_bridge_sdk::server::protect::{ProtectedResource, Protection, TokenValidator};
+use mcp_bridge_sdk::server::{RedisTaskStore, StateKeys};
 use mcp_example_server::{NOTES_READ, NOTES_WRITE, example_builder};
 
 const USAGE: &str = "mcp-example-server: an MCP 2026-07-28 server on stdin/stdout, which 2025-11-25
@@ -23,7 +23,7 @@ clients (VS Code, Claude Desktop, Cursor) can use directly too
 
 Usage: mcp-example-server [--http ADDR [--auth-issuer URL [--auth-audience URL]
                                          [--auth-introspection [--auth-introspection-cache SECONDS]]]
-                                        [--redis URL --state-key-file FILE]]
+                                        [--redis URL --state-key-file FILE [--task-lease SECONDS]]]
                           [--max-line-bytes N] [--max-in-flight N]
 
 Options:
@@ -44,13 +44,17 @@ Options:
                        30; 0 asks every time, so a revocation counts at once)
   --redis URL          with --http: one replica of several behind a load
                        balancer; change events go to every replica's listen
-                       streams through Redis pub/sub (redis://host:port)
+                       streams through Redis pub/sub, and tasks are kept in
+                       Redis so any replica answers for them
+                       (redis://host:port)
   --state-key-file FILE
                        the keys that seal requestState, the same file on
                        every replica (needed with --redis): one `ID SECRET`
                        line per key, SECRET 32 bytes of base64
                        (`openssl rand -base64 32`); the first line seals,
                        every line opens
+  --task-lease SECONDS with --redis: how long a task whose replica stopped
+                       stays working before it fails (default 10)
   --max-line-bytes N   longest accepted request line (default 67108864)
   --max-in-flight N    requests handled at once (default 256)
   -h, --help           this text
@@ -66,13 +70,14 @@ struct Settings {
     introspection_cache: Option<Duration>,
     redis: Option<String>,
     state_key_file: Option<String>,
+    task_lease: Option<Duration>,
 }
 
 /// Reads the command line, or says what is wrong; `None` after --help.
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>, String> {
     let mut limits = ServerLimits::default();
     let (mut http, mut auth_issuer, mut auth_audience, mut introspection) = (None, None, None, false);
-    let (mut introspection_cache, mut redis, mut state_key_file) = (None, None, None);
+    let (mut introspection_cache, mut redis, mut state_key_file, mut task_lease) = (None, None, None, None);
     while let Some(arg) = args.next() {
         let mut number = |name: &str| -> Result<usize, String> {
             let value = args.next().ok_or_else(|| format!("{name} needs a value"))?;
@@ -88,6 +93,12 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>
             }
             "--redis" => redis = Some(args.next().ok_or("--redis needs a URL such as redis://127.0.0.1:6379")?),
             "--state-key-file" => state_key_file = Some(args.next().ok_or("--state-key-file needs a file")?),
+            "--task-lease" => {
+                let value = args.next().ok_or("--task-lease needs a number of seconds")?;
+                let seconds = value.parse::<f64>().ok().filter(|s| s.is_finite() && *s > 0.0);
+                let seconds = seconds.ok_or_else(|| format!("--task-lease needs a positive number, not {value:?}"))?;
+                task_lease = Some(Duration::from_secs_f64(seconds));
+            }
             "--max-line-bytes" => limits.max_line_bytes = number("--max-line-bytes")?,
             "--max-in-flight" => limits.max_in_flight = number("--max-in-flight")?,
             "--help" | "-h" => {
@@ -113,6 +124,9 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>
     if http.is_none() && redis.is_some() {
         return Err("--redis links replicas of the HTTP endpoint: give --http too".into());
     }
+    if task_lease.is_some() && redis.is_none() {
+        return Err("--task-lease is the lease of tasks kept in Redis: give --redis too".into());
+    }
     Ok(Some(Settings {
         limits,
         http,
@@ -122,6 +136,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>
         introspection_cache,
         redis,
         state_key_file,
+        task_lease,
     }))
 }
 
@@ -146,7 +161,7 @@ fn main() -> ExitCode {
         }
     };
     let served = runtime.block_on(async move {
-        let server = replica(settings.limits, settings.redis.as_deref(), settings.state_key_file.as_deref()).await?;
+        let server = replica(&settings).await?;
         match settings.http {
             None => mcp_bridge::embed::serve_stdio_vscode(&server).await.map(|_path| ()),
             Some(addr) => {
@@ -177,19 +192,22 @@ fn main() -> ExitCode {
     }
 }
 
-/// The example server, as one replica of several when `redis` is given
-/// (its change events shared there, its `requestState` sealed with the
-/// keys of `key_file`).
-async fn replica(limits: ServerLimits, redis: Option<&str>, key_file: Option<&str>) -> std::io::Result<Server> {
-    let mut builder = example_builder(limits);
-    if let Some(file) = key_file {
+/// The example server, as one replica of several when `--redis` is given
+/// (its change events and tasks shared there, its `requestState` sealed
+/// with the keys of `--state-key-file`).
+async fn replica(settings: &Settings) -> std::io::Result<Server> {
+    let mut builder = example_builder(settings.limits.clone());
+    if let Some(file) = &settings.state_key_file {
         builder = builder.state_keys(StateKeys::from_file(file).map_err(std::io::Error::other)?);
     }
-    if let Some(url) = redis {
-        let bus = RedisBus::connect(url, "mcp-example-server:changes")
-            .await
-            .map_err(|e| std::io::Error::other(format!("--redis: {e}")))?;
-        builder = builder.change_bus(Arc::new(bus));
+    if let Some(url) = &settings.redis {
+        let redis_error = |e: &dyn std::fmt::Display| std::io::Error::other(format!("--redis: {e}"));
+        let bus = RedisBus::connect(url, "mcp-example-server:changes").await.map_err(|e| redis_error(&e))?;
+        let mut tasks = RedisTaskStore::connect(url, "mcp-example-server").await.map_err(|e| redis_error(&e))?;
+        if let Some(lease) = settings.task_lease {
+            tasks = tasks.with_lease(lease);
+        }
+        builder = builder.change_bus(Arc::new(bus)).task_store(tasks);
     }
     builder.try_build().map_err(|e| std::io::Error::other(format!("{e} (--state-key-file)")))
 }

@@ -1,22 +1,29 @@
 //! Three replicas of `mcp-example-server --http --redis --state-key-file`
 //! behind HAProxy (round robin, no stickiness), with a real Redis: input
 //! rounds whose retries land on other replicas, listen streams hearing
-//! changes made through the others, a replica killed under its listener,
-//! Redis restarted, and a replica with another key ring.
+//! changes made through the others, tasks followed, answered and cancelled
+//! through replicas other than their own, a task's replica killed, a
+//! replica killed under its listener, Redis restarted, and a replica with
+//! another key ring.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_bridge_protocol::types::{ContentBlock, ElicitResult, SubscriptionFilter};
-use mcp_bridge_sdk::client::{GapCause, ListenGap, ListenRecovery};
+use mcp_bridge_protocol::types::{ContentBlock, ElicitResult, InputResponses, SubscriptionFilter, Task, TaskStatus};
+use mcp_bridge_sdk::client::{GapCause, ListenGap, ListenRecovery, ToolOutcome};
+use mcp_bridge_sdk::limits::ServerLimits;
+use mcp_bridge_sdk::server::{BuildError, RedisTaskStore};
 use mcp_bridge_sdk::transport::http::{HttpConfig, connect};
-use mcp_bridge_sdk::{Client, ClientOptions, Error, RequestOptions};
+use mcp_bridge_sdk::{Client, ClientOptions, Error, RequestOptions, Server};
+use mcp_example_server::example_builder;
 use serde_json::{Map, Value, json};
 use test_support::scale::{Haproxy, Redis, ScratchDir};
 use test_support::{ExampleServer, until};
 
 const SERVER: &str = env!("CARGO_BIN_EXE_mcp-example-server");
 const KEYS: &str = "# the replicas' ring\nk1 q0Jm1Ck8Pq3zkGm3yN7m1rWw3XlH8oQb7K9v2bT5eEc=\n";
+/// Short, so a task whose replica died fails soon.
+const TASK_LEASE: Duration = Duration::from_secs(1);
 const OTHER_KEYS: &str = "k2 fZ2x0c7w1pX8Yd4nB6qV3mL9sK2jH5gT8rE1uW4oI0A=\n";
 
 /// Redis, three replicas and HAProxy in front of them.
@@ -75,15 +82,17 @@ fn host_port(url: &str) -> String {
 async fn replica(dir: &ScratchDir, redis: &Redis, keys: &str) -> ExampleServer {
     let mut command = tokio::process::Command::new(SERVER);
     command
-        .args(["--redis", &redis.url(), "--state-key-file"])
+        .args(["--redis", &redis.url(), "--task-lease", &TASK_LEASE.as_secs_f64().to_string(), "--state-key-file"])
         .arg(dir.path().join(keys))
-        .env("RUST_LOG", "mcp_bridge_sdk::server=debug");
+        .env("RUST_LOG", "mcp_bridge_sdk::server=debug,mcp_bridge_sdk::server::tasks=trace");
     test_support::example_server_http(command).await
 }
 
 fn client(url: &str) -> Client {
     let mut options = ClientOptions::new("replicas-test", "1");
-    options.capabilities = serde_json::from_value(json!({"elicitation": {}})).unwrap();
+    options.capabilities =
+        serde_json::from_value(json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}))
+            .unwrap();
     options.hooks.elicit_form = Some(Arc::new(|params| {
         let answer = if params.message.contains("colour") { json!({"colour": "teal"}) } else { json!({"name": "Ada"}) };
         Box::pin(async move {
@@ -288,4 +297,109 @@ async fn a_replica_on_redis_without_state_keys_does_not_start() {
         assert!(!unreachable.status.success() && stderr.contains("cannot reach Redis"), "{stderr}");
         assert!(!stderr.contains("hunter2"), "the URL's password is never shown: {stderr}");
     }
+}
+
+#[tokio::test]
+async fn shared_tasks_need_the_replicas_bus_and_tasks_offered() {
+    let redis = Redis::start().await;
+    let url = redis.url();
+    let store = || RedisTaskStore::connect(&url, "build-test");
+    let without_bus = example_builder(ServerLimits::default()).task_store(store().await.unwrap()).try_build();
+    assert_eq!(without_bus.err(), Some(BuildError::SharedTasksWithoutBus));
+    let info = mcp_bridge_protocol::types::Implementation::new("no-tasks", "1");
+    let without_tasks = Server::builder(info).task_store(store().await.unwrap()).try_build();
+    assert_eq!(without_tasks.err(), Some(BuildError::TaskStoreWithoutTasks));
+    let bad_url = RedisTaskStore::connect("http://not-redis", "x").await.unwrap_err();
+    assert!(bad_url.to_string().starts_with("not a Redis URL"), "{bad_url}");
+}
+
+/// A task of `long_job` made through HAProxy, and the replica (0-based)
+/// that runs it.
+async fn long_job(cluster: &Cluster, client: &Client, arguments: Value) -> (Task, usize) {
+    let outcome = client.call_tool_or_task("long_job", arguments, &RequestOptions::default()).await.unwrap();
+    let ToolOutcome::Task(task) = outcome else { panic!("a task was expected: {outcome:?}") };
+    let started = format!("a task started task={}", task.task_id);
+    let owner = || cluster.replicas.iter().position(|r| lines_with(r, &started) == 1);
+    until("the replica of the new task", || owner().is_some()).await;
+    (task, owner().unwrap())
+}
+
+/// Polls `tasks/get` through `client` until the task is `status`.
+async fn until_status(client: &Client, task_id: &str, status: TaskStatus) -> Task {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let task = client.get_task(task_id, &RequestOptions::default()).await.unwrap();
+        if task.status == status {
+            return task;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the task stayed {:?}, not {status:?}: {task:?}", task.status);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn lines_with(replica: &ExampleServer, needle: &str) -> usize {
+    replica.log.lock().unwrap().matches(needle).count()
+}
+
+#[tokio::test]
+async fn a_task_is_followed_answered_and_finished_through_replicas_other_than_its_own() {
+    let cluster = Cluster::start().await;
+    let balanced = client(&cluster.url());
+    let (task, owner) = long_job(&cluster, &balanced, json!({"seconds": 0.1, "confirm": true})).await;
+    let (second, third) =
+        (client(&cluster.replicas[(owner + 1) % 3].url), client(&cluster.replicas[(owner + 2) % 3].url));
+
+    let asking = until_status(&second, &task.task_id, TaskStatus::InputRequired).await;
+    assert!(asking.input_requests.unwrap().contains_key("confirm"));
+    let answer: InputResponses =
+        serde_json::from_value(json!({"confirm": {"action": "accept", "content": {"run": true}}})).unwrap();
+    second.update_task(&task.task_id, answer, &RequestOptions::default()).await.unwrap();
+
+    let done = until_status(&third, &task.task_id, TaskStatus::Completed).await;
+    let result = mcp_bridge_sdk::client::task_result(&done).unwrap();
+    assert_eq!(text(&result), "job done after 0.1 s");
+    // Through HAProxy too, whichever replica answers.
+    for _ in 0..3 {
+        assert_eq!(until_status(&balanced, &task.task_id, TaskStatus::Completed).await.status, TaskStatus::Completed);
+    }
+}
+
+#[tokio::test]
+async fn a_task_cancelled_on_another_replica_stops_on_its_own() {
+    let cluster = Cluster::start().await;
+    let balanced = client(&cluster.url());
+    let (task, owner) = long_job(&cluster, &balanced, json!({"seconds": 60})).await;
+    let other = client(&cluster.replicas[(owner + 1) % 3].url);
+    other.cancel_task(&task.task_id, &RequestOptions::default()).await.unwrap();
+
+    let cancelled = until_status(&balanced, &task.task_id, TaskStatus::Cancelled).await;
+    assert_eq!(cancelled.status_message.as_deref(), Some("Cancelled by the client"));
+    let stopped = format!("the task was settled elsewhere; stopping its work task={}", task.task_id);
+    until("the owner to stop the cancelled work", || lines_with(&cluster.replicas[owner], &stopped) == 1).await;
+    // A cancelled task stays cancelled: an answer or a second cancel changes nothing.
+    other.cancel_task(&task.task_id, &RequestOptions::default()).await.unwrap();
+    assert_eq!(until_status(&other, &task.task_id, TaskStatus::Cancelled).await, cancelled);
+}
+
+#[tokio::test]
+async fn a_task_whose_replica_died_fails_once_its_lease_runs_out() {
+    let mut cluster = Cluster::start().await;
+    let balanced = client(&cluster.url());
+    let (task, owner) = long_job(&cluster, &balanced, json!({"seconds": 60})).await;
+    let other = client(&cluster.replicas[(owner + 1) % 3].url);
+
+    // Renewed four times (a third of the lease apart), the lease outlived
+    // its first term: the task is working still.
+    let renewed = format!("renewed a running task's lease task={}", task.task_id);
+    until("four renewals of the lease", || lines_with(&cluster.replicas[owner], &renewed) >= 4).await;
+    assert_eq!(other.get_task(&task.task_id, &RequestOptions::default()).await.unwrap().status, TaskStatus::Working);
+
+    cluster.replicas[owner].child.kill().await.unwrap();
+    let failed = until_status(&balanced, &task.task_id, TaskStatus::Failed).await;
+    let message = failed.status_message.unwrap();
+    assert!(message.contains("replica running this task stopped"), "{message}");
+    assert_eq!(failed.error.unwrap().code, -32603);
+    // Every replica agrees.
+    let last = client(&cluster.replicas[(owner + 2) % 3].url);
+    assert_eq!(until_status(&last, &task.task_id, TaskStatus::Failed).await.status, TaskStatus::Failed);
 }

@@ -48,6 +48,8 @@ pub struct ServerBuilder {
     scopes: super::protect::RequiredScopes,
     #[cfg(feature = "tasks")]
     tasks: Option<TaskOptions>,
+    #[cfg(feature = "tasks")]
+    task_store: Option<tasks::TaskStore>,
     #[cfg(feature = "skills")]
     skills: Vec<SkillPackage>,
 }
@@ -149,6 +151,18 @@ impl ServerBuilder {
     #[cfg(feature = "tasks")]
     pub fn tasks(mut self, options: TaskOptions) -> Self {
         self.tasks = Some(options);
+        self
+    }
+
+    /// Keeps the tasks in Redis, shared by this server's replicas, instead
+    /// of in memory: `tasks/get`, `tasks/update` and `tasks/cancel` work on
+    /// any replica, and a task whose replica died ends as failed once its
+    /// lease runs out. Needs [`ServerBuilder::tasks`] and a change bus
+    /// between processes ([`ServerBuilder::change_bus`]): the replica
+    /// running a task hears there what the others did to it.
+    #[cfg(all(feature = "tasks", feature = "redis"))]
+    pub fn task_store(mut self, store: super::RedisTaskStore) -> Self {
+        self.task_store = Some(tasks::TaskStore::Redis(Box::new(store)));
         self
     }
 
@@ -331,6 +345,17 @@ impl ServerBuilder {
         let audience = self.state_audience.unwrap_or_else(|| self.info.name.clone());
         let sealer = request_state::StateSealer::new(keys, audience, self.state_ttl);
         let hub = Arc::new(subscriptions::Hub::new(self.bus.clone()));
+        #[cfg(feature = "tasks")]
+        let tasks = match (self.tasks, self.task_store) {
+            (None, None) => None,
+            (None, Some(_)) => return Err(BuildError::TaskStoreWithoutTasks),
+            (Some(_), Some(store)) if store.is_shared() && !shared => return Err(BuildError::SharedTasksWithoutBus),
+            (Some(options), store) => {
+                let memory = || tasks::TaskStore::Memory(tasks::MemoryTasks::new(options.ttl, options.max_tasks));
+                let store = store.unwrap_or_else(memory);
+                Some(tasks::TaskRegistry::start(options, store, hub.clone()))
+            }
+        };
         if let Some(bus) = &self.bus {
             bus.attach(BusSink::new(&hub));
         }
@@ -345,7 +370,7 @@ impl ServerBuilder {
                 completion: self.completion,
                 offers: self.offers,
                 #[cfg(feature = "tasks")]
-                tasks: self.tasks.map(|options| Arc::new(tasks::TaskRegistry::new(options, hub.clone()))),
+                tasks,
                 #[cfg(feature = "skills")]
                 skills: (!self.skills.is_empty()).then(|| skills::SkillCatalog::new(self.skills)),
                 hub,
@@ -371,6 +396,16 @@ pub enum BuildError {
         "this server has replicas (its change bus crosses processes) but no state keys: give every replica the same key ring (ServerBuilder::state_keys, a key file)"
     )]
     ReplicasWithoutStateKeys,
+    /// A task store was given but the server offers no tasks.
+    #[error("a task store was given but the server offers no tasks (ServerBuilder::tasks)")]
+    TaskStoreWithoutTasks,
+    /// The tasks are shared with other processes but the change bus is
+    /// not: the replica running a task would not hear of an answer or a
+    /// cancel another replica received.
+    #[error(
+        "the task store is shared with other replicas but the change bus is not: give the server the replicas' bus too (ServerBuilder::change_bus)"
+    )]
+    SharedTasksWithoutBus,
 }
 
 impl Server {
@@ -395,6 +430,8 @@ impl Server {
             scopes: Default::default(),
             #[cfg(feature = "tasks")]
             tasks: None,
+            #[cfg(feature = "tasks")]
+            task_store: None,
             #[cfg(feature = "skills")]
             skills: Vec::new(),
         }

@@ -56,7 +56,7 @@ impl BusSink {
     /// Delivers an event another member published to this server's streams
     /// that asked for it. False once the server is gone (the bus can stop).
     pub fn deliver(&self, event: &ChangeEvent) -> bool {
-        self.hub.upgrade().map(|hub| hub.deliver(event)).is_some()
+        self.hub.upgrade().map(|hub| hub.deliver_remote(event)).is_some()
     }
 
     /// Ends every listen stream of the server with the events-lost error:

@@ -301,7 +301,7 @@ impl Server {
             #[cfg(feature = "tasks")]
             Reply::Task(work) => match &self.inner.tasks {
                 Some(registry) if method == ToolsCall::NAME && tasks::declares_tasks(&ctx.client_capabilities) => {
-                    to_value(&registry.create(work, ctx.client_capabilities.clone())?)
+                    to_value(&registry.create(work, ctx.client_capabilities.clone()).await?)
                 }
                 // No task for this client: the work runs before the answer.
                 _ => to_value(&(work.0)(TaskContext::inline()).await.map_err(ServerFault::Handler)?),
@@ -425,12 +425,20 @@ impl Server {
 
     /// Narrows a filter to what this server can send: the lists it
     /// offers, and the tasks it knows.
-    fn agreed_filter(&self, wanted: SubscriptionFilter) -> SubscriptionFilter {
+    async fn agreed_filter(&self, wanted: SubscriptionFilter) -> SubscriptionFilter {
         let offers = self.inner.offers;
         let keep = |on: bool, v: Option<bool>| if on { v.filter(|b| *b) } else { None };
         #[cfg(feature = "tasks")]
         let task_ids = match (&self.inner.tasks, wanted.task_ids) {
-            (Some(registry), Some(ids)) => Some(ids.into_iter().filter(|id| registry.exists(id)).collect()),
+            (Some(registry), Some(ids)) => {
+                let mut known = Vec::with_capacity(ids.len());
+                for id in ids {
+                    if registry.exists(&id).await {
+                        known.push(id);
+                    }
+                }
+                Some(known)
+            }
             _ => None,
         };
         #[cfg(not(feature = "tasks"))]
@@ -475,7 +483,7 @@ impl Server {
         }
         let task_id = required_str(params, "taskId")?;
         match method {
-            TasksGet::NAME => to_value(&registry.get(&task_id)?),
+            TasksGet::NAME => to_value(&registry.get(&task_id).await?),
             TasksUpdate::NAME => {
                 let responses: InputResponses = match params.get("inputResponses") {
                     Some(v @ Value::Object(_)) => serde_json::from_value(v.clone())
@@ -511,7 +519,7 @@ impl Server {
             let required = tasks::tasks_capability();
             return Some(Err(ServerFault::Handler(HandlerError::missing_capability(required))));
         }
-        let agreed = self.agreed_filter(filter);
+        let agreed = self.agreed_filter(filter).await;
         // The acknowledgment is queued before the stream can receive events.
         let ack = subscriptions::acknowledgment(&id, &agreed);
         if conn.out.send(Message::Notification(ack)).await.is_err() {

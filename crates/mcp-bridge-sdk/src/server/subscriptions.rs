@@ -98,12 +98,37 @@ pub(crate) struct StreamEnd {
 pub(crate) struct Hub {
     streams: Mutex<Vec<Stream>>,
     bus: Option<Arc<dyn ChangeBus>>,
+    remote_tasks: std::sync::OnceLock<RemoteTaskWatcher>,
+}
+
+/// Told the id of each task event another replica published.
+pub(crate) struct RemoteTaskWatcher(Box<dyn Fn(&str) + Send + Sync>);
+
+impl std::fmt::Debug for RemoteTaskWatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RemoteTaskWatcher")
+    }
 }
 
 impl Hub {
     /// A hub whose published events also go on `bus`.
     pub(crate) fn new(bus: Option<Arc<dyn ChangeBus>>) -> Self {
-        Hub { streams: Mutex::default(), bus }
+        Hub { streams: Mutex::default(), bus, remote_tasks: std::sync::OnceLock::new() }
+    }
+
+    /// Calls `watcher` with the task id of each task event another replica
+    /// publishes (the replica running that task reads its record again).
+    pub(crate) fn watch_remote_tasks(&self, watcher: Box<dyn Fn(&str) + Send + Sync>) {
+        let _ = self.remote_tasks.set(RemoteTaskWatcher(watcher));
+    }
+
+    /// An event another replica published: to the streams, and to the
+    /// task watcher.
+    pub(crate) fn deliver_remote(&self, event: &ChangeEvent) {
+        self.deliver(event);
+        if let (ChangeEvent::Task(task), Some(watcher)) = (event, self.remote_tasks.get()) {
+            (watcher.0)(&task.task_id);
+        }
     }
 
     /// Adds a stream and returns what ends it.

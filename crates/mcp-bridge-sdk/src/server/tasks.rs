@@ -6,25 +6,28 @@
 //! that did not declare the extension, runs it before answering.
 //!
 //! Task ids are 128 random bits: a task is reachable only by whoever was
-//! given its id. Tasks live in memory for their TTL.
+//! given its id. Tasks live for their TTL in the server's memory or, for a
+//! server with replicas, in Redis ([`redis::RedisTaskStore`]), where any
+//! replica answers for them and a task whose replica died ends as failed.
 
-use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use mcp_bridge_protocol::types::{
-    ClientCapabilities, InputRequests, InputResponses, ResultType, TASKS_EXTENSION, Task, TaskStatus,
-};
-use serde::Serialize;
-use serde_json::{Map, Value, json};
-use tokio::sync::Notify;
-use tokio_util::sync::CancellationToken;
+use mcp_bridge_protocol::types::{ClientCapabilities, InputRequests, InputResponses, TASKS_EXTENSION};
+use serde_json::{Value, json};
 
 use super::Reply;
-use super::subscriptions::{ChangeEvent, Hub};
 use crate::BoxFuture;
-use crate::error::{HandlerError, ServerFault};
-use crate::task_group::TaskGroup;
+use crate::error::HandlerError;
+
+mod record;
+#[cfg(feature = "redis")]
+pub(crate) mod redis;
+mod registry;
+mod store;
+
+pub(crate) use registry::TaskRegistry;
+pub(crate) use store::{MemoryTasks, TaskStore};
 
 /// How a server keeps its tasks.
 #[derive(Debug, Clone)]
@@ -35,8 +38,9 @@ pub struct TaskOptions {
     pub ttl: Option<Duration>,
     /// The polling interval suggested to clients (`pollIntervalMs`).
     pub poll_interval: Duration,
-    /// The most tasks kept at once; a new one beyond it is refused (-32603)
-    /// so a client cannot make the server hold unbounded state.
+    /// The most tasks kept at once (with a shared store: running on this
+    /// replica); a new one beyond it is refused (-32603) so a client cannot
+    /// make the server hold unbounded state.
     pub max_tasks: usize,
 }
 
@@ -126,7 +130,7 @@ impl TaskContext {
     pub async fn set_status_message(&self, message: impl Into<String>) {
         if let Some((id, registry)) = &self.task {
             let message = message.into();
-            registry.change(id, |entry| entry.status_message = Some(message)).await;
+            registry.set_status_message(id, &message).await;
         }
     }
 }
@@ -139,270 +143,6 @@ pub(crate) fn tasks_capability() -> Value {
 /// Whether a request's client declared the extension.
 pub(crate) fn declares_tasks(capabilities: &ClientCapabilities) -> bool {
     capabilities.extensions.as_ref().is_some_and(|e| e.contains_key(TASKS_EXTENSION))
-}
-
-/// One task's state.
-struct Entry {
-    status: TaskStatus,
-    status_message: Option<String>,
-    created: SystemTime,
-    updated: SystemTime,
-    result: Option<Map<String, Value>>,
-    error: Option<mcp_bridge_protocol::ErrorObject>,
-    /// Input requests not answered yet.
-    outstanding: InputRequests,
-    /// Answers to the current round, until it is complete.
-    answers: InputResponses,
-    /// Every input key the task used (keys are never reused).
-    used_keys: BTreeSet<String>,
-    /// The capabilities of the client that created it.
-    capabilities: ClientCapabilities,
-    /// Wakes the work waiting for its input.
-    answered: Arc<Notify>,
-    /// Stops the work.
-    cancel: Option<CancellationToken>,
-}
-
-/// Every task of a server.
-pub(crate) struct TaskRegistry {
-    tasks: Mutex<HashMap<String, Entry>>,
-    options: TaskOptions,
-    hub: Arc<Hub>,
-    /// The work of every task: it ends when cancelled or with the server.
-    work: TaskGroup,
-}
-
-impl std::fmt::Debug for TaskRegistry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TaskRegistry").field("options", &self.options).finish_non_exhaustive()
-    }
-}
-
-fn not_found() -> ServerFault {
-    ServerFault::Handler(HandlerError::invalid_params("Failed to retrieve task: Task not found"))
-}
-
-impl TaskRegistry {
-    pub(crate) fn new(options: TaskOptions, hub: Arc<Hub>) -> Self {
-        TaskRegistry { tasks: Mutex::default(), options, hub, work: TaskGroup::default() }
-    }
-
-    /// Ends the work of every task (the server is gone).
-    pub(crate) fn stop_work(&self) {
-        self.work.cancel();
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
-        self.tasks.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn expired(&self, entry: &Entry, now: SystemTime) -> bool {
-        self.options.ttl.is_some_and(|ttl| entry.created + ttl <= now)
-    }
-
-    /// The wire form of a task.
-    fn snapshot(&self, id: &str, entry: &Entry) -> Task {
-        Task {
-            result_type: None,
-            task_id: id.to_owned(),
-            status: entry.status,
-            status_message: entry.status_message.clone(),
-            created_at: iso8601(entry.created),
-            last_updated_at: iso8601(entry.updated),
-            ttl_ms: self.options.ttl.map(|t| t.as_millis() as u64),
-            poll_interval_ms: Some((self.options.poll_interval.as_millis() as u64).max(1)),
-            input_requests: (entry.status == TaskStatus::InputRequired).then(|| entry.outstanding.clone()),
-            result: entry.result.clone(),
-            error: entry.error.clone(),
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-
-    /// Stores a new task and starts its work; returns the
-    /// `CreateTaskResult` once `tasks/get` can find it.
-    pub(crate) fn create<R: Serialize + Send + 'static>(
-        self: &Arc<Self>,
-        work: TaskWork<R>,
-        capabilities: ClientCapabilities,
-    ) -> Result<Task, ServerFault> {
-        let id = new_task_id();
-        let now = crate::clock::system_now();
-        let created = {
-            let mut tasks = self.lock();
-            tasks.retain(|_, e| !self.expired(e, now));
-            if tasks.len() >= self.options.max_tasks {
-                return Err(ServerFault::Handler(HandlerError::internal(format!(
-                    "Too many tasks (limit {})",
-                    self.options.max_tasks
-                ))));
-            }
-            let entry = Entry {
-                status: TaskStatus::Working,
-                status_message: None,
-                created: now,
-                updated: now,
-                result: None,
-                error: None,
-                outstanding: InputRequests::new(),
-                answers: InputResponses::new(),
-                used_keys: BTreeSet::new(),
-                capabilities,
-                answered: Arc::new(Notify::new()),
-                cancel: None,
-            };
-            let created = self.snapshot(&id, &entry);
-            tasks.insert(id.clone(), entry);
-            created
-        };
-        let ctx = TaskContext { task: Some((id.clone(), self.clone())) };
-        // Known before the work starts, so a cancel right after creation stops it.
-        let cancel = self.work.child_token();
-        if let Some(entry) = self.lock().get_mut(&id) {
-            entry.cancel = Some(cancel.clone());
-        }
-        let registry = self.clone();
-        // Cancelled (tasks/cancel, which settles the status, or the server
-        // gone), the work is dropped and nothing is settled here.
-        self.work.spawn_until(cancel, async move {
-            let running = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe((work.0)(ctx)));
-            let outcome = match running.await {
-                Ok(Ok(result)) => serde_json::to_value(&result).map_err(|e| HandlerError::internal(e.to_string())),
-                Ok(Err(error)) => Err(error),
-                Err(_) => Err(HandlerError::internal("the task's work panicked")),
-            };
-            registry.finish(&id, outcome).await;
-        });
-        Ok(Task { result_type: Some(ResultType::Task), ..created })
-    }
-
-    /// Settles a task with its work's outcome, unless it ended already.
-    async fn finish(&self, id: &str, outcome: Result<Value, HandlerError>) {
-        self.change(id, |entry| match outcome {
-            Ok(Value::Object(mut result)) => {
-                result.entry("resultType").or_insert_with(|| json!("complete"));
-                entry.status = TaskStatus::Completed;
-                entry.result = Some(result);
-            }
-            Ok(_) => {
-                entry.status = TaskStatus::Failed;
-                entry.error = Some(HandlerError::internal("the task's result is not an object").to_error_object());
-            }
-            Err(error) => {
-                entry.status = TaskStatus::Failed;
-                entry.status_message = Some(error.message.clone());
-                entry.error = Some(error.to_error_object());
-            }
-        })
-        .await;
-    }
-
-    /// Applies a change to a live task and tells the listen streams.
-    async fn change(&self, id: &str, apply: impl FnOnce(&mut Entry)) {
-        let snapshot = {
-            let mut tasks = self.lock();
-            let Some(entry) = tasks.get_mut(id) else { return };
-            if entry.status.is_terminal() {
-                return;
-            }
-            apply(entry);
-            entry.updated = crate::clock::system_now();
-            self.snapshot(id, entry)
-        };
-        self.hub.publish(&ChangeEvent::Task(Box::new(snapshot)));
-    }
-
-    /// `tasks/get`.
-    pub(crate) fn get(&self, id: &str) -> Result<Task, ServerFault> {
-        let mut tasks = self.lock();
-        let now = crate::clock::system_now();
-        match tasks.get(id) {
-            Some(entry) if !self.expired(entry, now) => {
-                Ok(Task { result_type: Some(ResultType::Complete), ..self.snapshot(id, entry) })
-            }
-            Some(_) => {
-                tasks.remove(id);
-                Err(not_found())
-            }
-            None => Err(not_found()),
-        }
-    }
-
-    /// Whether a live task has this id.
-    pub(crate) fn exists(&self, id: &str) -> bool {
-        self.get(id).is_ok()
-    }
-
-    /// `tasks/update`: answers to outstanding requests are taken, others
-    /// ignored; the work resumes once every request of its round is answered.
-    pub(crate) async fn update(&self, id: &str, responses: InputResponses) -> Result<(), ServerFault> {
-        self.get(id)?;
-        let mut complete = None;
-        self.change(id, |entry| {
-            for (key, response) in responses {
-                if entry.outstanding.remove(&key).is_some() {
-                    entry.answers.insert(key, response);
-                }
-            }
-            if entry.outstanding.is_empty() && entry.status == TaskStatus::InputRequired {
-                entry.status = TaskStatus::Working;
-                complete = Some(entry.answered.clone());
-            }
-        })
-        .await;
-        if let Some(answered) = complete {
-            answered.notify_one();
-        }
-        Ok(())
-    }
-
-    /// `tasks/cancel`: stops the work of a live task; a task that ended is
-    /// left as it is (the ack is the same).
-    pub(crate) async fn cancel(&self, id: &str) -> Result<(), ServerFault> {
-        self.get(id)?;
-        self.change(id, |entry| {
-            if let Some(cancel) = entry.cancel.take() {
-                cancel.cancel();
-            }
-            entry.status = TaskStatus::Cancelled;
-            entry.status_message = Some("Cancelled by the client".into());
-            entry.outstanding.clear();
-        })
-        .await;
-        Ok(())
-    }
-
-    /// Parks the task in `input_required` until every request is answered.
-    async fn ask(&self, id: &str, requests: InputRequests) -> Result<InputResponses, HandlerError> {
-        let answered = {
-            let tasks = self.lock();
-            let entry = tasks.get(id).ok_or_else(|| HandlerError::internal("the task is gone"))?;
-            for (key, request) in &requests {
-                if entry.used_keys.contains(key) {
-                    return Err(HandlerError::internal(format!("input key {key:?} was used before by this task")));
-                }
-                if let Some(required) = super::dispatch::missing_capability(request, &entry.capabilities)? {
-                    return Err(HandlerError::missing_capability(required));
-                }
-            }
-            entry.answered.clone()
-        };
-        if requests.is_empty() {
-            return Ok(InputResponses::new());
-        }
-        let keys: Vec<String> = requests.keys().cloned().collect();
-        self.change(id, |entry| {
-            entry.used_keys.extend(keys.iter().cloned());
-            entry.outstanding = requests;
-            entry.answers.clear();
-            entry.status = TaskStatus::InputRequired;
-        })
-        .await;
-        answered.notified().await;
-        let mut tasks = self.lock();
-        let entry = tasks.get_mut(id).ok_or_else(|| HandlerError::internal("the task is gone"))?;
-        Ok(std::mem::take(&mut entry.answers))
-    }
 }
 
 /// 128 random bits in hex.
