@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use mcp_bridge_protocol::types::{CreateMessageResult, ElicitResult, Root, Tool};
 use mcp_bridge_sdk::auth::{
-    AuthorizationRequest, AuthorizationResponse, Authorize, OAuthClient, OAuthConfig, PreRegistered, authorize,
+    AuthorizationRequest, AuthorizationResponse, Authorize, ClientKey, Grant, OAuthClient, OAuthConfig, PreRegistered,
+    SigningAlgorithm, authorize,
 };
 use mcp_bridge_sdk::client::{Era, InputHooks};
 use mcp_bridge_sdk::store::MemoryStore;
@@ -30,6 +31,22 @@ pub struct ScenarioContext {
     /// Its secret.
     #[serde(default, rename = "client_secret")]
     pub client_secret: Option<String>,
+    /// Its private key, PEM PKCS #8 (`private_key_jwt` scenarios).
+    #[serde(default, rename = "private_key_pem")]
+    pub private_key_pem: Option<String>,
+    /// The key's algorithm (`ES256`).
+    #[serde(default, rename = "signing_algorithm")]
+    pub signing_algorithm: Option<String>,
+    /// The scenario's name.
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+impl ScenarioContext {
+    /// Whether the scenario wants the client to sign in as itself.
+    fn client_credentials(&self) -> bool {
+        self.name.as_deref().is_some_and(|n| n.starts_with("auth/client-credentials"))
+    }
 }
 
 /// One tool call the scenario asks for.
@@ -163,7 +180,15 @@ fn oauth(url: &str, context: &ScenarioContext) -> Result<OAuthClient, String> {
     if let Some(client_id) = &context.client_id {
         let mut client = PreRegistered::new(client_id);
         client.client_secret = context.client_secret.clone();
+        if let Some(pem) = &context.private_key_pem {
+            let name = context.signing_algorithm.as_deref().unwrap_or("ES256");
+            let algorithm = SigningAlgorithm::from_name(name).ok_or_else(|| format!("unknown algorithm {name}"))?;
+            client = client.with_private_key(ClientKey::from_pem(pem, algorithm).map_err(|e| e.to_string())?);
+        }
         config = config.with_pre_registered(client);
+    }
+    if context.client_credentials() {
+        config = config.with_grant(Grant::ClientCredentials);
     }
     OAuthClient::new(config, follow_authorization(), Arc::new(MemoryStore::default())).map_err(|e| e.to_string())
 }

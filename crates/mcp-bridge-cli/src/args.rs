@@ -84,6 +84,10 @@ pub(crate) struct Args {
     #[arg(long, value_name = "URL")]
     pub(crate) client_metadata_url: Option<String>,
 
+    /// A client the authorization server's administrator registered.
+    #[command(flatten)]
+    pub(crate) static_client: StaticClient,
+
     /// Serve 2025-11-25 clients over Streamable HTTP at http://ADDR/mcp
     /// (for example 127.0.0.1:8931) instead of one client on stdio; every
     /// session shares the one upstream. Loopback unless you name another
@@ -119,6 +123,35 @@ pub(crate) struct Connection {
     /// The largest JSON response, or event of a stream, from the URL.
     #[arg(long, default_value_t = 64 * 1024 * 1024, value_name = "BYTES")]
     pub(crate) max_response_bytes: usize,
+}
+
+/// An OAuth client registered by hand, for authorization servers without
+/// dynamic registration (Entra ID, Okta, a corporate Keycloak).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct StaticClient {
+    /// The client id you were given: used instead of registering one.
+    #[arg(long, value_name = "ID")]
+    pub(crate) client_id: Option<String>,
+
+    /// The environment variable that holds the client's secret (a secret
+    /// never goes on the command line).
+    #[arg(long, value_name = "VAR", requires = "client_id")]
+    pub(crate) client_secret_env: Option<String>,
+
+    /// How the client authenticates at the token endpoint: none,
+    /// client_secret_basic, client_secret_post or private_key_jwt (default:
+    /// private_key_jwt with --client-key-file, the server's preference with
+    /// a secret, else none).
+    #[arg(long, value_name = "METHOD", requires = "client_id")]
+    pub(crate) client_auth_method: Option<String>,
+
+    /// The client's private key for private_key_jwt: a PEM PKCS #8 file.
+    #[arg(long, value_name = "FILE", requires = "client_id")]
+    pub(crate) client_key_file: Option<PathBuf>,
+
+    /// The algorithm of --client-key-file: ES256 or RS256.
+    #[arg(long, value_name = "ALG", requires = "client_key_file")]
+    pub(crate) client_key_algorithm: Option<String>,
 }
 
 /// Actions besides bridging.

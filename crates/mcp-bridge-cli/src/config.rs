@@ -6,12 +6,12 @@ use std::time::Duration;
 use mcp_bridge::signin::{Gate, SignIn, SignInOptions};
 use mcp_bridge::upstream::HttpUpstream;
 use mcp_bridge::{FrontendOptions, UpstreamConfig, profile};
-use mcp_bridge_sdk::auth::{OAuthClient, OAuthConfig};
+use mcp_bridge_sdk::auth::{ClientAuthMethod, ClientKey, OAuthClient, OAuthConfig, PreRegistered, SigningAlgorithm};
 use mcp_bridge_sdk::client::Era;
 use mcp_bridge_sdk::transport::http::{HttpConfig, ProxyConfig};
 use mcp_bridge_sdk::transport::stdio::StdioCommand;
 
-use crate::args::{Action, Args, Connection};
+use crate::args::{Action, Args, Connection, StaticClient};
 
 /// The log levels `--log-level` accepts.
 const LOG_LEVELS: [&str; 5] = ["error", "warning", "info", "debug", "trace"];
@@ -106,6 +106,47 @@ pub(crate) fn has_authorization(http: &HttpConfig) -> bool {
     http.headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("authorization"))
 }
 
+/// The client of `--client-id` and its credentials; `env` reads the
+/// variable of `--client-secret-env`. Errors name the option, never the
+/// secret or the key.
+fn static_client(args: &StaticClient, env: impl Fn(&str) -> Option<String>) -> Result<Option<PreRegistered>, String> {
+    let Some(id) = &args.client_id else { return Ok(None) };
+    if id.trim().is_empty() {
+        return Err("--client-id is empty".into());
+    }
+    let mut client = PreRegistered::new(id);
+    if let Some(variable) = &args.client_secret_env {
+        let secret = env(variable).filter(|s| !s.is_empty());
+        let secret =
+            secret.ok_or_else(|| format!("--client-secret-env {variable}: the variable is not set or empty"))?;
+        client = client.with_client_secret(secret);
+    }
+    if let Some(file) = &args.client_key_file {
+        let name = args.client_key_algorithm.as_deref().unwrap_or("ES256");
+        let algorithm = SigningAlgorithm::from_name(name)
+            .ok_or_else(|| format!("--client-key-algorithm must be ES256 or RS256, not {name:?}"))?;
+        let pem = std::fs::read_to_string(file)
+            .map_err(|e| format!("--client-key-file {}: cannot be read ({e})", file.display()))?;
+        let key =
+            ClientKey::from_pem(&pem, algorithm).map_err(|e| format!("--client-key-file {}: {e}", file.display()))?;
+        client = client.with_private_key(key);
+    }
+    if let Some(name) = &args.client_auth_method {
+        let method = ClientAuthMethod::from_name(name).ok_or_else(|| {
+            format!("--client-auth-method must be none, client_secret_basic, client_secret_post or private_key_jwt, not {name:?}")
+        })?;
+        let secret_method = matches!(method, ClientAuthMethod::ClientSecretBasic | ClientAuthMethod::ClientSecretPost);
+        if secret_method && client.client_secret.is_none() {
+            return Err(format!("--client-auth-method {name} needs the secret: give --client-secret-env"));
+        }
+        if method == ClientAuthMethod::PrivateKeyJwt && client.private_key.is_none() {
+            return Err("--client-auth-method private_key_jwt needs the key: give --client-key-file".into());
+        }
+        client = client.with_auth_method(method);
+    }
+    Ok(Some(client))
+}
+
 /// The upstream of the URL form: the HTTP transport with the sign-in.
 fn http_upstream(args: &Args, url: &str) -> Result<(UpstreamConfig, Option<Arc<Gate>>), String> {
     if args.sign_in_timeout == 0 {
@@ -125,6 +166,7 @@ fn http_upstream(args: &Args, url: &str) -> Result<(UpstreamConfig, Option<Arc<G
     let store = mcp_bridge::signin::tokens::open().map_err(|e| format!("the token store does not open: {e}"))?;
     let mut config = OAuthConfig::new(url, sign_in.redirect_uri(), "mcp-bridge").with_connection(http.clone());
     config.client_metadata_url = args.client_metadata_url.clone();
+    config.pre_registered = static_client(&args.static_client, |name| std::env::var(name).ok())?;
     let oauth = OAuthClient::new(config, sign_in.authorize(), Arc::new(store)).map_err(|e| e.to_string())?;
     http.auth = Some(Arc::new(oauth.clone()));
     Ok((UpstreamConfig::Http(HttpUpstream { config: http, oauth: Some(oauth), sign_in: Some(sign_in) }), Some(gate)))

@@ -67,7 +67,13 @@ fn free_port() -> u16 {
 /// The bridge in the URL form, with its own home (token store) and the
 /// test browser; stderr is captured.
 fn bridge(w: &World, browser: &Path, extra: &[&str]) -> RawPeer {
+    bridge_with(w, browser, &[], extra)
+}
+
+/// [`bridge`] with more environment variables.
+fn bridge_with(w: &World, browser: &Path, env: &[(&str, &str)], extra: &[&str]) -> RawPeer {
     let mut command = tokio::process::Command::new(BRIDGE);
+    command.envs(env.iter().copied());
     command
         .env("HOME", w.dir.join("home"))
         // A secret in the bridge's environment must not reach the browser.
@@ -152,6 +158,78 @@ async fn a_sign_in_in_the_browser_lets_the_pending_initialize_and_later_calls_th
     let tokens = w.dir.join("home/.local/state/mcp-bridge/tokens");
     let left: Vec<_> = std::fs::read_dir(&tokens).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(left.len() <= 1, "only the (empty) index may be left: {left:?}");
+    let _ = std::fs::remove_dir_all(&w.dir);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_id_given_by_the_administrator_is_used_instead_of_registering() {
+    let w = world("static-client").await;
+    let browser = w.dir.join("browser.py");
+    for (method, expected) in [
+        ("client_secret_post", "post admin-given:static-s3cret"),
+        ("client_secret_basic", "basic admin-given:static-s3cret"),
+    ] {
+        let _ = std::fs::remove_dir_all(w.dir.join("home/.local/state"));
+        let mut peer = bridge_with(
+            &w,
+            &browser,
+            &[("STATIC_SECRET", "static-s3cret")],
+            &["--client-id", "admin-given", "--client-secret-env", "STATIC_SECRET", "--client-auth-method", method],
+        );
+        let init = legacy_initialize(&mut peer, json!({})).await;
+        assert_eq!(init["result"]["serverInfo"]["name"], "mcp-example-server", "{init}");
+        let (code, stderr) = finish(peer).await;
+        assert_eq!(code, Some(0));
+        assert!(!stderr.contains("static-s3cret"), "the secret is not logged:\n{stderr}");
+        assert_no_secrets(&stderr);
+        assert_eq!(w.issued.lock().unwrap().client_auth.last().map(String::as_str), Some(expected));
+    }
+    // A private key: a client assertion naming the client, for the issuer.
+    let (pem, _) = test_support::oidc::es256_client_key();
+    let key_file = w.dir.join("client-key.pem");
+    std::fs::write(&key_file, &pem).unwrap();
+    let _ = std::fs::remove_dir_all(w.dir.join("home/.local/state"));
+    let mut peer =
+        bridge(&w, &browser, &["--client-id", "admin-given", "--client-key-file", key_file.to_str().unwrap()]);
+    let init = legacy_initialize(&mut peer, json!({})).await;
+    assert_eq!(init["result"]["serverInfo"]["name"], "mcp-example-server", "{init}");
+    let (_, stderr) = finish(peer).await;
+    assert!(!stderr.contains(pem.lines().nth(1).unwrap()), "the key is not logged:\n{stderr}");
+    let last = w.issued.lock().unwrap().client_auth.last().cloned().unwrap();
+    let claims: serde_json::Value = serde_json::from_str(last.strip_prefix("jwt admin-given ").expect(&last)).unwrap();
+    assert_eq!(
+        (claims["iss"].as_str(), claims["sub"].as_str()),
+        (Some("admin-given"), Some("admin-given")),
+        "{claims}"
+    );
+
+    let issued = w.issued.lock().unwrap();
+    assert_eq!(issued.registrations, 0, "no registration with a given client id");
+    drop(issued);
+    let browsed = std::fs::read_to_string(w.dir.join("browser.log")).unwrap();
+    assert!(!browsed.contains("leaked"), "{browsed}");
+
+    // The options are checked before anything starts; no secret is echoed.
+    for (args, wanted) in [
+        (vec!["--client-id", "a", "--client-secret-env", "UNSET_VARIABLE_X"], "--client-secret-env UNSET_VARIABLE_X"),
+        (vec!["--client-id", "a", "--client-auth-method", "client_secret_post"], "needs the secret"),
+        (vec!["--client-id", "a", "--client-auth-method", "magic"], "--client-auth-method must be"),
+        (
+            vec!["--client-id", "a", "--client-key-file", "/nonexistent/key.pem"],
+            "--client-key-file /nonexistent/key.pem",
+        ),
+        (vec!["--client-secret-env", "STATIC_SECRET"], "--client-id"),
+    ] {
+        let out = std::process::Command::new(BRIDGE)
+            .env("STATIC_SECRET", "static-s3cret")
+            .args(&args)
+            .arg(&w.url)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(wanted) && !stderr.contains("static-s3cret"), "{args:?}: {stderr}");
+    }
     let _ = std::fs::remove_dir_all(&w.dir);
 }
 

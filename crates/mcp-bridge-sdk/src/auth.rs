@@ -5,13 +5,16 @@
 //! registration), runs the authorization code flow with PKCE through the
 //! application's [`Authorize`] hook (a browser, a test), keeps the tokens
 //! in a [`RecordStore`], refreshes them, and steps up the scope once when
-//! the server asks for more.
+//! the server asks for more. An agent or a service signs in as itself
+//! instead ([`OAuthClient::client_credentials`]): a client secret or a
+//! private key (`private_key_jwt`), no user.
 //!
 //! - [`challenge`]: the `WWW-Authenticate` header.
 //! - [`discovery`]: where metadata is, and the checks of what it says.
 //! - [`store`]: the records of a sign-in, kept in any [`RecordStore`]
 //!   ([`crate::store`]: keychain, encrypted files, memory).
 
+mod assertion;
 pub mod challenge;
 mod config;
 pub mod discovery;
@@ -25,9 +28,11 @@ use tokio::time::Instant;
 
 use reqwest::Url;
 
+pub use assertion::{ClientKey, ClientKeyError, SigningAlgorithm};
 pub use challenge::Challenge;
 pub use config::{
-    AuthorizationRequest, AuthorizationResponse, Authorize, OAuthConfig, PreRegistered, SignInError, authorize,
+    AuthorizationRequest, AuthorizationResponse, Authorize, ClientAuthMethod, Grant, OAuthConfig, PreRegistered,
+    SignInError, authorize,
 };
 pub use discovery::{ResourceMetadata, ServerMetadata};
 pub use store::{ClientRecord, TokenRecord};
@@ -101,6 +106,36 @@ impl OAuthClient {
             problem: Mutex::new(None),
             obtained: tokio::sync::watch::channel(0).0,
         })))
+    }
+
+    /// A client that signs in as itself (the client credentials grant) with
+    /// `client`'s secret or private key, and keeps its tokens in `store`;
+    /// a token about to expire is replaced by signing in again.
+    ///
+    /// ```no_run
+    /// # async fn run() -> mcp_bridge_sdk::Result<()> {
+    /// use std::sync::Arc;
+    /// use mcp_bridge_sdk::auth::{OAuthClient, PreRegistered};
+    /// use mcp_bridge_sdk::store::MemoryStore;
+    ///
+    /// let secret = std::env::var("MCP_CLIENT_SECRET").unwrap_or_default();
+    /// let client = PreRegistered::new("reporting-agent").with_client_secret(secret);
+    /// let auth = OAuthClient::client_credentials("https://mcp.example.com/mcp", client, Arc::new(MemoryStore::default()))?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`OAuthClient::new`].
+    pub fn client_credentials(
+        server_url: impl Into<String>,
+        client: PreRegistered,
+        store: Arc<dyn RecordStore>,
+    ) -> crate::Result<OAuthClient> {
+        let config =
+            OAuthConfig::new(server_url, "", "").with_pre_registered(client).with_grant(Grant::ClientCredentials);
+        let no_user =
+            authorize(|_request| async { Err::<AuthorizationResponse, _>("no user signs in with client credentials") });
+        OAuthClient::new(config, no_user, store)
     }
 
     /// Changes each time new tokens are obtained (a sign-in, a refresh): a
@@ -182,9 +217,14 @@ impl Inner {
             session.obtained = Some(Instant::now());
         }
         let record = session.record.clone()?;
-        if exchange::expires_soon(&record, REFRESH_MARGIN_S) && record.refresh_token.is_some() {
-            let outcome = self.refresh(session).await;
-            self.note(&outcome);
+        if exchange::expires_soon(&record, REFRESH_MARGIN_S) {
+            if record.refresh_token.is_some() {
+                let outcome = self.refresh(session).await;
+                self.note(&outcome);
+            } else if self.config.grant == Grant::ClientCredentials {
+                let outcome = self.sign_in(session, &Challenge::default(), &[]).await;
+                self.note(&outcome);
+            }
         }
         session.record.clone()
     }
@@ -215,7 +255,9 @@ impl Inner {
             ("refresh_token", refresh_token),
             ("resource", record.resource.clone().unwrap_or_else(|| self.resource())),
         ];
-        let fresh = exchange::token_request(&self.http, &metadata.token_endpoint, &client, form, Some(&record)).await?;
+        let endpoint = &metadata.token_endpoint;
+        let fresh =
+            exchange::token_request(&self.http, endpoint, &client, self.client_key(), form, Some(&record)).await?;
         self.keep(session, fresh)
     }
 
@@ -273,7 +315,7 @@ impl Inner {
             ClientRecord {
                 issuer: metadata.issuer.clone(),
                 client_id: pre.client_id.clone(),
-                token_endpoint_auth_method: exchange::auth_method(pre.client_secret.is_some(), None, supported),
+                token_endpoint_auth_method: pre.method(supported),
                 client_secret: pre.client_secret.clone(),
             }
         } else if let (Some(url), Some(true)) =
@@ -303,18 +345,84 @@ impl Inner {
         Ok(client)
     }
 
-    /// The whole sign-in: discovery, client, authorization, tokens.
+    /// Keeps the tokens of a sign-in for `resource`, with the scope asked
+    /// for when the answer names none.
+    fn keep_signed_in(
+        &self,
+        session: &mut Session,
+        mut record: TokenRecord,
+        scope: Option<String>,
+        resource: String,
+    ) -> Result<(), SignInError> {
+        if record.scope.is_none() {
+            record.scope = scope;
+        }
+        record.resource = Some(resource);
+        self.keep(session, record)
+    }
+
+    /// The private key of a `private_key_jwt` client.
+    fn client_key(&self) -> Option<&assertion::ClientKey> {
+        self.config.pre_registered.as_ref().and_then(|p| p.private_key.as_deref())
+    }
+
+    /// The resource's metadata and its (first) authorization server's.
+    async fn discover(&self, challenge: &Challenge) -> Result<(ResourceMetadata, ServerMetadata), SignInError> {
+        let resource = self.resource_metadata(challenge).await?;
+        let issuer_text = resource.authorization_servers.first().ok_or(SignInError::NoAuthorizationServer)?;
+        let issuer =
+            Url::parse(issuer_text).map_err(|_| SignInError::NoServerMetadata { issuer: issuer_text.clone() })?;
+        let metadata = self.server_metadata(&issuer).await?;
+        Ok((resource, metadata))
+    }
+
+    /// The whole sign-in of the configured grant.
     async fn sign_in(
         &self,
         session: &mut Session,
         challenge: &Challenge,
         previous: &[String],
     ) -> Result<(), SignInError> {
-        let resource = self.resource_metadata(challenge).await?;
-        let issuer_text = resource.authorization_servers.first().ok_or(SignInError::NoAuthorizationServer)?;
-        let issuer =
-            Url::parse(issuer_text).map_err(|_| SignInError::NoServerMetadata { issuer: issuer_text.clone() })?;
-        let metadata = self.server_metadata(&issuer).await?;
+        match self.config.grant {
+            Grant::AuthorizationCode => self.sign_in_user(session, challenge, previous).await,
+            Grant::ClientCredentials => self.sign_in_client(session, challenge, previous).await,
+        }
+    }
+
+    /// The client credentials grant: the client's own credentials at the
+    /// token endpoint, for the resource and scope a user's sign-in would
+    /// ask for.
+    async fn sign_in_client(
+        &self,
+        session: &mut Session,
+        challenge: &Challenge,
+        previous: &[String],
+    ) -> Result<(), SignInError> {
+        let pre = self.config.pre_registered.as_ref();
+        if !pre.is_some_and(|p| p.client_secret.is_some() || p.private_key.is_some()) {
+            return Err(SignInError::NoClientCredentials);
+        }
+        let (resource, metadata) = self.discover(challenge).await?;
+        let client = self.client_for(&metadata).await?;
+        let scope = discovery::select_scope(challenge.scope.as_deref(), &resource, &metadata, previous);
+        let mut form = vec![("grant_type", "client_credentials".to_owned()), ("resource", resource.resource.clone())];
+        if let Some(scope) = &scope {
+            form.push(("scope", scope.clone()));
+        }
+        let endpoint = &metadata.token_endpoint;
+        let record = exchange::token_request(&self.http, endpoint, &client, self.client_key(), form, None).await?;
+        self.keep_signed_in(session, record, scope, resource.resource)
+    }
+
+    /// The authorization code flow: discovery, client, the user's
+    /// authorization, tokens.
+    async fn sign_in_user(
+        &self,
+        session: &mut Session,
+        challenge: &Challenge,
+        previous: &[String],
+    ) -> Result<(), SignInError> {
+        let (resource, metadata) = self.discover(challenge).await?;
         if !metadata.code_challenge_methods_supported.as_ref().is_some_and(|m| m.iter().any(|m| m == "S256")) {
             return Err(SignInError::NoPkce);
         }
@@ -373,12 +481,9 @@ impl Inner {
         if let Some(scope) = &scope {
             form.push(("scope", scope.clone()));
         }
-        let mut record = exchange::token_request(&self.http, &metadata.token_endpoint, &client, form, None).await?;
-        if record.scope.is_none() {
-            record.scope = scope;
-        }
-        record.resource = Some(resource.resource);
-        self.keep(session, record)
+        let endpoint = &metadata.token_endpoint;
+        let record = exchange::token_request(&self.http, endpoint, &client, self.client_key(), form, None).await?;
+        self.keep_signed_in(session, record, scope, resource.resource)
     }
 
     async fn on_refusal(&self, refusal: AuthRefusal) -> bool {
@@ -397,7 +502,9 @@ impl Inner {
             .unwrap_or_default();
         // A long-lived stream does not start a sign-in of its own: it only
         // refreshes, and waits for the sign-in of another request.
-        let interactive = !PASSIVE_METHODS.contains(&refusal.method.as_str());
+        // (Signing in as the client asks nobody: any request may.)
+        let interactive =
+            !PASSIVE_METHODS.contains(&refusal.method.as_str()) || self.config.grant == Grant::ClientCredentials;
         let outcome = match refusal.status {
             401 => {
                 if session.record.as_ref().is_some_and(|r| r.refresh_token.is_some())

@@ -3,7 +3,9 @@
 //! resource indicators, a user signing in on its own login and consent
 //! pages in headless Chromium. Our SDK client signs in, steps up to
 //! `notes:write` with a second consent, refreshes, and signs in again after
-//! a revocation; every kind of bad token is refused with 401.
+//! a revocation; every kind of bad token is refused with 401. Agents sign
+//! in as themselves with the client credentials grant, by secret and by
+//! private key (`private_key_jwt`).
 
 use std::sync::Arc;
 
@@ -11,13 +13,16 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mcp_bridge_protocol::types::ContentBlock;
 use mcp_bridge_sdk::auth::store::tokens_key;
-use mcp_bridge_sdk::auth::{AuthorizationRequest, AuthorizationResponse, OAuthClient, OAuthConfig, TokenRecord};
+use mcp_bridge_sdk::auth::{
+    AuthorizationRequest, AuthorizationResponse, ClientKey, OAuthClient, OAuthConfig, PreRegistered, SignInError,
+    SigningAlgorithm, TokenRecord,
+};
 use mcp_bridge_sdk::store::{MemoryStore, RecordStore};
 use mcp_bridge_sdk::transport::http::{HttpConfig, connect};
 use mcp_bridge_sdk::{BoxError, Client, ClientOptions, RequestOptions};
 use serde_json::{Value, json};
 use test_support::ExampleServer;
-use test_support::oidc::{Browser, INTROSPECTION_CLIENT, OidcProvider, TokenFormat};
+use test_support::oidc::{Browser, INTROSPECTION_CLIENT, OidcProvider, SERVICE_CLIENT, TokenFormat, es256_client_key};
 
 /// Never loaded: the browser stops at it and hands its URL (the code) over.
 const REDIRECT_URI: &str = "http://127.0.0.1:9/callback";
@@ -203,4 +208,53 @@ async fn after_the_provider_rotates_its_keys_new_tokens_are_taken_and_old_ones_r
     let (status, challenge) = answer_to(&server.url, Some(&old)).await;
     assert_eq!(status, 401, "{challenge}");
     assert!(challenge.contains("the token's signing key is not the issuer's"), "{challenge}");
+}
+
+/// An agent of `client` at `url`, signing in as itself.
+fn agent(url: &str, client: PreRegistered, store: Arc<MemoryStore>) -> (Client, OAuthClient) {
+    let oauth = OAuthClient::client_credentials(url, client, store).unwrap();
+    let http = HttpConfig::new(url).with_auth(Arc::new(oauth.clone()));
+    (Client::new(ClientOptions::new("agent", "1"), connect(http).unwrap()), oauth)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_signs_in_as_itself_with_a_secret_or_a_private_key() {
+    let (pem, jwk) = es256_client_key();
+    let keyed = json!({"client_id": "agent-jwt", "token_endpoint_auth_method": "private_key_jwt",
+        "jwks": {"keys": [jwk]}, "grant_types": ["client_credentials"], "response_types": [], "redirect_uris": []});
+    let provider = OidcProvider::start_with_clients(TokenFormat::Jwt, vec![keyed]).await;
+    let server = protected_server(&provider, &[]).await;
+    let url = server.url.clone();
+    let o = RequestOptions::default();
+
+    let by_secret = PreRegistered::new(SERVICE_CLIENT.0).with_client_secret(SERVICE_CLIENT.1);
+    let key = ClientKey::from_pem(&pem, SigningAlgorithm::Es256).unwrap();
+    let by_key = PreRegistered::new("agent-jwt").with_private_key(key);
+    for client in [by_secret, by_key] {
+        let store = Arc::new(MemoryStore::default());
+        let (agent, _) = agent(&url, client, store.clone());
+        // The 401 names notes:read: the token is for that, and this endpoint.
+        let echoed = agent.call_tool("echo", json!({"text": "hi"}), &o).await.unwrap();
+        assert!(matches!(&echoed.content[0], ContentBlock::Text(t) if t.text == "hi"), "{echoed:?}");
+        let first = stored(&store, &url);
+        assert_eq!((first.scope.as_deref(), first.resource.as_deref()), (Some("notes:read"), Some(url.as_str())));
+        assert!(first.refresh_token.is_none(), "client credentials come without a refresh token");
+        // set_note's 403 names notes:write: the agent signs in again for both.
+        let saved = agent.call_tool("set_note", json!({"name": "agent", "text": "x"}), &o).await.unwrap();
+        assert!(matches!(&saved.content[0], ContentBlock::Text(t) if t.text.ends_with("saved")), "{saved:?}");
+        let second = stored(&store, &url);
+        assert_eq!(second.scope.as_deref(), Some("notes:read notes:write"));
+    }
+    assert_eq!(provider.count("/grants/client_credentials").await, 4);
+    assert_eq!(provider.count("/prompts/login").await, 0, "nobody signed in in a browser");
+
+    // A wrong secret: the provider refuses the client; the secret is shown nowhere.
+    let wrong = PreRegistered::new(SERVICE_CLIENT.0).with_client_secret("wrong-secret-4242");
+    let (agent, oauth) = agent(&url, wrong, Arc::new(MemoryStore::default()));
+    let refused = agent.call_tool("echo", json!({"text": "hi"}), &o).await.unwrap_err();
+    let problem = oauth.last_problem().expect("the sign-in failed");
+    assert!(matches!(problem, SignInError::ClientRejected { metadata_document: false, .. }), "{problem:?}");
+    for text in [problem.to_string(), refused.to_string(), format!("{problem:?}"), format!("{oauth:?}")] {
+        assert!(!text.contains("wrong-secret-4242"), "{text}");
+    }
 }

@@ -40,6 +40,12 @@ pub struct Issued {
     pub challenges: HashMap<String, String>,
     /// Authorization requests seen.
     pub authorizations: usize,
+    /// Registration requests seen.
+    pub registrations: usize,
+    /// How each token request authenticated its client, in order:
+    /// `basic ID:SECRET`, `post ID:SECRET`, `jwt ID CLAIMS` (the client
+    /// assertion's claims, unverified) or `none ID`.
+    pub client_auth: Vec<String>,
 }
 
 /// The shared record of an authorization server.
@@ -238,12 +244,39 @@ pub async fn authorization_server(issued: Shared, pki: Option<&TestPki>) -> Stri
                 }
             }),
         )
-        .route("/register", post(|| async { (StatusCode::CREATED, axum::Json(json!({"client_id": "client-1"}))) }))
+        .route(
+            "/register",
+            post(|State(issued): State<Shared>| async move {
+                issued.lock().unwrap().registrations += 1;
+                (StatusCode::CREATED, axum::Json(json!({"client_id": "client-1"})))
+            }),
+        )
         .route(
             "/token",
-            post(|State(issued): State<Shared>, body: String| async move {
+            post(|State(issued): State<Shared>, headers: axum::http::HeaderMap, body: String| async move {
                 let form = form(&body);
                 let mut issued = issued.lock().unwrap();
+                let basic = headers
+                    .get("authorization")
+                    .and_then(|v| v.to_str().ok()?.strip_prefix("Basic ").map(str::to_owned));
+                let field = |name: &str| form.get(name).cloned().unwrap_or_default();
+                issued.client_auth.push(match (basic, form.get("client_secret")) {
+                    (Some(encoded), _) => {
+                        use base64::Engine;
+                        let decoded = base64::engine::general_purpose::STANDARD.decode(encoded).unwrap_or_default();
+                        format!("basic {}", String::from_utf8_lossy(&decoded))
+                    }
+                    (None, Some(secret)) => format!("post {}:{secret}", field("client_id")),
+                    (None, None) if form.contains_key("client_assertion") => {
+                        use base64::Engine;
+                        let assertion = field("client_assertion");
+                        let claims = assertion.split('.').nth(1).unwrap_or_default();
+                        let claims =
+                            base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(claims).unwrap_or_default();
+                        format!("jwt {} {}", field("client_id"), String::from_utf8_lossy(&claims))
+                    }
+                    (None, None) => format!("none {}", field("client_id")),
+                });
                 let grant = form.get("grant_type").cloned().unwrap_or_default();
                 issued.grants.push(grant.clone());
                 let refuse = |why: &str| (StatusCode::BAD_REQUEST, axum::Json(json!({"error": why}))).into_response();

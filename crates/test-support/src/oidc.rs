@@ -21,6 +21,22 @@ pub const INTROSPECTION_CLIENT: (&str, &str) = ("mcp-server", "mcp-server-secret
 /// tests' way to obtain a token without a browser).
 pub const SERVICE_CLIENT: (&str, &str) = ("service", "service-secret");
 
+/// A new P-256 key of a `private_key_jwt` client: its private key as PEM
+/// PKCS #8, and its public key as a JWK (for the provider's `jwks`).
+pub fn es256_client_key() -> (String, Value) {
+    use base64::Engine;
+    use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
+    let rng = ring::rand::SystemRandom::new();
+    let der = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+    let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, der.as_ref(), &rng).unwrap();
+    // The uncompressed point: 0x04, then x and y, 32 bytes each.
+    let point = pair.public_key().as_ref();
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+    let jwk = json!({"kty": "EC", "crv": "P-256", "x": b64(&point[1..33]), "y": b64(&point[33..65]), "alg": "ES256", "use": "sig"});
+    let body = base64::engine::general_purpose::STANDARD.encode(der.as_ref());
+    (format!("-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----\n"), jwk)
+}
+
 /// How the provider's access tokens for an MCP endpoint look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenFormat {
@@ -49,6 +65,8 @@ struct Settings {
     key_id: String,
     /// The server certificate and key files, and the CA file, for https.
     tls: Option<(PathBuf, PathBuf, PathBuf)>,
+    /// Static clients besides the introspection and service ones.
+    clients: Vec<Value>,
 }
 
 fn peer_module(package: &str) -> PathBuf {
@@ -71,14 +89,20 @@ impl OidcProvider {
     /// client trusts `pki.ca_file`).
     pub async fn start_tls(format: TokenFormat, pki: &crate::oauth::TestPki) -> Self {
         let tls = Some((pki.server_cert_file.clone(), pki.server_key_file.clone(), pki.ca_file.clone()));
-        Self::spawn(Settings { format, key_id: "key-1".into(), tls }, 0).await
+        Self::spawn(Settings { format, key_id: "key-1".into(), tls, clients: Vec::new() }, 0).await
     }
 
     /// [`Self::start`], its signing keys named after `key_id` (two
     /// providers with the same names would sign with different keys of
     /// the same id).
     pub async fn start_with_keys(format: TokenFormat, key_id: &str) -> Self {
-        Self::spawn(Settings { format, key_id: key_id.into(), tls: None }, 0).await
+        Self::spawn(Settings { format, key_id: key_id.into(), tls: None, clients: Vec::new() }, 0).await
+    }
+
+    /// [`Self::start`] with more static clients (oidc-provider's client
+    /// metadata: `client_id`, `token_endpoint_auth_method`, `jwks`, ...).
+    pub async fn start_with_clients(format: TokenFormat, clients: Vec<Value>) -> Self {
+        Self::spawn(Settings { format, key_id: "key-1".into(), tls: None, clients }, 0).await
     }
 
     /// The same issuer (same URL, everything it issued forgotten) with new
@@ -92,12 +116,14 @@ impl OidcProvider {
     }
 
     async fn spawn(settings: Settings, port: u16) -> Self {
-        let clients = json!([
-            {"client_id": INTROSPECTION_CLIENT.0, "client_secret": INTROSPECTION_CLIENT.1,
-             "grant_types": [], "response_types": [], "redirect_uris": []},
-            {"client_id": SERVICE_CLIENT.0, "client_secret": SERVICE_CLIENT.1,
-             "grant_types": ["client_credentials"], "response_types": [], "redirect_uris": []},
-        ]);
+        let mut clients = vec![
+            json!({"client_id": INTROSPECTION_CLIENT.0, "client_secret": INTROSPECTION_CLIENT.1,
+             "grant_types": [], "response_types": [], "redirect_uris": []}),
+            json!({"client_id": SERVICE_CLIENT.0, "client_secret": SERVICE_CLIENT.1,
+             "grant_types": ["client_credentials"], "response_types": [], "redirect_uris": []}),
+        ];
+        clients.extend(settings.clients.iter().cloned());
+        let clients = Value::Array(clients);
         let mut command = Command::new("node");
         command
             .arg(script("provider.mjs"))

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use reqwest::Url;
 
+use super::assertion::ClientKey;
 use crate::BoxFuture;
 use crate::store::StoreError;
 use crate::transport::http::HttpConfig;
@@ -80,6 +81,11 @@ pub enum SignInError {
     /// The token store failed.
     #[error("the token store failed: {0}")]
     Store(StoreError),
+    /// The client credentials grant without credentials to present.
+    #[error(
+        "signing in as the client itself (client credentials) needs a pre-registered client with a secret or a private key"
+    )]
+    NoClientCredentials,
 }
 
 /// What the application shows the user to sign in.
@@ -160,27 +166,91 @@ where
     })
 }
 
-/// A client id the application was given for every authorization server.
-#[derive(Clone, PartialEq, Eq)]
+/// How a client authenticates at the token endpoint
+/// (`token_endpoint_auth_method`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClientAuthMethod {
+    /// A public client: its id alone.
+    None,
+    /// The id and secret in HTTP Basic authentication.
+    ClientSecretBasic,
+    /// The id and secret in the form.
+    ClientSecretPost,
+    /// A JWT signed with the client's private key (RFC 7523).
+    PrivateKeyJwt,
+}
+
+impl ClientAuthMethod {
+    /// The method of its registered name (`client_secret_basic`, …).
+    pub fn from_name(name: &str) -> Option<ClientAuthMethod> {
+        match name {
+            "none" => Some(ClientAuthMethod::None),
+            "client_secret_basic" => Some(ClientAuthMethod::ClientSecretBasic),
+            "client_secret_post" => Some(ClientAuthMethod::ClientSecretPost),
+            "private_key_jwt" => Some(ClientAuthMethod::PrivateKeyJwt),
+            _ => None,
+        }
+    }
+
+    /// Its registered name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientAuthMethod::None => "none",
+            ClientAuthMethod::ClientSecretBasic => "client_secret_basic",
+            ClientAuthMethod::ClientSecretPost => "client_secret_post",
+            ClientAuthMethod::PrivateKeyJwt => "private_key_jwt",
+        }
+    }
+}
+
+/// A client id the application was given for every authorization server,
+/// with what proves it: nothing (a public client), a secret, or a private
+/// key.
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct PreRegistered {
     /// The client id.
     pub client_id: String,
     /// The secret of a confidential client.
     pub client_secret: Option<String>,
+    /// The private key of a `private_key_jwt` client.
+    pub private_key: Option<Arc<ClientKey>>,
+    /// How it authenticates; by default `private_key_jwt` with a key, else
+    /// with a secret what the authorization server prefers of
+    /// `client_secret_basic` and `client_secret_post`, else `none`.
+    pub auth_method: Option<ClientAuthMethod>,
 }
 
 impl PreRegistered {
     /// A public client with this id (a confidential one adds
-    /// [`PreRegistered::with_client_secret`]).
+    /// [`PreRegistered::with_client_secret`] or
+    /// [`PreRegistered::with_private_key`]).
     pub fn new(client_id: impl Into<String>) -> Self {
-        PreRegistered { client_id: client_id.into(), client_secret: None }
+        PreRegistered { client_id: client_id.into(), client_secret: None, private_key: None, auth_method: None }
+    }
+
+    /// Authenticates with a JWT signed by `key` (`private_key_jwt`).
+    pub fn with_private_key(mut self, key: ClientKey) -> Self {
+        self.private_key = Some(Arc::new(key));
+        self
+    }
+
+    /// The method the authorization server expects, when the default
+    /// choice is not it.
+    pub(crate) fn method(&self, supported: Option<&Vec<String>>) -> String {
+        match (self.auth_method, &self.private_key) {
+            (Some(method), _) => method.name().to_owned(),
+            (None, Some(_)) => ClientAuthMethod::PrivateKeyJwt.name().to_owned(),
+            (None, None) => super::exchange::auth_method(self.client_secret.is_some(), None, supported),
+        }
     }
 }
 
 crate::setters::with_setters! {
     PreRegistered {
         some with_client_secret => client_secret: impl Into<String>,
+        some with_auth_method => auth_method: ClientAuthMethod,
     }
 }
 
@@ -189,8 +259,23 @@ impl std::fmt::Debug for PreRegistered {
         f.debug_struct("PreRegistered")
             .field("client_id", &self.client_id)
             .field("client_secret", &self.client_secret.as_ref().map(|_| "***"))
+            .field("private_key", &self.private_key)
+            .field("auth_method", &self.auth_method)
             .finish()
     }
+}
+
+/// How an [`OAuthClient`](super::OAuthClient) gets its tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Grant {
+    /// A user signs in in a browser (the authorization code flow with
+    /// PKCE, through the [`Authorize`] hook).
+    #[default]
+    AuthorizationCode,
+    /// The client signs in as itself with its pre-registered credentials
+    /// (`client_credentials`, OAuth 2.1 section 4.2): no user, no browser.
+    ClientCredentials,
 }
 
 /// How an [`OAuthClient`](super::OAuthClient) signs in.
@@ -205,6 +290,8 @@ pub struct OAuthConfig {
     pub client_name: String,
     /// A pre-registered client, tried first.
     pub pre_registered: Option<PreRegistered>,
+    /// How tokens are obtained.
+    pub grant: Grant,
     /// The URL of the client's metadata document, used as its client id
     /// where the authorization server accepts that.
     pub client_metadata_url: Option<String>,
@@ -226,6 +313,7 @@ impl OAuthConfig {
             redirect_uri: redirect_uri.into(),
             client_name: client_name.into(),
             pre_registered: None,
+            grant: Grant::default(),
             client_metadata_url: None,
         }
     }
@@ -234,6 +322,7 @@ impl OAuthConfig {
 crate::setters::with_setters! {
     OAuthConfig {
         some with_pre_registered => pre_registered: PreRegistered,
+        value with_grant => grant: Grant,
         some with_client_metadata_url => client_metadata_url: impl Into<String>,
         value with_connection => connection: HttpConfig,
     }

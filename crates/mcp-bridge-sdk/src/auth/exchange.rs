@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::SignInError;
+use super::assertion::ClientKey;
 use super::store::{ClientRecord, TokenRecord};
 
 /// The largest metadata or token response read.
@@ -153,13 +154,18 @@ fn now_s() -> u64 {
     crate::clock::unix_seconds()
 }
 
-/// POSTs a grant to the token endpoint with the client's authentication,
-/// and makes the record of the answer. `previous` gives what an answer
-/// may leave out (a refresh that issues no new refresh token).
+/// The client assertion type of `private_key_jwt` (RFC 7523 section 2.2).
+const JWT_BEARER_ASSERTION: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+
+/// POSTs a grant to the token endpoint with the client's authentication
+/// (`key` signs the assertion of a `private_key_jwt` client), and makes
+/// the record of the answer. `previous` gives what an answer may leave
+/// out (a refresh that issues no new refresh token).
 pub(crate) async fn token_request(
     http: &reqwest::Client,
     endpoint: &str,
     client: &ClientRecord,
+    key: Option<&ClientKey>,
     mut form: Vec<(&'static str, String)>,
     previous: Option<&TokenRecord>,
 ) -> Result<TokenRecord, SignInError> {
@@ -179,6 +185,14 @@ pub(crate) async fn token_request(
         ("client_secret_post", Some(secret)) => {
             form.push(("client_id", client.client_id.clone()));
             form.push(("client_secret", secret.clone()));
+        }
+        ("private_key_jwt", _) => {
+            let key = key.ok_or_else(|| SignInError::Token("private_key_jwt needs the client's private key".into()))?;
+            // The audience is the issuer, as RFC 7523bis settles it.
+            let assertion = key.assertion(&client.client_id, &client.issuer, now_s())?;
+            form.push(("client_id", client.client_id.clone()));
+            form.push(("client_assertion_type", JWT_BEARER_ASSERTION.to_owned()));
+            form.push(("client_assertion", assertion));
         }
         _ => form.push(("client_id", client.client_id.clone())),
     }

@@ -258,13 +258,13 @@ impl Cause {
                 "The sign-in could not be done; try again, or use --no-browser and open the link yourself"
             }
             Cause::RegistrationUnavailable => {
-                "The authorization server offers no way to register mcp-bridge (no dynamic registration, no client ID metadata documents); publish a client metadata document and pass its https URL with --client-metadata-url"
+                "The authorization server offers no way to register mcp-bridge (no dynamic registration, no client ID metadata documents); pass the client id its administrator gave you with --client-id (a confidential client adds --client-secret-env or --client-key-file), or publish a client metadata document and pass its https URL with --client-metadata-url"
             }
             Cause::RegistrationFailed => {
-                "Registering mcp-bridge at the authorization server failed; ask its administrator to allow the redirect URI below, or pass a client metadata document with --client-metadata-url"
+                "Registering mcp-bridge at the authorization server failed; pass a client id you were given with --client-id, ask the server's administrator to allow the redirect URI below, or pass a client metadata document with --client-metadata-url"
             }
             Cause::IssuerNotRegistered => {
-                "The authorization server does not know mcp-bridge's registration; forget it with `mcp-bridge logout URL` and sign in again"
+                "The authorization server refused mcp-bridge's client: with --client-id, check the id, its secret or key (--client-secret-env, --client-key-file) and --client-auth-method; otherwise forget the registration with `mcp-bridge logout URL` and sign in again"
             }
             Cause::InvalidClientMetadataUrl => {
                 "The authorization server refused the client metadata document of --client-metadata-url; check that the document is served at that https URL and lists the redirect URI"
@@ -450,13 +450,14 @@ mod sdk_tests {
         let (cause, message) = of(SignInError::NoRegistration);
         assert_eq!(cause, "registration_unavailable");
         assert!(message.contains("--client-metadata-url") && message.contains(redirect), "{message}");
+        assert!(message.contains("--client-id") && message.contains("--client-secret-env"), "{message}");
         let (cause, message) = of(SignInError::Registration("HTTP 400".into()));
         assert_eq!(cause, "registration_failed");
-        assert!(message.contains(redirect), "{message}");
+        assert!(message.contains(redirect) && message.contains("--client-id"), "{message}");
         let rejected = |metadata_document| SignInError::ClientRejected { metadata_document, reason: "HTTP 401".into() };
         let (cause, message) = of(rejected(false));
         assert_eq!(cause, "issuer_not_registered");
-        assert!(message.contains("mcp-bridge logout"), "{message}");
+        assert!(message.contains("mcp-bridge logout") && message.contains("--client-auth-method"), "{message}");
         let (cause, message) = of(rejected(true));
         assert_eq!(cause, "invalid_client_metadata_url");
         assert!(message.contains("--client-metadata-url") && message.contains(redirect), "{message}");
