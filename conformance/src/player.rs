@@ -8,7 +8,7 @@ use std::sync::Arc;
 use mcp_bridge_protocol::types::{CreateMessageResult, ElicitResult, Root, Tool};
 use mcp_bridge_sdk::auth::{
     AuthorizationRequest, AuthorizationResponse, Authorize, ClientKey, Grant, OAuthClient, OAuthConfig, PreRegistered,
-    SigningAlgorithm, authorize,
+    SigningAlgorithm, WorkloadToken, authorize,
 };
 use mcp_bridge_sdk::client::{Era, InputHooks};
 use mcp_bridge_sdk::store::MemoryStore;
@@ -37,6 +37,9 @@ pub struct ScenarioContext {
     /// The key's algorithm (`ES256`).
     #[serde(default, rename = "signing_algorithm")]
     pub signing_algorithm: Option<String>,
+    /// The workload's identity token (workload identity scenarios).
+    #[serde(default, rename = "valid_jwt")]
+    pub workload_token: Option<String>,
     /// The scenario's name.
     #[serde(default)]
     pub name: Option<String>,
@@ -189,6 +192,9 @@ fn oauth(url: &str, context: &ScenarioContext) -> Result<OAuthClient, String> {
     }
     if context.client_credentials() {
         config = config.with_grant(Grant::ClientCredentials);
+    }
+    if let Some(token) = &context.workload_token {
+        config = config.with_grant(Grant::JwtBearer(WorkloadToken::fixed(token)));
     }
     OAuthClient::new(config, follow_authorization(), Arc::new(MemoryStore::default())).map_err(|e| e.to_string())
 }

@@ -7,7 +7,8 @@
 //! in a [`RecordStore`], refreshes them, and steps up the scope once when
 //! the server asks for more. An agent or a service signs in as itself
 //! instead ([`OAuthClient::client_credentials`]): a client secret or a
-//! private key (`private_key_jwt`), no user.
+//! private key (`private_key_jwt`), no user; a workload with its
+//! platform's identity token ([`OAuthClient::workload_identity`]).
 //!
 //! - [`challenge`]: the `WWW-Authenticate` header.
 //! - [`discovery`]: where metadata is, and the checks of what it says.
@@ -32,7 +33,7 @@ pub use assertion::{ClientKey, ClientKeyError, SigningAlgorithm};
 pub use challenge::Challenge;
 pub use config::{
     AuthorizationRequest, AuthorizationResponse, Authorize, ClientAuthMethod, Grant, OAuthConfig, PreRegistered,
-    SignInError, authorize,
+    SignInError, WorkloadToken, authorize,
 };
 pub use discovery::{ResourceMetadata, ServerMetadata};
 pub use store::{ClientRecord, TokenRecord};
@@ -79,6 +80,9 @@ impl std::fmt::Debug for OAuthClient {
 
 /// Methods whose refusal never starts a sign-in (see `on_refusal`).
 const PASSIVE_METHODS: [&str; 1] = [SubscriptionsListen::NAME];
+
+/// The grant type of an assertion exchanged for tokens (RFC 7523 section 2.1).
+const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
 /// Seconds before expiry an access token is refreshed.
 const REFRESH_MARGIN_S: u64 = 60;
@@ -131,10 +135,48 @@ impl OAuthClient {
         client: PreRegistered,
         store: Arc<dyn RecordStore>,
     ) -> crate::Result<OAuthClient> {
-        let config =
-            OAuthConfig::new(server_url, "", "").with_pre_registered(client).with_grant(Grant::ClientCredentials);
+        OAuthClient::without_user(server_url, client, Grant::ClientCredentials, store)
+    }
+
+    /// A client that signs a workload in with the identity token its
+    /// platform issued (`token`, exchanged with the JWT-bearer grant), as
+    /// the pre-registered client `client_id`; tokens kept in `store`, a new
+    /// exchange when the access token expires.
+    ///
+    /// ```no_run
+    /// # async fn run() -> mcp_bridge_sdk::Result<()> {
+    /// use std::sync::Arc;
+    /// use mcp_bridge_sdk::auth::{OAuthClient, WorkloadToken};
+    /// use mcp_bridge_sdk::store::MemoryStore;
+    ///
+    /// let token = WorkloadToken::file("/var/run/secrets/tokens/mcp-token");
+    /// let store = Arc::new(MemoryStore::default());
+    /// let auth = OAuthClient::workload_identity("https://mcp.example.com/mcp", "billing-job", token, store)?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`OAuthClient::new`].
+    pub fn workload_identity(
+        server_url: impl Into<String>,
+        client_id: impl Into<String>,
+        token: WorkloadToken,
+        store: Arc<dyn RecordStore>,
+    ) -> crate::Result<OAuthClient> {
+        OAuthClient::without_user(server_url, PreRegistered::new(client_id), Grant::JwtBearer(token), store)
+    }
+
+    /// A client of a grant without a user (its [`Authorize`] hook is never
+    /// called).
+    fn without_user(
+        server_url: impl Into<String>,
+        client: PreRegistered,
+        grant: Grant,
+        store: Arc<dyn RecordStore>,
+    ) -> crate::Result<OAuthClient> {
+        let config = OAuthConfig::new(server_url, "", "").with_pre_registered(client).with_grant(grant);
         let no_user =
-            authorize(|_request| async { Err::<AuthorizationResponse, _>("no user signs in with client credentials") });
+            authorize(|_request| async { Err::<AuthorizationResponse, _>("this client signs in without a user") });
         OAuthClient::new(config, no_user, store)
     }
 
@@ -221,7 +263,7 @@ impl Inner {
             if record.refresh_token.is_some() {
                 let outcome = self.refresh(session).await;
                 self.note(&outcome);
-            } else if self.config.grant == Grant::ClientCredentials {
+            } else if !self.config.grant.has_a_user() {
                 let outcome = self.sign_in(session, &Challenge::default(), &[]).await;
                 self.note(&outcome);
             }
@@ -383,29 +425,42 @@ impl Inner {
         challenge: &Challenge,
         previous: &[String],
     ) -> Result<(), SignInError> {
-        match self.config.grant {
+        match &self.config.grant {
             Grant::AuthorizationCode => self.sign_in_user(session, challenge, previous).await,
-            Grant::ClientCredentials => self.sign_in_client(session, challenge, previous).await,
+            Grant::ClientCredentials => {
+                let pre = self.config.pre_registered.as_ref();
+                if !pre.is_some_and(|p| p.client_secret.is_some() || p.private_key.is_some()) {
+                    return Err(SignInError::NoClientCredentials);
+                }
+                let grant = vec![("grant_type", "client_credentials".to_owned())];
+                self.sign_in_without_user(session, challenge, previous, grant).await
+            }
+            Grant::JwtBearer(token) => {
+                let assertion = token
+                    .read()
+                    .await
+                    .map_err(|e| SignInError::Token(format!("the workload's identity token cannot be read: {e}")))?;
+                let grant = vec![("grant_type", JWT_BEARER_GRANT.to_owned()), ("assertion", assertion)];
+                self.sign_in_without_user(session, challenge, previous, grant).await
+            }
         }
     }
 
-    /// The client credentials grant: the client's own credentials at the
-    /// token endpoint, for the resource and scope a user's sign-in would
-    /// ask for.
-    async fn sign_in_client(
+    /// A grant without a user (`grant`: its type and what it presents) at
+    /// the token endpoint, for the resource and scope a user's sign-in
+    /// would ask for.
+    async fn sign_in_without_user(
         &self,
         session: &mut Session,
         challenge: &Challenge,
         previous: &[String],
+        grant: Vec<(&'static str, String)>,
     ) -> Result<(), SignInError> {
-        let pre = self.config.pre_registered.as_ref();
-        if !pre.is_some_and(|p| p.client_secret.is_some() || p.private_key.is_some()) {
-            return Err(SignInError::NoClientCredentials);
-        }
         let (resource, metadata) = self.discover(challenge).await?;
         let client = self.client_for(&metadata).await?;
         let scope = discovery::select_scope(challenge.scope.as_deref(), &resource, &metadata, previous);
-        let mut form = vec![("grant_type", "client_credentials".to_owned()), ("resource", resource.resource.clone())];
+        let mut form = grant;
+        form.push(("resource", resource.resource.clone()));
         if let Some(scope) = &scope {
             form.push(("scope", scope.clone()));
         }
@@ -503,8 +558,7 @@ impl Inner {
         // A long-lived stream does not start a sign-in of its own: it only
         // refreshes, and waits for the sign-in of another request.
         // (Signing in as the client asks nobody: any request may.)
-        let interactive =
-            !PASSIVE_METHODS.contains(&refusal.method.as_str()) || self.config.grant == Grant::ClientCredentials;
+        let interactive = !PASSIVE_METHODS.contains(&refusal.method.as_str()) || !self.config.grant.has_a_user();
         let outcome = match refusal.status {
             401 => {
                 if session.record.as_ref().is_some_and(|r| r.refresh_token.is_some())

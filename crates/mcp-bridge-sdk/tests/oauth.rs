@@ -1,7 +1,8 @@
 //! The OAuth client against a small authorization server and a protected
 //! MCP server on loopback: sign-in on the first refusal, the refresh of a
 //! token that expires soon, a newer stored record used instead of a
-//! refresh, sign-out, and no token, code or secret in any error.
+//! refresh, sign-out, a workload's token exchanged (JWT-bearer grant), and
+//! no token, code or secret in any error.
 //! (The official conformance suite's `auth/*` scenarios run in
 //! `scripts/conformance`.)
 
@@ -12,7 +13,8 @@ use std::sync::{Arc, Mutex};
 
 use mcp_bridge_protocol::types::ContentBlock;
 use mcp_bridge_sdk::auth::{
-    AuthorizationRequest, AuthorizationResponse, Authorize, OAuthClient, OAuthConfig, TokenRecord, authorize,
+    AuthorizationRequest, AuthorizationResponse, Authorize, OAuthClient, OAuthConfig, SignInError, TokenRecord,
+    WorkloadToken, authorize,
 };
 use mcp_bridge_sdk::server::http::HttpOptions;
 use mcp_bridge_sdk::store::{MemoryStore, RecordStore};
@@ -183,4 +185,50 @@ async fn the_oauth_client_signs_in_to_an_endpoint_the_sdk_protects() {
     assert_eq!(s.sign_ins.load(Ordering::SeqCst), 1, "one sign-in, through the endpoint's own metadata");
     client.call_tool("ping", json!({}), &RequestOptions::default()).await.unwrap();
     assert_eq!(s.sign_ins.load(Ordering::SeqCst), 1, "the token is used again");
+}
+
+#[tokio::test]
+async fn a_workload_exchanges_its_platform_token_read_anew_at_each_sign_in() {
+    // Tokens that expire at once: every request signs in again.
+    let s = setup(0).await;
+    s.issued.lock().unwrap().without_refresh_tokens = true;
+    let dir = std::env::temp_dir().join(format!("mcp-wif-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("token");
+    std::fs::write(&file, "platform-jwt-one\n").unwrap();
+    let oauth =
+        OAuthClient::workload_identity(&s.url, "billing-job", WorkloadToken::file(&file), s.store.clone()).unwrap();
+    let client = client(&s, &oauth);
+    let o = RequestOptions::default();
+
+    let result = client.call_tool("ping", json!({}), &o).await.unwrap();
+    assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "pong"));
+    {
+        let issued = s.issued.lock().unwrap();
+        assert!(
+            issued.grants.iter().all(|g| g == "urn:ietf:params:oauth:grant-type:jwt-bearer"),
+            "{:?}",
+            issued.grants
+        );
+        assert_eq!(issued.assertions.last().map(String::as_str), Some("platform-jwt-one"));
+        assert!(issued.client_auth.iter().all(|a| a == "none billing-job"), "{:?}", issued.client_auth);
+        assert_eq!(issued.authorizations, 0, "no browser");
+    }
+    // The platform rotated the token: the next exchange sends the new one.
+    std::fs::write(&file, "platform-jwt-two").unwrap();
+    client.call_tool("ping", json!({}), &o).await.unwrap();
+    assert_eq!(s.issued.lock().unwrap().assertions.last().map(String::as_str), Some("platform-jwt-two"));
+
+    // No token file (and the access tokens revoked): the sign-in fails
+    // naming the file, never a token.
+    std::fs::remove_file(&file).unwrap();
+    s.issued.lock().unwrap().valid.clear();
+    let failed = client.call_tool("ping", json!({}), &o).await.unwrap_err();
+    let problem = oauth.last_problem().expect("the sign-in failed");
+    assert!(matches!(&problem, SignInError::Token(reason) if reason.contains("token")), "{problem:?}");
+    for text in [problem.to_string(), failed.to_string()] {
+        assert!(!text.contains("platform-jwt"), "{text}");
+    }
+    assert!(problem.to_string().contains(file.to_str().unwrap()), "{problem}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

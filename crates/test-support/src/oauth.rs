@@ -42,6 +42,10 @@ pub struct Issued {
     pub authorizations: usize,
     /// Registration requests seen.
     pub registrations: usize,
+    /// The `assertion` of each JWT-bearer token request, in order.
+    pub assertions: Vec<String>,
+    /// Issue no refresh tokens (as for grants without a user).
+    pub without_refresh_tokens: bool,
     /// How each token request authenticated its client, in order:
     /// `basic ID:SECRET`, `post ID:SECRET`, `jwt ID CLAIMS` (the client
     /// assertion's claims, unverified) or `none ID`.
@@ -290,12 +294,18 @@ pub async fn authorization_server(issued: Shared, pki: Option<&TestPki>) -> Stri
                         return refuse("invalid_grant");
                     }
                 }
+                if let Some(assertion) = form.get("assertion") {
+                    issued.assertions.push(assertion.clone());
+                }
                 let n = issued.grants.len();
                 let token = format!("at-{n}");
                 issued.valid.push(token.clone());
-                axum::Json(json!({"access_token": token, "token_type": "Bearer", "expires_in": issued.expires_in,
-                    "refresh_token": format!("rt-{n}"), "scope": "mcp offline_access"}))
-                .into_response()
+                let mut answer = json!({"access_token": token, "token_type": "Bearer", "expires_in": issued.expires_in,
+                    "refresh_token": format!("rt-{n}"), "scope": "mcp offline_access"});
+                if issued.without_refresh_tokens {
+                    answer.as_object_mut().unwrap().remove("refresh_token");
+                }
+                axum::Json(answer).into_response()
             }),
         )
         .with_state(issued);

@@ -266,7 +266,7 @@ impl std::fmt::Debug for PreRegistered {
 }
 
 /// How an [`OAuthClient`](super::OAuthClient) gets its tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub enum Grant {
     /// A user signs in in a browser (the authorization code flow with
@@ -276,6 +276,71 @@ pub enum Grant {
     /// The client signs in as itself with its pre-registered credentials
     /// (`client_credentials`, OAuth 2.1 section 4.2): no user, no browser.
     ClientCredentials,
+    /// A workload signs in with the identity token its platform issued it
+    /// (the JWT-bearer grant, RFC 7523 section 2.1: workload identity
+    /// federation); the client is the pre-registered one.
+    JwtBearer(WorkloadToken),
+}
+
+impl Grant {
+    /// Whether a person takes part (a browser, consent): only then may a
+    /// refused request wait for a sign-in of its own.
+    pub(crate) fn has_a_user(&self) -> bool {
+        matches!(self, Grant::AuthorizationCode)
+    }
+}
+
+type ReadToken = dyn Fn() -> BoxFuture<Result<String, crate::BoxError>> + Send + Sync;
+
+/// Where a workload's identity token comes from: a JWT its platform issued
+/// (a Kubernetes service account token, a cloud's workload identity, a CI
+/// job's OIDC token), read anew at each sign-in since platforms rotate it.
+/// Its `Debug` never shows the token.
+#[derive(Clone)]
+pub struct WorkloadToken(Arc<ReadToken>);
+
+impl std::fmt::Debug for WorkloadToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WorkloadToken")
+    }
+}
+
+impl WorkloadToken {
+    /// The token in a file (the platform's projected token), whitespace
+    /// around it ignored.
+    pub fn file(path: impl Into<std::path::PathBuf>) -> Self {
+        let path = path.into();
+        WorkloadToken::from_fn(move || {
+            let path = path.clone();
+            async move {
+                let text = tokio::fs::read_to_string(&path).await.map_err(|e| format!("{}: {e}", path.display()))?;
+                Ok::<_, crate::BoxError>(text.trim().to_owned())
+            }
+        })
+    }
+
+    /// Always this token (a test, a token handed over once).
+    pub fn fixed(token: impl Into<String>) -> Self {
+        let token = token.into();
+        WorkloadToken::from_fn(move || {
+            let token = token.clone();
+            async move { Ok::<_, crate::BoxError>(token) }
+        })
+    }
+
+    /// The token `read` gives (an API of the platform).
+    pub fn from_fn<F, Fut>(read: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<String, crate::BoxError>> + Send + 'static,
+    {
+        WorkloadToken(Arc::new(move || Box::pin(read())))
+    }
+
+    /// The token now.
+    pub(crate) async fn read(&self) -> Result<String, crate::BoxError> {
+        (self.0)().await
+    }
 }
 
 /// How an [`OAuthClient`](super::OAuthClient) signs in.
