@@ -72,7 +72,7 @@ impl Cluster {
 }
 
 fn streams_opened(replica: &ExampleServer) -> usize {
-    replica.log.lock().unwrap().matches("a listen stream opened").count()
+    lines_with(replica, "a listen stream opened")
 }
 
 fn host_port(url: &str) -> String {

@@ -170,8 +170,9 @@ pub(crate) async fn token_request(
     previous: Option<&TokenRecord>,
 ) -> Result<TokenRecord, SignInError> {
     let mut request = http.post(endpoint).header("accept", "application/json");
-    match (client.token_endpoint_auth_method.as_str(), &client.client_secret) {
-        ("client_secret_basic", Some(secret)) => {
+    use super::ClientAuthMethod as Method;
+    match (Method::from_name(&client.token_endpoint_auth_method), &client.client_secret) {
+        (Some(Method::ClientSecretBasic), Some(secret)) => {
             let encode = |s: &str| url_encode(s);
             let credentials = format!("{}:{}", encode(&client.client_id), encode(secret));
             let mut value = reqwest::header::HeaderValue::from_str(&format!(
@@ -182,11 +183,11 @@ pub(crate) async fn token_request(
             value.set_sensitive(true);
             request = request.header(reqwest::header::AUTHORIZATION, value);
         }
-        ("client_secret_post", Some(secret)) => {
+        (Some(Method::ClientSecretPost), Some(secret)) => {
             form.push(("client_id", client.client_id.clone()));
             form.push(("client_secret", secret.clone()));
         }
-        ("private_key_jwt", _) => {
+        (Some(Method::PrivateKeyJwt), _) => {
             let key = key.ok_or_else(|| SignInError::Token("private_key_jwt needs the client's private key".into()))?;
             // The audience is the issuer, as RFC 7523bis settles it.
             let assertion = key.assertion(&client.client_id, &client.issuer, now_s())?;

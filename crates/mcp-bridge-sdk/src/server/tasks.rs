@@ -145,6 +145,11 @@ pub(crate) fn declares_tasks(capabilities: &ClientCapabilities) -> bool {
     capabilities.extensions.as_ref().is_some_and(|e| e.contains_key(TASKS_EXTENSION))
 }
 
+/// The refusal of a task beyond `limit` (`TaskOptions::max_tasks`).
+fn too_many_tasks(limit: usize) -> HandlerError {
+    HandlerError::internal(format!("Too many tasks (limit {limit})"))
+}
+
 /// 128 random bits in hex.
 fn new_task_id() -> String {
     let mut bytes = [0u8; 16];

@@ -106,8 +106,7 @@ impl TaskRegistry {
         capabilities: ClientCapabilities,
     ) -> Result<Task, ServerFault> {
         if self.lock().len() >= self.options.max_tasks {
-            let limit = self.options.max_tasks;
-            return Err(ServerFault::Handler(HandlerError::internal(format!("Too many tasks (limit {limit})"))));
+            return Err(ServerFault::Handler(super::too_many_tasks(self.options.max_tasks)));
         }
         let id = new_task_id();
         let record = TaskRecord::new(capabilities, now_ms());

@@ -127,7 +127,7 @@ impl MemoryTasks {
         let mut tasks = self.lock();
         tasks.retain(|_, (_, r)| !r.expired(self.ttl, now));
         if tasks.len() >= self.max_tasks {
-            return Err(HandlerError::internal(format!("Too many tasks (limit {})", self.max_tasks)));
+            return Err(super::too_many_tasks(self.max_tasks));
         }
         tasks.insert(id.to_owned(), (1, record.clone()));
         Ok(())
