@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use mcp_bridge_protocol::types::{CreateMessageResult, ElicitResult, Root, Tool};
 use mcp_bridge_sdk::auth::{
-    AuthorizationRequest, AuthorizationResponse, Authorize, ClientKey, Grant, OAuthClient, OAuthConfig, PreRegistered,
-    SigningAlgorithm, WorkloadToken, authorize,
+    AuthorizationRequest, AuthorizationResponse, Authorize, ClientKey, EnterpriseIdp, Grant, OAuthClient, OAuthConfig,
+    PreRegistered, SigningAlgorithm, TokenSource, authorize,
 };
 use mcp_bridge_sdk::client::{Era, InputHooks};
 use mcp_bridge_sdk::store::MemoryStore;
@@ -40,12 +40,27 @@ pub struct ScenarioContext {
     /// The workload's identity token (workload identity scenarios).
     #[serde(default, rename = "valid_jwt")]
     pub workload_token: Option<String>,
+    /// The enterprise identity provider's issuer (enterprise-managed
+    /// authorization).
+    #[serde(default, rename = "idp_issuer")]
+    pub idp_issuer: Option<String>,
+    /// This client's id at that provider.
+    #[serde(default, rename = "idp_client_id")]
+    pub idp_client_id: Option<String>,
+    /// The user's ID token from that provider.
+    #[serde(default, rename = "idp_id_token")]
+    pub idp_id_token: Option<String>,
     /// The scenario's name.
     #[serde(default)]
     pub name: Option<String>,
 }
 
 impl ScenarioContext {
+    /// Whether the scenario wants tokens bound to the client's key (DPoP).
+    fn dpop(&self) -> bool {
+        self.name.as_deref().is_some_and(|n| n.starts_with("auth/dpop"))
+    }
+
     /// Whether the scenario wants the client to sign in as itself.
     fn client_credentials(&self) -> bool {
         self.name.as_deref().is_some_and(|n| n.starts_with("auth/client-credentials"))
@@ -193,8 +208,14 @@ fn oauth(url: &str, context: &ScenarioContext) -> Result<OAuthClient, String> {
     if context.client_credentials() {
         config = config.with_grant(Grant::ClientCredentials);
     }
+    config.dpop = context.dpop();
     if let Some(token) = &context.workload_token {
-        config = config.with_grant(Grant::JwtBearer(WorkloadToken::fixed(token)));
+        config = config.with_grant(Grant::JwtBearer(TokenSource::fixed(token)));
+    }
+    if let (Some(issuer), Some(id_token)) = (&context.idp_issuer, &context.idp_id_token) {
+        let client = PreRegistered::new(context.idp_client_id.clone().unwrap_or_default());
+        let idp = EnterpriseIdp::new(issuer, client, TokenSource::fixed(id_token));
+        config = config.with_grant(Grant::EnterpriseManaged(idp));
     }
     OAuthClient::new(config, follow_authorization(), Arc::new(MemoryStore::default())).map_err(|e| e.to_string())
 }

@@ -23,7 +23,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let context: ScenarioContext = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
+    let mut context: ScenarioContext = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
         Ok(json) => match serde_json::from_str(&json) {
             Ok(context) => context,
             Err(e) => {
@@ -33,6 +33,8 @@ fn main() -> ExitCode {
         },
         Err(_) => ScenarioContext::default(),
     };
+    // Not every scenario names itself in its context.
+    context.name.get_or_insert_with(|| scenario.clone());
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))

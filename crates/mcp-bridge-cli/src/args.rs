@@ -84,9 +84,18 @@ pub(crate) struct Args {
     #[arg(long, value_name = "URL")]
     pub(crate) client_metadata_url: Option<String>,
 
+    /// Ask for tokens bound to a key of the bridge (DPoP, RFC 9449), so that
+    /// a stolen token is useless without the key (kept with the tokens).
+    #[arg(long)]
+    pub(crate) dpop: bool,
+
     /// A client the authorization server's administrator registered.
     #[command(flatten)]
     pub(crate) static_client: StaticClient,
+
+    /// Sign-in through the enterprise's single sign-on.
+    #[command(flatten)]
+    pub(crate) enterprise: EnterpriseSignIn,
 
     /// Serve 2025-11-25 clients over Streamable HTTP at http://ADDR/mcp
     /// (for example 127.0.0.1:8931) instead of one client on stdio; every
@@ -152,6 +161,32 @@ pub(crate) struct StaticClient {
     /// The algorithm of --client-key-file: ES256 or RS256.
     #[arg(long, value_name = "ALG", requires = "client_key_file")]
     pub(crate) client_key_algorithm: Option<String>,
+}
+
+/// Enterprise-managed authorization: the user's ID token from the
+/// enterprise's identity provider is exchanged there for an identity
+/// assertion grant, and that for the server's tokens by the --client-id
+/// client; no browser, no consent screen.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct EnterpriseSignIn {
+    /// The enterprise identity provider's issuer URL.
+    #[arg(long, value_name = "URL", requires_all = ["idp_client_id", "idp_id_token_file", "client_id"])]
+    pub(crate) idp_issuer: Option<String>,
+
+    /// The bridge's client id at the identity provider (the ID token's
+    /// audience).
+    #[arg(long, value_name = "ID", requires = "idp_issuer")]
+    pub(crate) idp_client_id: Option<String>,
+
+    /// The environment variable that holds the secret of that client, when
+    /// it has one.
+    #[arg(long, value_name = "VAR", requires = "idp_issuer")]
+    pub(crate) idp_client_secret_env: Option<String>,
+
+    /// The file that holds the user's ID token from the identity provider
+    /// (kept fresh by the single sign-on agent); read at each sign-in.
+    #[arg(long, value_name = "FILE", requires = "idp_issuer")]
+    pub(crate) idp_id_token_file: Option<PathBuf>,
 }
 
 /// Actions besides bridging.

@@ -6,12 +6,15 @@ use std::time::Duration;
 use mcp_bridge::signin::{Gate, SignIn, SignInOptions};
 use mcp_bridge::upstream::HttpUpstream;
 use mcp_bridge::{FrontendOptions, UpstreamConfig, profile};
-use mcp_bridge_sdk::auth::{ClientAuthMethod, ClientKey, OAuthClient, OAuthConfig, PreRegistered, SigningAlgorithm};
+use mcp_bridge_sdk::auth::{
+    ClientAuthMethod, ClientKey, EnterpriseIdp, Grant, OAuthClient, OAuthConfig, PreRegistered, SigningAlgorithm,
+    TokenSource,
+};
 use mcp_bridge_sdk::client::Era;
 use mcp_bridge_sdk::transport::http::{HttpConfig, ProxyConfig};
 use mcp_bridge_sdk::transport::stdio::StdioCommand;
 
-use crate::args::{Action, Args, Connection, StaticClient};
+use crate::args::{Action, Args, Connection, EnterpriseSignIn, StaticClient};
 
 /// The log levels `--log-level` accepts.
 const LOG_LEVELS: [&str; 5] = ["error", "warning", "info", "debug", "trace"];
@@ -147,6 +150,31 @@ fn static_client(args: &StaticClient, env: impl Fn(&str) -> Option<String>) -> R
     Ok(Some(client))
 }
 
+/// The identity provider of `--idp-issuer`; `env` reads the variable of
+/// `--idp-client-secret-env`. Errors name the option, never the secret.
+fn enterprise_idp(
+    args: &EnterpriseSignIn,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Option<EnterpriseIdp>, String> {
+    let (Some(issuer), Some(client_id), Some(id_token_file)) =
+        (&args.idp_issuer, &args.idp_client_id, &args.idp_id_token_file)
+    else {
+        return Ok(None);
+    };
+    let lower = issuer.to_ascii_lowercase();
+    if !(lower.starts_with("https://") || lower.starts_with("http://")) {
+        return Err(format!("--idp-issuer {issuer:?} is not an http(s) URL"));
+    }
+    let mut client = PreRegistered::new(client_id);
+    if let Some(variable) = &args.idp_client_secret_env {
+        let secret = env(variable)
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| format!("--idp-client-secret-env {variable}: the variable is not set or empty"))?;
+        client = client.with_client_secret(secret);
+    }
+    Ok(Some(EnterpriseIdp::new(issuer, client, TokenSource::file(id_token_file))))
+}
+
 /// The upstream of the URL form: the HTTP transport with the sign-in.
 fn http_upstream(args: &Args, url: &str) -> Result<(UpstreamConfig, Option<Arc<Gate>>), String> {
     if args.sign_in_timeout == 0 {
@@ -166,7 +194,11 @@ fn http_upstream(args: &Args, url: &str) -> Result<(UpstreamConfig, Option<Arc<G
     let store = mcp_bridge::signin::tokens::open().map_err(|e| format!("the token store does not open: {e}"))?;
     let mut config = OAuthConfig::new(url, sign_in.redirect_uri(), "mcp-bridge").with_connection(http.clone());
     config.client_metadata_url = args.client_metadata_url.clone();
+    config.dpop = args.dpop;
     config.pre_registered = static_client(&args.static_client, |name| std::env::var(name).ok())?;
+    if let Some(idp) = enterprise_idp(&args.enterprise, |name| std::env::var(name).ok())? {
+        config.grant = Grant::EnterpriseManaged(idp);
+    }
     let oauth = OAuthClient::new(config, sign_in.authorize(), Arc::new(store)).map_err(|e| e.to_string())?;
     http.auth = Some(Arc::new(oauth.clone()));
     Ok((UpstreamConfig::Http(HttpUpstream { config: http, oauth: Some(oauth), sign_in: Some(sign_in) }), Some(gate)))

@@ -140,6 +140,7 @@ async fn a_protected_server_needs_a_sign_in_until_one_is_stored() {
         issued_at: None,
         scope: Some("mcp".into()),
         resource: Some(url.clone()),
+        token_type: None,
     };
     let record = serde_json::to_string(&record).unwrap();
     store.save(&mcp_bridge_sdk::auth::store::tokens_key(&url), &record).unwrap();

@@ -8,7 +8,9 @@
 //! the server asks for more. An agent or a service signs in as itself
 //! instead ([`OAuthClient::client_credentials`]): a client secret or a
 //! private key (`private_key_jwt`), no user; a workload with its
-//! platform's identity token ([`OAuthClient::workload_identity`]).
+//! platform's identity token ([`OAuthClient::workload_identity`]); a user
+//! through their enterprise's single sign-on
+//! ([`OAuthClient::enterprise_managed`]).
 //!
 //! - [`challenge`]: the `WWW-Authenticate` header.
 //! - [`discovery`]: where metadata is, and the checks of what it says.
@@ -19,6 +21,7 @@ mod assertion;
 pub mod challenge;
 mod config;
 pub mod discovery;
+mod dpop;
 mod exchange;
 mod pkce;
 pub mod store;
@@ -32,15 +35,16 @@ use reqwest::Url;
 pub use assertion::{ClientKey, ClientKeyError, SigningAlgorithm};
 pub use challenge::Challenge;
 pub use config::{
-    AuthorizationRequest, AuthorizationResponse, Authorize, ClientAuthMethod, Grant, OAuthConfig, PreRegistered,
-    SignInError, WorkloadToken, authorize,
+    AuthorizationRequest, AuthorizationResponse, Authorize, ClientAuthMethod, EnterpriseIdp, Grant, OAuthConfig,
+    PreRegistered, SignInError, TokenSource, authorize,
 };
 pub use discovery::{ResourceMetadata, ServerMetadata};
 pub use store::{ClientRecord, TokenRecord};
 
 use crate::BoxFuture;
 use crate::store::RecordStore;
-use crate::transport::http::{AuthProvider, AuthRefusal};
+use crate::transport::http::{AuthProvider, AuthRefusal, Credentials};
+use dpop::{DpopKey, Nonces, Prover};
 
 /// The tokens in use, and what the last sign-in asked for.
 #[derive(Default)]
@@ -70,6 +74,10 @@ struct Inner {
     problem: Mutex<Option<SignInError>>,
     /// Counts the tokens obtained (sign-ins and refreshes).
     obtained: tokio::sync::watch::Sender<u64>,
+    /// The DPoP key, once made or read from the store.
+    dpop_key: Mutex<Option<Arc<DpopKey>>>,
+    /// The DPoP nonces servers gave.
+    nonces: Nonces,
 }
 
 impl std::fmt::Debug for OAuthClient {
@@ -83,6 +91,12 @@ const PASSIVE_METHODS: [&str; 1] = [SubscriptionsListen::NAME];
 
 /// The grant type of an assertion exchanged for tokens (RFC 7523 section 2.1).
 const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+/// The grant type of a token exchange (RFC 8693 section 2.1).
+const TOKEN_EXCHANGE_GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+
+/// The token type of an OpenID Connect ID token (RFC 8693 section 3).
+const ID_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id_token";
 
 /// Seconds before expiry an access token is refreshed.
 const REFRESH_MARGIN_S: u64 = 60;
@@ -109,6 +123,8 @@ impl OAuthClient {
             session: tokio::sync::Mutex::new(Session::default()),
             problem: Mutex::new(None),
             obtained: tokio::sync::watch::channel(0).0,
+            dpop_key: Mutex::new(None),
+            nonces: Nonces::default(),
         })))
     }
 
@@ -146,10 +162,10 @@ impl OAuthClient {
     /// ```no_run
     /// # async fn run() -> mcp_bridge_sdk::Result<()> {
     /// use std::sync::Arc;
-    /// use mcp_bridge_sdk::auth::{OAuthClient, WorkloadToken};
+    /// use mcp_bridge_sdk::auth::{OAuthClient, TokenSource};
     /// use mcp_bridge_sdk::store::MemoryStore;
     ///
-    /// let token = WorkloadToken::file("/var/run/secrets/tokens/mcp-token");
+    /// let token = TokenSource::file("/var/run/secrets/tokens/mcp-token");
     /// let store = Arc::new(MemoryStore::default());
     /// let auth = OAuthClient::workload_identity("https://mcp.example.com/mcp", "billing-job", token, store)?;
     /// # Ok(()) }
@@ -160,10 +176,41 @@ impl OAuthClient {
     pub fn workload_identity(
         server_url: impl Into<String>,
         client_id: impl Into<String>,
-        token: WorkloadToken,
+        token: TokenSource,
         store: Arc<dyn RecordStore>,
     ) -> crate::Result<OAuthClient> {
         OAuthClient::without_user(server_url, PreRegistered::new(client_id), Grant::JwtBearer(token), store)
+    }
+
+    /// A client that signs its user in through their enterprise's single
+    /// sign-on (enterprise-managed authorization): the ID token from `idp`
+    /// is exchanged there for an identity assertion grant, and that here,
+    /// by the pre-registered `client`, for tokens; no browser, no consent
+    /// screen. Tokens kept in `store`, the exchange made again when they
+    /// expire.
+    ///
+    /// ```no_run
+    /// # async fn run() -> mcp_bridge_sdk::Result<()> {
+    /// use std::sync::Arc;
+    /// use mcp_bridge_sdk::auth::{EnterpriseIdp, OAuthClient, PreRegistered, TokenSource};
+    /// use mcp_bridge_sdk::store::MemoryStore;
+    ///
+    /// let id_token = TokenSource::file("/run/user/1000/sso/id_token");
+    /// let idp = EnterpriseIdp::new("https://acme.idp.example", PreRegistered::new("chat-desktop"), id_token);
+    /// let client = PreRegistered::new("chat-desktop-at-mcp").with_client_secret("from-the-admin");
+    /// let auth = OAuthClient::enterprise_managed("https://mcp.example.com/mcp", client, idp, Arc::new(MemoryStore::default()))?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`OAuthClient::new`].
+    pub fn enterprise_managed(
+        server_url: impl Into<String>,
+        client: PreRegistered,
+        idp: EnterpriseIdp,
+        store: Arc<dyn RecordStore>,
+    ) -> crate::Result<OAuthClient> {
+        OAuthClient::without_user(server_url, client, Grant::EnterpriseManaged(idp), store)
     }
 
     /// A client of a grant without a user (its [`Authorize`] hook is never
@@ -209,7 +256,7 @@ impl OAuthClient {
         outcome
     }
 
-    /// Forgets this server's tokens (in the store too).
+    /// Forgets this server's tokens and DPoP key (in the store too).
     ///
     /// # Errors
     /// The store's error.
@@ -217,7 +264,11 @@ impl OAuthClient {
         let inner = &self.0;
         let mut session = inner.session.lock().await;
         *session = Session::default();
-        inner.store.remove(&store::tokens_key(&inner.resource())).map_err(SignInError::Store)
+        *inner.dpop_key.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        for key in store::sign_in_keys(&inner.resource()) {
+            inner.store.remove(&key).map_err(SignInError::Store)?;
+        }
+        Ok(())
     }
 }
 
@@ -297,9 +348,7 @@ impl Inner {
             ("refresh_token", refresh_token),
             ("resource", record.resource.clone().unwrap_or_else(|| self.resource())),
         ];
-        let endpoint = &metadata.token_endpoint;
-        let fresh =
-            exchange::token_request(&self.http, endpoint, &client, self.client_key(), form, Some(&record)).await?;
+        let fresh = self.token_request(&metadata.token_endpoint, &client, form, Some(&record)).await?;
         self.keep(session, fresh)
     }
 
@@ -403,6 +452,53 @@ impl Inner {
         self.keep(session, record)
     }
 
+    /// A token request of this client: its authentication, and a DPoP
+    /// proof when it asks for key-bound tokens.
+    async fn token_request(
+        &self,
+        endpoint: &str,
+        client: &ClientRecord,
+        form: Vec<(&'static str, String)>,
+        previous: Option<&TokenRecord>,
+    ) -> Result<TokenRecord, SignInError> {
+        let key = if self.config.dpop { Some(self.dpop_key()?) } else { None };
+        let prover = key.as_deref().map(|key| Prover { key, nonces: &self.nonces });
+        exchange::token_request(&self.http, endpoint, client, self.client_key(), prover, form, previous).await
+    }
+
+    /// The DPoP key used with this server: the one in memory, else the
+    /// store's, else a new one (kept in the store).
+    fn dpop_key(&self) -> Result<Arc<DpopKey>, SignInError> {
+        let mut slot = self.dpop_key.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(key) = slot.as_ref() {
+            return Ok(key.clone());
+        }
+        let name = store::dpop_key(&self.resource());
+        let key = match crate::store::load::<dpop::KeyRecord>(self.store.as_ref(), &name).map_err(SignInError::Store)? {
+            Some(record) => DpopKey::from_record(&record)?,
+            None => {
+                let key = DpopKey::generate()?;
+                crate::store::save(self.store.as_ref(), &name, &key.record()).map_err(SignInError::Store)?;
+                key
+            }
+        };
+        let key = Arc::new(key);
+        *slot = Some(key.clone());
+        Ok(key)
+    }
+
+    /// The credential headers of a request to the server with `record`'s
+    /// token: a DPoP token with its proof for this request.
+    fn credentials(&self, record: &TokenRecord, method: &str, url: &str) -> Result<Credentials, SignInError> {
+        let token = &record.access_token;
+        if record.token_type.as_deref() != Some(dpop::DPOP_TOKEN_TYPE) {
+            return Ok(Credentials { authorization: Some(format!("Bearer {token}")), dpop: None });
+        }
+        let key = self.dpop_key()?;
+        let proof = Prover { key: &key, nonces: &self.nonces }.proof(method, url, Some(token))?;
+        Ok(Credentials { authorization: Some(format!("DPoP {token}")), dpop: Some(proof) })
+    }
+
     /// The private key of a `private_key_jwt` client.
     fn client_key(&self) -> Option<&assertion::ClientKey> {
         self.config.pre_registered.as_ref().and_then(|p| p.private_key.as_deref())
@@ -427,46 +523,102 @@ impl Inner {
     ) -> Result<(), SignInError> {
         match &self.config.grant {
             Grant::AuthorizationCode => self.sign_in_user(session, challenge, previous).await,
+            _ => self.sign_in_without_user(session, challenge, previous).await,
+        }
+    }
+
+    /// A grant without a user at the token endpoint, for the resource and
+    /// scope a user's sign-in would ask for.
+    async fn sign_in_without_user(
+        &self,
+        session: &mut Session,
+        challenge: &Challenge,
+        previous: &[String],
+    ) -> Result<(), SignInError> {
+        let (resource, metadata) = self.discover(challenge).await?;
+        let client = self.client_for(&metadata).await?;
+        let scope = discovery::select_scope(challenge.scope.as_deref(), &resource, &metadata, previous);
+        let mut form = self.grant_without_user(&resource, &metadata, scope.as_deref()).await?;
+        form.push(("resource", resource.resource.clone()));
+        if let Some(scope) = &scope {
+            form.push(("scope", scope.clone()));
+        }
+        let record = self.token_request(&metadata.token_endpoint, &client, form, None).await?;
+        self.keep_signed_in(session, record, scope, resource.resource)
+    }
+
+    /// The grant type of a sign-in without a user and what it presents.
+    async fn grant_without_user(
+        &self,
+        resource: &ResourceMetadata,
+        metadata: &ServerMetadata,
+        scope: Option<&str>,
+    ) -> Result<Vec<(&'static str, String)>, SignInError> {
+        match &self.config.grant {
             Grant::ClientCredentials => {
                 let pre = self.config.pre_registered.as_ref();
                 if !pre.is_some_and(|p| p.client_secret.is_some() || p.private_key.is_some()) {
                     return Err(SignInError::NoClientCredentials);
                 }
-                let grant = vec![("grant_type", "client_credentials".to_owned())];
-                self.sign_in_without_user(session, challenge, previous, grant).await
+                Ok(vec![("grant_type", "client_credentials".to_owned())])
             }
             Grant::JwtBearer(token) => {
                 let assertion = token
                     .read()
                     .await
                     .map_err(|e| SignInError::Token(format!("the workload's identity token cannot be read: {e}")))?;
-                let grant = vec![("grant_type", JWT_BEARER_GRANT.to_owned()), ("assertion", assertion)];
-                self.sign_in_without_user(session, challenge, previous, grant).await
+                Ok(vec![("grant_type", JWT_BEARER_GRANT.to_owned()), ("assertion", assertion)])
             }
+            Grant::EnterpriseManaged(idp) => {
+                let grant = self.identity_assertion_grant(idp, resource, metadata, scope).await?;
+                Ok(vec![("grant_type", JWT_BEARER_GRANT.to_owned()), ("assertion", grant)])
+            }
+            Grant::AuthorizationCode => Err(SignInError::Token("the authorization code flow needs a user".into())),
         }
     }
 
-    /// A grant without a user (`grant`: its type and what it presents) at
-    /// the token endpoint, for the resource and scope a user's sign-in
-    /// would ask for.
-    async fn sign_in_without_user(
+    /// Exchanges the user's ID token at their identity provider for an
+    /// identity assertion grant to this server's authorization server
+    /// (enterprise-managed authorization, RFC 8693).
+    async fn identity_assertion_grant(
         &self,
-        session: &mut Session,
-        challenge: &Challenge,
-        previous: &[String],
-        grant: Vec<(&'static str, String)>,
-    ) -> Result<(), SignInError> {
-        let (resource, metadata) = self.discover(challenge).await?;
-        let client = self.client_for(&metadata).await?;
-        let scope = discovery::select_scope(challenge.scope.as_deref(), &resource, &metadata, previous);
-        let mut form = grant;
-        form.push(("resource", resource.resource.clone()));
-        if let Some(scope) = &scope {
-            form.push(("scope", scope.clone()));
+        idp: &EnterpriseIdp,
+        resource: &ResourceMetadata,
+        metadata: &ServerMetadata,
+        scope: Option<&str>,
+    ) -> Result<String, SignInError> {
+        let endpoint = match &idp.token_endpoint {
+            Some(endpoint) => endpoint.clone(),
+            None => {
+                let issuer = Url::parse(&idp.issuer)
+                    .map_err(|_| SignInError::NoServerMetadata { issuer: idp.issuer.clone() })?;
+                self.server_metadata(&issuer).await?.token_endpoint
+            }
+        };
+        let id_token = idp
+            .id_token
+            .read()
+            .await
+            .map_err(|e| SignInError::Token(format!("the ID token of the single sign-on cannot be read: {e}")))?;
+        let client = ClientRecord {
+            issuer: idp.issuer.clone(),
+            client_id: idp.client.client_id.clone(),
+            token_endpoint_auth_method: idp.client.method(None),
+            client_secret: idp.client.client_secret.clone(),
+        };
+        let mut form = vec![
+            ("grant_type", TOKEN_EXCHANGE_GRANT.to_owned()),
+            ("requested_token_type", exchange::ID_JAG_TOKEN_TYPE.to_owned()),
+            ("audience", metadata.issuer.clone()),
+            ("resource", resource.resource.clone()),
+            ("subject_token", id_token),
+            ("subject_token_type", ID_TOKEN_TYPE.to_owned()),
+        ];
+        if let Some(scope) = scope {
+            form.push(("scope", scope.to_owned()));
         }
-        let endpoint = &metadata.token_endpoint;
-        let record = exchange::token_request(&self.http, endpoint, &client, self.client_key(), form, None).await?;
-        self.keep_signed_in(session, record, scope, resource.resource)
+        let key = idp.client.private_key.as_deref();
+        exchange::identity_assertion_grant(&self.http, &endpoint, &client, key, form).await
     }
 
     /// The authorization code flow: discovery, client, the user's
@@ -536,13 +688,17 @@ impl Inner {
         if let Some(scope) = &scope {
             form.push(("scope", scope.clone()));
         }
-        let endpoint = &metadata.token_endpoint;
-        let record = exchange::token_request(&self.http, endpoint, &client, self.client_key(), form, None).await?;
+        let record = self.token_request(&metadata.token_endpoint, &client, form, None).await?;
         self.keep_signed_in(session, record, scope, resource.resource)
     }
 
     async fn on_refusal(&self, refusal: AuthRefusal) -> bool {
         let challenge = refusal.www_authenticate.as_deref().and_then(Challenge::parse).unwrap_or_default();
+        // A server that wants a DPoP nonce (RFC 9449 section 9): the request
+        // goes again with a proof carrying it; the token is fine.
+        if challenge.error.as_deref() == Some(dpop::USE_NONCE) {
+            return refusal.dpop_nonce.is_some_and(|nonce| self.nonces.remember(&self.config.server_url, &nonce));
+        }
         let mut session = self.session.lock().await;
         // Another request signed in (or refreshed) since this one was sent:
         // send it again with the new token.
@@ -619,7 +775,21 @@ impl AuthProvider for OAuthClient {
         let inner = self.0.clone();
         Box::pin(async move {
             let mut session = inner.session.lock().await;
-            Ok(inner.current(&mut session).await.map(|r| format!("Bearer {}", r.access_token)))
+            Ok(inner.current(&mut session).await.map(|r| match r.token_type.as_deref() {
+                Some(dpop::DPOP_TOKEN_TYPE) => format!("DPoP {}", r.access_token),
+                _ => format!("Bearer {}", r.access_token),
+            }))
+        })
+    }
+
+    fn credentials(&self, method: &str, url: &str) -> BoxFuture<Result<Credentials, crate::BoxError>> {
+        let (inner, method, url) = (self.0.clone(), method.to_owned(), url.to_owned());
+        Box::pin(async move {
+            let mut session = inner.session.lock().await;
+            match inner.current(&mut session).await {
+                Some(record) => Ok(inner.credentials(&record, &method, &url)?),
+                None => Ok(Credentials::default()),
+            }
         })
     }
 

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use mcp_bridge_protocol::types::ContentBlock;
 use mcp_bridge_sdk::auth::{
     AuthorizationRequest, AuthorizationResponse, Authorize, OAuthClient, OAuthConfig, SignInError, TokenRecord,
-    WorkloadToken, authorize,
+    TokenSource, authorize,
 };
 use mcp_bridge_sdk::server::http::HttpOptions;
 use mcp_bridge_sdk::store::{MemoryStore, RecordStore};
@@ -197,7 +197,7 @@ async fn a_workload_exchanges_its_platform_token_read_anew_at_each_sign_in() {
     let file = dir.join("token");
     std::fs::write(&file, "platform-jwt-one\n").unwrap();
     let oauth =
-        OAuthClient::workload_identity(&s.url, "billing-job", WorkloadToken::file(&file), s.store.clone()).unwrap();
+        OAuthClient::workload_identity(&s.url, "billing-job", TokenSource::file(&file), s.store.clone()).unwrap();
     let client = client(&s, &oauth);
     let o = RequestOptions::default();
 

@@ -2,7 +2,9 @@
 //! server (metadata, an authorize endpoint that approves at once, a token
 //! endpoint that checks PKCE, registration), optionally over HTTPS with a
 //! test CA, and an MCP server behind a Bearer check with its protected
-//! resource metadata.
+//! resource metadata. A token request with a DPoP proof gets a DPoP-bound
+//! token, accepted only with the `DPoP` scheme and a proof (recorded, for
+//! the tests to check).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -50,6 +52,16 @@ pub struct Issued {
     /// `basic ID:SECRET`, `post ID:SECRET`, `jwt ID CLAIMS` (the client
     /// assertion's claims, unverified) or `none ID`.
     pub client_auth: Vec<String>,
+    /// The form of each token request, in order.
+    pub forms: Vec<HashMap<String, String>>,
+    /// The DPoP proofs of token requests, in order; a token request with
+    /// one gets a DPoP-bound token.
+    pub token_proofs: Vec<String>,
+    /// The tokens bound to a DPoP key: accepted only with the `DPoP`
+    /// scheme and a proof.
+    pub dpop_bound: Vec<String>,
+    /// The DPoP proofs of the requests to the protected server, in order.
+    pub resource_proofs: Vec<String>,
 }
 
 /// The shared record of an authorization server.
@@ -202,8 +214,13 @@ fn form(body: &str) -> HashMap<String, String> {
     url.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect()
 }
 
+/// The grant type of a token exchange (RFC 8693).
+pub const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+
 /// Starts an authorization server; returns its issuer (base URL) and its
-/// record. Tokens are `at-N`, refresh tokens `rt-N`, codes `code-N`.
+/// record. Tokens are `at-N`, refresh tokens `rt-N`, codes `code-N`; a
+/// token exchange (as at an enterprise identity provider) answers the
+/// identity assertion grant `jag-N`.
 pub async fn authorization_server(issued: Shared, pki: Option<&TestPki>) -> String {
     // The issuer is known once the port is: the router reads it from here.
     let issuer: Arc<Mutex<String>> = Arc::default();
@@ -283,6 +300,7 @@ pub async fn authorization_server(issued: Shared, pki: Option<&TestPki>) -> Stri
                 });
                 let grant = form.get("grant_type").cloned().unwrap_or_default();
                 issued.grants.push(grant.clone());
+                issued.forms.push(form.clone());
                 let refuse = |why: &str| (StatusCode::BAD_REQUEST, axum::Json(json!({"error": why}))).into_response();
                 if issued.refuse || (issued.refuse_refresh && grant == "refresh_token") {
                     return refuse("invalid_grant");
@@ -298,10 +316,22 @@ pub async fn authorization_server(issued: Shared, pki: Option<&TestPki>) -> Stri
                     issued.assertions.push(assertion.clone());
                 }
                 let n = issued.grants.len();
+                if grant == TOKEN_EXCHANGE {
+                    // An identity provider's answer: an identity assertion grant.
+                    let answer = json!({"access_token": format!("jag-{n}"), "token_type": "N_A",
+                        "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag", "expires_in": 300});
+                    return axum::Json(answer).into_response();
+                }
                 let token = format!("at-{n}");
                 issued.valid.push(token.clone());
-                let mut answer = json!({"access_token": token, "token_type": "Bearer", "expires_in": issued.expires_in,
-                    "refresh_token": format!("rt-{n}"), "scope": "mcp offline_access"});
+                let mut token_type = "Bearer";
+                if let Some(proof) = headers.get("dpop").and_then(|v| v.to_str().ok()) {
+                    issued.token_proofs.push(proof.to_owned());
+                    issued.dpop_bound.push(token.clone());
+                    token_type = "DPoP";
+                }
+                let mut answer = json!({"access_token": token, "token_type": token_type,
+                    "expires_in": issued.expires_in, "refresh_token": format!("rt-{n}"), "scope": "mcp offline_access"});
                 if issued.without_refresh_tokens {
                     answer.as_object_mut().unwrap().remove("refresh_token");
                 }
@@ -327,9 +357,22 @@ pub async fn protected(router: axum::Router, issued: Shared, issuer: String) -> 
         move |headers: HeaderMap, request: axum::extract::Request, next: axum::middleware::Next| {
             let (issued, challenge) = (issued.clone(), challenge.clone());
             async move {
-                let token =
-                    headers.get("authorization").and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
-                if !token.is_some_and(|t| issued.lock().unwrap().valid.iter().any(|v| v == t)) {
+                let authorization = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or_default();
+                let proof = headers.get("dpop").and_then(|v| v.to_str().ok());
+                let accepted = {
+                    let mut issued = issued.lock().unwrap();
+                    match (authorization.split_once(' '), proof) {
+                        (Some(("Bearer", token)), _) => {
+                            issued.valid.iter().any(|v| v == token) && !issued.dpop_bound.iter().any(|v| v == token)
+                        }
+                        (Some(("DPoP", token)), Some(proof)) => {
+                            issued.resource_proofs.push(proof.to_owned());
+                            issued.dpop_bound.iter().any(|v| v == token)
+                        }
+                        _ => false,
+                    }
+                };
+                if !accepted {
                     return (StatusCode::UNAUTHORIZED, [("www-authenticate", challenge)], "").into_response();
                 }
                 next.run(request).await

@@ -14,8 +14,8 @@ pub struct Challenge {
 }
 
 impl Challenge {
-    /// Reads the Bearer challenge of a `WWW-Authenticate` value; `None`
-    /// when it has no Bearer challenge. Other schemes in the same value are
+    /// Reads the Bearer (or DPoP, RFC 9449 section 7.1) challenge of a
+    /// `WWW-Authenticate` value, the first of them; `None` when it has neither. Other schemes in the same value are
     /// skipped; a malformed parameter ends the parse with what was read.
     pub fn parse(header: &str) -> Option<Challenge> {
         let mut rest = header.trim_start();
@@ -25,7 +25,7 @@ impl Challenge {
                 return None;
             }
             let (params, next) = parse_params(after);
-            if scheme.eq_ignore_ascii_case("bearer") {
+            if scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("dpop") {
                 let get =
                     |name: &str| params.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone());
                 return Some(Challenge {

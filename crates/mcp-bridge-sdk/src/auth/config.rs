@@ -279,7 +279,14 @@ pub enum Grant {
     /// A workload signs in with the identity token its platform issued it
     /// (the JWT-bearer grant, RFC 7523 section 2.1: workload identity
     /// federation); the client is the pre-registered one.
-    JwtBearer(WorkloadToken),
+    JwtBearer(TokenSource),
+    /// The user's single sign-on at their enterprise's identity provider
+    /// vouches for them (enterprise-managed authorization): the ID token is
+    /// exchanged at the provider for an identity assertion grant (ID-JAG,
+    /// RFC 8693), and that at the server's authorization server for tokens
+    /// (the JWT-bearer grant) by the pre-registered client. No browser, no
+    /// consent screen per server.
+    EnterpriseManaged(EnterpriseIdp),
 }
 
 impl Grant {
@@ -292,25 +299,26 @@ impl Grant {
 
 type ReadToken = dyn Fn() -> BoxFuture<Result<String, crate::BoxError>> + Send + Sync;
 
-/// Where a workload's identity token comes from: a JWT its platform issued
+/// Where a token that proves who signs in comes from, read anew at each
+/// sign-in since its issuer rotates it: a workload's JWT from its platform
 /// (a Kubernetes service account token, a cloud's workload identity, a CI
-/// job's OIDC token), read anew at each sign-in since platforms rotate it.
-/// Its `Debug` never shows the token.
+/// job's OIDC token), or a user's ID token from their enterprise's single
+/// sign-on. Its `Debug` never shows the token.
 #[derive(Clone)]
-pub struct WorkloadToken(Arc<ReadToken>);
+pub struct TokenSource(Arc<ReadToken>);
 
-impl std::fmt::Debug for WorkloadToken {
+impl std::fmt::Debug for TokenSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("WorkloadToken")
+        f.write_str("TokenSource")
     }
 }
 
-impl WorkloadToken {
+impl TokenSource {
     /// The token in a file (the platform's projected token), whitespace
     /// around it ignored.
     pub fn file(path: impl Into<std::path::PathBuf>) -> Self {
         let path = path.into();
-        WorkloadToken::from_fn(move || {
+        TokenSource::from_fn(move || {
             let path = path.clone();
             async move {
                 let text = tokio::fs::read_to_string(&path).await.map_err(|e| format!("{}: {e}", path.display()))?;
@@ -322,7 +330,7 @@ impl WorkloadToken {
     /// Always this token (a test, a token handed over once).
     pub fn fixed(token: impl Into<String>) -> Self {
         let token = token.into();
-        WorkloadToken::from_fn(move || {
+        TokenSource::from_fn(move || {
             let token = token.clone();
             async move { Ok::<_, crate::BoxError>(token) }
         })
@@ -334,12 +342,44 @@ impl WorkloadToken {
         F: Fn() -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<String, crate::BoxError>> + Send + 'static,
     {
-        WorkloadToken(Arc::new(move || Box::pin(read())))
+        TokenSource(Arc::new(move || Box::pin(read())))
     }
 
     /// The token now.
     pub(crate) async fn read(&self) -> Result<String, crate::BoxError> {
         (self.0)().await
+    }
+}
+
+/// The enterprise identity provider of [`Grant::EnterpriseManaged`]: where
+/// the user's ID token is exchanged, as which client, and where the ID
+/// token comes from.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct EnterpriseIdp {
+    /// The provider's issuer; its token endpoint is found through its
+    /// metadata (OpenID discovery or RFC 8414) unless `token_endpoint` is set.
+    pub issuer: String,
+    /// Its token endpoint, when it is known without discovery.
+    pub token_endpoint: Option<String>,
+    /// This application's client at the provider (the ID token's audience);
+    /// a public client by default.
+    pub client: PreRegistered,
+    /// The user's ID token from the provider.
+    pub id_token: TokenSource,
+}
+
+impl EnterpriseIdp {
+    /// The provider `issuer`, where this application is the client
+    /// `client` and the user's ID token comes from `id_token`.
+    pub fn new(issuer: impl Into<String>, client: PreRegistered, id_token: TokenSource) -> Self {
+        EnterpriseIdp { issuer: issuer.into(), token_endpoint: None, client, id_token }
+    }
+}
+
+crate::setters::with_setters! {
+    EnterpriseIdp {
+        some with_token_endpoint => token_endpoint: impl Into<String>,
     }
 }
 
@@ -363,6 +403,13 @@ pub struct OAuthConfig {
     /// Proxy, CA file and client certificate of the OAuth requests (the
     /// URL and the limits are not used).
     pub connection: HttpConfig,
+    /// Ask for tokens bound to a key of this client (DPoP, RFC 9449): a
+    /// stolen token is useless without the key. The key (P-256) is made at
+    /// the first sign-in and kept in the store beside the tokens; every
+    /// token request and every request to the server carries a proof. An
+    /// authorization server that does not do DPoP answers Bearer tokens,
+    /// which are then used as such.
+    pub dpop: bool,
 }
 
 impl OAuthConfig {
@@ -380,6 +427,7 @@ impl OAuthConfig {
             pre_registered: None,
             grant: Grant::default(),
             client_metadata_url: None,
+            dpop: false,
         }
     }
 }
@@ -390,5 +438,6 @@ crate::setters::with_setters! {
         value with_grant => grant: Grant,
         some with_client_metadata_url => client_metadata_url: impl Into<String>,
         value with_connection => connection: HttpConfig,
+        value with_dpop => dpop: bool,
     }
 }

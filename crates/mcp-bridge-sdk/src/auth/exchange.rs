@@ -9,7 +9,11 @@ use serde_json::{Value, json};
 
 use super::SignInError;
 use super::assertion::ClientKey;
+use super::dpop::{DPOP_HEADER, DPOP_TOKEN_TYPE, NONCE_HEADER, Prover, USE_NONCE};
 use super::store::{ClientRecord, TokenRecord};
+
+/// The fields of a token request's form.
+pub(crate) type Form = Vec<(&'static str, String)>;
 
 /// The largest metadata or token response read.
 const MAX_BODY: usize = 1024 * 1024;
@@ -148,6 +152,9 @@ struct TokenResponse {
     refresh_token: Option<String>,
     #[serde(default)]
     scope: Option<String>,
+    /// What a token exchange issued (RFC 8693 section 2.2.1).
+    #[serde(default)]
+    issued_token_type: Option<String>,
 }
 
 fn now_s() -> u64 {
@@ -158,18 +165,61 @@ fn now_s() -> u64 {
 const JWT_BEARER_ASSERTION: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 
 /// POSTs a grant to the token endpoint with the client's authentication
-/// (`key` signs the assertion of a `private_key_jwt` client), and makes
-/// the record of the answer. `previous` gives what an answer may leave
-/// out (a refresh that issues no new refresh token).
-pub(crate) async fn token_request(
+/// (`key` signs the assertion of a `private_key_jwt` client) and reads the
+/// answer.
+async fn post_grant(
     http: &reqwest::Client,
     endpoint: &str,
     client: &ClientRecord,
     key: Option<&ClientKey>,
-    mut form: Vec<(&'static str, String)>,
-    previous: Option<&TokenRecord>,
-) -> Result<TokenRecord, SignInError> {
-    let mut request = http.post(endpoint).header("accept", "application/json");
+    dpop: Option<Prover<'_>>,
+    form: Form,
+) -> Result<TokenResponse, SignInError> {
+    // A server that wants a DPoP nonce (RFC 9449 section 8) is asked once more
+    // with the nonce it gave.
+    let mut retried = false;
+    loop {
+        let (mut request, form) = authenticated(http.post(endpoint), client, key, form.clone())?;
+        request = request.header("accept", "application/json");
+        if let Some(prover) = dpop {
+            request = request.header(DPOP_HEADER, prover.proof("POST", endpoint, None)?);
+        }
+        let response = request
+            .form(&form)
+            .send()
+            .await
+            .map_err(|e| SignInError::Http(format!("token endpoint: {}", e.without_url())))?;
+        let new_nonce = match (dpop, response.headers().get(NONCE_HEADER).and_then(|v| v.to_str().ok())) {
+            (Some(prover), Some(nonce)) => prover.nonces.remember(endpoint, nonce),
+            _ => false,
+        };
+        let (status, body) = body_of(response, "token endpoint").await?;
+        if status == 200 {
+            return serde_json::from_slice(&body)
+                .map_err(|e| SignInError::Token(format!("the answer is not valid: {e}")));
+        }
+        let code = oauth_error_code(&body);
+        if code.as_deref() == Some(USE_NONCE) && new_nonce && !retried {
+            retried = true;
+            continue;
+        }
+        let reason = format!("HTTP {status}{}", oauth_error(&body));
+        if code.as_deref() == Some("invalid_client") {
+            return Err(SignInError::ClientRejected { metadata_document: is_metadata_document(client), reason });
+        }
+        return Err(SignInError::Token(reason));
+    }
+}
+
+/// A token request with the client's authentication: a header, or fields
+/// of the form (`key` signs the assertion of a `private_key_jwt` client, a
+/// new one for each request).
+fn authenticated(
+    mut request: reqwest::RequestBuilder,
+    client: &ClientRecord,
+    key: Option<&ClientKey>,
+    mut form: Form,
+) -> Result<(reqwest::RequestBuilder, Form), SignInError> {
     use super::ClientAuthMethod as Method;
     match (Method::from_name(&client.token_endpoint_auth_method), &client.client_secret) {
         (Some(Method::ClientSecretBasic), Some(secret)) => {
@@ -197,24 +247,30 @@ pub(crate) async fn token_request(
         }
         _ => form.push(("client_id", client.client_id.clone())),
     }
-    let response = request
-        .form(&form)
-        .send()
-        .await
-        .map_err(|e| SignInError::Http(format!("token endpoint: {}", e.without_url())))?;
-    let (status, body) = body_of(response, "token endpoint").await?;
-    if status != 200 {
-        let reason = format!("HTTP {status}{}", oauth_error(&body));
-        if oauth_error_code(&body).as_deref() == Some("invalid_client") {
-            return Err(SignInError::ClientRejected { metadata_document: is_metadata_document(client), reason });
-        }
-        return Err(SignInError::Token(reason));
-    }
-    let tokens: TokenResponse =
-        serde_json::from_slice(&body).map_err(|e| SignInError::Token(format!("the answer is not valid: {e}")))?;
-    if tokens.token_type.as_deref().is_some_and(|t| !t.eq_ignore_ascii_case("bearer")) {
-        return Err(SignInError::Token("the token is not a Bearer token".into()));
-    }
+    Ok((request, form))
+}
+
+/// POSTs a grant to the token endpoint (see `post_grant`; with a DPoP
+/// proof when `dpop` is given) and makes the record of the tokens it
+/// answers. `previous` gives what an answer may leave out (a refresh that
+/// issues no new refresh token).
+pub(crate) async fn token_request(
+    http: &reqwest::Client,
+    endpoint: &str,
+    client: &ClientRecord,
+    key: Option<&ClientKey>,
+    dpop: Option<Prover<'_>>,
+    form: Form,
+    previous: Option<&TokenRecord>,
+) -> Result<TokenRecord, SignInError> {
+    let tokens = post_grant(http, endpoint, client, key, dpop, form).await?;
+    let token_type = match tokens.token_type.as_deref() {
+        None => None,
+        Some(t) if t.eq_ignore_ascii_case("bearer") => None,
+        // A key-bound token is of use only to a client that sent a proof.
+        Some(t) if t.eq_ignore_ascii_case(DPOP_TOKEN_TYPE) && dpop.is_some() => Some(DPOP_TOKEN_TYPE.to_owned()),
+        Some(_) => return Err(SignInError::Token("the token is neither a Bearer nor a DPoP token".into())),
+    };
     Ok(TokenRecord {
         issuer: client.issuer.clone(),
         client_id: client.client_id.clone(),
@@ -224,7 +280,33 @@ pub(crate) async fn token_request(
         issued_at: Some(now_s()),
         scope: tokens.scope.or_else(|| previous.and_then(|p| p.scope.clone())),
         resource: previous.and_then(|p| p.resource.clone()),
+        token_type,
     })
+}
+
+/// The token type of an identity assertion grant (ID-JAG).
+pub(crate) const ID_JAG_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id-jag";
+
+/// A token exchange (RFC 8693) at an identity provider that answers an
+/// identity assertion grant: the grant itself (the answer's `access_token`).
+pub(crate) async fn identity_assertion_grant(
+    http: &reqwest::Client,
+    endpoint: &str,
+    client: &ClientRecord,
+    key: Option<&ClientKey>,
+    form: Form,
+) -> Result<String, SignInError> {
+    let answer = post_grant(http, endpoint, client, key, None, form).await.map_err(|e| match e {
+        SignInError::Token(reason) => SignInError::Token(format!("the identity provider's token exchange: {reason}")),
+        other => other,
+    })?;
+    match answer.issued_token_type.as_deref() {
+        Some(ID_JAG_TOKEN_TYPE) => Ok(answer.access_token),
+        other => Err(SignInError::Token(format!(
+            "the identity provider answered a token of type {} instead of an identity assertion grant",
+            other.unwrap_or("(none)")
+        ))),
+    }
 }
 
 /// Whether a record's access token expires within `margin_s` seconds, or

@@ -29,6 +29,10 @@ pub struct TokenRecord {
     /// resource metadata names it (sent again on each refresh).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<String>,
+    /// `DPoP` for a token bound to the client's DPoP key (RFC 9449); `None`
+    /// for a Bearer token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_type: Option<String>,
 }
 
 impl std::fmt::Debug for TokenRecord {
@@ -71,6 +75,17 @@ impl std::fmt::Debug for ClientRecord {
 /// The key of a server's tokens.
 pub fn tokens_key(resource: &str) -> String {
     format!("tokens:{resource}")
+}
+
+/// The key of the DPoP key (RFC 9449) a server's tokens are bound to.
+pub fn dpop_key(resource: &str) -> String {
+    format!("dpop:{resource}")
+}
+
+/// The keys of everything kept of one server's sign-in: its tokens and
+/// its DPoP key. Signing out removes them all.
+pub fn sign_in_keys(resource: &str) -> [String; 2] {
+    [tokens_key(resource), dpop_key(resource)]
 }
 
 /// The key of the client registered at an authorization server.

@@ -30,6 +30,37 @@ pub struct AuthRefusal {
     /// The method of the refused request (a provider may sign in for some
     /// methods only).
     pub method: String,
+    /// The `DPoP-Nonce` header: the nonce a server that wants one gave
+    /// (RFC 9449 section 9).
+    pub dpop_nonce: Option<String>,
+}
+
+/// The credential headers of one request.
+#[derive(Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Credentials {
+    /// The `Authorization` header value (`Bearer …`, `DPoP …`).
+    pub authorization: Option<String>,
+    /// The `DPoP` header: the proof of possession of the key a `DPoP` token
+    /// is bound to, made for this request (RFC 9449).
+    pub dpop: Option<String>,
+}
+
+impl Credentials {
+    /// An `Authorization` header value, and a `DPoP` proof when the token
+    /// is bound to a key.
+    pub fn new(authorization: Option<String>, dpop: Option<String>) -> Self {
+        Credentials { authorization, dpop }
+    }
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("authorization", &self.authorization.as_ref().map(|_| "***"))
+            .field("dpop", &self.dpop.as_ref().map(|_| "***"))
+            .finish()
+    }
 }
 
 /// Supplies the credentials of each HTTP request, and hears when the
@@ -41,6 +72,18 @@ pub trait AuthProvider: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// Why no credentials can be had; the request fails with it.
     fn authorization(&self) -> BoxFuture<Result<Option<String>, BoxError>>;
+
+    /// The credential headers of a request with the HTTP `method` to
+    /// `url`: by default the [`AuthProvider::authorization`] alone; a
+    /// provider of key-bound tokens adds the request's DPoP proof.
+    ///
+    /// # Errors
+    /// Why no credentials can be had; the request fails with it.
+    fn credentials(&self, method: &str, url: &str) -> BoxFuture<Result<Credentials, BoxError>> {
+        let _ = (method, url);
+        let authorization = self.authorization();
+        Box::pin(async move { Ok(Credentials { authorization: authorization.await?, dpop: None }) })
+    }
 
     /// The server refused the request (401 or 403). `true` when new
     /// credentials are ready: the request is sent once more with them.

@@ -43,7 +43,7 @@ mod tunnel;
 use answer::read_answer;
 use legacy::{LegacySession, SessionSlot};
 
-pub use super::credentials::{AuthProvider, AuthRefusal, BearerToken, DEFAULT_MAX_RESPONSE_BYTES};
+pub use super::credentials::{AuthProvider, AuthRefusal, BearerToken, Credentials, DEFAULT_MAX_RESPONSE_BYTES};
 pub(crate) use config::build_client_with;
 pub use config::{HttpConfig, ProxyConfig};
 
@@ -302,13 +302,35 @@ fn post(
     request.body(body)
 }
 
-/// The `Authorization` header of a message sent besides a request (best
+/// The credential headers (`Authorization`, and `DPoP` for a key-bound
+/// token) of a request with the HTTP `method` to `url`; none without a
+/// provider.
+async fn credential_headers(config: &HttpConfig, method: &str, url: &str) -> Result<HeaderMap, String> {
+    let mut headers = HeaderMap::new();
+    let Some(auth) = &config.auth else { return Ok(headers) };
+    let credentials = auth.credentials(method, url).await.map_err(|e| e.to_string())?;
+    for (name, value) in [
+        (reqwest::header::AUTHORIZATION, credentials.authorization),
+        (reqwest::header::HeaderName::from_static("dpop"), credentials.dpop),
+    ] {
+        let Some(value) = value else { continue };
+        let mut value =
+            HeaderValue::from_str(&value).map_err(|_| "the credentials are not a valid header value".to_owned())?;
+        value.set_sensitive(true);
+        headers.insert(name, value);
+    }
+    Ok(headers)
+}
+
+/// [`credential_headers`] of a message sent besides a request (best
 /// effort: a provider that fails sends none, and the server says 401).
-async fn authorization(config: &HttpConfig) -> Option<HeaderValue> {
-    let value = config.auth.as_ref()?.authorization().await.ok()??;
-    let mut value = HeaderValue::from_str(&value).ok()?;
-    value.set_sensitive(true);
-    Some(value)
+async fn with_credentials(
+    config: &HttpConfig,
+    request: reqwest::RequestBuilder,
+    method: &str,
+    url: &str,
+) -> reqwest::RequestBuilder {
+    request.headers(credential_headers(config, method, url).await.unwrap_or_default())
 }
 
 /// POSTs a notification, or an answer to a server's request; nothing comes
@@ -320,10 +342,8 @@ async fn post_message(shared: Shared, session: Option<LegacySession>, message: M
     };
     let body = serde_json::to_vec(&message).unwrap_or_default();
     let (url, headers) = addressed(&shared, session.as_ref(), method, params);
-    let mut request = post(&shared.http, &shared.config, &url, headers, body);
-    if let Some(value) = authorization(&shared.config).await {
-        request = request.header(reqwest::header::AUTHORIZATION, value);
-    }
+    let request = post(&shared.http, &shared.config, &url, headers, body);
+    let request = with_credentials(&shared.config, request, "POST", &url).await;
     if let Err(e) = request.send().await {
         tracing::debug!("a message could not be sent: {}", e.without_url());
     }
@@ -410,14 +430,7 @@ async fn send(
     for (name, value) in extra {
         post = post.header(name, value);
     }
-    if let Some(auth) = &config.auth
-        && let Some(value) = auth.authorization().await.map_err(|e| Failure::BeforeSending(e.to_string()))?
-    {
-        let mut value = HeaderValue::from_str(&value)
-            .map_err(|_| Failure::BeforeSending("the credentials are not a valid header value".into()))?;
-        value.set_sensitive(true);
-        post = post.header(reqwest::header::AUTHORIZATION, value);
-    }
+    post = post.headers(credential_headers(config, "POST", &url).await.map_err(Failure::BeforeSending)?);
     post.send().await.map_err(|e| {
         let reason = error_chain(&e);
         // On Unix the tunnel names the proxy's refusal itself, with its status.

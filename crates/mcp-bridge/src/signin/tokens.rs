@@ -100,8 +100,10 @@ pub fn open() -> Result<Store, TokenStoreError> {
 pub fn forget(store: &Store, url: &str) -> Result<bool, TokenStoreError> {
     let parsed = reqwest::Url::parse(url)
         .map_err(|e| TokenStoreError::NotAUrl { url: url.to_owned(), reason: e.to_string() })?;
-    let key = mcp_bridge_sdk::auth::store::tokens_key(&mcp_bridge_sdk::auth::discovery::canonical_resource(&parsed));
-    let found = store.load(&key)?.is_some();
-    store.remove(&key)?;
+    let resource = mcp_bridge_sdk::auth::discovery::canonical_resource(&parsed);
+    let found = store.load(&mcp_bridge_sdk::auth::store::tokens_key(&resource))?.is_some();
+    for key in mcp_bridge_sdk::auth::store::sign_in_keys(&resource) {
+        store.remove(&key)?;
+    }
     Ok(found)
 }

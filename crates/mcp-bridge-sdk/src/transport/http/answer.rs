@@ -24,15 +24,13 @@ pub(super) async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Re
     let sent_at = tokio::time::Instant::now();
     let mut response = send(shared, session.as_ref(), request, &extra, body.clone()).await?;
     if let (Some(auth), 401 | 403) = (&config.auth, response.status().as_u16()) {
+        let header = |name| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
         let refusal = AuthRefusal {
             sent_at,
             method: request.method.clone(),
             status: response.status().as_u16(),
-            www_authenticate: response
-                .headers()
-                .get(reqwest::header::WWW_AUTHENTICATE)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned),
+            www_authenticate: header(reqwest::header::WWW_AUTHENTICATE.as_str()),
+            dpop_nonce: header("dpop-nonce"),
         };
         if auth.refused(refusal).await {
             response = send(shared, session.as_ref(), request, &extra, body.clone()).await?;

@@ -74,9 +74,7 @@ pub(super) async fn open(shared: &Shared) -> Result<Url, NotThisTransport> {
     for (name, value) in &config.headers {
         request = request.header(name, value);
     }
-    if let Some(auth) = super::authorization(config).await {
-        request = request.header(reqwest::header::AUTHORIZATION, auth);
-    }
+    request = super::with_credentials(config, request, "GET", base.as_str()).await;
     let mut response = request.send().await.map_err(|e| NotThisTransport::Refused(e.without_url().to_string()))?;
     let status = response.status().as_u16();
     let is_stream = response

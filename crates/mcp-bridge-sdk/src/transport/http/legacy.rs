@@ -161,9 +161,7 @@ pub(super) async fn get_stream(
     if let Some(id) = last_event_id.and_then(|id| HeaderValue::from_str(id).ok()) {
         request = request.header("last-event-id", id);
     }
-    if let Some(auth) = super::authorization(&shared.config).await {
-        request = request.header(reqwest::header::AUTHORIZATION, auth);
-    }
+    request = super::with_credentials(&shared.config, request, "GET", &shared.config.url).await;
     let Ok(sent) = tokio::time::timeout(OPEN_STREAM_LIMIT, request.send()).await else {
         tracing::debug!("the session's GET stream did not open within {OPEN_STREAM_LIMIT:?}");
         return None;
@@ -249,10 +247,8 @@ pub(super) async fn renew(shared: &Shared, lost: &LegacySession) -> Result<(), S
     initialize.id = RequestId::String(format!("renew-{}", lost.generation + 1));
     tracing::info!("the server no longer knows the session (HTTP 404); starting a new one");
     let body = serde_json::to_vec(&initialize).map_err(|e| e.to_string())?;
-    let mut post = super::post(&shared.http, &shared.config, &shared.config.url, HeaderMap::new(), body);
-    if let Some(auth) = super::authorization(&shared.config).await {
-        post = post.header(reqwest::header::AUTHORIZATION, auth);
-    }
+    let post = super::post(&shared.http, &shared.config, &shared.config.url, HeaderMap::new(), body);
+    let post = super::with_credentials(&shared.config, post, "POST", &shared.config.url).await;
     let initialized = async {
         let response = post.send().await.map_err(|e| format!("the new initialize failed: {}", e.without_url()))?;
         let status = response.status().as_u16();

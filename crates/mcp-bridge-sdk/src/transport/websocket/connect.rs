@@ -196,6 +196,7 @@ async fn open(config: &WebSocketConfig) -> Result<WebSocketStream<Box<dyn Socket
                     .map(str::to_owned),
                 sent_at,
                 method: "websocket/upgrade".into(),
+                dpop_nonce: None,
             };
             if auth.refused(refusal).await {
                 continue;
