@@ -10,7 +10,8 @@
 //! private key (`private_key_jwt`), no user; a workload with its
 //! platform's identity token ([`OAuthClient::workload_identity`]); a user
 //! through their enterprise's single sign-on
-//! ([`OAuthClient::enterprise_managed`]).
+//! ([`OAuthClient::enterprise_managed`]). On a machine without a browser a
+//! user signs in on another device with a code ([`OAuthClient::device_code`]).
 //!
 //! - [`challenge`]: the `WWW-Authenticate` header.
 //! - [`discovery`]: where metadata is, and the checks of what it says.
@@ -20,6 +21,7 @@
 mod assertion;
 pub mod challenge;
 mod config;
+mod device;
 pub mod discovery;
 mod dpop;
 mod exchange;
@@ -38,6 +40,7 @@ pub use config::{
     AuthorizationRequest, AuthorizationResponse, Authorize, ClientAuthMethod, EnterpriseIdp, Grant, OAuthConfig,
     PreRegistered, SignInError, TokenSource, authorize,
 };
+pub use device::{DeviceAuthorization, DevicePrompt};
 pub use discovery::{ResourceMetadata, ServerMetadata};
 pub use store::{ClientRecord, TokenRecord};
 
@@ -211,6 +214,39 @@ impl OAuthClient {
         store: Arc<dyn RecordStore>,
     ) -> crate::Result<OAuthClient> {
         OAuthClient::without_user(server_url, client, Grant::EnterpriseManaged(idp), store)
+    }
+
+    /// A client whose user signs in on another device (the device
+    /// authorization grant, RFC 8628): `prompt` shows them where to go and
+    /// the code to type, and the client polls until they finished. For
+    /// machines without a browser (an SSH session, a dev container).
+    ///
+    /// ```no_run
+    /// # async fn run() -> mcp_bridge_sdk::Result<()> {
+    /// use std::sync::Arc;
+    /// use mcp_bridge_sdk::auth::{DeviceAuthorization, DevicePrompt, OAuthClient};
+    /// use mcp_bridge_sdk::store::MemoryStore;
+    ///
+    /// let prompt = DevicePrompt::new(|shown: DeviceAuthorization| async move {
+    ///     eprintln!("Sign in at {} with the code {}", shown.verification_uri, shown.user_code);
+    ///     Ok::<_, String>(())
+    /// });
+    /// let auth = OAuthClient::device_code("https://mcp.example.com/mcp", "my-cli", prompt, Arc::new(MemoryStore::default()))?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`OAuthClient::new`].
+    pub fn device_code(
+        server_url: impl Into<String>,
+        client_name: impl Into<String>,
+        prompt: DevicePrompt,
+        store: Arc<dyn RecordStore>,
+    ) -> crate::Result<OAuthClient> {
+        let config = OAuthConfig::new(server_url, "", client_name).with_grant(Grant::DeviceCode(prompt));
+        let no_browser =
+            authorize(|_request| async { Err::<AuthorizationResponse, _>("this client signs in with a code") });
+        OAuthClient::new(config, no_browser, store)
     }
 
     /// A client of a grant without a user (its [`Authorize`] hook is never
@@ -394,7 +430,8 @@ impl Inner {
     /// per issuer), pre-registered, a metadata document URL, or registered
     /// now.
     async fn client_for(&self, metadata: &ServerMetadata) -> Result<ClientRecord, SignInError> {
-        let key = store::client_key(&metadata.issuer);
+        let device = matches!(self.config.grant, Grant::DeviceCode(_));
+        let key = if device { store::device_client_key(&metadata.issuer) } else { store::client_key(&metadata.issuer) };
         if let Some(known) =
             crate::store::load::<ClientRecord>(self.store.as_ref(), &key).map_err(SignInError::Store)?
             && known.issuer == metadata.issuer
@@ -424,7 +461,7 @@ impl Inner {
                 endpoint,
                 &metadata.issuer,
                 &self.config.client_name,
-                &self.config.redirect_uri,
+                (!device).then_some(self.config.redirect_uri.as_str()),
                 supported,
             )
             .await?;
@@ -458,9 +495,20 @@ impl Inner {
         &self,
         endpoint: &str,
         client: &ClientRecord,
-        form: Vec<(&'static str, String)>,
+        form: exchange::Form,
         previous: Option<&TokenRecord>,
     ) -> Result<TokenRecord, SignInError> {
+        self.token_answer(endpoint, client, form, previous).await?.map_err(|refused| refused.error)
+    }
+
+    /// [`Inner::token_request`], with how the endpoint refused.
+    async fn token_answer(
+        &self,
+        endpoint: &str,
+        client: &ClientRecord,
+        form: exchange::Form,
+        previous: Option<&TokenRecord>,
+    ) -> Result<Result<TokenRecord, exchange::Refused>, SignInError> {
         let key = if self.config.dpop { Some(self.dpop_key()?) } else { None };
         let prover = key.as_deref().map(|key| Prover { key, nonces: &self.nonces });
         exchange::token_request(&self.http, endpoint, client, self.client_key(), prover, form, previous).await
@@ -523,6 +571,7 @@ impl Inner {
     ) -> Result<(), SignInError> {
         match &self.config.grant {
             Grant::AuthorizationCode => self.sign_in_user(session, challenge, previous).await,
+            Grant::DeviceCode(prompt) => self.sign_in_device(session, challenge, previous, prompt).await,
             _ => self.sign_in_without_user(session, challenge, previous).await,
         }
     }
@@ -573,7 +622,9 @@ impl Inner {
                 let grant = self.identity_assertion_grant(idp, resource, metadata, scope).await?;
                 Ok(vec![("grant_type", JWT_BEARER_GRANT.to_owned()), ("assertion", grant)])
             }
-            Grant::AuthorizationCode => Err(SignInError::Token("the authorization code flow needs a user".into())),
+            Grant::AuthorizationCode | Grant::DeviceCode(_) => {
+                Err(SignInError::Token("this grant needs a user".into()))
+            }
         }
     }
 
@@ -767,6 +818,7 @@ fn no_offline() -> ServerMetadata {
         token_endpoint_auth_methods_supported: None,
         client_id_metadata_document_supported: None,
         authorization_response_iss_parameter_supported: None,
+        device_authorization_endpoint: None,
     }
 }
 

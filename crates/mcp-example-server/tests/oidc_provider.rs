@@ -5,7 +5,8 @@
 //! `notes:write` with a second consent, refreshes, and signs in again after
 //! a revocation; every kind of bad token is refused with 401. Agents sign
 //! in as themselves with the client credentials grant, by secret and by
-//! private key (`private_key_jwt`).
+//! private key (`private_key_jwt`). A user without a browser signs in on
+//! another device with a code (the device flow).
 
 use std::sync::Arc;
 
@@ -14,8 +15,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mcp_bridge_protocol::types::ContentBlock;
 use mcp_bridge_sdk::auth::store::tokens_key;
 use mcp_bridge_sdk::auth::{
-    AuthorizationRequest, AuthorizationResponse, ClientKey, OAuthClient, OAuthConfig, PreRegistered, SignInError,
-    SigningAlgorithm, TokenRecord,
+    AuthorizationRequest, AuthorizationResponse, ClientKey, DeviceAuthorization, DevicePrompt, OAuthClient,
+    OAuthConfig, PreRegistered, SignInError, SigningAlgorithm, TokenRecord,
 };
 use mcp_bridge_sdk::store::{MemoryStore, RecordStore};
 use mcp_bridge_sdk::transport::http::{HttpConfig, connect};
@@ -105,6 +106,72 @@ async fn the_sdk_client_signs_in_steps_up_and_refreshes_at_oidc_provider() {
     assert_eq!(provider.count("/grants/authorization_code").await, 2);
     assert_eq!(provider.count("/prompts/login").await, 1);
     assert_eq!(provider.count("/prompts/consent").await, 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A client at `url` whose user signs in on another device: the prompt
+/// records what it shows and has `browser` open the complete verification
+/// URL, signing in (or declining with `decline`).
+fn device_client(
+    url: &str,
+    browser: Arc<Browser>,
+    decline: bool,
+    store: Arc<MemoryStore>,
+) -> (Client, OAuthClient, Arc<std::sync::Mutex<Vec<DeviceAuthorization>>>) {
+    let shown = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = shown.clone();
+    let prompt = DevicePrompt::new(move |device: DeviceAuthorization| {
+        let (browser, seen) = (browser.clone(), seen.clone());
+        async move {
+            seen.lock().unwrap().push(device.clone());
+            let url = device.verification_uri_complete.ok_or("no complete verification URI")?;
+            if decline {
+                browser.decline_device(&url).await
+            } else {
+                browser.sign_in(&url).await
+            }
+            Ok::<_, String>(())
+        }
+    });
+    let oauth = OAuthClient::device_code(url, "device-test", prompt, store).unwrap();
+    let http = HttpConfig::new(url).with_auth(Arc::new(oauth.clone()));
+    (Client::new(ClientOptions::new("device-test", "1"), connect(http).unwrap()), oauth, shown)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_user_without_a_browser_signs_in_on_another_device_with_a_code() {
+    let provider = OidcProvider::start(TokenFormat::Jwt).await;
+    let server = protected_server(&provider, &[]).await;
+    let url = server.url.clone();
+    let dir = temp_dir("device");
+    let browser = Arc::new(Browser::new(&dir));
+    let store = Arc::new(MemoryStore::default());
+    let (client, _, shown) = device_client(&url, browser.clone(), false, store.clone());
+    let o = RequestOptions::default();
+
+    // The first call: a code, the user confirms it on the provider's page,
+    // signs in and consents; the client's polls get the tokens.
+    let echoed = client.call_tool("echo", json!({"text": "from the couch"}), &o).await.unwrap();
+    assert!(matches!(&echoed.content[0], ContentBlock::Text(t) if t.text == "from the couch"), "{echoed:?}");
+    assert_eq!(pages(&browser), [json!(["device", "login", "consent"])]);
+    let device = shown.lock().unwrap()[0].clone();
+    assert!(device.verification_uri.starts_with(&provider.issuer), "{device:?}");
+    assert!(device.verification_uri_complete.as_deref().unwrap().contains(&device.user_code.replace('-', "")[..2]));
+    let record = stored(&store, &url);
+    assert_eq!(record.scope.as_deref(), Some("notes:read"));
+    assert!(record.refresh_token.is_some(), "a device sign-in is refreshed like any other");
+    assert_eq!(provider.count("/grants/urn:ietf:params:oauth:grant-type:device_code").await, 1);
+
+    // The 403 of set_note: a second code for both scopes, consent only.
+    client.call_tool("set_note", json!({"name": "n", "text": "device"}), &o).await.unwrap();
+    assert_eq!(shown.lock().unwrap().len(), 2);
+    assert_eq!(pages(&browser)[1], json!(["device", "consent"]));
+
+    // A user who presses Abort: the sign-in fails as declined, at once.
+    let (declining, oauth, _) = device_client(&url, browser.clone(), true, Arc::new(MemoryStore::default()));
+    let refused = declining.call_tool("echo", json!({"text": "no"}), &o).await;
+    assert!(refused.is_err(), "{refused:?}");
+    assert!(matches!(oauth.last_problem(), Some(SignInError::Denied(_))), "{:?}", oauth.last_problem());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

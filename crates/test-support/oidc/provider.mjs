@@ -112,6 +112,7 @@ const provider = new Provider(issuer, {
     devInteractions: { enabled: true },
     registration: { enabled: true },
     clientCredentials: { enabled: true },
+    deviceFlow: { enabled: true },
     introspection: { enabled: true },
     revocation: { enabled: true },
     resourceIndicators: {
@@ -131,6 +132,12 @@ const provider = new Provider(issuer, {
   // the provider's default wants offline_access and prompt=consent.
   issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
   ttl: { AccessToken: 3600, ClientCredentials: 3600, Grant: 3600, Interaction: 600, Session: 3600 },
+});
+// Device sign-ins are polled every second (RFC 8628 lets the server name
+// the interval; without one clients wait 5 s between polls).
+provider.use(async (ctx, next) => {
+  await next();
+  if (ctx.oidc?.route === 'device_authorization' && ctx.status === 200) ctx.body = { ...ctx.body, interval: 1 };
 });
 provider.on('interaction.started', (_ctx, prompt) => {
   counts.prompts[prompt.name] = (counts.prompts[prompt.name] || 0) + 1;

@@ -13,6 +13,8 @@
 //                     loopback receiver reads the code from it)
 //   SIGNIN_REPORT     optional: a file the pages seen are appended to, one
 //                     JSON line per sign-in ({"pages": [...], "text": ...})
+//   SIGNIN_ABORT      optional: on a device sign-in's confirmation page,
+//                     press Abort instead of Continue
 // Requests off loopback are refused (the login page imports a web font).
 
 import { appendFileSync } from 'node:fs';
@@ -49,13 +51,34 @@ try {
   const settled = (navigation) => navigation.catch((error) => {
     if (!stopped) throw error;
   });
+  // A page that posts itself on load (the device flow's form_post) is
+  // replaced while it is read: read the next one.
+  const find = async (selector) => {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return await page.$(selector);
+      } catch (error) {
+        if (attempt > 10 || !/context/i.test(String(error))) throw error;
+        // The next page may have loaded already: poll, briefly.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+  };
   await settled(page.goto(url, { waitUntil: 'load' }));
   for (let step = 0; step < 8 && !stopped; step += 1) {
-    if (await page.$('input[name=login]')) {
+    if (await find('form[id="op.deviceConfirmForm"], form[id="op.deviceInputForm"]')) {
+      // A device sign-in: the code is in the URL; its first button goes on
+      // (SIGNIN_ABORT: the Abort button).
+      pages.push('device');
+      if (env.SIGNIN_ABORT) {
+        await settled(Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click('button[name=abort]')]));
+        break;
+      }
+    } else if (await find('input[name=login]')) {
       pages.push('login');
       await page.type('input[name=login]', env.SIGNIN_ACCOUNT || 'alice');
       await page.type('input[name=password]', 'any password');
-    } else if (await page.$('input[name=prompt][value=consent]')) {
+    } else if (await find('input[name=prompt][value=consent]')) {
       pages.push('consent');
     } else {
       break;

@@ -268,6 +268,17 @@ impl Browser {
         assert!(status.success(), "the browser's sign-in failed");
     }
 
+    /// Opens a device sign-in at `url` and presses Abort on its
+    /// confirmation page.
+    pub async fn decline_device(&self, url: &str) {
+        let status =
+            tokio::time::timeout(Duration::from_secs(60), self.command().arg(url).env("SIGNIN_ABORT", "1").status())
+                .await
+                .expect("the sign-in ends within 60 s")
+                .unwrap();
+        assert!(status.success(), "the browser's sign-in failed");
+    }
+
     /// Signs in at `url` and returns the URL the provider redirected to
     /// (starting with `redirect_uri`), without loading it: the code is in it.
     pub async fn sign_in_until(&self, url: &str, redirect_uri: &str) -> String {

@@ -81,6 +81,14 @@ pub enum SignInError {
     /// The token store failed.
     #[error("the token store failed: {0}")]
     Store(StoreError),
+    /// The authorization server offers no device authorization endpoint.
+    #[error(
+        "the authorization server does not offer the device authorization grant (no device_authorization_endpoint)"
+    )]
+    NoDeviceAuthorization,
+    /// The device code expired before the user finished signing in.
+    #[error("the sign-in code expired before the sign-in was finished")]
+    DeviceCodeExpired,
     /// The client credentials grant without credentials to present.
     #[error(
         "signing in as the client itself (client credentials) needs a pre-registered client with a secret or a private key"
@@ -287,13 +295,16 @@ pub enum Grant {
     /// (the JWT-bearer grant) by the pre-registered client. No browser, no
     /// consent screen per server.
     EnterpriseManaged(EnterpriseIdp),
+    /// A user signs in on another device with a code (the device
+    /// authorization grant, RFC 8628), shown through the prompt.
+    DeviceCode(super::DevicePrompt),
 }
 
 impl Grant {
     /// Whether a person takes part (a browser, consent): only then may a
     /// refused request wait for a sign-in of its own.
     pub(crate) fn has_a_user(&self) -> bool {
-        matches!(self, Grant::AuthorizationCode)
+        matches!(self, Grant::AuthorizationCode | Grant::DeviceCode(_))
     }
 }
 

@@ -47,6 +47,9 @@ pub struct ServerMetadata {
     /// Whether authorization responses carry `iss` (RFC 9207).
     #[serde(default)]
     pub authorization_response_iss_parameter_supported: Option<bool>,
+    /// Where a device sign-in starts (RFC 8628).
+    #[serde(default)]
+    pub device_authorization_endpoint: Option<String>,
 }
 
 /// `origin` + `prefix` + `path`, without a trailing slash of `path`.

@@ -78,23 +78,32 @@ pub(crate) fn auth_method(secret: bool, chosen: Option<String>, supported: Optio
     if allows("client_secret_basic") { "client_secret_basic".into() } else { "client_secret_post".into() }
 }
 
-/// Dynamic client registration (RFC 7591) of a native client.
+/// The grant type of the device authorization grant (RFC 8628 section 3.4).
+pub(crate) const DEVICE_CODE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";
+
+/// Dynamic client registration (RFC 7591) of a native client: of the
+/// authorization code flow redirecting to `redirect_uri`, or without one,
+/// of the device authorization grant.
 pub(crate) async fn register(
     http: &reqwest::Client,
     endpoint: &str,
     issuer: &str,
     client_name: &str,
-    redirect_uri: &str,
+    redirect_uri: Option<&str>,
     supported: Option<&Vec<String>>,
 ) -> Result<ClientRecord, SignInError> {
-    let body = json!({
+    let mut body = json!({
         "client_name": client_name,
-        "redirect_uris": [redirect_uri],
-        "grant_types": ["authorization_code", "refresh_token"],
-        "response_types": ["code"],
+        "grant_types": [DEVICE_CODE_GRANT, "refresh_token"],
+        "response_types": [],
         "token_endpoint_auth_method": "none",
         "application_type": "native",
     });
+    if let Some(redirect_uri) = redirect_uri {
+        body["redirect_uris"] = json!([redirect_uri]);
+        body["grant_types"] = json!(["authorization_code", "refresh_token"]);
+        body["response_types"] = json!(["code"]);
+    }
     let response = http
         .post(endpoint)
         .json(&body)
@@ -164,9 +173,18 @@ fn now_s() -> u64 {
 /// The client assertion type of `private_key_jwt` (RFC 7523 section 2.2).
 const JWT_BEARER_ASSERTION: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 
+/// How a token endpoint refused a grant.
+pub(crate) struct Refused {
+    /// Its OAuth `error` code (`authorization_pending`, `invalid_grant`, ...).
+    pub(crate) code: Option<String>,
+    /// The error to report, without secrets.
+    pub(crate) error: SignInError,
+}
+
 /// POSTs a grant to the token endpoint with the client's authentication
 /// (`key` signs the assertion of a `private_key_jwt` client) and reads the
-/// answer.
+/// answer: the tokens, or how the endpoint refused (the outer error: it
+/// could not be asked).
 async fn post_grant(
     http: &reqwest::Client,
     endpoint: &str,
@@ -174,7 +192,7 @@ async fn post_grant(
     key: Option<&ClientKey>,
     dpop: Option<Prover<'_>>,
     form: Form,
-) -> Result<TokenResponse, SignInError> {
+) -> Result<Result<TokenResponse, Refused>, SignInError> {
     // A server that wants a DPoP nonce (RFC 9449 section 8) is asked once more
     // with the nonce it gave.
     let mut retried = false;
@@ -195,8 +213,9 @@ async fn post_grant(
         };
         let (status, body) = body_of(response, "token endpoint").await?;
         if status == 200 {
-            return serde_json::from_slice(&body)
-                .map_err(|e| SignInError::Token(format!("the answer is not valid: {e}")));
+            let tokens = serde_json::from_slice(&body)
+                .map_err(|e| SignInError::Token(format!("the answer is not valid: {e}")))?;
+            return Ok(Ok(tokens));
         }
         let code = oauth_error_code(&body);
         if code.as_deref() == Some(USE_NONCE) && new_nonce && !retried {
@@ -204,10 +223,13 @@ async fn post_grant(
             continue;
         }
         let reason = format!("HTTP {status}{}", oauth_error(&body));
-        if code.as_deref() == Some("invalid_client") {
-            return Err(SignInError::ClientRejected { metadata_document: is_metadata_document(client), reason });
-        }
-        return Err(SignInError::Token(reason));
+        let error = match code.as_deref() {
+            Some("invalid_client") => {
+                SignInError::ClientRejected { metadata_document: is_metadata_document(client), reason }
+            }
+            _ => SignInError::Token(reason),
+        };
+        return Ok(Err(Refused { code, error }));
     }
 }
 
@@ -252,8 +274,8 @@ fn authenticated(
 
 /// POSTs a grant to the token endpoint (see `post_grant`; with a DPoP
 /// proof when `dpop` is given) and makes the record of the tokens it
-/// answers. `previous` gives what an answer may leave out (a refresh that
-/// issues no new refresh token).
+/// answers, or says how it refused. `previous` gives what an answer may
+/// leave out (a refresh that issues no new refresh token).
 pub(crate) async fn token_request(
     http: &reqwest::Client,
     endpoint: &str,
@@ -262,16 +284,22 @@ pub(crate) async fn token_request(
     dpop: Option<Prover<'_>>,
     form: Form,
     previous: Option<&TokenRecord>,
-) -> Result<TokenRecord, SignInError> {
-    let tokens = post_grant(http, endpoint, client, key, dpop, form).await?;
+) -> Result<Result<TokenRecord, Refused>, SignInError> {
+    let tokens = match post_grant(http, endpoint, client, key, dpop, form).await? {
+        Ok(tokens) => tokens,
+        Err(refused) => return Ok(Err(refused)),
+    };
     let token_type = match tokens.token_type.as_deref() {
         None => None,
         Some(t) if t.eq_ignore_ascii_case("bearer") => None,
         // A key-bound token is of use only to a client that sent a proof.
         Some(t) if t.eq_ignore_ascii_case(DPOP_TOKEN_TYPE) && dpop.is_some() => Some(DPOP_TOKEN_TYPE.to_owned()),
-        Some(_) => return Err(SignInError::Token("the token is neither a Bearer nor a DPoP token".into())),
+        Some(_) => {
+            let error = SignInError::Token("the token is neither a Bearer nor a DPoP token".into());
+            return Ok(Err(Refused { code: None, error }));
+        }
     };
-    Ok(TokenRecord {
+    Ok(Ok(TokenRecord {
         issuer: client.issuer.clone(),
         client_id: client.client_id.clone(),
         access_token: tokens.access_token,
@@ -281,7 +309,57 @@ pub(crate) async fn token_request(
         scope: tokens.scope.or_else(|| previous.and_then(|p| p.scope.clone())),
         resource: previous.and_then(|p| p.resource.clone()),
         token_type,
-    })
+    }))
+}
+
+/// What a device authorization endpoint answers (RFC 8628 section 3.2).
+#[derive(Deserialize)]
+pub(crate) struct DeviceCodeAnswer {
+    /// The code the client polls with; a secret.
+    pub(crate) device_code: String,
+    /// The code the user types.
+    pub(crate) user_code: String,
+    /// Where the user types it (`verification_url` in some older servers).
+    #[serde(alias = "verification_url")]
+    pub(crate) verification_uri: String,
+    /// The same with the code in it.
+    #[serde(default)]
+    pub(crate) verification_uri_complete: Option<String>,
+    /// Seconds the codes are valid.
+    pub(crate) expires_in: u64,
+    /// Seconds between polls; 5 when not given.
+    #[serde(default)]
+    pub(crate) interval: Option<u64>,
+}
+
+/// A device authorization request (RFC 8628 section 3.1) with the client's
+/// authentication.
+pub(crate) async fn device_authorization(
+    http: &reqwest::Client,
+    endpoint: &str,
+    client: &ClientRecord,
+    key: Option<&ClientKey>,
+    form: Form,
+) -> Result<DeviceCodeAnswer, SignInError> {
+    let (request, form) = authenticated(http.post(endpoint), client, key, form)?;
+    let response = request
+        .header("accept", "application/json")
+        .form(&form)
+        .send()
+        .await
+        .map_err(|e| SignInError::Http(format!("device authorization: {}", e.without_url())))?;
+    let (status, body) = body_of(response, "device authorization").await?;
+    if status != 200 {
+        let reason = format!("HTTP {status}{}", oauth_error(&body));
+        return Err(match oauth_error_code(&body).as_deref() {
+            Some("invalid_client") => {
+                SignInError::ClientRejected { metadata_document: is_metadata_document(client), reason }
+            }
+            _ => SignInError::Token(format!("the device authorization request failed: {reason}")),
+        });
+    }
+    serde_json::from_slice(&body)
+        .map_err(|e| SignInError::Token(format!("the device authorization answer is not valid: {e}")))
 }
 
 /// The token type of an identity assertion grant (ID-JAG).
@@ -296,7 +374,7 @@ pub(crate) async fn identity_assertion_grant(
     key: Option<&ClientKey>,
     form: Form,
 ) -> Result<String, SignInError> {
-    let answer = post_grant(http, endpoint, client, key, None, form).await.map_err(|e| match e {
+    let answer = post_grant(http, endpoint, client, key, None, form).await?.map_err(|refused| match refused.error {
         SignInError::Token(reason) => SignInError::Token(format!("the identity provider's token exchange: {reason}")),
         other => other,
     })?;

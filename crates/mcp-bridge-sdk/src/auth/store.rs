@@ -92,3 +92,9 @@ pub fn sign_in_keys(resource: &str) -> [String; 2] {
 pub fn client_key(issuer: &str) -> String {
     format!("client:{issuer}")
 }
+
+/// The key of the client registered at an authorization server for device
+/// sign-ins (registered without a redirect URI).
+pub fn device_client_key(issuer: &str) -> String {
+    format!("device-client:{issuer}")
+}
