@@ -84,6 +84,12 @@ pub(crate) struct Args {
     #[arg(long, value_name = "URL")]
     pub(crate) client_metadata_url: Option<String>,
 
+    /// Sign in on another device with a code (the device authorization
+    /// grant): for machines without a browser. The link and the code are
+    /// written on stderr and, once the client runs, shown by the client.
+    #[arg(long, conflicts_with = "idp_issuer")]
+    pub(crate) device_code: bool,
+
     /// Ask for tokens bound to a key of the bridge (DPoP, RFC 9449), so that
     /// a stolen token is useless without the key (kept with the tokens).
     #[arg(long)]

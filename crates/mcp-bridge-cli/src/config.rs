@@ -199,6 +199,9 @@ fn http_upstream(args: &Args, url: &str) -> Result<(UpstreamConfig, Option<Arc<G
     if let Some(idp) = enterprise_idp(&args.enterprise, |name| std::env::var(name).ok())? {
         config.grant = Grant::EnterpriseManaged(idp);
     }
+    if args.device_code {
+        config.grant = Grant::DeviceCode(sign_in.device_prompt());
+    }
     let oauth = OAuthClient::new(config, sign_in.authorize(), Arc::new(store)).map_err(|e| e.to_string())?;
     http.auth = Some(Arc::new(oauth.clone()));
     Ok((UpstreamConfig::Http(HttpUpstream { config: http, oauth: Some(oauth), sign_in: Some(sign_in) }), Some(gate)))

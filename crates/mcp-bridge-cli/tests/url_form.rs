@@ -102,6 +102,20 @@ async fn finish(mut peer: RawPeer) -> (Option<i32>, String) {
     (code, text)
 }
 
+/// `mcp-bridge logout ARG` with the world's home; its stderr, once it
+/// succeeded.
+fn logout(w: &World, arg: &str) -> String {
+    let out = std::process::Command::new(BRIDGE)
+        .env("HOME", w.dir.join("home"))
+        .env("MCP_BRIDGE_TOKEN_STORE", "files")
+        .args(["logout", arg])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    stderr
+}
+
 fn assert_no_secrets(text: &str) {
     for secret in ["at-1", "rt-1", "code-1", "Bearer "] {
         assert!(!text.contains(secret), "{secret:?} appears in:\n{text}");
@@ -143,21 +157,8 @@ async fn a_sign_in_in_the_browser_lets_the_pending_initialize_and_later_calls_th
     assert_eq!(w.issued.lock().unwrap().authorizations, 1, "no second sign-in");
 
     // Logout forgets them; the files go too.
-    let out = std::process::Command::new(BRIDGE)
-        .env("HOME", w.dir.join("home"))
-        .env("MCP_BRIDGE_TOKEN_STORE", "files")
-        .args(["logout", &w.url])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("forgot 1"), "{}", String::from_utf8_lossy(&out.stderr));
-    let out = std::process::Command::new(BRIDGE)
-        .env("HOME", w.dir.join("home"))
-        .env("MCP_BRIDGE_TOKEN_STORE", "files")
-        .args(["logout", "--all"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    assert!(logout(&w, &w.url).contains("forgot 1"));
+    logout(&w, "--all");
     let tokens = w.dir.join("home/.local/state/mcp-bridge/tokens");
     let left: Vec<_> = std::fs::read_dir(&tokens).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(left.len() <= 1, "only the (empty) index may be left: {left:?}");
@@ -368,13 +369,7 @@ async fn with_dpop_the_tokens_are_bound_to_a_key_kept_sealed_between_runs() {
         assert!(!text.contains("pkcs8") && !text.contains(&x) && !text.contains("at-1"), "{text}");
     }
     // Logout forgets the key with the tokens.
-    let out = std::process::Command::new(BRIDGE)
-        .env("HOME", w.dir.join("home"))
-        .env("MCP_BRIDGE_TOKEN_STORE", "files")
-        .args(["logout", &w.url])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    logout(&w, &w.url);
     let left: Vec<_> = std::fs::read_dir(&tokens).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(left.len() <= 2, "the client registration and the index may be left: {left:?}");
     let _ = std::fs::remove_dir_all(&w.dir);

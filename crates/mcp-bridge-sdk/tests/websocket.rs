@@ -15,7 +15,7 @@ use futures_util::{SinkExt, StreamExt};
 use mcp_bridge_protocol::types::{CallToolResult, ContentBlock, SubscriptionFilter, Tool};
 use mcp_bridge_sdk::BoxFuture;
 use mcp_bridge_sdk::server::http::{ConnectionLimits, HttpOptions};
-use mcp_bridge_sdk::transport::http::{AuthProvider, AuthRefusal, BearerToken};
+use mcp_bridge_sdk::transport::http::{AuthProvider, AuthRefusal, BearerToken, Credentials};
 use mcp_bridge_sdk::transport::websocket::{WebSocketConfig, connect};
 use mcp_bridge_sdk::{Client, ClientOptions, Error, Reply, RequestOptions, Server};
 use serde_json::{Value, json};
@@ -241,6 +241,35 @@ async fn the_server_answers_bad_json_and_closes_on_oversized_binary_or_invalid_u
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
 }
 
+/// A WebSocket server that answers every request with `pong` once `check`
+/// let its upgrade through; its `ws://` URL.
+async fn pong_server<F>(check: F) -> String
+where
+    F: Fn(&Request) -> Result<(), ErrorResponse> + Clone + Send + Unpin + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let check = check.clone();
+            let upgrade = move |request: &Request, mut response: Response| -> Result<Response, ErrorResponse> {
+                check(request)?;
+                response.headers_mut().insert("sec-websocket-protocol", HeaderValue::from_static("mcp"));
+                Ok(response)
+            };
+            let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(tcp, upgrade).await else { continue };
+            tokio::spawn(async move {
+                while let Some(Ok(WsMessage::Text(text))) = ws.next().await {
+                    let request: Value = serde_json::from_str(&text).unwrap();
+                    let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {"content": [{"type": "text", "text": "pong"}]}});
+                    ws.send(WsMessage::text(answer.to_string())).await.unwrap();
+                }
+            });
+        }
+    });
+    url
+}
+
 /// Gives no credentials until the server refuses, then a token.
 #[derive(Debug, Default)]
 struct SignInOnRefusal {
@@ -263,32 +292,17 @@ impl AuthProvider for SignInOnRefusal {
 
 #[tokio::test]
 async fn credentials_go_on_the_upgrade_and_a_refusal_asks_the_provider_once() {
-    // A server that wants `Bearer tok-ws-s3cret` and answers one request.
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("ws://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        loop {
-            let (tcp, _) = listener.accept().await.unwrap();
-            let check = |request: &Request, mut response: Response| -> Result<Response, ErrorResponse> {
-                if request.headers().get("authorization").is_none_or(|v| v != "Bearer tok-ws-s3cret") {
-                    let mut refusal = ErrorResponse::new(None);
-                    *refusal.status_mut() = StatusCode::UNAUTHORIZED;
-                    refusal.headers_mut().insert("www-authenticate", HeaderValue::from_static("Bearer realm=\"mcp\""));
-                    return Err(refusal);
-                }
-                response.headers_mut().insert("sec-websocket-protocol", HeaderValue::from_static("mcp"));
-                Ok(response)
-            };
-            let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(tcp, check).await else { continue };
-            tokio::spawn(async move {
-                while let Some(Ok(WsMessage::Text(text))) = ws.next().await {
-                    let request: Value = serde_json::from_str(&text).unwrap();
-                    let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {"content": [{"type": "text", "text": "pong"}]}});
-                    ws.send(WsMessage::text(answer.to_string())).await.unwrap();
-                }
-            });
+    // A server that wants `Bearer tok-ws-s3cret`.
+    let url = pong_server(|request: &Request| {
+        if request.headers().get("authorization").is_none_or(|v| v != "Bearer tok-ws-s3cret") {
+            let mut refusal = ErrorResponse::new(None);
+            *refusal.status_mut() = StatusCode::UNAUTHORIZED;
+            refusal.headers_mut().insert("www-authenticate", HeaderValue::from_static("Bearer realm=\"mcp\""));
+            return Err(refusal);
         }
-    });
+        Ok(())
+    })
+    .await;
     let provider = Arc::new(SignInOnRefusal::default());
     let mut config = WebSocketConfig::new(&url);
     config.auth = Some(provider.clone());
@@ -305,6 +319,44 @@ async fn credentials_go_on_the_upgrade_and_a_refusal_asks_the_provider_once() {
     let err = connect(config).await.unwrap_err();
     assert!(matches!(err, Error::Upgrade { status: Some(401), .. }), "{err:?}");
     assert!(!format!("{err} {err:?}").contains("s3cret"));
+}
+
+/// A provider of a key-bound token: its proof names the request it was
+/// made for.
+#[derive(Debug)]
+struct KeyBound;
+
+impl AuthProvider for KeyBound {
+    fn authorization(&self) -> BoxFuture<Result<Option<String>, mcp_bridge_sdk::BoxError>> {
+        Box::pin(async { Ok(Some("DPoP tok-bound".to_owned())) })
+    }
+
+    fn credentials(&self, method: &str, url: &str) -> BoxFuture<Result<Credentials, mcp_bridge_sdk::BoxError>> {
+        let proof = format!("proof-for {method} {url}");
+        Box::pin(async move { Ok(Credentials::new(Some("DPoP tok-bound".to_owned()), Some(proof))) })
+    }
+
+    fn refused(&self, _refusal: AuthRefusal) -> BoxFuture<bool> {
+        Box::pin(async { false })
+    }
+}
+
+#[tokio::test]
+async fn a_dpop_proof_goes_on_the_upgrade_made_for_its_http_request() {
+    let seen: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let recorded = seen.clone();
+    let url = pong_server(move |request: &Request| {
+        let header = |name: &str| request.headers().get(name).map(|v| v.to_str().unwrap().to_owned());
+        recorded.lock().unwrap().push((header("authorization").unwrap(), header("dpop").unwrap_or_default()));
+        Ok(())
+    })
+    .await;
+    let config = WebSocketConfig::new(&url).with_auth(Arc::new(KeyBound));
+    let client = client(config).await;
+    assert!(pong(&client.call_tool("ping", json!({}), &RequestOptions::default()).await.unwrap()));
+    let seen = seen.lock().unwrap().clone();
+    let http_url = url.replace("ws://", "http://");
+    assert_eq!(seen, [("DPoP tok-bound".to_owned(), format!("proof-for GET {http_url}"))]);
 }
 
 #[tokio::test]

@@ -88,15 +88,16 @@ pub fn check_round(requests: &InputRequests, client: &ClientCapabilities) -> Res
     Ok(())
 }
 
-/// The URL elicitation that asks the client's user to sign in at `url`.
+/// The URL elicitation that asks the client to let the user sign in: the
+/// sign-in's URL and what the user is told.
 ///
 /// # Errors
 /// The request cannot be built (it always can for a checked URL).
-pub fn url_consent_request(url: &str) -> Result<InputRequest, serde_json::Error> {
+pub fn url_consent_request(prompt: &crate::signin::Prompt) -> Result<InputRequest, serde_json::Error> {
     serde_json::from_value(serde_json::json!({"method": ElicitationCreate::NAME, "params": {
         "mode": "url",
-        "message": "The MCP server needs you to sign in. Open the link to continue.",
-        "url": url,
+        "message": prompt.message,
+        "url": prompt.url,
         "elicitationId": format!("sign-in-{}", std::process::id()),
     }}))
 }

@@ -5,8 +5,9 @@
 //! [`receiver`], writes the sign-in line once, and lets the [`Gate`]
 //! decide how the user gets there: the browser (before
 //! `notifications/initialized`), or the client's consent (a URL
-//! elicitation, after it). Each failure keeps its cause for the error of
-//! the request.
+//! elicitation, after it). A device sign-in (`--device-code`) goes the
+//! same way with its verification URL and code, without the browser. Each
+//! failure keeps its cause for the error of the request.
 
 pub mod receiver;
 pub mod tokens;
@@ -15,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_bridge_sdk::auth::{AuthorizationRequest, AuthorizationResponse, Authorize};
+use mcp_bridge_sdk::auth::{AuthorizationRequest, AuthorizationResponse, Authorize, DeviceAuthorization, DevicePrompt};
 use mcp_bridge_sdk::{BoxError, BoxFuture};
 use tokio::time::Instant;
 
@@ -129,9 +130,22 @@ pub enum UrlRule {
     Fragment,
 }
 
+/// What the client is asked to show the user for a sign-in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prompt {
+    /// The page to open: the authorization URL, or a device sign-in's
+    /// verification URL.
+    pub url: String,
+    /// What the user is told.
+    pub message: String,
+}
+
+/// The message of a sign-in in the browser.
+const SIGN_IN_MESSAGE: &str = "The MCP server needs you to sign in. Open the link to continue.";
+
 /// Asks the client to let the user sign in (a URL elicitation with the
-/// authorization URL): `Ok(true)` when the user accepted.
-pub type Consent = Arc<dyn Fn(String) -> BoxFuture<Result<bool, BoxError>> + Send + Sync>;
+/// [`Prompt`]): `Ok(true)` when the user accepted.
+pub type Consent = Arc<dyn Fn(Prompt) -> BoxFuture<Result<bool, BoxError>> + Send + Sync>;
 
 /// Opens a URL in the user's browser.
 pub type Opener = Arc<dyn Fn(&str) -> Result<(), BoxError> + Send + Sync>;
@@ -181,14 +195,17 @@ impl Gate {
         self.initialized.store(true, Ordering::SeqCst);
     }
 
-    async fn deliver(&self, start_url: &str, authorization_url: &str) -> Result<Delivered, Failure> {
+    /// Brings a sign-in to the user: before the client is initialized the
+    /// browser at `browser_url` (none for a device sign-in, which happens
+    /// elsewhere), after it the client's consent to `prompt`.
+    async fn deliver(&self, browser_url: Option<&str>, prompt: Prompt) -> Result<Delivered, Failure> {
         if !self.initialized.load(Ordering::SeqCst) {
-            return match &self.opener {
-                Some(open) => open(start_url).map(|()| Delivered::Browser).map_err(|e| {
+            return match (&self.opener, browser_url) {
+                (Some(open), Some(url)) => open(url).map(|()| Delivered::Browser).map_err(|e| {
                     tracing::warn!(target: "signin", "cannot open a browser: {e}");
                     Failure::BrowserLaunchFailed
                 }),
-                None => Ok(Delivered::LineOnly),
+                _ => Ok(Delivered::LineOnly),
             };
         }
         if self.cooldown_until.lock().unwrap_or_else(|e| e.into_inner()).is_some_and(|until| Instant::now() < until) {
@@ -198,7 +215,7 @@ impl Gate {
         // The bridge never opens a browser once the client runs; a client
         // that cannot show a URL leaves no way to the user but a restart.
         let Some(consent) = consent else { return Err(Failure::ReauthorizationRequired) };
-        match consent(authorization_url.to_owned()).await {
+        match consent(prompt).await {
             Ok(true) => Ok(Delivered::Consented),
             Ok(false) => {
                 *self.cooldown_until.lock().unwrap_or_else(|e| e.into_inner()) =
@@ -276,6 +293,44 @@ impl SignIn {
         })
     }
 
+    /// The prompt of device sign-ins (`--device-code`): each code is
+    /// written on stderr, and once the client runs it is asked to show it
+    /// (a URL elicitation); the browser is never opened.
+    pub fn device_prompt(self: &Arc<Self>) -> DevicePrompt {
+        let me = self.clone();
+        DevicePrompt::new(move |device: DeviceAuthorization| {
+            let me = me.clone();
+            async move {
+                let outcome = me.show_device(&device).await;
+                *me.last_failure.lock().unwrap_or_else(|e| e.into_inner()) = outcome.as_ref().err().copied();
+                outcome.map_err(|failure| failure.cause().message())
+            }
+        })
+    }
+
+    async fn show_device(&self, device: &DeviceAuthorization) -> Result<(), Failure> {
+        let url = device.verification_uri_complete.as_deref().unwrap_or(&device.verification_uri);
+        for checked in [url, &device.verification_uri] {
+            check_authorization_url(checked).map_err(|why| {
+                tracing::warn!(target: "signin", "the verification URL is refused: {why}");
+                Failure::InvalidUrl
+            })?;
+        }
+        let code = &device.user_code;
+        let mut line = format!("{} and enter the code {code}", device.verification_uri);
+        if let Some(complete) = &device.verification_uri_complete {
+            line.push_str(&format!(" (or open {complete})"));
+        }
+        (self.announce)(&line);
+        let message =
+            format!("The MCP server needs you to sign in: open the link on any device and enter the code {code}.");
+        let prompt = Prompt { url: url.to_owned(), message };
+        tokio::time::timeout(self.options.timeout, self.gate.deliver(None, prompt))
+            .await
+            .map_err(|_| Failure::Timeout)??;
+        Ok(())
+    }
+
     async fn run(&self, request: &AuthorizationRequest) -> Result<AuthorizationResponse, Failure> {
         check_authorization_url(&request.url).map_err(|why| {
             tracing::warn!(target: "signin", "the authorization URL is refused: {why}");
@@ -290,7 +345,8 @@ impl SignIn {
             (self.announce)(&request.url);
         }
         let wait = async {
-            self.gate.deliver(&receiver.start_url(), &request.url).await?;
+            let prompt = Prompt { url: request.url.clone(), message: SIGN_IN_MESSAGE.to_owned() };
+            self.gate.deliver(Some(&receiver.start_url()), prompt).await?;
             match receiver.wait().await {
                 Some(Delivery::Callback(response)) => Ok(response),
                 Some(Delivery::StartReused) => Err(Failure::StartReused),

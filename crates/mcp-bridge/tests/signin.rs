@@ -165,8 +165,8 @@ async fn after_initialized_the_client_is_asked_and_a_refusal_cools_down() {
     let asked = Arc::new(Mutex::new(Vec::new()));
     let gate = Gate::new(Some(approving_browser(opened.clone())));
     let seen = asked.clone();
-    let declining: Consent = Arc::new(move |url: String| {
-        seen.lock().unwrap().push(url);
+    let declining: Consent = Arc::new(move |prompt: mcp_bridge::signin::Prompt| {
+        seen.lock().unwrap().push(prompt.url);
         Box::pin(async { Ok(false) })
     });
     gate.client_initialized(Some(declining));

@@ -18,7 +18,8 @@
 // forgets every access token (a refresh still works), POST
 // /test/revoke-grants forgets every grant and its tokens (a new sign-in is
 // needed), GET /test/counts says how many interactions of each prompt
-// started and how many tokens each grant type issued, GET /test/issued lists
+// started, how many tokens each grant type issued and how many clients
+// registered, GET /test/issued lists
 // the ids of every code and token issued, POST /test/clock?offset=SECONDS
 // sets its clock off.
 
@@ -101,7 +102,7 @@ const server = tls ? createTlsServer(tls) : createServer();
 await new Promise((resolve) => server.listen(Number(env.OIDC_PORT || 0), '127.0.0.1', resolve));
 const issuer = `${tls ? 'https' : 'http'}://127.0.0.1:${server.address().port}`;
 
-const counts = { prompts: {}, grants: {} };
+const counts = { prompts: {}, grants: {}, registrations: 0 };
 const provider = new Provider(issuer, {
   adapter: MemoryAdapter,
   clients: JSON.parse(env.OIDC_CLIENTS || '[]'),
@@ -145,6 +146,9 @@ provider.on('interaction.started', (_ctx, prompt) => {
 provider.on('grant.success', (ctx) => {
   const type = ctx.oidc.params.grant_type;
   counts.grants[type] = (counts.grants[type] || 0) + 1;
+});
+provider.on('registration_create.success', () => {
+  counts.registrations += 1;
 });
 provider.on('server_error', (_ctx, error) => console.error('oidc-provider: server error', error));
 

@@ -88,8 +88,14 @@ impl OidcProvider {
     /// [`Self::start`] over https, with `pki`'s server certificate (a
     /// client trusts `pki.ca_file`).
     pub async fn start_tls(format: TokenFormat, pki: &crate::oauth::TestPki) -> Self {
+        Self::start_tls_with_clients(format, pki, Vec::new()).await
+    }
+
+    /// [`Self::start_tls`] with more static clients (see
+    /// [`Self::start_with_clients`]).
+    pub async fn start_tls_with_clients(format: TokenFormat, pki: &crate::oauth::TestPki, clients: Vec<Value>) -> Self {
         let tls = Some((pki.server_cert_file.clone(), pki.server_key_file.clone(), pki.ca_file.clone()));
-        Self::spawn(Settings { format, key_id: "key-1".into(), tls, clients: Vec::new() }, 0).await
+        Self::spawn(Settings { format, key_id: "key-1".into(), tls, clients }, 0).await
     }
 
     /// [`Self::start`], its signing keys named after `key_id` (two
@@ -162,8 +168,9 @@ impl OidcProvider {
     }
 
     /// How many interactions of each prompt started (`prompts.login`,
-    /// `prompts.consent`) and how many tokens each grant type issued
-    /// (`grants.authorization_code`, `grants.refresh_token`, ...).
+    /// `prompts.consent`), how many tokens each grant type issued
+    /// (`grants.authorization_code`, `grants.refresh_token`, ...) and how
+    /// many clients registered (`registrations`).
     pub async fn counts(&self) -> Value {
         self.get("/test/counts").await
     }

@@ -181,6 +181,23 @@ pub(crate) struct Refused {
     pub(crate) error: SignInError,
 }
 
+impl Refused {
+    /// The refusal of an answer with `status` and the OAuth error `body`:
+    /// `invalid_client` is the client's rejection, anything else a failed
+    /// token request (its reason after `context`).
+    fn of(client: &ClientRecord, status: u16, body: &[u8], context: &str) -> Refused {
+        let code = oauth_error_code(body);
+        let reason = format!("HTTP {status}{}", oauth_error(body));
+        let error = match code.as_deref() {
+            Some("invalid_client") => {
+                SignInError::ClientRejected { metadata_document: is_metadata_document(client), reason }
+            }
+            _ => SignInError::Token(format!("{context}{reason}")),
+        };
+        Refused { code, error }
+    }
+}
+
 /// POSTs a grant to the token endpoint with the client's authentication
 /// (`key` signs the assertion of a `private_key_jwt` client) and reads the
 /// answer: the tokens, or how the endpoint refused (the outer error: it
@@ -217,19 +234,12 @@ async fn post_grant(
                 .map_err(|e| SignInError::Token(format!("the answer is not valid: {e}")))?;
             return Ok(Ok(tokens));
         }
-        let code = oauth_error_code(&body);
-        if code.as_deref() == Some(USE_NONCE) && new_nonce && !retried {
+        let refused = Refused::of(client, status, &body, "");
+        if refused.code.as_deref() == Some(USE_NONCE) && new_nonce && !retried {
             retried = true;
             continue;
         }
-        let reason = format!("HTTP {status}{}", oauth_error(&body));
-        let error = match code.as_deref() {
-            Some("invalid_client") => {
-                SignInError::ClientRejected { metadata_document: is_metadata_document(client), reason }
-            }
-            _ => SignInError::Token(reason),
-        };
-        return Ok(Err(Refused { code, error }));
+        return Ok(Err(refused));
     }
 }
 
@@ -350,13 +360,7 @@ pub(crate) async fn device_authorization(
         .map_err(|e| SignInError::Http(format!("device authorization: {}", e.without_url())))?;
     let (status, body) = body_of(response, "device authorization").await?;
     if status != 200 {
-        let reason = format!("HTTP {status}{}", oauth_error(&body));
-        return Err(match oauth_error_code(&body).as_deref() {
-            Some("invalid_client") => {
-                SignInError::ClientRejected { metadata_document: is_metadata_document(client), reason }
-            }
-            _ => SignInError::Token(format!("the device authorization request failed: {reason}")),
-        });
+        return Err(Refused::of(client, status, &body, "the device authorization request failed: ").error);
     }
     serde_json::from_slice(&body)
         .map_err(|e| SignInError::Token(format!("the device authorization answer is not valid: {e}")))

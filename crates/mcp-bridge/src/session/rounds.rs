@@ -60,11 +60,11 @@ impl Session {
         // Weak: the consent lives in the upstream's OAuth client, which the
         // front end owns.
         let frontend = Arc::downgrade(self);
-        hook(Some(Arc::new(move |url: String| {
+        hook(Some(Arc::new(move |prompt: crate::signin::Prompt| {
             let frontend = frontend.clone();
             Box::pin(async move {
                 let frontend = frontend.upgrade().ok_or("the client is gone")?;
-                let request = input::url_consent_request(&url).map_err(|e| e.to_string())?;
+                let request = input::url_consent_request(&prompt).map_err(|e| e.to_string())?;
                 let token = frontend.stop_slots.child_token();
                 let answers = frontend
                     .run_round(InputRequests::from([("sign_in".to_owned(), request)]), &token, None)

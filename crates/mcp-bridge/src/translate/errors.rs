@@ -70,6 +70,8 @@ pub enum Cause {
     SignInTimeout,
     /// The sign-in was declined.
     SignInDenied,
+    /// The code of a device sign-in expired before the user finished.
+    SignInCodeExpired,
     /// The OAuth exchange failed (discovery, registration, tokens).
     SignInError,
     /// The server's authorization URL is not acceptable.
@@ -99,7 +101,7 @@ pub enum Cause {
 
 impl Cause {
     /// Every cause, for the table test.
-    pub const ALL: [Cause; 41] = [
+    pub const ALL: [Cause; 42] = [
         Cause::ParseError,
         Cause::InvalidRequestShape,
         Cause::LineTooLong,
@@ -129,6 +131,7 @@ impl Cause {
         Cause::Rpc,
         Cause::SignInTimeout,
         Cause::SignInDenied,
+        Cause::SignInCodeExpired,
         Cause::SignInError,
         Cause::SignInInvalidUrl,
         Cause::BrowserLaunchFailed,
@@ -175,6 +178,7 @@ impl Cause {
             Cause::Rpc => "rpc",
             Cause::SignInTimeout => "sign_in_timeout",
             Cause::SignInDenied => "sign_in_denied",
+            Cause::SignInCodeExpired => "sign_in_code_expired",
             Cause::SignInError => "sign_in_error",
             Cause::SignInInvalidUrl => "sign_in_invalid_url",
             Cause::BrowserLaunchFailed => "browser_launch_failed",
@@ -239,6 +243,7 @@ impl Cause {
                 "The sign-in did not finish in time; try again, or give more time with --sign-in-timeout"
             }
             Cause::SignInDenied => "The sign-in was declined",
+            Cause::SignInCodeExpired => "The sign-in code expired before the sign-in was finished; try again",
             Cause::SignInError => "The sign-in with the MCP server's authorization server failed",
             Cause::SignInInvalidUrl => "The MCP server's authorization URL is not acceptable",
             Cause::BrowserLaunchFailed => {
@@ -381,6 +386,8 @@ pub fn cause_of_sign_in(error: &mcp_bridge_sdk::auth::SignInError) -> Cause {
         SignInError::ClientRejected { metadata_document: true, .. } => Cause::InvalidClientMetadataUrl,
         SignInError::ClientRejected { metadata_document: false, .. } => Cause::IssuerNotRegistered,
         SignInError::Authorize(_) => Cause::SignInFailed,
+        SignInError::Denied(_) => Cause::SignInDenied,
+        SignInError::DeviceCodeExpired => Cause::SignInCodeExpired,
         _ => Cause::SignInError,
     }
 }

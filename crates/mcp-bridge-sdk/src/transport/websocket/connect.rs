@@ -224,13 +224,23 @@ async fn upgrade_request(config: &WebSocketConfig) -> Result<Request, Error> {
             .map_err(|_| invalid(format!("the value of header {name} is not a valid header value")))?;
         headers.append(name, value);
     }
-    if let Some(auth) = &config.auth
-        && let Some(value) = auth.authorization().await.map_err(|e| invalid(e.to_string()))?
-    {
-        let mut value =
-            HeaderValue::try_from(value).map_err(|_| invalid("the credentials are not a valid header value".into()))?;
-        value.set_sensitive(true);
-        headers.insert(header::AUTHORIZATION, value);
+    if let Some(auth) = &config.auth {
+        // A DPoP proof names the upgrade as the HTTP request it is.
+        let http_url = match config.url.split_once("://") {
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("wss") => format!("https://{rest}"),
+            Some((_, rest)) => format!("http://{rest}"),
+            None => config.url.clone(),
+        };
+        let credentials = auth.credentials("GET", &http_url).await.map_err(|e| invalid(e.to_string()))?;
+        for (name, value) in
+            [(header::AUTHORIZATION, credentials.authorization), (HeaderName::from_static("dpop"), credentials.dpop)]
+        {
+            let Some(value) = value else { continue };
+            let mut value = HeaderValue::try_from(value)
+                .map_err(|_| invalid("the credentials are not a valid header value".into()))?;
+            value.set_sensitive(true);
+            headers.insert(name, value);
+        }
     }
     Ok(request)
 }
