@@ -77,6 +77,7 @@
 #![cfg_attr(
     not(all(
         feature = "client",
+        feature = "toolset",
         feature = "server",
         feature = "stdio",
         feature = "unix",
@@ -114,6 +115,8 @@ pub mod skills;
 pub mod store;
 #[cfg(any(feature = "client", feature = "server"))]
 pub mod task_group;
+#[cfg(feature = "toolset")]
+pub mod toolset;
 #[cfg(any(feature = "client", feature = "server"))]
 pub mod transport;
 

@@ -1,0 +1,522 @@
+//! Many MCP servers as one [`Toolset`]: their tools (and prompts and
+//! resources) in one list, each tool named `<server>__<tool>` ([`names`]),
+//! each call routed to its server. Servers start in parallel; a server's
+//! list change refreshes its part; a server that fails is left out (its
+//! tools vanish, the others go on) and connected again with back-off. The
+//! tools come out in the shapes LLM APIs take too ([`Toolset::openai_tools`],
+//! [`Toolset::anthropic_tools`]). Input requests of a server are answered
+//! by the [`InputHooks`](crate::client::InputHooks) of the client it was
+//! given.
+//!
+//! ```no_run
+//! # async fn run() -> mcp_bridge_sdk::Result<()> {
+//! use mcp_bridge_sdk::toolset::Toolset;
+//! use mcp_bridge_sdk::transport::stdio::{StdioCommand, spawn};
+//! use mcp_bridge_sdk::{Client, ClientOptions, RequestOptions};
+//!
+//! let toolset = Toolset::builder()
+//!     .server("notes", || async {
+//!         let transport = spawn(StdioCommand::new("mcp-example-server"))?;
+//!         Ok(Client::new(ClientOptions::new("my-agent", "1.0"), transport))
+//!     })
+//!     .start()
+//!     .await;
+//! for tool in toolset.tools() {
+//!     println!("{}", tool.name); // notes__echo, ...
+//! }
+//! let _result = toolset.call("notes__echo", serde_json::json!({"text": "hi"}), &RequestOptions::default()).await?;
+//! # Ok(()) }
+//! ```
+
+mod export;
+pub mod names;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use mcp_bridge_protocol::method::{Method, PromptsListChanged, ResourcesListChanged, ToolsListChanged};
+use mcp_bridge_protocol::types::{
+    CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, SubscriptionFilter, Tool,
+};
+use mcp_bridge_protocol::{ErrorObject, error_code};
+use serde_json::{Map, Value};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{Error, Result};
+use crate::task_group::TaskGroup;
+use crate::{BoxFuture, Client, RequestOptions};
+
+type ConnectFn = dyn Fn() -> BoxFuture<Result<Client>> + Send + Sync;
+
+/// How a toolset treats its servers.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ToolsetOptions {
+    /// The wait before the first new attempt at a server that failed; it
+    /// doubles with each failed attempt.
+    pub first_retry: Duration,
+    /// The longest wait between attempts.
+    pub max_retry: Duration,
+    /// How long [`ToolsetBuilder::start`] waits for the servers' first
+    /// attempts; a server slower than that joins when it is ready.
+    pub start_timeout: Duration,
+}
+
+impl Default for ToolsetOptions {
+    /// A second, doubling up to a minute; 30 s for the start.
+    fn default() -> Self {
+        ToolsetOptions {
+            first_retry: Duration::from_secs(1),
+            max_retry: Duration::from_secs(60),
+            start_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+crate::setters::with_setters! {
+    ToolsetOptions {
+        value with_first_retry => first_retry: Duration,
+        value with_max_retry => max_retry: Duration,
+        value with_start_timeout => start_timeout: Duration,
+    }
+}
+
+/// The servers of a toolset to be, each with the way to connect to it.
+#[must_use]
+pub struct ToolsetBuilder {
+    servers: Vec<(String, Arc<ConnectFn>)>,
+    options: ToolsetOptions,
+}
+
+impl std::fmt::Debug for ToolsetBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.servers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("ToolsetBuilder").field("servers", &names).field("options", &self.options).finish()
+    }
+}
+
+impl ToolsetBuilder {
+    /// Adds the server `name`, reached through the clients `connect` makes:
+    /// one at the start, a new one after the server failed (a child process
+    /// started again, a new HTTP connection).
+    pub fn server<F, Fut>(mut self, name: impl Into<String>, connect: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Client>> + Send + 'static,
+    {
+        self.servers.push((name.into(), Arc::new(move || Box::pin(connect()))));
+        self
+    }
+
+    /// Adds the server `name` behind `client`, used for as long as it
+    /// lives (a failed one is asked again, not replaced).
+    pub fn client(self, name: impl Into<String>, client: Client) -> Self {
+        self.server(name, move || {
+            let client = client.clone();
+            async move { Ok(client) }
+        })
+    }
+
+    /// Other options than [`ToolsetOptions::default`].
+    pub fn options(mut self, options: ToolsetOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Connects to every server in parallel and returns once each has
+    /// answered or failed (or after [`ToolsetOptions::start_timeout`]); the
+    /// servers that failed are tried again in the background.
+    pub async fn start(self) -> Toolset {
+        let members = self
+            .servers
+            .into_iter()
+            .map(|(name, connect)| Member { name, connect, slot: Mutex::new(Slot::default()) })
+            .collect();
+        let shared = Arc::new(Shared {
+            members,
+            catalog: RwLock::new(Catalog::default()),
+            changed: tokio::sync::watch::channel(0).0,
+            options: self.options,
+        });
+        let tasks = TaskGroup::default();
+        let (settled_tx, mut settled) = tokio::sync::mpsc::channel(shared.members.len().max(1));
+        for index in 0..shared.members.len() {
+            tasks.spawn(run_member(shared.clone(), index, settled_tx.clone()));
+        }
+        drop(settled_tx);
+        let all = async {
+            for _ in 0..shared.members.len() {
+                settled.recv().await;
+            }
+        };
+        if tokio::time::timeout(shared.options.start_timeout, all).await.is_err() {
+            tracing::warn!(target: "mcp_toolset", "some servers did not answer within the start time; they join when ready");
+        }
+        Toolset { shared, owner: Arc::new(Owner { tasks }) }
+    }
+}
+
+/// Several MCP servers as one set of tools, prompts and resources. Cheap
+/// to clone: clones share the servers; when the last is dropped (or at
+/// [`Toolset::close`]) its background work ends.
+#[derive(Clone)]
+pub struct Toolset {
+    shared: Arc<Shared>,
+    owner: Arc<Owner>,
+}
+
+impl std::fmt::Debug for Toolset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Toolset").field("servers", &self.servers()).finish()
+    }
+}
+
+/// Ends the background work when the last [`Toolset`] handle goes.
+struct Owner {
+    tasks: TaskGroup,
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        self.tasks.cancel();
+    }
+}
+
+/// The state of one server of a toolset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerState {
+    /// Its name in the toolset.
+    pub name: String,
+    /// Whether its tools are in the toolset now.
+    pub available: bool,
+    /// How many tools it gives.
+    pub tools: usize,
+    /// Why it is not available, when it is not.
+    pub problem: Option<String>,
+}
+
+struct Shared {
+    members: Vec<Member>,
+    catalog: RwLock<Catalog>,
+    /// Counts the changes of the merged lists.
+    changed: tokio::sync::watch::Sender<u64>,
+    options: ToolsetOptions,
+}
+
+struct Member {
+    name: String,
+    connect: Arc<ConnectFn>,
+    slot: Mutex<Slot>,
+}
+
+/// A server's client and lists while it is available.
+#[derive(Default)]
+struct Slot {
+    client: Option<Client>,
+    lists: Lists,
+    problem: Option<String>,
+    /// Fires when a call finds the server gone: the server is connected again.
+    lost: CancellationToken,
+}
+
+#[derive(Default, Clone)]
+struct Lists {
+    tools: Vec<Tool>,
+    prompts: Vec<Prompt>,
+    resources: Vec<Resource>,
+}
+
+/// The merged lists and where each entry goes.
+#[derive(Default)]
+struct Catalog {
+    tools: Vec<Tool>,
+    tool_routes: HashMap<String, (usize, String)>,
+    prompts: Vec<Prompt>,
+    prompt_routes: HashMap<String, (usize, String)>,
+    resources: Vec<Resource>,
+    resource_owners: HashMap<String, usize>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Toolset {
+    /// A toolset to be: add its servers, then start it.
+    pub fn builder() -> ToolsetBuilder {
+        ToolsetBuilder { servers: Vec::new(), options: ToolsetOptions::default() }
+    }
+
+    /// The tools of every available server, named `<server>__<tool>`.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.shared.catalog.read().unwrap_or_else(|e| e.into_inner()).tools.clone()
+    }
+
+    /// The tools as OpenAI function tools (Chat Completions `tools`).
+    pub fn openai_tools(&self) -> Vec<Value> {
+        self.tools().iter().map(export::openai).collect()
+    }
+
+    /// The tools as Anthropic tools (Messages `tools`).
+    pub fn anthropic_tools(&self) -> Vec<Value> {
+        self.tools().iter().map(export::anthropic).collect()
+    }
+
+    /// The prompts of every available server, named `<server>__<prompt>`.
+    pub fn prompts(&self) -> Vec<Prompt> {
+        self.shared.catalog.read().unwrap_or_else(|e| e.into_inner()).prompts.clone()
+    }
+
+    /// The resources of every available server, with their own URIs, and
+    /// the server each belongs to.
+    pub fn resources(&self) -> Vec<(String, Resource)> {
+        let catalog = self.shared.catalog.read().unwrap_or_else(|e| e.into_inner());
+        let owner = |r: &Resource| catalog.resource_owners.get(&r.uri).map(|&i| self.shared.members[i].name.clone());
+        catalog.resources.iter().map(|r| (owner(r).unwrap_or_default(), r.clone())).collect()
+    }
+
+    /// Each server's state, in the order they were added.
+    pub fn servers(&self) -> Vec<ServerState> {
+        self.shared
+            .members
+            .iter()
+            .map(|member| {
+                let slot = lock(&member.slot);
+                ServerState {
+                    name: member.name.clone(),
+                    available: slot.client.is_some(),
+                    tools: slot.lists.tools.len(),
+                    problem: slot.problem.clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// Changes each time the merged lists change (a server's list change,
+    /// a server lost or back).
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.shared.changed.subscribe()
+    }
+
+    /// Calls the tool `name` (as [`Toolset::tools`] names it) on its server.
+    ///
+    /// # Errors
+    /// [`Error::Rpc`] with -32602 for a tool the toolset does not have (now);
+    /// the server's errors as [`Client::call_tool`] gives them. A server
+    /// found gone is left out until it is back.
+    pub async fn call(&self, name: &str, arguments: Value, options: &RequestOptions) -> Result<CallToolResult> {
+        let route = self.shared.catalog.read().unwrap_or_else(|e| e.into_inner()).tool_routes.get(name).cloned();
+        let (index, original) = route.ok_or_else(|| unknown("tool", name))?;
+        let client = self.shared.client(index).ok_or_else(|| unknown("tool", name))?;
+        let outcome = client.call_tool(&original, arguments, options).await;
+        self.shared.check(index, outcome)
+    }
+
+    /// Gets the prompt `name` (as [`Toolset::prompts`] names it) from its server.
+    ///
+    /// # Errors
+    /// As [`Toolset::call`].
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<GetPromptResult> {
+        let route = self.shared.catalog.read().unwrap_or_else(|e| e.into_inner()).prompt_routes.get(name).cloned();
+        let (index, original) = route.ok_or_else(|| unknown("prompt", name))?;
+        let client = self.shared.client(index).ok_or_else(|| unknown("prompt", name))?;
+        let outcome = client.get_prompt(&original, arguments, options).await;
+        self.shared.check(index, outcome)
+    }
+
+    /// Reads the resource `uri` from the server that lists it.
+    ///
+    /// # Errors
+    /// As [`Toolset::call`].
+    pub async fn read_resource(&self, uri: &str, options: &RequestOptions) -> Result<ReadResourceResult> {
+        let owner = self.shared.catalog.read().unwrap_or_else(|e| e.into_inner()).resource_owners.get(uri).copied();
+        let index = owner.ok_or_else(|| unknown("resource", uri))?;
+        let client = self.shared.client(index).ok_or_else(|| unknown("resource", uri))?;
+        let outcome = client.read_resource(uri, options).await;
+        self.shared.check(index, outcome)
+    }
+
+    /// Ends the background work and closes every server's client.
+    pub async fn close(&self) {
+        self.owner.tasks.stop(crate::limits::CLOSE_GRACE).await;
+        let clients: Vec<Client> = self.shared.members.iter().filter_map(|m| lock(&m.slot).client.take()).collect();
+        for client in clients {
+            client.close().await;
+        }
+    }
+}
+
+fn unknown(what: &str, name: &str) -> Error {
+    Error::Rpc { error: ErrorObject::new(error_code::INVALID_PARAMS, format!("Unknown {what}: {name}")) }
+}
+
+/// Whether an error means the server is gone (not that it refused).
+fn is_lost(error: &Error) -> bool {
+    matches!(error, Error::Closed | Error::Transport { .. } | Error::Connect { .. })
+}
+
+impl Shared {
+    fn client(&self, index: usize) -> Option<Client> {
+        lock(&self.members[index].slot).client.clone()
+    }
+
+    /// A request's outcome; a server found gone is left out.
+    fn check<T>(&self, index: usize, outcome: Result<T>) -> Result<T> {
+        if let Err(error) = &outcome
+            && is_lost(error)
+        {
+            lock(&self.members[index].slot).lost.cancel();
+        }
+        outcome
+    }
+
+    /// Puts a server's lists in (its client `Some`) or takes it out.
+    fn install(&self, index: usize, client: Option<Client>, lists: Lists, problem: Option<String>) {
+        {
+            let mut slot = lock(&self.members[index].slot);
+            slot.client = client;
+            slot.lists = lists;
+            slot.problem = problem;
+        }
+        self.rebuild();
+    }
+
+    /// Merges the lists of the available servers again.
+    fn rebuild(&self) {
+        let available: Vec<(usize, Lists)> = self
+            .members
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| {
+                let slot = lock(&m.slot);
+                slot.client.as_ref().map(|_| (i, slot.lists.clone()))
+            })
+            .collect();
+        let mut catalog = Catalog::default();
+        let tool_pairs: Vec<(usize, &Tool)> =
+            available.iter().flat_map(|(i, lists)| lists.tools.iter().map(move |t| (*i, t))).collect();
+        let pairs: Vec<(&str, &str)> =
+            tool_pairs.iter().map(|(i, t)| (self.members[*i].name.as_str(), t.name.as_str())).collect();
+        for ((index, tool), name) in tool_pairs.iter().zip(names::assign(&pairs)) {
+            catalog.tool_routes.insert(name.clone(), (*index, tool.name.clone()));
+            catalog.tools.push(Tool { name, ..(*tool).clone() });
+        }
+        let prompt_pairs: Vec<(usize, &Prompt)> =
+            available.iter().flat_map(|(i, lists)| lists.prompts.iter().map(move |p| (*i, p))).collect();
+        let pairs: Vec<(&str, &str)> =
+            prompt_pairs.iter().map(|(i, p)| (self.members[*i].name.as_str(), p.name.as_str())).collect();
+        for ((index, prompt), name) in prompt_pairs.iter().zip(names::assign(&pairs)) {
+            catalog.prompt_routes.insert(name.clone(), (*index, prompt.name.clone()));
+            catalog.prompts.push(Prompt { name, ..(*prompt).clone() });
+        }
+        for (index, lists) in &available {
+            for resource in &lists.resources {
+                // Two servers with one URI: the first added keeps it.
+                if !catalog.resource_owners.contains_key(&resource.uri) {
+                    catalog.resource_owners.insert(resource.uri.clone(), *index);
+                    catalog.resources.push(resource.clone());
+                }
+            }
+        }
+        *self.catalog.write().unwrap_or_else(|e| e.into_inner()) = catalog;
+        self.changed.send_modify(|n| *n += 1);
+    }
+}
+
+/// A server's lists, of what its capabilities offer.
+async fn list_all(client: &Client) -> Result<Lists> {
+    let o = RequestOptions::default();
+    let offers = client.discover(&o).await?.capabilities;
+    let mut lists = Lists::default();
+    if offers.tools.is_some() {
+        lists.tools = client.list_all_tools(&o).await?;
+    }
+    if offers.prompts.is_some() {
+        lists.prompts = client.list_all_prompts(&o).await?;
+    }
+    if offers.resources.is_some() {
+        lists.resources = client.list_all_resources(&o).await?;
+    }
+    Ok(lists)
+}
+
+/// One server's life in the toolset: connect, list, follow its changes
+/// until it is lost, then again after a back-off. Tells `settled` once,
+/// after the first attempt.
+async fn run_member(shared: Arc<Shared>, index: usize, settled: tokio::sync::mpsc::Sender<()>) {
+    let member = &shared.members[index];
+    let mut settled = Some(settled);
+    let mut delay = shared.options.first_retry;
+    loop {
+        let connected = async {
+            let client = (member.connect)().await?;
+            let lists = list_all(&client).await?;
+            Ok::<_, Error>((client, lists))
+        };
+        let problem = match connected.await {
+            Ok((client, lists)) => {
+                let lost = CancellationToken::new();
+                lock(&member.slot).lost = lost.clone();
+                tracing::info!(target: "mcp_toolset", server = %member.name, tools = lists.tools.len(), "server available");
+                shared.install(index, Some(client.clone()), lists, None);
+                if let Some(settled) = settled.take() {
+                    let _ = settled.send(()).await;
+                }
+                delay = shared.options.first_retry;
+                follow(&shared, index, &client, lost).await
+            }
+            Err(error) => error,
+        };
+        tracing::warn!(target: "mcp_toolset", server = %member.name, "server not available: {problem}; again in {delay:?}");
+        shared.install(index, None, Lists::default(), Some(problem.to_string()));
+        if let Some(settled) = settled.take() {
+            let _ = settled.send(()).await;
+        }
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(shared.options.max_retry);
+    }
+}
+
+/// Follows a server's list changes (refreshing its part) until it is
+/// lost; why it was lost.
+async fn follow(shared: &Shared, index: usize, client: &Client, lost: CancellationToken) -> Error {
+    let changed = Arc::new(Notify::new());
+    let heard = changed.clone();
+    let options = RequestOptions::default().with_cancel(lost.clone()).with_on_notification(Arc::new(move |n| {
+        if [ToolsListChanged::NAME, PromptsListChanged::NAME, ResourcesListChanged::NAME].contains(&n.method.as_str()) {
+            heard.notify_one();
+        }
+    }));
+    let filter = SubscriptionFilter {
+        tools_list_changed: Some(true),
+        prompts_list_changed: Some(true),
+        resources_list_changed: Some(true),
+        ..Default::default()
+    };
+    let listen = client.listen(filter, &options);
+    let mut listen = std::pin::pin!(listen);
+    let mut listening = true;
+    loop {
+        tokio::select! {
+            ended = &mut listen, if listening => match ended {
+                // A server without change streams: it is followed by its calls only.
+                Err(Error::Rpc { .. }) | Ok(_) => listening = false,
+                Err(Error::Cancelled { .. }) => return Error::Closed,
+                Err(error) => return error,
+            },
+            () = changed.notified() => match list_all(client).await {
+                Ok(lists) => shared.install(index, Some(client.clone()), lists, None),
+                Err(error) => return error,
+            },
+            () = lost.cancelled() => return Error::Closed,
+        }
+    }
+}

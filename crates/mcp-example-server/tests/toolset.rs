@@ -1,0 +1,115 @@
+//! The SDK's `Toolset` over two real servers at once: `mcp-example-server`
+//! (2026-07-28, a child on stdio) and the reference `server-everything`
+//! (TypeScript SDK 1.x, 2025-11-25 only, on stdio): one list of tools named
+//! `<server>__<tool>`, calls routed to each, the definitions in the shapes
+//! LLM APIs take; a server killed mid-session leaves the toolset (its
+//! tools vanish, the other's go on working) and comes back by itself.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_bridge_protocol::types::{CallToolResult, ContentBlock};
+use mcp_bridge_sdk::toolset::{Toolset, ToolsetOptions, names};
+use mcp_bridge_sdk::transport::stdio::{StdioCommand, spawn};
+use mcp_bridge_sdk::{Client, ClientOptions, RequestOptions};
+use serde_json::json;
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Waits for the toolset's tools to satisfy `wanted`, on its change events.
+async fn tools_when(toolset: &Toolset, wanted: impl Fn(&[String]) -> bool) -> Vec<String> {
+    let mut changes = toolset.changes();
+    let found = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let names: Vec<String> = toolset.tools().into_iter().map(|t| t.name).collect();
+            if wanted(&names) {
+                return names;
+            }
+            changes.changed().await.expect("the toolset lives");
+        }
+    });
+    found.await.expect("the tools changed as expected within 30 s")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_servers_of_both_eras_are_one_toolset_and_a_killed_one_comes_back() {
+    // Every client the toolset made for `notes`, to kill its child.
+    let made: Arc<Mutex<Vec<Client>>> = Arc::default();
+    let notes_clients = made.clone();
+    let options = ToolsetOptions::default().with_first_retry(Duration::from_millis(100));
+    let started = std::time::Instant::now();
+    let toolset = Toolset::builder()
+        .server("notes", move || {
+            let made = notes_clients.clone();
+            async move {
+                let transport = spawn(StdioCommand::new(env!("CARGO_BIN_EXE_mcp-example-server")))?;
+                let client = Client::new(ClientOptions::new("toolset-test", "1"), transport);
+                made.lock().unwrap().push(client.clone());
+                Ok(client)
+            }
+        })
+        .server("everything", || async {
+            let mut command = StdioCommand::new("node");
+            command.args = vec![test_support::server_everything().into(), "stdio".into()];
+            Ok(Client::new(ClientOptions::new("toolset-test", "1"), spawn(command)?))
+        })
+        .options(options)
+        .start()
+        .await;
+    eprintln!("toolset: two servers started in {} ms", started.elapsed().as_millis());
+
+    let states = toolset.servers();
+    assert!(states.iter().all(|s| s.available && s.tools > 0), "{states:?}");
+    let names: Vec<String> = toolset.tools().into_iter().map(|t| t.name).collect();
+    assert!(names.contains(&"notes__echo".to_owned()) && names.contains(&"everything__echo".to_owned()), "{names:?}");
+    assert!(names.iter().all(|n| names::is_valid(n)), "{names:?}");
+    assert_eq!(names.len(), states.iter().map(|s| s.tools).sum::<usize>());
+
+    let o = RequestOptions::default();
+    let notes = toolset.call("notes__echo", json!({"text": "from the toolset"}), &o).await.unwrap();
+    assert_eq!(text(&notes), "from the toolset");
+    let everything = toolset.call("everything__echo", json!({"message": "legacy too"}), &o).await.unwrap();
+    assert!(text(&everything).contains("legacy too"), "{everything:?}");
+    let unknown = toolset.call("nobody__echo", json!({}), &o).await.unwrap_err();
+    assert!(unknown.to_string().contains("-32602"), "{unknown}");
+
+    // The definitions for LLM APIs: one per tool, with the toolset's names.
+    let openai = toolset.openai_tools();
+    let anthropic = toolset.anthropic_tools();
+    assert_eq!((openai.len(), anthropic.len()), (names.len(), names.len()));
+    assert!(openai.iter().all(|t| t["type"] == "function" && t["function"]["parameters"]["type"] == "object"));
+    assert!(anthropic.iter().any(|t| t["name"] == "notes__echo" && t["input_schema"]["type"] == "object"));
+
+    // Prompts and resources keep their servers.
+    assert!(toolset.prompts().iter().any(|p| p.name.starts_with("everything__")), "{:?}", toolset.prompts());
+    let resources = toolset.resources();
+    let (owner, resource) = resources.iter().find(|(owner, _)| owner == "notes").expect("a resource of notes");
+    assert_eq!(owner, "notes");
+    assert!(!toolset.read_resource(&resource.uri, &o).await.unwrap().contents.is_empty());
+
+    // The notes server dies: its tools vanish, everything's go on.
+    let first = made.lock().unwrap()[0].clone();
+    let pid = first.process().expect("a child").id();
+    std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap();
+    tools_when(&toolset, |names| !names.iter().any(|n| n.starts_with("notes__"))).await;
+    let state = toolset.servers().into_iter().find(|s| s.name == "notes").unwrap();
+    assert!(!state.available && state.problem.is_some(), "{state:?}");
+    let again = toolset.call("everything__echo", json!({"message": "still here"}), &o).await.unwrap();
+    assert!(text(&again).contains("still here"));
+
+    // ... and comes back by itself: a new child, its tools again.
+    tools_when(&toolset, |names| names.iter().any(|n| n == "notes__echo")).await;
+    assert!(made.lock().unwrap().len() >= 2, "a new client for the new child");
+    let back = toolset.call("notes__echo", json!({"text": "back"}), &o).await.unwrap();
+    assert_eq!(text(&back), "back");
+    toolset.close().await;
+}
