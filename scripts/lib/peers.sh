@@ -12,6 +12,18 @@ install_python_peer() {
   fi
 }
 
+# The LLM vendors' Python SDKs, whose published tool types check the
+# definitions a Toolset exports (OpenAI's and Anthropic's `tools`).
+LLM_OPENAI_VERSION=3.57.0
+LLM_ANTHROPIC_VERSION=2.15.0
+install_llm_sdks() {
+  if ! .peers/llm/bin/python -c "import importlib.metadata as m; assert m.version('openai') == '$LLM_OPENAI_VERSION' and m.version('anthropic') == '$LLM_ANTHROPIC_VERSION'" 2>/dev/null; then
+    echo "installing openai $LLM_OPENAI_VERSION and anthropic $LLM_ANTHROPIC_VERSION into .peers/llm" >&2
+    python3 -m venv .peers/llm
+    .peers/llm/bin/pip install --quiet --disable-pip-version-check "openai==$LLM_OPENAI_VERSION" "anthropic==$LLM_ANTHROPIC_VERSION"
+  fi
+}
+
 # An npm package at an exact version into .peers/DIR.
 install_npm_peer() {
   local dir="$1" package="$2" version="$3"

@@ -88,6 +88,13 @@ async fn two_servers_of_both_eras_are_one_toolset_and_a_killed_one_comes_back() 
     assert_eq!((openai.len(), anthropic.len()), (names.len(), names.len()));
     assert!(openai.iter().all(|t| t["type"] == "function" && t["function"]["parameters"]["type"] == "object"));
     assert!(anthropic.iter().any(|t| t["name"] == "notes__echo" && t["input_schema"]["type"] == "object"));
+    // ... as the vendors' own SDKs type them; one broken on purpose is caught.
+    let checked = test_support::validate_llm_tools(&openai, &anthropic).unwrap();
+    assert!(checked.starts_with("valid: "), "{checked}");
+    let mut broken = anthropic.clone();
+    broken[0]["inputSchema"] = broken[0]["input_schema"].take();
+    let refused = test_support::validate_llm_tools(&openai, &broken).unwrap_err();
+    assert!(refused.contains("input_schema"), "{refused}");
 
     // Prompts and resources keep their servers.
     assert!(toolset.prompts().iter().any(|p| p.name.starts_with("everything__")), "{:?}", toolset.prompts());

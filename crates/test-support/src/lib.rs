@@ -299,6 +299,22 @@ pub fn ts_sdk_dir() -> PathBuf {
     dir
 }
 
+/// Checks tool definitions with the LLM vendors' own published types
+/// (`llm/validate_tools.py`, in the Python SDKs `scripts/test` installs
+/// into `.peers/llm`): `Ok` with its summary, or `Err` with each problem.
+pub fn validate_llm_tools(openai: &[Value], anthropic: &[Value]) -> Result<String, String> {
+    let python = workspace_root().join(".peers/llm/bin/python");
+    assert!(python.is_file(), "the LLM SDKs are not installed at {}: run scripts/test", python.display());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("llm/validate_tools.py");
+    let mut child =
+        std::process::Command::new(python).arg(script).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let input = serde_json::json!({"openai": openai, "anthropic": anthropic}).to_string();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    if output.status.success() { Ok(text) } else { Err(text) }
+}
+
 /// The entry script of `@modelcontextprotocol/server-everything` (a
 /// 2025-11-25 server on the TypeScript SDK 1.x; modes `stdio`,
 /// `streamableHttp`, `sse`) that `scripts/test` installs. Panics with the
