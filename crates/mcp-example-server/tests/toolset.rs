@@ -2,7 +2,8 @@
 //! (2026-07-28, a child on stdio) and the reference `server-everything`
 //! (TypeScript SDK 1.x, 2025-11-25 only, on stdio): one list of tools named
 //! `<server>__<tool>`, calls routed to each, the definitions in the shapes
-//! LLM APIs take; a server killed mid-session leaves the toolset (its
+//! LLM APIs take (checked with the vendors' own SDK types); a list change
+//! refreshes its server's part; a server killed mid-session leaves the toolset (its
 //! tools vanish, the other's go on working) and comes back by itself.
 
 use std::sync::{Arc, Mutex};
@@ -102,6 +103,11 @@ async fn two_servers_of_both_eras_are_one_toolset_and_a_killed_one_comes_back() 
     let (owner, resource) = resources.iter().find(|(owner, _)| owner == "notes").expect("a resource of notes");
     assert_eq!(owner, "notes");
     assert!(!toolset.read_resource(&resource.uri, &o).await.unwrap().contents.is_empty());
+
+    // A list change of one server refreshes its part.
+    toolset.call("notes__toggle_bonus", json!({}), &o).await.unwrap();
+    tools_when(&toolset, |names| names.iter().any(|n| n == "notes__bonus")).await;
+    assert!(toolset.tools().iter().any(|t| t.name == "everything__echo"), "the other's part stays");
 
     // The notes server dies: its tools vanish, everything's go on.
     let first = made.lock().unwrap()[0].clone();
