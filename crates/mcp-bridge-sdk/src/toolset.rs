@@ -28,6 +28,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod config;
 mod export;
 pub mod names;
 

@@ -15,7 +15,7 @@ use mcp_bridge_sdk::transport::stdio::{StdioCommand, spawn};
 use mcp_bridge_sdk::{Client, ClientOptions, RequestOptions};
 use serde_json::json;
 
-fn text(result: &CallToolResult) -> String {
+fn text_of(result: &CallToolResult) -> String {
     result
         .content
         .iter()
@@ -77,9 +77,9 @@ async fn two_servers_of_both_eras_are_one_toolset_and_a_killed_one_comes_back() 
 
     let o = RequestOptions::default();
     let notes = toolset.call("notes__echo", json!({"text": "from the toolset"}), &o).await.unwrap();
-    assert_eq!(text(&notes), "from the toolset");
+    assert_eq!(text_of(&notes), "from the toolset");
     let everything = toolset.call("everything__echo", json!({"message": "legacy too"}), &o).await.unwrap();
-    assert!(text(&everything).contains("legacy too"), "{everything:?}");
+    assert!(text_of(&everything).contains("legacy too"), "{everything:?}");
     let unknown = toolset.call("nobody__echo", json!({}), &o).await.unwrap_err();
     assert!(unknown.to_string().contains("-32602"), "{unknown}");
 
@@ -117,12 +117,35 @@ async fn two_servers_of_both_eras_are_one_toolset_and_a_killed_one_comes_back() 
     let state = toolset.servers().into_iter().find(|s| s.name == "notes").unwrap();
     assert!(!state.available && state.problem.is_some(), "{state:?}");
     let again = toolset.call("everything__echo", json!({"message": "still here"}), &o).await.unwrap();
-    assert!(text(&again).contains("still here"));
+    assert!(text_of(&again).contains("still here"));
 
     // ... and comes back by itself: a new child, its tools again.
     tools_when(&toolset, |names| names.iter().any(|n| n == "notes__echo")).await;
     assert!(made.lock().unwrap().len() >= 2, "a new client for the new child");
     let back = toolset.call("notes__echo", json!({"text": "back"}), &o).await.unwrap();
-    assert_eq!(text(&back), "back");
+    assert_eq!(text_of(&back), "back");
+    toolset.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_claude_desktop_configuration_becomes_a_toolset_and_a_broken_entry_stays_out() {
+    use mcp_bridge_sdk::toolset::config;
+    let text = json!({"mcpServers": {
+        "notes": {"command": env!("CARGO_BIN_EXE_mcp-example-server"), "env": {"NOTES_LABEL": "${env:TOOLSET_TEST_LABEL}"}},
+        "missing": {"command": "/nonexistent/mcp-server"},
+        "off": {"command": "/nonexistent/other", "disabled": true}
+    }})
+    .to_string();
+    let entries = config::parse(&text, |name| (name == "TOOLSET_TEST_LABEL").then(|| "from-env".to_owned())).unwrap();
+    assert_eq!(entries.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["missing", "notes"]);
+    let options = ToolsetOptions::default().with_first_retry(Duration::from_secs(3600));
+    let toolset =
+        Toolset::builder().configured(entries, &ClientOptions::new("toolset-test", "1")).options(options).start().await;
+    let states = toolset.servers();
+    let missing = states.iter().find(|s| s.name == "missing").unwrap();
+    assert!(!missing.available && missing.problem.as_deref().is_some_and(|p| !p.is_empty()), "{missing:?}");
+    assert!(states.iter().any(|s| s.name == "notes" && s.available), "{states:?}");
+    let echoed = toolset.call("notes__echo", json!({"text": "configured"}), &RequestOptions::default()).await.unwrap();
+    assert_eq!(text_of(&echoed), "configured");
     toolset.close().await;
 }

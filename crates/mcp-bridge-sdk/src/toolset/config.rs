@@ -1,0 +1,300 @@
+//! The configuration files people already have for their servers: Claude
+//! Desktop's and Cursor's `mcpServers` and VS Code's `servers` (`mcp.json`),
+//! read into [`ServerEntry`]s. `"${env:NAME}"` in a value is the
+//! environment variable `NAME`, so secrets stay out of the file. No I/O
+//! here but the environment lookup the caller passes.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// One server of a configuration file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerEntry {
+    /// Its name (the file's key).
+    pub name: String,
+    /// How it is reached.
+    pub kind: ServerKind,
+}
+
+/// How a configured server is reached.
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerKind {
+    /// A program started as a child, spoken to on stdio.
+    Command {
+        /// The program.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Its extra environment.
+        env: Vec<(String, String)>,
+    },
+    /// A server at a URL (Streamable HTTP).
+    Url {
+        /// The URL.
+        url: String,
+        /// Headers for every request.
+        headers: Vec<(String, String)>,
+    },
+}
+
+impl std::fmt::Debug for ServerKind {
+    /// Environment and header values may be secrets: only their names.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names = |pairs: &[(String, String)]| pairs.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        match self {
+            ServerKind::Command { command, args, env } => f
+                .debug_struct("Command")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &names(env))
+                .finish(),
+            ServerKind::Url { url, headers } => {
+                f.debug_struct("Url").field("url", url).field("headers", &names(headers)).finish()
+            }
+        }
+    }
+}
+
+impl super::ToolsetBuilder {
+    /// Adds the servers of a configuration file (see [`parse`]), each
+    /// reached as a client with `options` (its name, capabilities, input
+    /// hooks): a child on stdio started again after it failed, or a
+    /// Streamable HTTP connection.
+    pub fn configured(mut self, entries: Vec<ServerEntry>, options: &crate::ClientOptions) -> Self {
+        for entry in entries {
+            let (options, kind) = (options.clone(), entry.kind);
+            self = self.server(entry.name, move || {
+                let (options, kind) = (options.clone(), kind.clone());
+                async move { Ok(crate::Client::new(options, connect(&kind)?)) }
+            });
+        }
+        self
+    }
+}
+
+/// The transport of a configured server.
+fn connect(kind: &ServerKind) -> crate::Result<crate::transport::Transport> {
+    match kind {
+        #[cfg(feature = "stdio")]
+        ServerKind::Command { command, args, env } => {
+            let mut stdio = crate::transport::stdio::StdioCommand::new(command).args(args);
+            for (name, value) in env {
+                stdio = stdio.env(name, value);
+            }
+            crate::transport::stdio::spawn(stdio)
+        }
+        #[cfg(feature = "http-client")]
+        ServerKind::Url { url, headers } => {
+            let mut config = crate::transport::http::HttpConfig::new(url);
+            config.headers = headers.clone();
+            crate::transport::http::connect(config)
+        }
+        #[allow(unreachable_patterns)]
+        _ => Err(crate::Error::InvalidRequest {
+            reason: "this build has no transport for this server (features stdio, http-client)".into(),
+        }),
+    }
+}
+
+/// Why a configuration cannot be used; names the server and the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// Not JSON, or not of the expected shape.
+    #[error("the configuration is not valid: {0}")]
+    Invalid(String),
+    /// Neither `mcpServers` nor `servers`, or an empty one.
+    #[error("the configuration names no server (\"mcpServers\" or \"servers\")")]
+    NoServers,
+    /// A server with neither `command` nor `url`, or both.
+    #[error("server {server:?}: give either \"command\" or \"url\"")]
+    NoWay {
+        /// The server.
+        server: String,
+    },
+    /// A `type` this reader does not know.
+    #[error("server {server:?}: the type {kind:?} is not supported (stdio, http)")]
+    UnknownType {
+        /// The server.
+        server: String,
+        /// The type.
+        kind: String,
+    },
+    /// `${env:NAME}` of a variable that is not set.
+    #[error("server {server:?}: {field} needs the environment variable {variable}, which is not set")]
+    MissingVariable {
+        /// The server.
+        server: String,
+        /// Where it was used (`env.TOKEN`, `headers.Authorization`, `url`).
+        field: String,
+        /// The variable.
+        variable: String,
+    },
+}
+
+/// A server as the files write it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Written {
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    /// Cursor's and Cline's way to keep a server in the file but off.
+    #[serde(default)]
+    disabled: bool,
+    // Members of other clients' files with no meaning here.
+    #[serde(default, rename = "envFile")]
+    _env_file: Option<Value>,
+    #[serde(default, rename = "cwd")]
+    _cwd: Option<Value>,
+    #[serde(default, rename = "autoApprove")]
+    _auto_approve: Option<Value>,
+    #[serde(default, rename = "alwaysAllow")]
+    _always_allow: Option<Value>,
+    #[serde(default, rename = "timeout")]
+    _timeout: Option<Value>,
+}
+
+/// The servers of a configuration file's text, in the file's order of
+/// names (sorted), disabled ones left out; `env` looks up variables.
+///
+/// # Errors
+/// See [`ConfigError`]; texts never hold a value from the environment.
+pub fn parse(text: &str, env: impl Fn(&str) -> Option<String>) -> Result<Vec<ServerEntry>, ConfigError> {
+    let file: Value = serde_json::from_str(text).map_err(|e| ConfigError::Invalid(e.to_string()))?;
+    let servers = file.get("mcpServers").or_else(|| file.get("servers")).ok_or(ConfigError::NoServers)?;
+    let servers: BTreeMap<String, Written> =
+        serde_json::from_value(servers.clone()).map_err(|e| ConfigError::Invalid(e.to_string()))?;
+    let mut entries = Vec::new();
+    for (name, written) in servers {
+        if written.disabled {
+            continue;
+        }
+        entries.push(entry(name, written, &env)?);
+    }
+    if entries.is_empty() {
+        return Err(ConfigError::NoServers);
+    }
+    Ok(entries)
+}
+
+fn entry(name: String, written: Written, env: &impl Fn(&str) -> Option<String>) -> Result<ServerEntry, ConfigError> {
+    let expand = |field: String, value: &str| expand(&name, &field, value, env);
+    let kind = match (written.kind.as_deref(), written.command, written.url) {
+        (None | Some("stdio"), Some(command), None) => ServerKind::Command {
+            command: expand("command".into(), &command)?,
+            args: written.args.iter().map(|a| expand("args".into(), a)).collect::<Result<_, _>>()?,
+            env: written
+                .env
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), expand(format!("env.{k}"), v)?)))
+                .collect::<Result<_, _>>()?,
+        },
+        (None | Some("http" | "streamableHttp" | "streamable-http"), None, Some(url)) => ServerKind::Url {
+            url: expand("url".into(), &url)?,
+            headers: written
+                .headers
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), expand(format!("headers.{k}"), v)?)))
+                .collect::<Result<_, _>>()?,
+        },
+        (Some(kind), _, _) if !["stdio", "http", "streamableHttp", "streamable-http"].contains(&kind) => {
+            return Err(ConfigError::UnknownType { server: name, kind: kind.to_owned() });
+        }
+        _ => return Err(ConfigError::NoWay { server: name }),
+    };
+    Ok(ServerEntry { name, kind })
+}
+
+/// `value` with each `${env:NAME}` replaced by the variable.
+fn expand(
+    server: &str,
+    field: &str,
+    value: &str,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<String, ConfigError> {
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(start) = rest.find("${env:") {
+        let Some(end) = rest[start..].find('}') else { break };
+        let variable = &rest[start + 6..start + end];
+        let found = env(variable).ok_or_else(|| ConfigError::MissingVariable {
+            server: server.to_owned(),
+            field: field.to_owned(),
+            variable: variable.to_owned(),
+        })?;
+        out.push_str(&rest[..start]);
+        out.push_str(&found);
+        rest = &rest[start + end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(name: &str) -> Option<String> {
+        (name == "NOTES_TOKEN").then(|| "s3cret".to_owned())
+    }
+
+    #[test]
+    fn claude_desktops_file_is_read_with_variables_from_the_environment() {
+        let text = r#"{"mcpServers": {
+            "notes": {"command": "mcp-example-server", "args": ["--flag"], "env": {"TOKEN": "${env:NOTES_TOKEN}"}},
+            "remote": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${env:NOTES_TOKEN}"}},
+            "old": {"command": "x", "disabled": true}
+        }}"#;
+        let entries = parse(text, env).unwrap();
+        assert_eq!(entries.len(), 2, "the disabled one is left out");
+        assert_eq!(
+            entries[0].kind,
+            ServerKind::Command {
+                command: "mcp-example-server".into(),
+                args: vec!["--flag".into()],
+                env: vec![("TOKEN".into(), "s3cret".into())]
+            }
+        );
+        let ServerKind::Url { headers, .. } = &entries[1].kind else { panic!("{:?}", entries[1]) };
+        assert_eq!(headers[0].1, "Bearer s3cret");
+        assert!(!format!("{entries:?}").contains("s3cret"), "values stay out of Debug");
+    }
+
+    #[test]
+    fn vs_codes_file_is_read_too() {
+        let text = r#"{"servers": {"a": {"type": "stdio", "command": "a"}, "b": {"type": "http", "url": "http://127.0.0.1:1/mcp"}}}"#;
+        let entries = parse(text, env).unwrap();
+        assert!(matches!(entries[1].kind, ServerKind::Url { .. }));
+    }
+
+    #[test]
+    fn bad_files_name_the_server_and_the_field() {
+        let missing = parse(r#"{"mcpServers": {"n": {"command": "x", "env": {"K": "${env:UNSET_X}"}}}}"#, env);
+        assert_eq!(
+            missing.unwrap_err().to_string(),
+            "server \"n\": env.K needs the environment variable UNSET_X, which is not set"
+        );
+        let both = parse(r#"{"mcpServers": {"n": {"command": "x", "url": "http://h/"}}}"#, env);
+        assert_eq!(both.unwrap_err(), ConfigError::NoWay { server: "n".into() });
+        let sse = parse(r#"{"servers": {"n": {"type": "sse", "url": "http://h/"}}}"#, env);
+        assert!(matches!(sse.unwrap_err(), ConfigError::UnknownType { .. }));
+        assert_eq!(parse(r#"{"mcpServers": {}}"#, env).unwrap_err(), ConfigError::NoServers);
+        assert!(matches!(parse("{", env).unwrap_err(), ConfigError::Invalid(_)));
+        let typo = parse(r#"{"mcpServers": {"n": {"comand": "x"}}}"#, env).unwrap_err();
+        assert!(typo.to_string().contains("comand"), "{typo}");
+    }
+}
