@@ -232,13 +232,17 @@ async fn an_unused_session_ends_after_its_idle_time_and_oversized_bodies_are_ref
     let big = request(json!(1), "tools/call", json!({"name": "echo", "arguments": {"text": "x".repeat(5 << 20)}}));
     assert_eq!(post(addr, Some(&session), &big).send().await.unwrap().status(), 413);
     let ping = request(json!(2), "ping", json!({}));
-    // Unused, the session ends within a few sweeps of its idle time.
+    // Unused, the session ends within a few sweeps of its idle time. Each
+    // look uses the session, so the looks come further and further apart:
+    // soon one comes after an idle time, however slow the machine.
     let ended = tokio::time::timeout(Duration::from_secs(30), async {
+        let mut gap = Duration::from_millis(100);
         loop {
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            tokio::time::sleep(gap).await;
             if post(addr, Some(&session), &ping).send().await.unwrap().status() == 404 {
                 return;
             }
+            gap *= 2;
         }
     })
     .await;
