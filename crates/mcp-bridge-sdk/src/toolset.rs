@@ -234,9 +234,9 @@ struct Lists {
 #[derive(Default)]
 struct Catalog {
     tools: Vec<Tool>,
-    tool_routes: HashMap<String, (usize, String)>,
+    tool_routes: Routes,
     prompts: Vec<Prompt>,
-    prompt_routes: HashMap<String, (usize, String)>,
+    prompt_routes: Routes,
     resources: Vec<Resource>,
     resource_owners: HashMap<String, usize>,
 }
@@ -402,22 +402,10 @@ impl Shared {
             })
             .collect();
         let mut catalog = Catalog::default();
-        let tool_pairs: Vec<(usize, &Tool)> =
-            available.iter().flat_map(|(i, lists)| lists.tools.iter().map(move |t| (*i, t))).collect();
-        let pairs: Vec<(&str, &str)> =
-            tool_pairs.iter().map(|(i, t)| (self.members[*i].name.as_str(), t.name.as_str())).collect();
-        for ((index, tool), name) in tool_pairs.iter().zip(names::assign(&pairs)) {
-            catalog.tool_routes.insert(name.clone(), (*index, tool.name.clone()));
-            catalog.tools.push(Tool { name, ..(*tool).clone() });
-        }
-        let prompt_pairs: Vec<(usize, &Prompt)> =
-            available.iter().flat_map(|(i, lists)| lists.prompts.iter().map(move |p| (*i, p))).collect();
-        let pairs: Vec<(&str, &str)> =
-            prompt_pairs.iter().map(|(i, p)| (self.members[*i].name.as_str(), p.name.as_str())).collect();
-        for ((index, prompt), name) in prompt_pairs.iter().zip(names::assign(&pairs)) {
-            catalog.prompt_routes.insert(name.clone(), (*index, prompt.name.clone()));
-            catalog.prompts.push(Prompt { name, ..(*prompt).clone() });
-        }
+        (catalog.tools, catalog.tool_routes) =
+            self.merge(&available, |l| &l.tools, |t| &t.name, |t, name| Tool { name, ..t.clone() });
+        (catalog.prompts, catalog.prompt_routes) =
+            self.merge(&available, |l| &l.prompts, |p| &p.name, |p, name| Prompt { name, ..p.clone() });
         for (index, lists) in &available {
             for resource in &lists.resources {
                 // Two servers with one URI: the first added keeps it.
@@ -429,6 +417,33 @@ impl Shared {
         }
         *self.catalog.write().unwrap_or_else(|e| e.into_inner()) = catalog;
         self.changed.send_modify(|n| *n += 1);
+    }
+}
+
+/// Where a merged entry goes: its server and its own name there.
+type Routes = HashMap<String, (usize, String)>;
+
+impl Shared {
+    /// The entries (`items` of each server's lists) of the `available`
+    /// servers under their toolset names, and the route of each.
+    fn merge<T>(
+        &self,
+        available: &[(usize, Lists)],
+        items: fn(&Lists) -> &Vec<T>,
+        name: fn(&T) -> &String,
+        renamed: fn(&T, String) -> T,
+    ) -> (Vec<T>, Routes) {
+        let entries: Vec<(usize, &T)> =
+            available.iter().flat_map(|(i, lists)| items(lists).iter().map(move |t| (*i, t))).collect();
+        let pairs: Vec<(&str, &str)> =
+            entries.iter().map(|(i, t)| (self.members[*i].name.as_str(), name(t).as_str())).collect();
+        let mut routes = Routes::new();
+        let mut merged = Vec::new();
+        for ((index, entry), qualified) in entries.iter().zip(names::assign(&pairs)) {
+            routes.insert(qualified.clone(), (*index, name(entry).clone()));
+            merged.push(renamed(entry, qualified));
+        }
+        (merged, routes)
     }
 }
 
