@@ -470,6 +470,12 @@ mod sdk_tests {
         assert!(message.contains("--client-metadata-url") && message.contains(redirect), "{message}");
         assert_eq!(of(SignInError::Authorize("the hook stopped".into())).0, "sign_in_failed");
         assert_eq!(of(SignInError::NoPkce).0, "sign_in_error");
+        // A device sign-in: its code expired, or the user refused it.
+        let (cause, message) = of(SignInError::DeviceCodeExpired);
+        assert_eq!(cause, "sign_in_code_expired");
+        assert!(message.contains("expired") && message.contains("try again"), "{message}");
+        assert_eq!(of(SignInError::Denied("the user refused the sign-in".into())).0, "sign_in_denied");
+        assert!(of(SignInError::NoDeviceAuthorization).1.contains("sign-in"));
     }
 
     #[test]
