@@ -1,6 +1,7 @@
-//! The SDK's `Toolset` over two real servers at once: `mcp-example-server`
-//! (2026-07-28, a child on stdio) and the reference `server-everything`
-//! (TypeScript SDK 1.x, 2025-11-25 only, on stdio): one list of tools named
+//! The SDK's `Toolset` over three real servers at once, all children on
+//! stdio: `mcp-example-server` (2026-07-28), the reference
+//! `server-everything` (TypeScript SDK 1.x, 2025-11-25 only) and a Python
+//! `mcp` 2.x server: one list of tools named
 //! `<server>__<tool>`, calls routed to each, the definitions in the shapes
 //! LLM APIs take (checked with the vendors' own SDK types); a list change
 //! refreshes its server's part; a server killed mid-session leaves the toolset (its
@@ -42,7 +43,7 @@ async fn tools_when(toolset: &Toolset, wanted: impl Fn(&[String]) -> bool) -> Ve
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn two_servers_of_both_eras_are_one_toolset_and_a_killed_one_comes_back() {
+async fn three_servers_of_three_sdks_are_one_toolset_and_a_killed_one_comes_back() {
     // Every client the toolset made for `notes`, to kill its child.
     let made: Arc<Mutex<Vec<Client>>> = Arc::default();
     let notes_clients = made.clone();
@@ -63,10 +64,15 @@ async fn two_servers_of_both_eras_are_one_toolset_and_a_killed_one_comes_back() 
             command.args = vec![test_support::server_everything().into(), "stdio".into()];
             Ok(Client::new(ClientOptions::new("toolset-test", "1"), spawn(command)?))
         })
+        .server("python", || async {
+            let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/python_server.py");
+            let command = StdioCommand::new(test_support::python_peer()).args([script]);
+            Ok(Client::new(ClientOptions::new("toolset-test", "1"), spawn(command)?))
+        })
         .options(options)
         .start()
         .await;
-    eprintln!("toolset: two servers started in {} ms", started.elapsed().as_millis());
+    eprintln!("toolset: three servers started in {} ms", started.elapsed().as_millis());
 
     let states = toolset.servers();
     assert!(states.iter().all(|s| s.available && s.tools > 0), "{states:?}");
@@ -80,6 +86,8 @@ async fn two_servers_of_both_eras_are_one_toolset_and_a_killed_one_comes_back() 
     assert_eq!(text_of(&notes), "from the toolset");
     let everything = toolset.call("everything__echo", json!({"message": "legacy too"}), &o).await.unwrap();
     assert!(text_of(&everything).contains("legacy too"), "{everything:?}");
+    let python = toolset.call("python__shout", json!({"text": "python"}), &o).await.unwrap();
+    assert_eq!(text_of(&python), "PYTHON");
     let unknown = toolset.call("nobody__echo", json!({}), &o).await.unwrap_err();
     assert!(unknown.to_string().contains("-32602"), "{unknown}");
 
