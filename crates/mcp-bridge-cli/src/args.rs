@@ -110,6 +110,12 @@ pub(crate) struct Args {
     #[arg(long, value_name = "ADDR")]
     pub(crate) listen: Option<String>,
 
+    /// Many servers as one: a configuration file in Claude Desktop's
+    /// (`mcpServers`) or VS Code's (`servers`) format; their tools are
+    /// served as `<server>__<tool>`.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["url", "command", "listen"])]
+    pub(crate) config: Option<PathBuf>,
+
     /// The URL of a 2026-07-28 server over Streamable HTTP (the URL form).
     #[arg(value_name = "URL")]
     pub(crate) url: Option<String>,

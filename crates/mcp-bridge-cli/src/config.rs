@@ -11,6 +11,7 @@ use mcp_bridge_sdk::auth::{
     TokenSource,
 };
 use mcp_bridge_sdk::client::Era;
+use mcp_bridge_sdk::toolset::config::ServerEntry;
 use mcp_bridge_sdk::transport::http::{HttpConfig, ProxyConfig};
 use mcp_bridge_sdk::transport::stdio::StdioCommand;
 
@@ -48,6 +49,9 @@ pub(crate) struct Config {
     pub(crate) gate: Option<Arc<Gate>>,
     /// `--listen`: the address of the HTTP endpoint for legacy clients.
     pub(crate) listen: Option<std::net::SocketAddr>,
+    /// `--config`: the gateway's server (the upstream, in memory) and the
+    /// servers whose tools it serves.
+    pub(crate) gateway: Option<(mcp_bridge_sdk::Server, Vec<ServerEntry>)>,
 }
 
 /// The headers of the command line, and the names of the variables they
@@ -259,7 +263,19 @@ impl Job {
             .with_input_timeout(Duration::from_secs(args.input_timeout))
             .with_upstream_era(upstream_era);
         frontend.era_cache = (upstream_era == Era::Auto).then(era_cache).flatten();
+        let mut gateway = None;
         let (upstream, gate) = match (&args.url, args.command.is_empty()) {
+            (None, true) if args.config.is_some() => {
+                let file = args.config.as_deref().unwrap_or(std::path::Path::new(""));
+                let text = std::fs::read_to_string(file)
+                    .map_err(|e| format!("--config {}: cannot be read ({e})", file.display()))?;
+                let entries = mcp_bridge_sdk::toolset::config::parse(&text, |name| std::env::var(name).ok())
+                    .map_err(|e| format!("--config {}: {e}", file.display()))?;
+                let server = mcp_bridge::gateway::server();
+                let upstream = UpstreamConfig::memory(&server);
+                gateway = Some((server, entries));
+                (upstream, None)
+            }
             (Some(_), false) => return Err("give a URL or a command after --, not both".into()),
             (None, true) => return Err("give the server's URL, or its command after --".into()),
             (Some(url), true) => {
@@ -281,7 +297,7 @@ impl Job {
                 format!("--listen {addr:?} is not an address such as 127.0.0.1:8931 (an IP address and a port)")
             })?),
         };
-        Ok(Job::Bridge(Box::new(Config { log_level: args.log_level, upstream, frontend, gate, listen })))
+        Ok(Job::Bridge(Box::new(Config { log_level: args.log_level, upstream, frontend, gate, listen, gateway })))
     }
 }
 

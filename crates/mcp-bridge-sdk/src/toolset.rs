@@ -36,9 +36,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use mcp_bridge_protocol::method::{Method, PromptsListChanged, ResourcesListChanged, ToolsListChanged};
+use mcp_bridge_protocol::method::{Method, PromptsListChanged, ResourcesListChanged, ToolsCall, ToolsListChanged};
 use mcp_bridge_protocol::types::{
-    CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, SubscriptionFilter, Tool,
+    CallToolResult, GetPromptResult, InputResponses, Outcome, Prompt, ReadResourceResult, Resource, SubscriptionFilter,
+    Tool,
 };
 use mcp_bridge_protocol::{ErrorObject, error_code};
 use serde_json::{Map, Value};
@@ -313,6 +314,41 @@ impl Toolset {
         let (index, original) = route.ok_or_else(|| unknown("tool", name))?;
         let client = self.shared.client(index).ok_or_else(|| unknown("tool", name))?;
         let outcome = client.call_tool(&original, arguments, options).await;
+        self.shared.check(index, outcome)
+    }
+
+    /// [`Toolset::call`] one round at a time, for a gateway that relays the
+    /// server's input requests itself: `input_responses` and `request_state`
+    /// are the previous round's answers and the server's state; an
+    /// `InputRequiredResult` comes back as it is.
+    ///
+    /// # Errors
+    /// As [`Toolset::call`].
+    pub async fn call_round(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        input_responses: Option<InputResponses>,
+        request_state: Option<String>,
+        options: &RequestOptions,
+    ) -> Result<Outcome<CallToolResult>> {
+        let route = self.shared.catalog.read().unwrap_or_else(|e| e.into_inner()).tool_routes.get(name).cloned();
+        let (index, original) = route.ok_or_else(|| unknown("tool", name))?;
+        let client = self.shared.client(index).ok_or_else(|| unknown("tool", name))?;
+        let mut params = Map::new();
+        params.insert("name".into(), Value::String(original));
+        params.insert("arguments".into(), Value::Object(arguments));
+        if let Some(responses) = input_responses {
+            params.insert("inputResponses".into(), serde_json::to_value(responses).unwrap_or_default());
+        }
+        if let Some(state) = request_state {
+            params.insert("requestState".into(), Value::String(state));
+        }
+        let options = options.clone().with_allow_input_required(true);
+        let outcome = client.request_raw(ToolsCall::NAME, params, &options).await.and_then(|value| {
+            serde_json::from_value(value)
+                .map_err(|e| Error::InvalidResponse { method: ToolsCall::NAME.into(), reason: e.to_string() })
+        });
         self.shared.check(index, outcome)
     }
 

@@ -29,6 +29,7 @@
 pub mod dirs;
 pub mod embed;
 pub mod frontend;
+pub mod gateway;
 pub mod input;
 pub mod legacy;
 pub mod log;

@@ -1,0 +1,148 @@
+//! `mcp-bridge --config FILE`: three servers of three SDKs from one
+//! Claude Desktop configuration (`mcp-example-server`, the reference
+//! `server-everything` speaking only 2025-11-25, a Python `mcp` 2.x
+//! server), served to one legacy client as one server: their tools as
+//! `<server>__<tool>`, calls routed, an input request of a server relayed
+//! to the client and its answer back, list changes passed on, a server
+//! killed mid-session leaves (its tools vanish, the others go on) and comes
+//! back by itself.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use test_support::{RawPeer, legacy_initialize, python_peer, server_everything, workspace_binary};
+
+/// Reads until the message `pick` accepts; the others are dropped.
+async fn recv_until(peer: &mut RawPeer, pick: impl Fn(&Value) -> bool) -> Value {
+    loop {
+        let message = peer.recv().await;
+        if pick(&message) {
+            return message;
+        }
+    }
+}
+
+async fn tool_names(peer: &mut RawPeer, id: i64) -> Vec<String> {
+    peer.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}).to_string()).await;
+    let listed = recv_until(peer, |m| m["id"] == id).await;
+    listed["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+}
+
+async fn call(peer: &mut RawPeer, id: i64, name: &str, arguments: Value) -> Value {
+    let request =
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
+    peer.send(&request.to_string()).await;
+    recv_until(peer, |m| m["id"] == id && m.get("method").is_none()).await
+}
+
+fn text(response: &Value) -> String {
+    response["result"]["content"].as_array().into_iter().flatten().filter_map(|c| c["text"].as_str()).collect()
+}
+
+/// The processes whose environment holds `marker` (the `env` of one
+/// configured server).
+fn processes_marked(marker: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        if environ.split(|b| *b == 0).any(|v| v == marker.as_bytes()) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn three_servers_of_three_sdks_are_one_server_for_a_legacy_client() {
+    let dir = std::env::temp_dir().join(format!("mcp-gateway-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let marker = format!("GATEWAY_TEST_MARK=notes-{}", std::process::id());
+    let python_server =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp-example-server/tests/python/python_server.py");
+    let config = json!({"mcpServers": {
+        "notes": {"command": workspace_binary("mcp-example-server", "mcp-example-server"),
+                  "env": {"GATEWAY_TEST_MARK": marker.split_once('=').unwrap().1}},
+        "everything": {"command": "node", "args": [server_everything(), "stdio"]},
+        "python": {"command": python_peer(), "args": [python_server]}
+    }});
+    let file = dir.join("claude_desktop_config.json");
+    std::fs::write(&file, config.to_string()).unwrap();
+    let bridge = workspace_binary("mcp-bridge-cli", "mcp-bridge");
+    let mut peer = RawPeer::spawn(&bridge, &["--config", file.to_str().unwrap()]);
+    let init = legacy_initialize(&mut peer, json!({"elicitation": {}})).await;
+    assert!(init["result"]["capabilities"]["tools"]["listChanged"] == true, "{init}");
+    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+
+    let names = tool_names(&mut peer, 1).await;
+    for wanted in ["notes__echo", "everything__echo", "python__shout"] {
+        assert!(names.iter().any(|n| n == wanted), "{wanted} in {names:?}");
+    }
+    assert_eq!(text(&call(&mut peer, 2, "notes__echo", json!({"text": "from notes"})).await), "from notes");
+    assert!(text(&call(&mut peer, 3, "everything__echo", json!({"message": "legacy"})).await).contains("legacy"));
+    assert_eq!(text(&call(&mut peer, 4, "python__shout", json!({"text": "py"})).await), "PY");
+
+    // A server's input request reaches the client; the answer goes back to it.
+    let request = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "notes__ask_name", "arguments": {}}});
+    peer.send(&request.to_string()).await;
+    let asked = recv_until(&mut peer, |m| m["method"] == "elicitation/create").await;
+    let answer =
+        json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept", "content": {"name": "Ada"}}});
+    peer.send(&answer.to_string()).await;
+    let named = recv_until(&mut peer, |m| m["id"] == 5).await;
+    assert!(text(&named).contains("Ada"), "{named}");
+
+    // A list change of one server reaches the client.
+    call(&mut peer, 6, "notes__toggle_bonus", json!({})).await;
+    recv_until(&mut peer, |m| m["method"] == "notifications/tools/list_changed").await;
+    assert!(tool_names(&mut peer, 7).await.iter().any(|n| n == "notes__bonus"));
+
+    // The notes server dies: its tools vanish, the others work on.
+    let pids = processes_marked(&marker);
+    assert_eq!(pids.len(), 1, "one notes server: {pids:?}");
+    std::process::Command::new("kill").args(["-9", &pids[0].to_string()]).status().unwrap();
+    let mut id = 8;
+    loop {
+        recv_until(&mut peer, |m| m["method"] == "notifications/tools/list_changed").await;
+        id += 1;
+        if !tool_names(&mut peer, id).await.iter().any(|n| n.starts_with("notes__")) {
+            break;
+        }
+    }
+    assert_eq!(text(&call(&mut peer, 50, "python__shout", json!({"text": "still"})).await), "STILL");
+    let gone = call(&mut peer, 51, "notes__echo", json!({"text": "x"})).await;
+    assert!(gone.get("error").is_some(), "{gone}");
+    // ... and comes back by itself.
+    loop {
+        recv_until(&mut peer, |m| m["method"] == "notifications/tools/list_changed").await;
+        id += 1;
+        if tool_names(&mut peer, id).await.iter().any(|n| n == "notes__echo") {
+            break;
+        }
+    }
+    assert_eq!(text(&call(&mut peer, 60, "notes__echo", json!({"text": "back"})).await), "back");
+    assert_eq!(peer.finish().await, Some(0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_configuration_that_cannot_be_used_is_refused_at_start_naming_why() {
+    let dir = std::env::temp_dir().join(format!("mcp-gateway-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("config.json");
+    std::fs::write(&file, r#"{"mcpServers": {"n": {"command": "x", "env": {"T": "${env:GATEWAY_UNSET_VARIABLE}"}}}}"#)
+        .unwrap();
+    let bridge = workspace_binary("mcp-bridge-cli", "mcp-bridge");
+    for (args, wanted) in [
+        (vec!["--config", "/nonexistent/config.json"], "--config /nonexistent/config.json: cannot be read"),
+        (vec!["--config", file.to_str().unwrap()], "GATEWAY_UNSET_VARIABLE, which is not set"),
+        (vec!["--config", file.to_str().unwrap(), "--", "x"], "--config"),
+    ] {
+        let out = std::process::Command::new(&bridge).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(wanted), "{args:?}: {stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
