@@ -310,9 +310,7 @@ impl Toolset {
     /// the server's errors as [`Client::call_tool`] gives them. A server
     /// found gone is left out until it is back.
     pub async fn call(&self, name: &str, arguments: Value, options: &RequestOptions) -> Result<CallToolResult> {
-        let route = self.shared.catalog.read().unwrap_or_else(|e| e.into_inner()).tool_routes.get(name).cloned();
-        let (index, original) = route.ok_or_else(|| unknown("tool", name))?;
-        let client = self.shared.client(index).ok_or_else(|| unknown("tool", name))?;
+        let (index, original, client) = self.shared.route("tool", name, |c| c.tool_routes.get(name).cloned())?;
         let outcome = client.call_tool(&original, arguments, options).await;
         self.shared.check(index, outcome)
     }
@@ -332,9 +330,7 @@ impl Toolset {
         request_state: Option<String>,
         options: &RequestOptions,
     ) -> Result<Outcome<CallToolResult>> {
-        let route = self.shared.catalog.read().unwrap_or_else(|e| e.into_inner()).tool_routes.get(name).cloned();
-        let (index, original) = route.ok_or_else(|| unknown("tool", name))?;
-        let client = self.shared.client(index).ok_or_else(|| unknown("tool", name))?;
+        let (index, original, client) = self.shared.route("tool", name, |c| c.tool_routes.get(name).cloned())?;
         let mut params = Map::new();
         params.insert("name".into(), Value::String(original));
         params.insert("arguments".into(), Value::Object(arguments));
@@ -362,9 +358,7 @@ impl Toolset {
         arguments: Map<String, Value>,
         options: &RequestOptions,
     ) -> Result<GetPromptResult> {
-        let route = self.shared.catalog.read().unwrap_or_else(|e| e.into_inner()).prompt_routes.get(name).cloned();
-        let (index, original) = route.ok_or_else(|| unknown("prompt", name))?;
-        let client = self.shared.client(index).ok_or_else(|| unknown("prompt", name))?;
+        let (index, original, client) = self.shared.route("prompt", name, |c| c.prompt_routes.get(name).cloned())?;
         let outcome = client.get_prompt(&original, arguments, options).await;
         self.shared.check(index, outcome)
     }
@@ -374,9 +368,8 @@ impl Toolset {
     /// # Errors
     /// As [`Toolset::call`].
     pub async fn read_resource(&self, uri: &str, options: &RequestOptions) -> Result<ReadResourceResult> {
-        let owner = self.shared.catalog.read().unwrap_or_else(|e| e.into_inner()).resource_owners.get(uri).copied();
-        let index = owner.ok_or_else(|| unknown("resource", uri))?;
-        let client = self.shared.client(index).ok_or_else(|| unknown("resource", uri))?;
+        let owner = |c: &Catalog| c.resource_owners.get(uri).map(|&i| (i, uri.to_owned()));
+        let (index, _, client) = self.shared.route("resource", uri, owner)?;
         let outcome = client.read_resource(uri, options).await;
         self.shared.check(index, outcome)
     }
@@ -401,8 +394,18 @@ fn is_lost(error: &Error) -> bool {
 }
 
 impl Shared {
-    fn client(&self, index: usize) -> Option<Client> {
-        lock(&self.members[index].slot).client.clone()
+    /// Where the `what` called `name` goes (`find` reads the catalog): its
+    /// server, its own name there, and the server's client.
+    fn route(
+        &self,
+        what: &str,
+        name: &str,
+        find: impl FnOnce(&Catalog) -> Option<(usize, String)>,
+    ) -> Result<(usize, String, Client)> {
+        let found = find(&self.catalog.read().unwrap_or_else(|e| e.into_inner()));
+        let (index, original) = found.ok_or_else(|| unknown(what, name))?;
+        let client = lock(&self.members[index].slot).client.clone().ok_or_else(|| unknown(what, name))?;
+        Ok((index, original, client))
     }
 
     /// A request's outcome; a server found gone is left out.
