@@ -153,7 +153,13 @@ async fn a_user_without_a_browser_signs_in_on_another_device_with_a_code() {
     // signs in and consents; the client's polls get the tokens.
     let echoed = client.call_tool("echo", json!({"text": "from the couch"}), &o).await.unwrap();
     assert!(matches!(&echoed.content[0], ContentBlock::Text(t) if t.text == "from the couch"), "{echoed:?}");
-    assert_eq!(pages(&browser), [json!(["device", "login", "consent"])]);
+    // The browser writes its report after its last page, which may come
+    // after the client's poll got the tokens: wait for it.
+    let device_pages = |count| {
+        let browser = browser.clone();
+        async move { browser.sign_ins_when(count).await.iter().map(|s| s["pages"].clone()).collect::<Vec<_>>() }
+    };
+    assert_eq!(device_pages(1).await, [json!(["device", "login", "consent"])]);
     let device = shown.lock().unwrap()[0].clone();
     assert!(device.verification_uri.starts_with(&provider.issuer), "{device:?}");
     assert!(device.verification_uri_complete.as_deref().unwrap().contains(&device.user_code.replace('-', "")[..2]));
@@ -165,7 +171,7 @@ async fn a_user_without_a_browser_signs_in_on_another_device_with_a_code() {
     // The 403 of set_note: a second code for both scopes, consent only.
     client.call_tool("set_note", json!({"name": "n", "text": "device"}), &o).await.unwrap();
     assert_eq!(shown.lock().unwrap().len(), 2);
-    assert_eq!(pages(&browser)[1], json!(["device", "consent"]));
+    assert_eq!(device_pages(2).await[1], json!(["device", "consent"]));
 
     // A user who presses Abort: the sign-in fails as declined, at once.
     let (declining, oauth, _) = device_client(&url, browser.clone(), true, Arc::new(MemoryStore::default()));
