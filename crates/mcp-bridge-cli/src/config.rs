@@ -88,11 +88,16 @@ fn headers(args: &Connection) -> Result<Headers, String> {
     Ok(Headers { pairs: headers, variables })
 }
 
+/// Whether `url` starts with `http://` or `https://` (in any case).
+fn is_http_url(url: &str) -> bool {
+    let lower = url.to_ascii_lowercase();
+    lower.starts_with("https://") || lower.starts_with("http://")
+}
+
 /// The HTTP transport's settings for `url` from the connection options
 /// and the environment's proxy; also the variables of `--header-env`.
 pub(crate) fn http_config(connection: &Connection, url: &str) -> Result<(HttpConfig, Vec<String>), String> {
-    let lower = url.to_ascii_lowercase();
-    if !(lower.starts_with("https://") || lower.starts_with("http://")) {
+    if !is_http_url(url) {
         return Err(format!("{url:?} is not an http(s) URL; to start a server program, put it after --"));
     }
     if connection.max_response_bytes < 1024 {
@@ -165,8 +170,7 @@ fn enterprise_idp(
     else {
         return Ok(None);
     };
-    let lower = issuer.to_ascii_lowercase();
-    if !(lower.starts_with("https://") || lower.starts_with("http://")) {
+    if !is_http_url(issuer) {
         return Err(format!("--idp-issuer {issuer:?} is not an http(s) URL"));
     }
     let mut client = PreRegistered::new(client_id);
@@ -264,9 +268,8 @@ impl Job {
             .with_upstream_era(upstream_era);
         frontend.era_cache = (upstream_era == Era::Auto).then(era_cache).flatten();
         let mut gateway = None;
-        let (upstream, gate) = match (&args.url, args.command.is_empty()) {
-            (None, true) if args.config.is_some() => {
-                let file = args.config.as_deref().unwrap_or(std::path::Path::new(""));
+        let (upstream, gate) = match (&args.url, args.command.is_empty(), &args.config) {
+            (None, true, Some(file)) => {
                 let text = std::fs::read_to_string(file)
                     .map_err(|e| format!("--config {}: cannot be read ({e})", file.display()))?;
                 let entries = mcp_bridge_sdk::toolset::config::parse(&text, |name| std::env::var(name).ok())
@@ -276,14 +279,14 @@ impl Job {
                 gateway = Some((server, entries));
                 (upstream, None)
             }
-            (Some(_), false) => return Err("give a URL or a command after --, not both".into()),
-            (None, true) => return Err("give the server's URL, or its command after --".into()),
-            (Some(url), true) => {
+            (Some(_), false, _) => return Err("give a URL or a command after --, not both".into()),
+            (None, true, None) => return Err("give the server's URL, or its command after --".into()),
+            (Some(url), true, _) => {
                 // A sign-in may happen inside the first discover.
                 frontend.discover_timeout += Duration::from_secs(args.sign_in_timeout);
                 http_upstream(&args, url)?
             }
-            (None, false) => {
+            (None, false, _) => {
                 let mut words = args.command.into_iter();
                 let program = words.next().ok_or("give the server command after --")?;
                 let mut command = StdioCommand::new(program).args(words);

@@ -244,9 +244,7 @@ impl OAuthClient {
         store: Arc<dyn RecordStore>,
     ) -> crate::Result<OAuthClient> {
         let config = OAuthConfig::new(server_url, "", client_name).with_grant(Grant::DeviceCode(prompt));
-        let no_browser =
-            authorize(|_request| async { Err::<AuthorizationResponse, _>("this client signs in with a code") });
-        OAuthClient::new(config, no_browser, store)
+        OAuthClient::new(config, never_authorize("this client signs in with a code"), store)
     }
 
     /// A client of a grant without a user (its [`Authorize`] hook is never
@@ -258,9 +256,7 @@ impl OAuthClient {
         store: Arc<dyn RecordStore>,
     ) -> crate::Result<OAuthClient> {
         let config = OAuthConfig::new(server_url, "", "").with_pre_registered(client).with_grant(grant);
-        let no_user =
-            authorize(|_request| async { Err::<AuthorizationResponse, _>("this client signs in without a user") });
-        OAuthClient::new(config, no_user, store)
+        OAuthClient::new(config, never_authorize("this client signs in without a user"), store)
     }
 
     /// Changes each time new tokens are obtained (a sign-in, a refresh): a
@@ -538,13 +534,14 @@ impl Inner {
     /// The credential headers of a request to the server with `record`'s
     /// token: a DPoP token with its proof for this request.
     fn credentials(&self, record: &TokenRecord, method: &str, url: &str) -> Result<Credentials, SignInError> {
-        let token = &record.access_token;
-        if record.token_type.as_deref() != Some(dpop::DPOP_TOKEN_TYPE) {
-            return Ok(Credentials { authorization: Some(format!("Bearer {token}")), dpop: None });
-        }
-        let key = self.dpop_key()?;
-        let proof = Prover { key: &key, nonces: &self.nonces }.proof(method, url, Some(token))?;
-        Ok(Credentials { authorization: Some(format!("DPoP {token}")), dpop: Some(proof) })
+        let dpop = match record.token_type.as_deref() {
+            Some(dpop::DPOP_TOKEN_TYPE) => {
+                let key = self.dpop_key()?;
+                Some(Prover { key: &key, nonces: &self.nonces }.proof(method, url, Some(&record.access_token))?)
+            }
+            _ => None,
+        };
+        Ok(Credentials { authorization: Some(authorization_value(record)), dpop })
     }
 
     /// The private key of a `private_key_jwt` client.
@@ -805,6 +802,22 @@ impl Inner {
     }
 }
 
+/// The [`Authorize`] hook of a grant that needs no browser: never called,
+/// it says `why`.
+fn never_authorize(why: &'static str) -> Authorize {
+    authorize(move |_request| async move { Err::<AuthorizationResponse, _>(why) })
+}
+
+/// The `Authorization` header value of `record`'s access token, with the
+/// scheme of its type (`DPoP` for a key-bound one, else `Bearer`).
+fn authorization_value(record: &TokenRecord) -> String {
+    let scheme = match record.token_type.as_deref() {
+        Some(dpop::DPOP_TOKEN_TYPE) => dpop::DPOP_TOKEN_TYPE,
+        _ => "Bearer",
+    };
+    format!("{scheme} {}", record.access_token)
+}
+
 /// Metadata that lists no scopes: the scope set of a step-up is compared
 /// without `offline_access`.
 fn no_offline() -> ServerMetadata {
@@ -827,10 +840,7 @@ impl AuthProvider for OAuthClient {
         let inner = self.0.clone();
         Box::pin(async move {
             let mut session = inner.session.lock().await;
-            Ok(inner.current(&mut session).await.map(|r| match r.token_type.as_deref() {
-                Some(dpop::DPOP_TOKEN_TYPE) => format!("DPoP {}", r.access_token),
-                _ => format!("Bearer {}", r.access_token),
-            }))
+            Ok(inner.current(&mut session).await.as_ref().map(authorization_value))
         })
     }
 

@@ -38,8 +38,8 @@ use std::time::Duration;
 
 use mcp_bridge_protocol::method::{Method, PromptsListChanged, ResourcesListChanged, ToolsCall, ToolsListChanged};
 use mcp_bridge_protocol::types::{
-    CallToolResult, GetPromptResult, InputResponses, Outcome, Prompt, ReadResourceResult, Resource, SubscriptionFilter,
-    Tool,
+    CallToolRequestParams, CallToolResult, GetPromptResult, InputResponses, Outcome, Prompt, ReadResourceResult,
+    Resource, SubscriptionFilter, Tool,
 };
 use mcp_bridge_protocol::{ErrorObject, error_code};
 use serde_json::{Map, Value};
@@ -254,7 +254,7 @@ impl Toolset {
 
     /// The tools of every available server, named `<server>__<tool>`.
     pub fn tools(&self) -> Vec<Tool> {
-        self.shared.catalog.read().unwrap_or_else(|e| e.into_inner()).tools.clone()
+        self.shared.catalog().tools.clone()
     }
 
     /// The tools as OpenAI function tools (Chat Completions `tools`).
@@ -269,13 +269,13 @@ impl Toolset {
 
     /// The prompts of every available server, named `<server>__<prompt>`.
     pub fn prompts(&self) -> Vec<Prompt> {
-        self.shared.catalog.read().unwrap_or_else(|e| e.into_inner()).prompts.clone()
+        self.shared.catalog().prompts.clone()
     }
 
     /// The resources of every available server, with their own URIs, and
     /// the server each belongs to.
     pub fn resources(&self) -> Vec<(String, Resource)> {
-        let catalog = self.shared.catalog.read().unwrap_or_else(|e| e.into_inner());
+        let catalog = self.shared.catalog();
         let owner = |r: &Resource| catalog.resource_owners.get(&r.uri).map(|&i| self.shared.members[i].name.clone());
         catalog.resources.iter().map(|r| (owner(r).unwrap_or_default(), r.clone())).collect()
     }
@@ -331,20 +331,15 @@ impl Toolset {
         options: &RequestOptions,
     ) -> Result<Outcome<CallToolResult>> {
         let (index, original, client) = self.shared.route("tool", name, |c| c.tool_routes.get(name).cloned())?;
-        let mut params = Map::new();
-        params.insert("name".into(), Value::String(original));
-        params.insert("arguments".into(), Value::Object(arguments));
-        if let Some(responses) = input_responses {
-            params.insert("inputResponses".into(), serde_json::to_value(responses).unwrap_or_default());
-        }
-        if let Some(state) = request_state {
-            params.insert("requestState".into(), Value::String(state));
-        }
+        let params = CallToolRequestParams {
+            name: original,
+            arguments: Some(arguments),
+            input_responses,
+            request_state,
+            ..Default::default()
+        };
         let options = options.clone().with_allow_input_required(true);
-        let outcome = client.request_raw(ToolsCall::NAME, params, &options).await.and_then(|value| {
-            serde_json::from_value(value)
-                .map_err(|e| Error::InvalidResponse { method: ToolsCall::NAME.into(), reason: e.to_string() })
-        });
+        let outcome = client.request::<ToolsCall>(params, &options).await;
         self.shared.check(index, outcome)
     }
 
@@ -394,6 +389,11 @@ fn is_lost(error: &Error) -> bool {
 }
 
 impl Shared {
+    /// The merged lists now.
+    fn catalog(&self) -> std::sync::RwLockReadGuard<'_, Catalog> {
+        self.catalog.read().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Where the `what` called `name` goes (`find` reads the catalog): its
     /// server, its own name there, and the server's client.
     fn route(
@@ -402,7 +402,7 @@ impl Shared {
         name: &str,
         find: impl FnOnce(&Catalog) -> Option<(usize, String)>,
     ) -> Result<(usize, String, Client)> {
-        let found = find(&self.catalog.read().unwrap_or_else(|e| e.into_inner()));
+        let found = find(&self.catalog());
         let (index, original) = found.ok_or_else(|| unknown(what, name))?;
         let client = lock(&self.members[index].slot).client.clone().ok_or_else(|| unknown(what, name))?;
         Ok((index, original, client))

@@ -287,8 +287,7 @@ impl SignIn {
             let me = me.clone();
             Box::pin(async move {
                 let outcome = me.run(&request).await;
-                *me.last_failure.lock().unwrap_or_else(|e| e.into_inner()) = outcome.as_ref().err().copied();
-                outcome.map_err(|failure| failure.cause().message().into())
+                me.noted(outcome).map_err(Into::into)
             })
         })
     }
@@ -302,10 +301,16 @@ impl SignIn {
             let me = me.clone();
             async move {
                 let outcome = me.show_device(&device).await;
-                *me.last_failure.lock().unwrap_or_else(|e| e.into_inner()) = outcome.as_ref().err().copied();
-                outcome.map_err(|failure| failure.cause().message())
+                me.noted(outcome)
             }
         })
+    }
+
+    /// Keeps a sign-in's failure (for the request's error) and gives its
+    /// message to the OAuth client.
+    fn noted<T>(&self, outcome: Result<T, Failure>) -> Result<T, &'static str> {
+        *self.last_failure.lock().unwrap_or_else(|e| e.into_inner()) = outcome.as_ref().err().copied();
+        outcome.map_err(|failure| failure.cause().message())
     }
 
     async fn show_device(&self, device: &DeviceAuthorization) -> Result<(), Failure> {

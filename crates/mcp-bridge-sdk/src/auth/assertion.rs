@@ -82,12 +82,17 @@ impl ClientKey {
     /// See [`ClientKeyError`]; the texts never show the key.
     pub fn from_pem(pem: &str, algorithm: SigningAlgorithm) -> Result<ClientKey, ClientKeyError> {
         let der = pkcs8_der(pem).ok_or(ClientKeyError::NotPkcs8)?;
+        ClientKey::from_pkcs8(&der, algorithm)
+    }
+
+    /// A key from a PKCS #8 document (DER), for `algorithm`.
+    pub(crate) fn from_pkcs8(der: &[u8], algorithm: SigningAlgorithm) -> Result<ClientKey, ClientKeyError> {
         let key = match algorithm {
             SigningAlgorithm::Es256 => {
                 let alg = &signature::ECDSA_P256_SHA256_FIXED_SIGNING;
-                KeyPair::Ecdsa(EcdsaKeyPair::from_pkcs8(alg, &der, &SystemRandom::new()).map_err(|_| wrong(algorithm))?)
+                KeyPair::Ecdsa(EcdsaKeyPair::from_pkcs8(alg, der, &SystemRandom::new()).map_err(|_| wrong(algorithm))?)
             }
-            SigningAlgorithm::Rs256 => KeyPair::Rsa(RsaKeyPair::from_pkcs8(&der).map_err(|_| wrong(algorithm))?),
+            SigningAlgorithm::Rs256 => KeyPair::Rsa(RsaKeyPair::from_pkcs8(der).map_err(|_| wrong(algorithm))?),
         };
         Ok(ClientKey { algorithm, key, key_id: None })
     }
@@ -114,16 +119,31 @@ impl ClientKey {
         self.sign(&claims)
     }
 
+    /// The public key of an ECDSA key as its uncompressed point (0x04, x, y).
+    pub(crate) fn ec_public_point(&self) -> Option<&[u8]> {
+        use ring::signature::KeyPair as _;
+        match &self.key {
+            KeyPair::Ecdsa(pair) => Some(pair.public_key().as_ref()),
+            KeyPair::Rsa(_) => None,
+        }
+    }
+
     /// A compact JWS of `claims`.
     pub(crate) fn sign(&self, claims: &Value) -> Result<String, SignInError> {
-        let mut header = json!({"alg": self.algorithm.name(), "typ": "JWT"});
+        let mut header = json!({"typ": "JWT"});
         if let Some(kid) = &self.key_id {
             header["kid"] = json!(kid);
         }
+        self.sign_with_header(header, claims)
+    }
+
+    /// A compact JWS of `claims` under `header`, its `alg` set to the key's.
+    pub(crate) fn sign_with_header(&self, mut header: Value, claims: &Value) -> Result<String, SignInError> {
+        header["alg"] = json!(self.algorithm.name());
         let b64 = |v: &Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
         let input = format!("{}.{}", b64(&header), b64(claims));
         let rng = SystemRandom::new();
-        let failed = || SignInError::Token("the client assertion could not be signed".into());
+        let failed = || SignInError::Token("a JWT could not be signed".into());
         let signature = match &self.key {
             KeyPair::Ecdsa(key) => key.sign(&rng, input.as_bytes()).map_err(|_| failed())?.as_ref().to_vec(),
             KeyPair::Rsa(key) => {

@@ -11,12 +11,13 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use reqwest::Url;
 use ring::rand::SystemRandom;
-use ring::signature::{self, EcdsaKeyPair, KeyPair};
+use ring::signature::{self, EcdsaKeyPair};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::SignInError;
+use super::assertion::{ClientKey, SigningAlgorithm};
 
 /// The token type (and `Authorization` scheme) of a key-bound token.
 pub(crate) const DPOP_TOKEN_TYPE: &str = "DPoP";
@@ -37,7 +38,7 @@ pub(crate) struct KeyRecord {
 /// A P-256 key (ES256) that proofs are signed with. Its `Debug` shows the
 /// public key's thumbprint only.
 pub(crate) struct DpopKey {
-    pair: EcdsaKeyPair,
+    key: ClientKey,
     pkcs8: Vec<u8>,
     /// The public key as a JWK (`kty`, `crv`, `x`, `y`).
     jwk: Value,
@@ -68,20 +69,16 @@ impl DpopKey {
     }
 
     fn from_pkcs8(der: &[u8]) -> Result<DpopKey, SignInError> {
-        let alg = &signature::ECDSA_P256_SHA256_FIXED_SIGNING;
-        let pair = EcdsaKeyPair::from_pkcs8(alg, der, &SystemRandom::new()).map_err(|_| key_failed())?;
+        let key = ClientKey::from_pkcs8(der, SigningAlgorithm::Es256).map_err(|_| key_failed())?;
         // An uncompressed point: 0x04, then x and y of 32 bytes each.
-        let point = pair.public_key().as_ref();
-        if point.len() != 65 {
-            return Err(key_failed());
-        }
+        let point = key.ec_public_point().filter(|p| p.len() == 65).ok_or_else(key_failed)?;
         let jwk = json!({
             "kty": "EC",
             "crv": "P-256",
             "x": URL_SAFE_NO_PAD.encode(&point[1..33]),
             "y": URL_SAFE_NO_PAD.encode(&point[33..]),
         });
-        Ok(DpopKey { pair, pkcs8: der.to_vec(), jwk })
+        Ok(DpopKey { key, pkcs8: der.to_vec(), jwk })
     }
 
     /// The record the store keeps.
@@ -108,7 +105,7 @@ impl DpopKey {
         nonce: Option<&str>,
         now_s: u64,
     ) -> Result<String, SignInError> {
-        let header = json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": self.jwk});
+        let header = json!({"typ": "dpop+jwt", "jwk": self.jwk});
         let mut claims = json!({
             "jti": super::pkce::state(),
             "htm": method,
@@ -121,13 +118,7 @@ impl DpopKey {
         if let Some(nonce) = nonce {
             claims["nonce"] = json!(nonce);
         }
-        let b64 = |v: &Value| URL_SAFE_NO_PAD.encode(v.to_string());
-        let input = format!("{}.{}", b64(&header), b64(&claims));
-        let signature = self
-            .pair
-            .sign(&SystemRandom::new(), input.as_bytes())
-            .map_err(|_| SignInError::Token("the DPoP proof could not be signed".into()))?;
-        Ok(format!("{input}.{}", URL_SAFE_NO_PAD.encode(signature.as_ref())))
+        self.key.sign_with_header(header, &claims)
     }
 }
 

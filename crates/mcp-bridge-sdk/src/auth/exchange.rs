@@ -94,15 +94,19 @@ pub(crate) async fn register(
 ) -> Result<ClientRecord, SignInError> {
     let mut body = json!({
         "client_name": client_name,
-        "grant_types": [DEVICE_CODE_GRANT, "refresh_token"],
-        "response_types": [],
         "token_endpoint_auth_method": "none",
         "application_type": "native",
     });
-    if let Some(redirect_uri) = redirect_uri {
-        body["redirect_uris"] = json!([redirect_uri]);
-        body["grant_types"] = json!(["authorization_code", "refresh_token"]);
-        body["response_types"] = json!(["code"]);
+    match redirect_uri {
+        Some(redirect_uri) => {
+            body["redirect_uris"] = json!([redirect_uri]);
+            body["grant_types"] = json!(["authorization_code", "refresh_token"]);
+            body["response_types"] = json!(["code"]);
+        }
+        None => {
+            body["grant_types"] = json!([DEVICE_CODE_GRANT, "refresh_token"]);
+            body["response_types"] = json!([]);
+        }
     }
     let response = http
         .post(endpoint)
@@ -200,8 +204,8 @@ impl Refused {
 
 /// POSTs a grant to the token endpoint with the client's authentication
 /// (`key` signs the assertion of a `private_key_jwt` client) and reads the
-/// answer: the tokens, or how the endpoint refused (the outer error: it
-/// could not be asked).
+/// answer: the tokens, or how the endpoint refused, its reason after
+/// `context` (the outer error: it could not be asked).
 async fn post_grant(
     http: &reqwest::Client,
     endpoint: &str,
@@ -209,38 +213,55 @@ async fn post_grant(
     key: Option<&ClientKey>,
     dpop: Option<Prover<'_>>,
     form: Form,
+    context: &str,
 ) -> Result<Result<TokenResponse, Refused>, SignInError> {
     // A server that wants a DPoP nonce (RFC 9449 section 8) is asked once more
     // with the nonce it gave.
     let mut retried = false;
     loop {
-        let (mut request, form) = authenticated(http.post(endpoint), client, key, form.clone())?;
-        request = request.header("accept", "application/json");
-        if let Some(prover) = dpop {
-            request = request.header(DPOP_HEADER, prover.proof("POST", endpoint, None)?);
-        }
-        let response = request
-            .form(&form)
-            .send()
-            .await
-            .map_err(|e| SignInError::Http(format!("token endpoint: {}", e.without_url())))?;
-        let new_nonce = match (dpop, response.headers().get(NONCE_HEADER).and_then(|v| v.to_str().ok())) {
-            (Some(prover), Some(nonce)) => prover.nonces.remember(endpoint, nonce),
+        let proof = dpop.map(|prover| prover.proof("POST", endpoint, None)).transpose()?;
+        let (status, nonce, body) =
+            post_form(http, endpoint, client, key, form.clone(), proof, "token endpoint").await?;
+        let new_nonce = match (dpop, nonce) {
+            (Some(prover), Some(nonce)) => prover.nonces.remember(endpoint, &nonce),
             _ => false,
         };
-        let (status, body) = body_of(response, "token endpoint").await?;
         if status == 200 {
             let tokens = serde_json::from_slice(&body)
                 .map_err(|e| SignInError::Token(format!("the answer is not valid: {e}")))?;
             return Ok(Ok(tokens));
         }
-        let refused = Refused::of(client, status, &body, "");
+        let refused = Refused::of(client, status, &body, context);
         if refused.code.as_deref() == Some(USE_NONCE) && new_nonce && !retried {
             retried = true;
             continue;
         }
         return Ok(Err(refused));
     }
+}
+
+/// POSTs `form` to `endpoint` with the client's authentication (and a DPoP
+/// proof when given); the status, the `DPoP-Nonce` the server gave, the
+/// body. `what` names the endpoint in errors.
+async fn post_form(
+    http: &reqwest::Client,
+    endpoint: &str,
+    client: &ClientRecord,
+    key: Option<&ClientKey>,
+    form: Form,
+    dpop_proof: Option<String>,
+    what: &str,
+) -> Result<(u16, Option<String>, Vec<u8>), SignInError> {
+    let (mut request, form) = authenticated(http.post(endpoint), client, key, form)?;
+    request = request.header("accept", "application/json");
+    if let Some(proof) = dpop_proof {
+        request = request.header(DPOP_HEADER, proof);
+    }
+    let response =
+        request.form(&form).send().await.map_err(|e| SignInError::Http(format!("{what}: {}", e.without_url())))?;
+    let nonce = response.headers().get(NONCE_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let (status, body) = body_of(response, what).await?;
+    Ok((status, nonce, body))
 }
 
 /// A token request with the client's authentication: a header, or fields
@@ -295,7 +316,7 @@ pub(crate) async fn token_request(
     form: Form,
     previous: Option<&TokenRecord>,
 ) -> Result<Result<TokenRecord, Refused>, SignInError> {
-    let tokens = match post_grant(http, endpoint, client, key, dpop, form).await? {
+    let tokens = match post_grant(http, endpoint, client, key, dpop, form, "").await? {
         Ok(tokens) => tokens,
         Err(refused) => return Ok(Err(refused)),
     };
@@ -351,14 +372,7 @@ pub(crate) async fn device_authorization(
     key: Option<&ClientKey>,
     form: Form,
 ) -> Result<DeviceCodeAnswer, SignInError> {
-    let (request, form) = authenticated(http.post(endpoint), client, key, form)?;
-    let response = request
-        .header("accept", "application/json")
-        .form(&form)
-        .send()
-        .await
-        .map_err(|e| SignInError::Http(format!("device authorization: {}", e.without_url())))?;
-    let (status, body) = body_of(response, "device authorization").await?;
+    let (status, _, body) = post_form(http, endpoint, client, key, form, None, "device authorization").await?;
     if status != 200 {
         return Err(Refused::of(client, status, &body, "the device authorization request failed: ").error);
     }
@@ -378,10 +392,8 @@ pub(crate) async fn identity_assertion_grant(
     key: Option<&ClientKey>,
     form: Form,
 ) -> Result<String, SignInError> {
-    let answer = post_grant(http, endpoint, client, key, None, form).await?.map_err(|refused| match refused.error {
-        SignInError::Token(reason) => SignInError::Token(format!("the identity provider's token exchange: {reason}")),
-        other => other,
-    })?;
+    let context = "the identity provider's token exchange: ";
+    let answer = post_grant(http, endpoint, client, key, None, form, context).await?.map_err(|r| r.error)?;
     match answer.issued_token_type.as_deref() {
         Some(ID_JAG_TOKEN_TYPE) => Ok(answer.access_token),
         other => Err(SignInError::Token(format!(

@@ -52,6 +52,21 @@ impl Credentials {
     pub fn new(authorization: Option<String>, dpop: Option<String>) -> Self {
         Credentials { authorization, dpop }
     }
+
+    /// The request headers, marked sensitive.
+    pub(crate) fn into_headers(self) -> Result<http::HeaderMap, &'static str> {
+        let mut headers = http::HeaderMap::new();
+        for (name, value) in
+            [(http::header::AUTHORIZATION, self.authorization), (http::HeaderName::from_static("dpop"), self.dpop)]
+        {
+            let Some(value) = value else { continue };
+            let mut value =
+                http::HeaderValue::from_str(&value).map_err(|_| "the credentials are not a valid header value")?;
+            value.set_sensitive(true);
+            headers.insert(name, value);
+        }
+        Ok(headers)
+    }
 }
 
 impl std::fmt::Debug for Credentials {

@@ -306,20 +306,9 @@ fn post(
 /// token) of a request with the HTTP `method` to `url`; none without a
 /// provider.
 async fn credential_headers(config: &HttpConfig, method: &str, url: &str) -> Result<HeaderMap, String> {
-    let mut headers = HeaderMap::new();
-    let Some(auth) = &config.auth else { return Ok(headers) };
+    let Some(auth) = &config.auth else { return Ok(HeaderMap::new()) };
     let credentials = auth.credentials(method, url).await.map_err(|e| e.to_string())?;
-    for (name, value) in [
-        (reqwest::header::AUTHORIZATION, credentials.authorization),
-        (reqwest::header::HeaderName::from_static("dpop"), credentials.dpop),
-    ] {
-        let Some(value) = value else { continue };
-        let mut value =
-            HeaderValue::from_str(&value).map_err(|_| "the credentials are not a valid header value".to_owned())?;
-        value.set_sensitive(true);
-        headers.insert(name, value);
-    }
-    Ok(headers)
+    credentials.into_headers().map_err(str::to_owned)
 }
 
 /// [`credential_headers`] of a message sent besides a request (best

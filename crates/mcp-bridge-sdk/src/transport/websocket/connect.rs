@@ -232,15 +232,7 @@ async fn upgrade_request(config: &WebSocketConfig) -> Result<Request, Error> {
             None => config.url.clone(),
         };
         let credentials = auth.credentials("GET", &http_url).await.map_err(|e| invalid(e.to_string()))?;
-        for (name, value) in
-            [(header::AUTHORIZATION, credentials.authorization), (HeaderName::from_static("dpop"), credentials.dpop)]
-        {
-            let Some(value) = value else { continue };
-            let mut value = HeaderValue::try_from(value)
-                .map_err(|_| invalid("the credentials are not a valid header value".into()))?;
-            value.set_sensitive(true);
-            headers.insert(name, value);
-        }
+        headers.extend(credentials.into_headers().map_err(|e| invalid(e.into()))?);
     }
     Ok(request)
 }
