@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 
 use mcp_bridge_protocol::types::ContentBlock;
 use mcp_bridge_sdk::auth::{
-    AuthorizationRequest, AuthorizationResponse, Authorize, OAuthClient, OAuthConfig, SignInError, TokenRecord,
-    TokenSource, authorize,
+    AuthorizationRequest, AuthorizationResponse, Authorize, DeviceAuthorization, DevicePrompt, OAuthClient,
+    OAuthConfig, SignInError, TokenRecord, TokenSource, authorize,
 };
 use mcp_bridge_sdk::server::http::HttpOptions;
 use mcp_bridge_sdk::store::{MemoryStore, RecordStore};
@@ -231,4 +231,41 @@ async fn a_workload_exchanges_its_platform_token_read_anew_at_each_sign_in() {
     }
     assert!(problem.to_string().contains(file.to_str().unwrap()), "{problem}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_device_sign_in_polls_at_the_servers_pace_and_stops_when_the_code_expires() {
+    let s = setup(3600).await;
+    {
+        let mut issued = s.issued.lock().unwrap();
+        issued.device_expires_in = 600;
+        issued.device_answers.extend(["authorization_pending", "slow_down"]);
+    }
+    let shown: Arc<Mutex<Vec<DeviceAuthorization>>> = Arc::default();
+    let seen = shown.clone();
+    let prompt = DevicePrompt::new(move |device: DeviceAuthorization| {
+        seen.lock().unwrap().push(device);
+        async { Ok::<_, String>(()) }
+    });
+    let oauth = OAuthClient::device_code(&s.url, "device-test", prompt.clone(), s.store.clone()).unwrap();
+    let result = client(&s, &oauth).call_tool("ping", json!({}), &RequestOptions::default()).await.unwrap();
+    assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "pong"));
+    assert_eq!(shown.lock().unwrap()[0].user_code, "WDJB-MJHT");
+    let polls = s.issued.lock().unwrap().device_polls.clone();
+    assert_eq!(polls.len(), 3, "pending, slow_down, then the tokens");
+    // The server's interval (1 s) between polls, 5 s more after slow_down.
+    assert!(polls[1] - polls[0] >= std::time::Duration::from_secs(1), "{:?}", polls[1] - polls[0]);
+    assert!(polls[2] - polls[1] >= std::time::Duration::from_secs(6), "{:?}", polls[2] - polls[1]);
+
+    // A code that expires before the user finished: no poll after it, a clear error.
+    let s = setup(3600).await;
+    {
+        let mut issued = s.issued.lock().unwrap();
+        issued.device_expires_in = 1;
+        issued.device_answers.extend(["authorization_pending"; 10]);
+    }
+    let oauth = OAuthClient::device_code(&s.url, "device-test", prompt, s.store.clone()).unwrap();
+    client(&s, &oauth).call_tool("ping", json!({}), &RequestOptions::default()).await.unwrap_err();
+    assert_eq!(oauth.last_problem(), Some(SignInError::DeviceCodeExpired));
+    assert!(s.issued.lock().unwrap().device_polls.is_empty(), "the code expired before the first poll");
 }

@@ -62,6 +62,14 @@ pub struct Issued {
     pub dpop_bound: Vec<String>,
     /// The DPoP proofs of the requests to the protected server, in order.
     pub resource_proofs: Vec<String>,
+    /// What the device authorization endpoint names as the codes' lifetime
+    /// and the polling interval, in seconds.
+    pub device_expires_in: u64,
+    /// The OAuth errors the next device-code polls get, in order
+    /// (`authorization_pending`, `slow_down`, ...); then tokens.
+    pub device_answers: std::collections::VecDeque<&'static str>,
+    /// When each device-code poll came.
+    pub device_polls: Vec<std::time::Instant>,
 }
 
 /// The shared record of an authorization server.
@@ -214,13 +222,17 @@ fn form(body: &str) -> HashMap<String, String> {
     url.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect()
 }
 
+/// The grant type of a device-code poll (RFC 8628).
+pub const DEVICE_CODE: &str = "urn:ietf:params:oauth:grant-type:device_code";
+
 /// The grant type of a token exchange (RFC 8693).
 pub const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 
 /// Starts an authorization server; returns its issuer (base URL) and its
 /// record. Tokens are `at-N`, refresh tokens `rt-N`, codes `code-N`; a
 /// token exchange (as at an enterprise identity provider) answers the
-/// identity assertion grant `jag-N`.
+/// identity assertion grant `jag-N`; a device authorization (code `dc-1`)
+/// is polled with the scripted `device_answers` first.
 pub async fn authorization_server(issued: Shared, pki: Option<&TestPki>) -> String {
     // The issuer is known once the port is: the router reads it from here.
     let issuer: Arc<Mutex<String>> = Arc::default();
@@ -239,7 +251,8 @@ pub async fn authorization_server(issued: Shared, pki: Option<&TestPki>) -> Stri
                         "registration_endpoint": format!("{base}/register"),
                         "code_challenge_methods_supported": ["S256"],
                         "authorization_response_iss_parameter_supported": true,
-                        "scopes_supported": ["mcp", "offline_access"]
+                        "scopes_supported": ["mcp", "offline_access"],
+                        "device_authorization_endpoint": format!("{base}/device")
                     }))
                 }
             }),
@@ -263,6 +276,15 @@ pub async fn authorization_server(issued: Shared, pki: Option<&TestPki>) -> Stri
                     let to = format!("{redirect}?code={code}&state={state}&iss={iss}");
                     (StatusCode::FOUND, [("location", to)]).into_response()
                 }
+            }),
+        )
+        .route(
+            "/device",
+            post(|State(issued): State<Shared>| async move {
+                let issued = issued.lock().unwrap();
+                axum::Json(json!({"device_code": "dc-1", "user_code": "WDJB-MJHT",
+                    "verification_uri": "https://as.example/device", "expires_in": issued.device_expires_in,
+                    "interval": 1}))
             }),
         )
         .route(
@@ -310,6 +332,12 @@ pub async fn authorization_server(issued: Shared, pki: Option<&TestPki>) -> Stri
                     let verifier = form.get("code_verifier").cloned().unwrap_or_default();
                     if issued.challenges.remove(&code) != Some(s256(&verifier)) {
                         return refuse("invalid_grant");
+                    }
+                }
+                if grant == DEVICE_CODE {
+                    issued.device_polls.push(std::time::Instant::now());
+                    if let Some(error) = issued.device_answers.pop_front() {
+                        return refuse(error);
                     }
                 }
                 if let Some(assertion) = form.get("assertion") {
