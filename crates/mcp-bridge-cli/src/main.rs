@@ -20,8 +20,6 @@ use std::time::Duration;
 
 use clap::Parser;
 use mcp_bridge::{Hooks, RunOutcome};
-use mcp_bridge_sdk::ClientOptions;
-use mcp_bridge_sdk::toolset::Toolset;
 use mcp_bridge_sdk::transport::process_stdio;
 
 /// The time after the end of stdin before the bridge stops whatever is left
@@ -116,16 +114,6 @@ fn return_large_buffers_to_the_system() {
     }
 }
 
-/// How the gateway (`--config`) speaks to each server: as mcp-bridge,
-/// declaring what the bridge relays to its client (each server's input
-/// requests reach the client as this bridge's own).
-fn gateway_client() -> ClientOptions {
-    let mut options = ClientOptions::new("mcp-bridge", env!("CARGO_PKG_VERSION"));
-    options.capabilities =
-        mcp_bridge_protocol::types::ClientCapabilities { elicitation: Some(Default::default()), ..Default::default() };
-    options
-}
-
 fn run(config: config::Config) -> anyhow::Result<ExitCode> {
     if let Some(addr) = config.listen {
         return listen::run(config, addr);
@@ -148,8 +136,7 @@ fn run(config: config::Config) -> anyhow::Result<ExitCode> {
     let gateway_tasks = mcp_bridge_sdk::task_group::TaskGroup::default();
     let outcome = runtime.block_on(async {
         if let Some((server, entries)) = config.gateway {
-            let toolset = Toolset::builder().configured(entries, &gateway_client()).start().await;
-            mcp_bridge::gateway::follow(&server, toolset, &gateway_tasks).await;
+            mcp_bridge::gateway::start(&server, entries, &gateway_tasks).await;
         }
         mcp_bridge::run(process_stdio::stdin(), process_stdio::stdout(), config.upstream, config.frontend, hooks).await
     });

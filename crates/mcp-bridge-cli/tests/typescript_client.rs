@@ -19,10 +19,16 @@ fn run_ts_client(mode: &str, server: &[&str]) -> Value {
 
 /// The TypeScript client in `mode`, starting the bridge with `bridge_args`.
 fn run_ts_client_with(mode: &str, bridge_args: &[&str]) -> Value {
+    run_ts_client_in(mode, bridge_args, &[])
+}
+
+/// [`run_ts_client_with`], the client's environment with `env` too.
+fn run_ts_client_in(mode: &str, bridge_args: &[&str], env: &[(&str, &str)]) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ts/legacy_client.mjs");
     let output = std::process::Command::new("node")
         .env("TS_SDK_DIR", ts_sdk_dir())
         .env("MCP_BRIDGE_ERA_CACHE", "off")
+        .envs(env.iter().copied())
         .arg(script)
         .arg(mode)
         .arg(BRIDGE)
@@ -62,7 +68,7 @@ fn the_typescript_client_uses_a_python_server_through_the_bridge() {
     let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp-example-server/tests/python/python_server.py");
     let seen = run_ts_client("python", &[python.to_str().unwrap(), server.to_str().unwrap()]);
     assert_eq!(seen["server"]["name"], "python-peer");
-    assert_eq!(seen["tools"], json!(["add", "shout"]));
+    assert_eq!(seen["tools"], json!(["add", "greet", "shout"]));
     assert_eq!(seen["sum"], "42");
     assert_eq!(seen["shout"], "BRIDGE");
 }
@@ -92,7 +98,7 @@ async fn the_typescript_client_uses_a_python_server_on_http_sse_through_the_brid
     let (_server, url) = test_support::python_sse_server().await;
     let seen = tokio::task::spawn_blocking(move || run_ts_client_with("python", &[&url])).await.unwrap();
     assert_eq!(seen["server"]["name"], "python-peer");
-    assert_eq!(seen["tools"], json!(["add", "shout"]));
+    assert_eq!(seen["tools"], json!(["add", "greet", "shout"]));
     assert_eq!(seen["sum"], "42");
     assert_eq!(seen["shout"], "BRIDGE");
 }
@@ -120,4 +126,45 @@ async fn the_typescript_client_uses_server_everything_in_every_mode_through_the_
         assert_eq!(seen["cancelled"], true, "{mode}");
         assert_eq!(seen["afterCancel"], "Echo: after", "{mode}");
     }
+}
+
+/// `mcp-bridge --config` (a Claude Desktop file) in front of three servers
+/// of three SDKs, each era's input requests, a server killed mid-session.
+#[test]
+fn the_typescript_client_uses_three_servers_as_one_through_a_configuration_file() {
+    let dir = std::env::temp_dir().join(format!("mcp-ts-gateway-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mark = format!("ts-gateway-{}", std::process::id());
+    let python_server =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp-example-server/tests/python/python_server.py");
+    let config = json!({"mcpServers": {
+        "notes": {"command": workspace_binary("mcp-example-server", "mcp-example-server"), "env": {"TS_GATEWAY": mark}},
+        "everything": {"command": "node", "args": [test_support::server_everything(), "stdio"]},
+        "python": {"command": python_peer(), "args": [python_server]}
+    }});
+    let file = dir.join("claude_desktop_config.json");
+    std::fs::write(&file, config.to_string()).unwrap();
+    let marker = format!("TS_GATEWAY={mark}");
+    let seen = run_ts_client_in("gateway", &["--config", file.to_str().unwrap()], &[("GATEWAY_MARK", &marker)]);
+
+    assert_eq!(seen["server"]["name"], "mcp-bridge");
+    assert_eq!(seen["sum"], "42");
+    assert_eq!(seen["pySum"], "42");
+    assert!(seen["echo"].as_str().unwrap().contains("hi"), "{}", seen["echo"]);
+    assert_eq!(seen["greeted"], "Hello, TypeScript!");
+    assert!(seen["elicited"].as_str().unwrap().contains("TypeScript"), "{}", seen["elicited"]);
+    assert!(seen["sampled"].as_str().unwrap().contains("it is short"), "{}", seen["sampled"]);
+    assert!(seen["hello"].as_str().unwrap().contains("TypeScript"), "{}", seen["hello"]);
+    assert!(seen["elicitMessages"].as_array().unwrap().contains(&json!("Who is there?")), "{seen}");
+    assert!(!seen["progress"].as_array().unwrap().is_empty(), "no progress passed on: {seen}");
+    assert!(seen["prompts"].as_array().unwrap().contains(&json!("notes__greet")), "{}", seen["prompts"]);
+    assert_eq!(seen["prompt"], "Please write a formal greeting for Ada.");
+    assert!(seen["resources"].as_array().unwrap().contains(&json!("example://readme")), "{}", seen["resources"]);
+    assert!(seen["readme"].as_str().is_some_and(|t| !t.is_empty()));
+    assert_eq!(seen["marked"], 1, "one notes server");
+    let after: Vec<&str> = seen["afterKill"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(after.contains(&"python__add") && after.contains(&"everything__echo"), "{after:?}");
+    assert_eq!(seen["stillPy"], "2");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -295,6 +295,21 @@ fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
     lock.write().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Puts `entry` at the end of `list`, in place of the one with its key.
+fn put<T>(list: &RwLock<Vec<T>>, entry: T, key: fn(&T) -> &String) {
+    let mut list = write(list);
+    list.retain(|t| key(t) != key(&entry));
+    list.push(entry);
+}
+
+/// Takes the entry with key `name` out of `list`; whether there was one.
+fn take<T>(list: &RwLock<Vec<T>>, name: &str, key: fn(&T) -> &String) -> bool {
+    let mut list = write(list);
+    let before = list.len();
+    list.retain(|t| key(t) != name);
+    list.len() != before
+}
+
 impl Server {
     /// The scopes a request needs besides its endpoint's, as registered
     /// with [`ServerBuilder::require_scopes`]: those of the tool it calls,
@@ -321,24 +336,59 @@ impl Server {
         Fut: Future<Output = Result<Reply<CallToolResult>, HandlerError>> + Send + 'static,
     {
         let entry = ToolEntry::new(tool, boxed(handler));
-        {
-            let mut tools = write(&self.inner.tools);
-            tools.retain(|t| t.tool.name != entry.tool.name);
-            tools.push(entry);
-        }
+        put(&self.inner.tools, entry, |t| &t.tool.name);
         self.publish(ChangeEvent::ToolsListChanged).await;
     }
 
     /// Removes a tool; tells the listening streams when there was one.
     pub async fn remove_tool(&self, name: &str) -> bool {
-        let removed = {
-            let mut tools = write(&self.inner.tools);
-            let before = tools.len();
-            tools.retain(|t| t.tool.name != name);
-            tools.len() != before
-        };
+        let removed = take(&self.inner.tools, name, |t| &t.tool.name);
         if removed {
             self.publish(ChangeEvent::ToolsListChanged).await;
+        }
+        removed
+    }
+
+    /// Adds a prompt (or replaces the one with the same name) and tells
+    /// every stream that listens for prompt list changes. The server must
+    /// offer prompts ([`ServerBuilder::offer_prompts`]) for clients to see it.
+    pub async fn add_prompt<F, Fut>(&self, prompt: Prompt, handler: F)
+    where
+        F: Fn(PromptRequest, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Reply<GetPromptResult>, HandlerError>> + Send + 'static,
+    {
+        put(&self.inner.prompts, PromptEntry { prompt, handler: boxed(handler) }, |p| &p.prompt.name);
+        self.publish(ChangeEvent::PromptsListChanged).await;
+    }
+
+    /// Removes a prompt; tells the listening streams when there was one.
+    pub async fn remove_prompt(&self, name: &str) -> bool {
+        let removed = take(&self.inner.prompts, name, |p| &p.prompt.name);
+        if removed {
+            self.publish(ChangeEvent::PromptsListChanged).await;
+        }
+        removed
+    }
+
+    /// Adds a resource (or replaces the one with the same URI) and tells
+    /// every stream that listens for resource list changes. The server must
+    /// offer resources ([`ServerBuilder::offer_resources`]) for clients to
+    /// see it.
+    pub async fn add_resource<F, Fut>(&self, resource: Resource, handler: F)
+    where
+        F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Reply<Vec<ResourceContents>>, HandlerError>> + Send + 'static,
+    {
+        put(&self.inner.resources, ResourceEntry { resource, handler: boxed(handler) }, |r| &r.resource.uri);
+        self.publish(ChangeEvent::ResourcesListChanged).await;
+    }
+
+    /// Removes the resource at `uri`; tells the listening streams when
+    /// there was one.
+    pub async fn remove_resource(&self, uri: &str) -> bool {
+        let removed = take(&self.inner.resources, uri, |r| &r.resource.uri);
+        if removed {
+            self.publish(ChangeEvent::ResourcesListChanged).await;
         }
         removed
     }

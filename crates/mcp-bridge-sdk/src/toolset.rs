@@ -280,6 +280,13 @@ impl Toolset {
         catalog.resources.iter().map(|r| (owner(r).unwrap_or_default(), r.clone())).collect()
     }
 
+    /// The name of the server that gives the tool `name` (as
+    /// [`Toolset::tools`] names it), while it is available.
+    pub fn server_of(&self, name: &str) -> Option<String> {
+        let index = self.shared.catalog().tool_routes.get(name)?.0;
+        Some(self.shared.members[index].name.clone())
+    }
+
     /// Each server's state, in the order they were added.
     pub fn servers(&self) -> Vec<ServerState> {
         self.shared

@@ -480,3 +480,56 @@ async fn a_request_sent_on_behalf_of_another_client_carries_its_info_and_capabil
     let theirs = client.call_tool("who", json!({}), &options).await.unwrap();
     assert_eq!(first_text(&theirs), "vscode elicits=true");
 }
+
+#[tokio::test(start_paused = true)]
+async fn prompts_and_resources_added_and_removed_at_run_time_are_served_and_announced() {
+    let server = builder().offer_prompts().offer_resources().build();
+    let client = plain_client(&server);
+    let o = RequestOptions::default();
+    let offers = client.discover(&o).await.unwrap().capabilities;
+    assert!(offers.prompts.is_some() && offers.resources.is_some(), "offered before any is added");
+    assert!(client.list_all_prompts(&o).await.unwrap().is_empty());
+
+    let (on_notification, seen) = collector();
+    let options = RequestOptions::default().with_on_notification(on_notification).with_inline_notifications(true);
+    let filter: SubscriptionFilter =
+        serde_json::from_value(json!({"promptsListChanged": true, "resourcesListChanged": true})).unwrap();
+    let _stream = tokio::spawn({
+        let client = client.clone();
+        async move { client.listen(filter, &options).await }
+    });
+    common::until("the stream", || server.open_subscriptions() == 1).await;
+
+    let prompt = serde_json::from_value(json!({"name": "hello"})).unwrap();
+    server
+        .add_prompt(prompt, |_request, _ctx| async {
+            let result = json!({"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]});
+            Ok(Reply::Complete(serde_json::from_value(result).unwrap()))
+        })
+        .await;
+    let resource = serde_json::from_value(json!({"uri": "test://a", "name": "a"})).unwrap();
+    server
+        .add_resource(resource, |request, _ctx| async move {
+            let contents = json!([{"uri": request.uri, "text": "contents of a"}]);
+            Ok(Reply::Complete(serde_json::from_value(contents).unwrap()))
+        })
+        .await;
+    let methods = || seen.lock().unwrap().iter().map(|n| n.method.clone()).collect::<Vec<_>>();
+    common::until("both changes", || methods().len() == 3).await;
+    assert_eq!(
+        methods()[1..],
+        ["notifications/prompts/list_changed", "notifications/resources/list_changed"].map(String::from)
+    );
+    let got = client.get_prompt("hello", Map::new(), &o).await.unwrap();
+    assert_eq!(serde_json::to_value(&got.messages[0].content).unwrap()["text"], "hi");
+    let read = client.read_resource("test://a", &o).await.unwrap();
+    assert_eq!(serde_json::to_value(&read.contents[0]).unwrap()["text"], "contents of a");
+
+    assert!(server.remove_prompt("hello").await);
+    assert!(server.remove_resource("test://a").await);
+    assert!(!server.remove_resource("test://a").await, "nothing left to remove");
+    common::until("the removals", || methods().len() == 5).await;
+    assert!(client.list_all_prompts(&o).await.unwrap().is_empty());
+    assert!(client.list_all_resources(&o).await.unwrap().is_empty());
+    assert_eq!(rpc_code(client.get_prompt("hello", Map::new(), &o).await), error_code::INVALID_PARAMS);
+}

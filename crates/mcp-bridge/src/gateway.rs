@@ -1,98 +1,167 @@
 //! Many servers behind one bridge (`mcp-bridge --config`): an in-process
-//! SDK [`Server`] whose tools are a [`Toolset`]'s, kept in step with its
-//! changes (a server's list change, a server lost or back: the client
-//! hears `list_changed`), served to the legacy client by the embedded
-//! bridge like any server of this process. A call goes to its server one
-//! round at a time: a server's `InputRequiredResult` becomes this
-//! server's, its `requestState` sealed inside this server's own state, so
-//! the client's answers reach the server that asked.
+//! SDK [`Server`] whose tools, prompts and resources are a [`Toolset`]'s,
+//! kept in step with its changes (a server's list change, a server lost or
+//! back: the client hears `list_changed`), served to the legacy client by
+//! the embedded bridge like any server of this process. Calls go to their
+//! server one round at a time ([`relay`]), so the input requests of every
+//! server reach the client.
+
+mod relay;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use mcp_bridge_protocol::types::{CallToolResult, Implementation, Outcome, Tool};
-use mcp_bridge_sdk::server::{Reply, RequestContext, ToolCall};
+use mcp_bridge_protocol::types::{Implementation, Prompt, Resource, Tool};
+use mcp_bridge_sdk::server::{PromptRequest, Reply, RequestContext, ResourceRequest, ToolCall};
 use mcp_bridge_sdk::task_group::TaskGroup;
 use mcp_bridge_sdk::toolset::Toolset;
-use mcp_bridge_sdk::{HandlerError, RequestOptions, Server};
-use serde_json::{Value, json};
+use mcp_bridge_sdk::toolset::config::ServerEntry;
+use mcp_bridge_sdk::{HandlerError, Server};
 
-/// The key of the upstream's `requestState` in this server's state.
-const UPSTREAM_STATE: &str = "upstream";
+use relay::Relays;
 
-/// The gateway's server, without tools until [`follow`] gives it a
-/// toolset's.
+/// The gateway's server, with nothing to offer until [`start`] gives it a
+/// toolset's tools, prompts and resources.
 pub fn server() -> Server {
-    Server::builder(Implementation::new("mcp-bridge", env!("CARGO_PKG_VERSION"))).offer_tools().build()
+    Server::builder(Implementation::new("mcp-bridge", env!("CARGO_PKG_VERSION")))
+        .offer_tools()
+        .offer_prompts()
+        .offer_resources()
+        .build()
 }
 
-/// Gives `server` the tools of `toolset` now, and keeps them in step on
-/// `tasks` until they stop.
-pub async fn follow(server: &Server, toolset: Toolset, tasks: &TaskGroup) {
-    let served: Arc<Mutex<HashMap<String, Tool>>> = Arc::default();
-    sync(server, &toolset, &served).await;
-    let (follower, mut changes) = (server.clone(), toolset.changes());
+/// Starts the servers of `entries` as one toolset (in parallel; returns
+/// once each answered or failed its first attempt), gives `server` what
+/// they offer, and keeps it in step on `tasks` until they stop.
+pub async fn start(server: &Server, entries: Vec<ServerEntry>, tasks: &TaskGroup) {
+    let relays = Relays::new(entries.iter().map(|entry| entry.name.clone()));
+    let toolset = Toolset::builder().configured_each(entries, |name| relays.client_options(name)).start().await;
+    let mut mirror = Mirror::default();
+    mirror.sync(server, &toolset, &relays).await;
+    let (server, mut changes) = (server.clone(), toolset.changes());
     tasks.spawn(async move {
         while changes.changed().await.is_ok() {
-            sync(&follower, &toolset, &served).await;
+            mirror.sync(&server, &toolset, &relays).await;
         }
     });
 }
 
-/// Makes the server's tools the toolset's: the ones gone removed, the new
-/// or changed ones added (each add and remove tells the listening client).
-async fn sync(server: &Server, toolset: &Toolset, served: &Mutex<HashMap<String, Tool>>) {
-    let wanted: HashMap<String, Tool> = toolset.tools().into_iter().map(|t| (t.name.clone(), t)).collect();
-    let (gone, new): (Vec<String>, Vec<Tool>) = {
-        let mut served = served.lock().unwrap_or_else(|e| e.into_inner());
-        let gone: Vec<String> = served.keys().filter(|name| !wanted.contains_key(*name)).cloned().collect();
-        let new: Vec<Tool> = wanted.values().filter(|t| served.get(&t.name) != Some(*t)).cloned().collect();
-        served.clone_from(&wanted);
-        (gone, new)
-    };
-    for name in gone {
-        server.remove_tool(&name).await;
-    }
-    for tool in new {
-        let (toolset, name) = (toolset.clone(), tool.name.clone());
-        server
-            .add_tool(tool, move |call: ToolCall, ctx: RequestContext| {
+/// What the gateway's server offers now, by name (tools, prompts) or URI
+/// (resources).
+#[derive(Default)]
+struct Mirror {
+    tools: HashMap<String, Tool>,
+    prompts: HashMap<String, Prompt>,
+    resources: HashMap<String, Resource>,
+}
+
+impl Mirror {
+    /// Makes the server offer what the toolset has: the entries gone
+    /// removed, the new or changed ones added (each add and remove tells
+    /// the listening client).
+    async fn sync(&mut self, server: &Server, toolset: &Toolset, relays: &Arc<Relays>) {
+        let (gone, new) = diff(&mut self.tools, toolset.tools(), |t| &t.name);
+        for name in gone {
+            server.remove_tool(&name).await;
+        }
+        for tool in new {
+            let (toolset, relays, name) = (toolset.clone(), relays.clone(), tool.name.clone());
+            let handler = move |call: ToolCall, ctx: RequestContext| {
+                let (toolset, relays, name) = (toolset.clone(), relays.clone(), name.clone());
+                async move { relays.call(&toolset, &name, call, &ctx).await }
+            };
+            server.add_tool(tool, handler).await;
+        }
+
+        let (gone, new) = diff(&mut self.prompts, toolset.prompts(), |p| &p.name);
+        for name in gone {
+            server.remove_prompt(&name).await;
+        }
+        for prompt in new {
+            let (toolset, name) = (toolset.clone(), prompt.name.clone());
+            let handler = move |request: PromptRequest, ctx: RequestContext| {
                 let (toolset, name) = (toolset.clone(), name.clone());
-                async move { relay(&toolset, &name, call, &ctx).await }
-            })
-            .await;
+                async move {
+                    let options = relay::options_for(&ctx);
+                    let result = toolset.get_prompt(&name, request.arguments, &options).await;
+                    result.map(Reply::Complete).map_err(handler_error)
+                }
+            };
+            server.add_prompt(prompt, handler).await;
+        }
+
+        let resources = toolset.resources().into_iter().map(|(_, resource)| resource).collect();
+        let (gone, new) = diff(&mut self.resources, resources, |r| &r.uri);
+        for uri in gone {
+            server.remove_resource(&uri).await;
+        }
+        for resource in new {
+            let toolset = toolset.clone();
+            let handler = move |request: ResourceRequest, ctx: RequestContext| {
+                let toolset = toolset.clone();
+                async move {
+                    let result = toolset.read_resource(&request.uri, &relay::options_for(&ctx)).await;
+                    result.map(|read| Reply::Complete(read.contents)).map_err(handler_error)
+                }
+            };
+            server.add_resource(resource, handler).await;
+        }
     }
 }
 
-/// One round of a call at the tool's server.
-async fn relay(
-    toolset: &Toolset,
-    name: &str,
-    call: ToolCall,
-    ctx: &RequestContext,
-) -> Result<Reply<CallToolResult>, HandlerError> {
-    let upstream_state = call.state.as_ref().and_then(|s| s.get(UPSTREAM_STATE)).and_then(Value::as_str);
-    let responses = (!call.input_responses.is_empty()).then_some(call.input_responses);
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let options = RequestOptions::default().with_cancel(cancel.clone());
-    let round = toolset.call_round(name, call.arguments, responses, upstream_state.map(str::to_owned), &options);
-    let outcome = tokio::select! {
-        outcome = round => outcome,
-        () = ctx.cancelled() => {
-            cancel.cancel();
-            return Err(HandlerError::internal("the call was cancelled"));
+/// Makes `served` the `wanted` entries (`key` names each); the keys gone
+/// and the entries new or changed.
+fn diff<T: Clone + PartialEq>(
+    served: &mut HashMap<String, T>,
+    wanted: Vec<T>,
+    key: fn(&T) -> &String,
+) -> (Vec<String>, Vec<T>) {
+    let wanted: HashMap<String, T> = wanted.into_iter().map(|t| (key(&t).clone(), t)).collect();
+    let gone = served.keys().filter(|k| !wanted.contains_key(*k)).cloned().collect();
+    let new = wanted.values().filter(|t| served.get(key(t)) != Some(*t)).cloned().collect();
+    *served = wanted;
+    (gone, new)
+}
+
+/// A server's refusal passed on as it is; anything else (a server lost or
+/// failing) as an internal error naming why.
+fn handler_error(error: mcp_bridge_sdk::Error) -> HandlerError {
+    match error {
+        mcp_bridge_sdk::Error::Rpc { error } => {
+            HandlerError { code: error.code, message: error.message, data: error.data }
         }
-    };
-    match outcome {
-        Ok(Outcome::Complete(result)) => Ok(Reply::Complete(result)),
-        Ok(Outcome::InputRequired(asked)) => Ok(Reply::InputRequired {
-            requests: asked.input_requests.unwrap_or_default(),
-            state: Some(json!({ UPSTREAM_STATE: asked.request_state })),
-        }),
-        Err(mcp_bridge_sdk::Error::Rpc { error }) => {
-            Err(HandlerError { code: error.code, message: error.message, data: error.data })
-        }
-        // A server lost or failing: the model reads why, the session goes on.
-        Err(error) => Ok(Reply::Complete(CallToolResult::error(format!("{name}: {error}")))),
+        other => HandlerError::internal(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str, description: &str) -> Tool {
+        let mut tool = Tool::new(name);
+        tool.description = Some(description.into());
+        tool
+    }
+
+    #[test]
+    fn a_sync_adds_what_is_new_or_changed_and_removes_what_is_gone() {
+        let mut served = HashMap::new();
+        let (gone, new) = diff(&mut served, vec![tool("a", "1"), tool("b", "1")], |t| &t.name);
+        assert!(gone.is_empty());
+        assert_eq!(new.len(), 2);
+
+        let (gone, new) = diff(&mut served, vec![tool("a", "1"), tool("b", "2"), tool("c", "1")], |t| &t.name);
+        assert!(gone.is_empty());
+        let mut added: Vec<_> = new.iter().map(|t| t.name.as_str()).collect();
+        added.sort_unstable();
+        assert_eq!(added, ["b", "c"], "b changed, c is new, a is as it was");
+
+        let (gone, new) = diff(&mut served, vec![tool("c", "1")], |t| &t.name);
+        let mut gone = gone;
+        gone.sort_unstable();
+        assert_eq!(gone, ["a", "b"]);
+        assert!(new.is_empty());
+        assert_eq!(served.len(), 1);
     }
 }

@@ -208,7 +208,7 @@ async fn our_client_uses_the_python_server_over_http() {
     let discovered = discovered.expect("the Python server answers over HTTP");
     assert_eq!(discovered.meta.unwrap().server_info.unwrap().name, "python-peer");
     let tools = client.list_all_tools(&o).await.unwrap();
-    assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["add", "shout"]);
+    assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["add", "shout", "greet"]);
     let sum = client.call_tool("add", json!({"a": 40, "b": 2}), &o).await.unwrap();
     assert_eq!(text_of(&sum.content), "42");
     server.kill().await.unwrap();

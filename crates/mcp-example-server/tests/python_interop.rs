@@ -121,7 +121,7 @@ async fn our_client_uses_a_python_server() {
     let discover = client.discover(&o).await.unwrap();
     assert_eq!(discover.meta.unwrap().server_info.unwrap().name, "python-peer");
     let tools = client.list_all_tools(&o).await.unwrap();
-    assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["add", "shout"]);
+    assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["add", "shout", "greet"]);
     let diagnostics = std::sync::Arc::new(std::sync::Mutex::new(Default::default()));
     let options = RequestOptions::default().with_diagnostics(diagnostics.clone());
     let sum = client.call_tool("add", json!({"a": 40, "b": 2}), &options).await.unwrap();
@@ -198,7 +198,7 @@ async fn our_client_speaks_2025_11_25_to_the_python_server_in_its_legacy_modes()
         mcp_bridge_sdk::transport::http::connect(mcp_bridge_sdk::transport::http::HttpConfig::new(&url)).unwrap();
     let client = Client::new(ClientOptions::new("mcp-sdk-legacy", "0.1"), transport);
     let tools = client.list_all_tools(&o).await.unwrap();
-    assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["add", "shout"]);
+    assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["add", "shout", "greet"]);
     let shout = client.call_tool("shout", json!({"text": "sse"}), &o).await.unwrap();
     assert!(matches!(&shout.content[0], ContentBlock::Text(t) if t.text == "SSE"));
     assert!(client.spoken().is_some_and(|s| s.is_legacy()));

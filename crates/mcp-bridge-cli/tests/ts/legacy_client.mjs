@@ -7,8 +7,12 @@
 // elicitation and sampling tools, answered by this client's handlers),
 // "notify" (a resource subscription and a tool list change), "everything"
 // (server-everything, a 2025-11-25 server: calls, its elicitation and
-// sampling, progress, a subscription, a cancellation) or "python" (a Python
-// server).
+// sampling, progress, a subscription, a cancellation), "python" (a Python
+// server) or "gateway" (`mcp-bridge --config` in front of the example
+// server as "notes", server-everything as "everything" and the Python
+// server as "python": calls to each, the input requests of both eras,
+// progress, prompts and resources, then the process whose environment
+// holds GATEWAY_MARK killed).
 import { pathToFileURL } from "node:url";
 
 const sdk = process.env.TS_SDK_DIR;
@@ -19,13 +23,14 @@ const { ElicitRequestSchema, CreateMessageRequestSchema, ResourceUpdatedNotifica
 
 const [mode, command, ...args] = process.argv.slice(2);
 const transport = new StdioClientTransport({ command, args, stderr: "inherit" });
-const asked = mode === "input" || mode === "everything";
+const asked = mode === "input" || mode === "everything" || mode === "gateway";
 const capabilities = asked ? { elicitation: {}, sampling: {} } : {};
 const client = new Client({ name: "ts-legacy-client", version: "1.0.0" }, { capabilities });
 const out = {};
 if (asked) {
   client.setRequestHandler(ElicitRequestSchema, async (request) => {
     out.elicitMessage = request.params.message;
+    (out.elicitMessages ??= []).push(request.params.message);
     return { action: "accept", content: { name: "TypeScript" } };
   });
   client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
@@ -132,6 +137,55 @@ if (mode === "example") {
   });
   out.cancelled = await slow.then(() => false, () => true);
   out.afterCancel = (await client.callTool({ name: "echo", arguments: { message: "after" } })).content[0].text;
+} else if (mode === "gateway") {
+  const texts = (result) => result.content.map((c) => c.text ?? "").join("\n");
+  out.sum = texts(await client.callTool({ name: "notes__add", arguments: { a: 19, b: 23 } }));
+  out.pySum = texts(await client.callTool({ name: "python__add", arguments: { a: 40, b: 2 } }));
+  out.echo = texts(await client.callTool({ name: "everything__echo", arguments: { message: "hi" } }));
+  // Input requests: the Python server's (of the era it speaks with the
+  // bridge), server-everything's mid-call requests (2025-11-25).
+  out.greeted = texts(await client.callTool({ name: "python__greet", arguments: {} }));
+  out.elicited = texts(await client.callTool({ name: "everything__trigger-elicitation-request", arguments: {} }));
+  out.sampled = texts(
+    await client.callTool({ name: "everything__trigger-sampling-request", arguments: { prompt: "how long?" } }),
+  );
+  out.hello = texts(await client.callTool({ name: "notes__ask_name", arguments: {} }));
+  const progress = [];
+  await client.callTool({ name: "everything__trigger-long-running-operation", arguments: { duration: 0.3, steps: 3 } }, undefined, {
+    onprogress: (p) => progress.push(p.progress),
+  });
+  out.progress = progress;
+  out.prompts = (await client.listPrompts()).prompts.map((p) => p.name).sort();
+  const prompt = await client.getPrompt({ name: "notes__greet", arguments: { name: "Ada", style: "formal" } });
+  out.prompt = prompt.messages[0].content.text;
+  out.resources = (await client.listResources()).resources.map((r) => r.uri).sort();
+  out.readme = (await client.readResource({ uri: "example://readme" })).contents[0].text;
+
+  // One server dies: its tools vanish (the client hears it), the rest work on.
+  const { readdirSync, readFileSync } = await import("node:fs");
+  const marked = readdirSync("/proc").filter((pid) => {
+    try {
+      return /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/environ`).toString().split("\0").includes(process.env.GATEWAY_MARK);
+    } catch {
+      return false;
+    }
+  });
+  out.marked = marked.length;
+  let changed;
+  const heard = () => new Promise((resolve) => (changed = resolve));
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed?.());
+  let next = heard();
+  process.kill(Number(marked[0]), "SIGKILL");
+  for (;;) {
+    await next;
+    next = heard();
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    if (!names.some((n) => n.startsWith("notes__"))) {
+      out.afterKill = names.sort();
+      break;
+    }
+  }
+  out.stillPy = texts(await client.callTool({ name: "python__add", arguments: { a: 1, b: 1 } }));
 } else if (mode === "input") {
   out.hello = (await client.callTool({ name: "ask_name", arguments: {} })).content[0].text;
   out.summary = (await client.callTool({ name: "summarize", arguments: { text: "a long story" } })).content[0].text;

@@ -4,12 +4,15 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_bridge_protocol::method::MethodCall;
 use mcp_bridge_protocol::method::{Method, NotificationsMessage, NotificationsProgress};
 use mcp_bridge_protocol::types::{
     ClientCapabilities, ElicitRequestFormParams, ElicitRequestUrlParams, ElicitResult, Implementation, LoggingLevel,
     LoggingMessageNotificationParams, ProgressNotificationParams, Root,
 };
-use mcp_bridge_protocol::types::{CreateMessageRequestParams, CreateMessageResult};
+use mcp_bridge_protocol::types::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, InputRequest, InputResponse,
+};
 use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification};
 use serde_json::{Map, Value};
 use tokio::time::Instant;
@@ -120,6 +123,72 @@ impl InputHooks {
         self.list_roots = Some(hook(move |()| answer()));
         self
     }
+
+    /// Answers every kind of input request through `answer`, which gets
+    /// the request whole and gives the response: for a gateway that passes
+    /// its servers' requests on to its own client. A response of another
+    /// kind than its request is refused.
+    pub fn relay<F, Fut, E>(answer: F) -> Self
+    where
+        F: Fn(InputRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<InputResponse, E>> + Send + 'static,
+        E: Into<BoxError>,
+    {
+        let answer: Hook<InputRequest, InputResponse> = hook(answer);
+        InputHooks {
+            elicit_form: Some(relayed(
+                &answer,
+                |p| InputRequest::Elicit(MethodCall::new(ElicitRequestParams::Form(p))),
+                elicited,
+            )),
+            elicit_url: Some(relayed(
+                &answer,
+                |p| InputRequest::Elicit(MethodCall::new(ElicitRequestParams::Url(p))),
+                elicited,
+            )),
+            sample: Some(relayed(
+                &answer,
+                |p| InputRequest::CreateMessage(MethodCall::new(p)),
+                |r| match r {
+                    InputResponse::CreateMessage(result) => Some(*result),
+                    _ => None,
+                },
+            )),
+            list_roots: Some(relayed(
+                &answer,
+                |()| InputRequest::ListRoots(MethodCall::new(None)),
+                |r| match r {
+                    InputResponse::ListRoots(result) => Some(result.roots),
+                    _ => None,
+                },
+            )),
+        }
+    }
+}
+
+fn elicited(response: InputResponse) -> Option<ElicitResult> {
+    match response {
+        InputResponse::Elicit(result) => Some(result),
+        _ => None,
+    }
+}
+
+/// A hook of one kind that asks the request-wide `answer`: `wrap` makes
+/// the request, `unwrap` takes the response of the kind wanted.
+fn relayed<P: Send + 'static, R: 'static>(
+    answer: &Hook<InputRequest, InputResponse>,
+    wrap: fn(P) -> InputRequest,
+    unwrap: fn(InputResponse) -> Option<R>,
+) -> Hook<P, R> {
+    let answer = answer.clone();
+    Arc::new(move |params| {
+        let request = wrap(params);
+        let method = request.method().unwrap_or_default().to_owned();
+        let answered = answer(request);
+        Box::pin(async move {
+            unwrap(answered.await?).ok_or_else(|| BoxError::from(format!("the answer to {method} is of another kind")))
+        })
+    })
 }
 
 /// How a client identifies itself and what it can do.

@@ -189,4 +189,32 @@ mod tests {
             error_code::INVALID_PARAMS
         );
     }
+
+    #[tokio::test]
+    async fn a_relay_gets_each_request_whole_and_its_answer_must_be_of_its_kind() {
+        let hooks = InputHooks::relay(|request: InputRequest| async move {
+            match request {
+                InputRequest::Elicit(_) => Ok(mcp_bridge_protocol::types::InputResponse::ListRoots(
+                    serde_json::from_value(json!({"roots": []})).unwrap(),
+                )),
+                InputRequest::ListRoots(_) => Ok(mcp_bridge_protocol::types::InputResponse::ListRoots(
+                    serde_json::from_value(json!({"roots": [{"uri": "file:///work"}]})).unwrap(),
+                )),
+                other => Err(format!("not relayed: {:?}", other.method())),
+            }
+        });
+        let a = answerer(json!({"roots": {}, "elicitation": {}, "sampling": {}}), hooks);
+        let roots = result_of(a.answer(request(6, "roots/list", json!({}))).await);
+        assert_eq!(roots["roots"][0]["uri"], "file:///work");
+        let form = json!({"message": "Name?", "requestedSchema": {"type": "object", "properties": {}}});
+        let wrong_kind = a.answer(request(7, "elicitation/create", form)).await;
+        assert_eq!(error_code_of(wrong_kind), error_code::INTERNAL_ERROR);
+        let sampling =
+            json!({"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5});
+        let refused = a.answer(request(8, "sampling/createMessage", sampling)).await;
+        match refused {
+            Message::Error(e) => assert!(e.error.message.contains("not relayed"), "{}", e.error.message),
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
 }

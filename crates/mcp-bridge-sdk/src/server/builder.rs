@@ -190,6 +190,20 @@ impl ServerBuilder {
         self
     }
 
+    /// Declares prompts even when none is registered yet (they can be
+    /// added at run time with [`Server::add_prompt`]).
+    pub fn offer_prompts(mut self) -> Self {
+        self.offers.prompts = true;
+        self
+    }
+
+    /// Declares resources even when none is registered yet (they can be
+    /// added at run time with [`Server::add_resource`]).
+    pub fn offer_resources(mut self) -> Self {
+        self.offers.resources = true;
+        self
+    }
+
     /// Registers a prompt.
     pub fn prompt<F, Fut>(mut self, prompt: Prompt, handler: F) -> Self
     where

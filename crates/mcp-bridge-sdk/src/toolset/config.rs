@@ -64,9 +64,20 @@ impl super::ToolsetBuilder {
     /// reached as a client with `options` (its name, capabilities, input
     /// hooks): a child on stdio started again after it failed, or a
     /// Streamable HTTP connection.
-    pub fn configured(mut self, entries: Vec<ServerEntry>, options: &crate::ClientOptions) -> Self {
+    pub fn configured(self, entries: Vec<ServerEntry>, options: &crate::ClientOptions) -> Self {
+        self.configured_each(entries, |_| options.clone())
+    }
+
+    /// [`Self::configured`] with options of each server's own
+    /// (`options_for` gets its name): input hooks that know which server
+    /// asks, say.
+    pub fn configured_each(
+        mut self,
+        entries: Vec<ServerEntry>,
+        options_for: impl Fn(&str) -> crate::ClientOptions,
+    ) -> Self {
         for entry in entries {
-            let (options, kind) = (options.clone(), entry.kind);
+            let (options, kind) = (options_for(&entry.name), entry.kind);
             self = self.server(entry.name, move || {
                 let (options, kind) = (options.clone(), kind.clone());
                 async move { Ok(crate::Client::new(options, connect(&kind)?)) }

@@ -1,0 +1,331 @@
+//! A call's rounds between the gateway's client and the tool's server.
+//!
+//! A 2026-07-28 server asks with an `InputRequiredResult`: it becomes the
+//! gateway's own, the server's `requestState` sealed inside the gateway's
+//! state, and the client's retry is the server's next round.
+//!
+//! A 2025-11-25 server asks in the middle of the call, with a request of
+//! its own (`elicitation/create`, `sampling/createMessage`): the call goes
+//! on running while the request becomes the gateway's `InputRequiredResult`
+//! (key [`ASK`], the waiting call's number in the state); the client's
+//! retry answers the server's request and picks the call up again. A
+//! stdio server's request names no call, so it goes to a call of that
+//! server under way; asked when none is, it is refused at once.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_bridge_protocol::types::{
+    CallToolResult, ClientCapabilities, ElicitationCapability, Implementation, InputRequest, InputRequests,
+    InputResponse, InputResponses, LoggingMessageNotificationParams, Outcome, ProgressNotificationParams,
+    SamplingCapability,
+};
+use mcp_bridge_sdk::client::{ClientIdentity, InputHooks};
+use mcp_bridge_sdk::server::{Reply, RequestContext, ToolCall};
+use mcp_bridge_sdk::toolset::Toolset;
+use mcp_bridge_sdk::{ClientOptions, HandlerError, RequestOptions};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+/// The key of a 2026-07-28 server's `requestState` in the gateway's state.
+const UPSTREAM_STATE: &str = "upstream";
+/// The key, in the gateway's state, of the number of a call that waits for
+/// the client's answer to its server's request.
+const WAITING: &str = "waiting";
+/// The key of a 2025-11-25 server's request among the gateway's input
+/// requests.
+const ASK: &str = "ask";
+/// How long a call waits for the client's answer: as long as the sealed
+/// state that names it lives (a person filling a form).
+const WAIT_LIMIT: Duration = mcp_bridge_sdk::server::DEFAULT_STATE_TTL;
+/// Calls kept waiting at once; beyond, the one that waited longest is
+/// dropped (its client went away without answering, most likely).
+const MAX_WAITING: usize = 64;
+/// Progress and log messages kept for a call while nobody passes them on;
+/// more are dropped (they only report).
+const NOTES_KEPT: usize = 64;
+
+/// The client's answer to a server's request, or why there is none.
+type Answer = Result<InputResponse, String>;
+
+/// A server's own request on its way to the client, and where its answer goes.
+struct Ask {
+    request: InputRequest,
+    answer: oneshot::Sender<Answer>,
+}
+
+/// The requests one server makes while its tools run.
+struct Asking {
+    sender: mpsc::Sender<Ask>,
+    receiver: tokio::sync::Mutex<mpsc::Receiver<Ask>>,
+    /// The server's calls under way (running or waiting for an answer).
+    calls: AtomicUsize,
+}
+
+impl Asking {
+    fn new() -> Self {
+        let (sender, receiver) = mpsc::channel(16);
+        Asking { sender, receiver: tokio::sync::Mutex::new(receiver), calls: AtomicUsize::new(0) }
+    }
+
+    /// Hands `request` to a call of this server under way; the client's answer.
+    async fn ask(&self, request: InputRequest) -> Answer {
+        if self.calls.load(Ordering::SeqCst) == 0 {
+            return Err("mcp-bridge passes a server's requests to its client only while one of its tools runs".into());
+        }
+        let (answer, answered) = oneshot::channel();
+        self.sender.send(Ask { request, answer }).await.map_err(|_| "the gateway stopped".to_owned())?;
+        answered.await.unwrap_or_else(|_| Err("the call ended before the client answered".into()))
+    }
+
+    /// The next request of this server.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: a request not yet received stays for the next caller.
+    async fn next(&self) -> Option<Ask> {
+        self.receiver.lock().await.recv().await
+    }
+}
+
+/// Counts a call under way at its server for as long as it lives.
+struct UnderWay(Arc<Asking>);
+
+impl UnderWay {
+    fn new(asking: Arc<Asking>) -> Self {
+        asking.calls.fetch_add(1, Ordering::SeqCst);
+        UnderWay(asking)
+    }
+}
+
+impl Drop for UnderWay {
+    fn drop(&mut self) {
+        self.0.calls.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A progress or log message of a call, to pass on to the client.
+enum Note {
+    Progress(ProgressNotificationParams),
+    Log(LoggingMessageNotificationParams),
+}
+
+type Round = Pin<Box<dyn Future<Output = mcp_bridge_sdk::Result<Outcome<CallToolResult>>> + Send>>;
+
+/// A call at its server, across the client's rounds. Dropped, it is
+/// cancelled at the server.
+struct Call {
+    round: Round,
+    notes: mpsc::Receiver<Note>,
+    server: UnderWay,
+}
+
+/// A call whose server waits for the client's answer.
+struct Waiting {
+    call: Call,
+    answer: oneshot::Sender<Answer>,
+    since: Instant,
+}
+
+/// The calls waiting for an answer, by number.
+#[derive(Default)]
+struct WaitingCalls {
+    last: u64,
+    calls: HashMap<u64, Waiting>,
+}
+
+/// How the gateway passes calls on: each server's requests and the calls
+/// that wait for the client's answers.
+pub(super) struct Relays {
+    asking: HashMap<String, Arc<Asking>>,
+    waiting: Mutex<WaitingCalls>,
+}
+
+impl Relays {
+    /// The relays of the named servers.
+    pub(super) fn new(servers: impl IntoIterator<Item = String>) -> Arc<Self> {
+        let asking = servers.into_iter().map(|name| (name, Arc::new(Asking::new()))).collect();
+        Arc::new(Relays { asking, waiting: Mutex::default() })
+    }
+
+    /// How the gateway speaks to the server `name`: as mcp-bridge,
+    /// declaring the kinds of requests it passes on, each answered by the
+    /// client through a call under way.
+    pub(super) fn client_options(&self, name: &str) -> ClientOptions {
+        let asking = self.asking.get(name).cloned().unwrap_or_else(|| Arc::new(Asking::new()));
+        let mut options = ClientOptions::new("mcp-bridge", env!("CARGO_PKG_VERSION"));
+        options.capabilities = ClientCapabilities {
+            elicitation: Some(ElicitationCapability {
+                form: Some(Default::default()),
+                url: Some(Default::default()),
+                ..Default::default()
+            }),
+            sampling: Some(SamplingCapability::default()),
+            ..Default::default()
+        };
+        options.hooks = InputHooks::relay(move |request| {
+            let asking = asking.clone();
+            async move { asking.ask(request).await }
+        });
+        options
+    }
+
+    /// One round of a call of the tool `name` for the client of `ctx`.
+    pub(super) async fn call(
+        &self,
+        toolset: &Toolset,
+        name: &str,
+        call: ToolCall,
+        ctx: &RequestContext,
+    ) -> Result<Reply<CallToolResult>, HandlerError> {
+        let waiting = call.state.as_ref().and_then(|s| s.get(WAITING)).and_then(Value::as_u64);
+        let call = match waiting {
+            Some(number) => self.resume(number, call.input_responses)?,
+            None => self.begin(toolset, name, call, ctx)?,
+        };
+        self.drive(call, name, ctx).await
+    }
+
+    /// A new call at the tool's server (a first round, or a 2026-07-28
+    /// server's next round).
+    fn begin(&self, toolset: &Toolset, name: &str, call: ToolCall, ctx: &RequestContext) -> Result<Call, HandlerError> {
+        let unknown = || HandlerError::invalid_params(format!("Unknown tool: {name}"));
+        let server = toolset.server_of(name).ok_or_else(unknown)?;
+        let asking = self.asking.get(&server).cloned().ok_or_else(unknown)?;
+        let request_state = call.state.as_ref().and_then(|s| s.get(UPSTREAM_STATE)).and_then(Value::as_str);
+        let request_state = request_state.map(str::to_owned);
+        let responses = (!call.input_responses.is_empty()).then_some(call.input_responses);
+        let (notes_to, notes) = mpsc::channel(NOTES_KEPT);
+        let progress_to = notes_to.clone();
+        let options = options_for(ctx)
+            .with_inline_notifications(true)
+            .with_on_progress(Arc::new(move |p| {
+                let _ = progress_to.try_send(Note::Progress(p.clone()));
+            }))
+            .with_on_log(Arc::new(move |m| {
+                let _ = notes_to.try_send(Note::Log(m.clone()));
+            }));
+        let (toolset, name) = (toolset.clone(), name.to_owned());
+        let round =
+            Box::pin(
+                async move { toolset.call_round(&name, call.arguments, responses, request_state, &options).await },
+            );
+        Ok(Call { round, notes, server: UnderWay::new(asking) })
+    }
+
+    /// The waiting call `number`, its server's request answered with the
+    /// client's answer to [`ASK`].
+    fn resume(&self, number: u64, mut responses: InputResponses) -> Result<Call, HandlerError> {
+        let response = responses.remove(ASK);
+        let mut waiting = lock(&self.waiting);
+        let Some(entry) = waiting.calls.remove(&number) else {
+            return Err(HandlerError::invalid_params(
+                "this call no longer waits for an answer (it was answered, or waited too long)",
+            ));
+        };
+        let Some(response) = response else {
+            // Kept: the client may still send the answer.
+            waiting.calls.insert(number, entry);
+            return Err(HandlerError::invalid_params(format!("no answer to `{ASK}`")));
+        };
+        let _ = entry.answer.send(Ok(response));
+        Ok(entry.call)
+    }
+
+    /// Runs the call until it ends or its server asks the client something.
+    async fn drive(
+        &self,
+        mut call: Call,
+        name: &str,
+        ctx: &RequestContext,
+    ) -> Result<Reply<CallToolResult>, HandlerError> {
+        let asked = loop {
+            tokio::select! {
+                biased;
+                () = ctx.cancelled() => return Err(HandlerError::internal("the call was cancelled")),
+                Some(note) = call.notes.recv() => pass_on(note, ctx).await,
+                outcome = &mut call.round => {
+                    while let Ok(note) = call.notes.try_recv() {
+                        pass_on(note, ctx).await;
+                    }
+                    return reply(name, outcome);
+                }
+                Some(ask) = call.server.0.next() => match ask.request.missing_capability(&ctx.client_capabilities) {
+                    Some(missing) => {
+                        let _ = ask.answer.send(Err(format!("the client did not declare {}", missing.path())));
+                    }
+                    None => break ask,
+                },
+            }
+        };
+        let requests = InputRequests::from([(ASK.to_owned(), asked.request)]);
+        let number = self.wait(call, asked.answer);
+        Ok(Reply::InputRequired { requests, state: Some(json!({ WAITING: number })) })
+    }
+
+    /// Keeps `call` until the client answers; its number. Calls that
+    /// waited too long, or the longest waiting beyond [`MAX_WAITING`], are
+    /// dropped (cancelled at their servers).
+    fn wait(&self, call: Call, answer: oneshot::Sender<Answer>) -> u64 {
+        let mut waiting = lock(&self.waiting);
+        let now = Instant::now();
+        waiting.calls.retain(|_, w| now.duration_since(w.since) < WAIT_LIMIT);
+        if waiting.calls.len() >= MAX_WAITING
+            && let Some(oldest) = waiting.calls.keys().min().copied()
+        {
+            waiting.calls.remove(&oldest);
+        }
+        waiting.last += 1;
+        let number = waiting.last;
+        waiting.calls.insert(number, Waiting { call, answer, since: now });
+        number
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The options of a request sent for the client of `ctx`: its name, its
+/// capabilities (a 2026-07-28 server reads them in `_meta`) and its log level.
+pub(super) fn options_for(ctx: &RequestContext) -> RequestOptions {
+    let info = ctx.client_info.clone().unwrap_or_else(|| Implementation::new("mcp-bridge", env!("CARGO_PKG_VERSION")));
+    let identity = ClientIdentity::new(info, ctx.client_capabilities.clone());
+    let options = RequestOptions::default().with_on_behalf_of(Arc::new(identity));
+    match ctx.log_level {
+        Some(level) => options.with_log_level(level),
+        None => options,
+    }
+}
+
+async fn pass_on(note: Note, ctx: &RequestContext) {
+    match note {
+        Note::Progress(p) => {
+            let total = p.total.as_ref().and_then(serde_json::Number::as_f64);
+            ctx.progress(p.progress.as_f64().unwrap_or_default(), total, p.message.as_deref()).await;
+        }
+        Note::Log(m) => ctx.log(m.level, m.logger.as_deref(), m.data).await,
+    }
+}
+
+/// The gateway's answer for a round's outcome at the server.
+fn reply(
+    name: &str,
+    outcome: mcp_bridge_sdk::Result<Outcome<CallToolResult>>,
+) -> Result<Reply<CallToolResult>, HandlerError> {
+    match outcome {
+        Ok(Outcome::Complete(result)) => Ok(Reply::Complete(result)),
+        Ok(Outcome::InputRequired(asked)) => Ok(Reply::InputRequired {
+            requests: asked.input_requests.unwrap_or_default(),
+            state: Some(json!({ UPSTREAM_STATE: asked.request_state })),
+        }),
+        Err(mcp_bridge_sdk::Error::Rpc { error }) => {
+            Err(HandlerError { code: error.code, message: error.message, data: error.data })
+        }
+        // A server lost or failing: the model reads why, the session goes on.
+        Err(error) => Ok(Reply::Complete(CallToolResult::error(format!("{name}: {error}")))),
+    }
+}
