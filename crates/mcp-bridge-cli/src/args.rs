@@ -111,9 +111,10 @@ pub(crate) struct Args {
     pub(crate) listen: Option<String>,
 
     /// Many servers as one: a configuration file in Claude Desktop's
-    /// (`mcpServers`) or VS Code's (`servers`) format; their tools are
-    /// served as `<server>__<tool>`.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["url", "command", "listen"])]
+    /// (`mcpServers`) or VS Code's (`servers`) format; their tools and
+    /// prompts are served as `<server>__<name>`, their resources under
+    /// their own URIs. With --listen, to every HTTP client.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["url", "command"])]
     pub(crate) config: Option<PathBuf>,
 
     /// The URL of a 2026-07-28 server over Streamable HTTP (the URL form).

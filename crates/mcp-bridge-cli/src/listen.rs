@@ -1,6 +1,7 @@
 //! `mcp-bridge --listen ADDR`: the bridge as a Streamable HTTP server for
 //! 2025-11-25 clients, many at once, each a session in front of the one
-//! upstream (one child process, or one HTTP client with one sign-in).
+//! upstream (one child process, one HTTP client with one sign-in, or the
+//! gateway of `--config`).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -11,6 +12,7 @@ use mcp_bridge::embed::http::{LegacyHttpOptions, serve_legacy_http};
 use mcp_bridge::upstream::{Fanout, Speaker, Upstream, UpstreamConfig, describe_exit};
 use mcp_bridge_protocol::types::{ClientCapabilities, Implementation};
 use mcp_bridge_sdk::server::http::HttpOptions;
+use mcp_bridge_sdk::task_group::TaskGroup;
 
 use crate::config::Config;
 
@@ -22,8 +24,12 @@ pub(crate) fn run(config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode> 
     outcome
 }
 
-async fn serve(config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode> {
+async fn serve(mut config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
+    let gateway_tasks = TaskGroup::default();
+    if let Some((server, entries)) = config.gateway.take() {
+        mcp_bridge::gateway::start(&server, entries, &gateway_tasks).await;
+    }
     let local = listener.local_addr()?;
     let mut http = HttpOptions::default();
     if !local.ip().is_loopback() {
@@ -65,6 +71,7 @@ async fn serve(config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode> {
     let legacy = LegacyHttpOptions::default().with_frontend(config.frontend);
     serve_legacy_http(UpstreamConfig::Shared(upstream.clone(), fanout), listener, http, legacy, stop).await?;
     upstream.close().await;
+    gateway_tasks.stop(Duration::from_secs(1)).await;
     Ok(if lost_rx.await.is_ok() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 

@@ -214,3 +214,58 @@ async fn a_shared_legacy_upstreams_requests_reach_the_session_they_are_for() {
     bridge.start_kill().unwrap();
     bridge.wait().await.unwrap();
 }
+
+/// `--listen` with `--config`: many HTTP clients, many servers. A
+/// 2025-11-25 server at a URL asks on the stream of the call it is for, so
+/// its request reaches the session that called, and only that one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_http_clients_use_many_servers_and_each_is_asked_only_about_its_own_calls() {
+    let (_legacy, legacy_url) = test_support::ts_legacy_http_server().await;
+    let dir = std::env::temp_dir().join(format!("mcp-listen-gateway-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("mcp.json");
+    let config = json!({"servers": {
+        "notes": {"command": workspace_binary("mcp-example-server", "mcp-example-server")},
+        "legacy": {"url": legacy_url}
+    }});
+    std::fs::write(&file, config.to_string()).unwrap();
+    let (mut bridge, url) = listening(&["--config", file.to_str().unwrap()]).await;
+    let asking = initialize_with(&url, json!({"elicitation": {"form": {}}})).await;
+    let other = initialize_with(&url, json!({})).await;
+
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let listed = answer(post(&url, Some(&other), &list).send().await.unwrap()).await;
+    let names: Vec<&str> =
+        listed["result"]["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(names.contains(&"notes__add") && names.contains(&"legacy__ask"), "{names:?}");
+
+    // The legacy server's elicitation reaches the session that called,
+    // while the other session's call to another server goes on.
+    let mut stream = post(&url, Some(&asking), &call(2, "legacy__ask", json!({}))).send().await.unwrap();
+    let mut buffer = String::new();
+    let asked = next_event(&mut stream, &mut buffer).await;
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    let sum =
+        answer(post(&url, Some(&other), &call(3, "notes__add", json!({"a": 2, "b": 3}))).send().await.unwrap()).await;
+    assert_eq!(sum["result"]["structuredContent"], json!({"sum": 5}), "{sum}");
+    let reply =
+        json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept", "content": {"name": "Ada"}}});
+    assert_eq!(post(&url, Some(&asking), &reply).send().await.unwrap().status(), 202);
+    let done = loop {
+        let message = next_event(&mut stream, &mut buffer).await;
+        if message["id"] == 2 {
+            break message;
+        }
+    };
+    assert_eq!(done["result"]["content"][0]["text"], "accept: Ada", "{done}");
+
+    // The session that declared no elicitation is not asked.
+    let refused = answer(post(&url, Some(&other), &call(4, "legacy__ask", json!({}))).send().await.unwrap()).await;
+    let text = refused.to_string();
+    assert_eq!(refused["result"]["isError"], true, "{text}");
+    assert!(text.contains("the client did not declare elicitation.form"), "{text}");
+    assert!(!text.contains("Ada"), "{text}");
+    bridge.start_kill().unwrap();
+    bridge.wait().await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}

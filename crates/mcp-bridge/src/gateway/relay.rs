@@ -8,9 +8,11 @@
 //! its own (`elicitation/create`, `sampling/createMessage`): the call goes
 //! on running while the request becomes the gateway's `InputRequiredResult`
 //! (key [`ASK`], the waiting call's number in the state); the client's
-//! retry answers the server's request and picks the call up again. A
-//! stdio server's request names no call, so it goes to a call of that
-//! server under way; asked when none is, it is refused at once.
+//! retry answers the server's request and picks the call up again. Over
+//! HTTP the request comes on the call's stream, so it is the call's. A
+//! stdio server's request names no call: it goes to the server's call
+//! under way when there is exactly one; with none, or several (they may be
+//! different clients'), it is refused at once.
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -72,14 +74,14 @@ impl Asking {
         Asking { sender, receiver: tokio::sync::Mutex::new(receiver), calls: AtomicUsize::new(0) }
     }
 
-    /// Hands `request` to a call of this server under way; the client's answer.
+    /// Hands `request`, which names no call, to the one call of this
+    /// server under way; the client's answer.
     async fn ask(&self, request: InputRequest) -> Answer {
-        if self.calls.load(Ordering::SeqCst) == 0 {
-            return Err("mcp-bridge passes a server's requests to its client only while one of its tools runs".into());
+        match self.calls.load(Ordering::SeqCst) {
+            1 => ask_through(&self.sender, request).await,
+            0 => Err("mcp-bridge passes a server's requests to its client only while one of its tools runs".into()),
+            _ => Err("several calls of this server are under way and the request names none of them".into()),
         }
-        let (answer, answered) = oneshot::channel();
-        self.sender.send(Ask { request, answer }).await.map_err(|_| "the gateway stopped".to_owned())?;
-        answered.await.unwrap_or_else(|_| Err("the call ended before the client answered".into()))
     }
 
     /// The next request of this server.
@@ -88,6 +90,26 @@ impl Asking {
     /// Cancel safe: a request not yet received stays for the next caller.
     async fn next(&self) -> Option<Ask> {
         self.receiver.lock().await.recv().await
+    }
+}
+
+/// Sends `request` to the call behind `sender`; the client's answer.
+async fn ask_through(sender: &mpsc::Sender<Ask>, request: InputRequest) -> Answer {
+    let (answer, answered) = oneshot::channel();
+    sender.send(Ask { request, answer }).await.map_err(|_| "the call ended".to_owned())?;
+    answered.await.unwrap_or_else(|_| Err("the call ended before the client answered".into()))
+}
+
+/// The next request for `call`: asked on its own stream, or its server's
+/// asked on none.
+///
+/// # Cancel safety
+/// Cancel safe, as both receivers are.
+async fn next_ask(own: &mut mpsc::Receiver<Ask>, server: &Asking) -> Ask {
+    tokio::select! {
+        Some(ask) = own.recv() => ask,
+        Some(ask) = server.next() => ask,
+        else => std::future::pending().await,
     }
 }
 
@@ -120,6 +142,8 @@ type Round = Pin<Box<dyn Future<Output = mcp_bridge_sdk::Result<Outcome<CallTool
 struct Call {
     round: Round,
     notes: mpsc::Receiver<Note>,
+    /// The server's requests on the call's own stream (HTTP).
+    asks: mpsc::Receiver<Ask>,
     server: UnderWay,
 }
 
@@ -200,7 +224,13 @@ impl Relays {
         let responses = (!call.input_responses.is_empty()).then_some(call.input_responses);
         let (notes_to, notes) = mpsc::channel(NOTES_KEPT);
         let progress_to = notes_to.clone();
+        let (ask_to, asks) = mpsc::channel(4);
+        let own_asks = InputHooks::relay(move |request| {
+            let ask_to = ask_to.clone();
+            async move { ask_through(&ask_to, request).await }
+        });
         let options = options_for(ctx)
+            .with_hooks(own_asks)
             .with_inline_notifications(true)
             .with_on_progress(Arc::new(move |p| {
                 let _ = progress_to.try_send(Note::Progress(p.clone()));
@@ -213,7 +243,7 @@ impl Relays {
             Box::pin(
                 async move { toolset.call_round(&name, call.arguments, responses, request_state, &options).await },
             );
-        Ok(Call { round, notes, server: UnderWay::new(asking) })
+        Ok(Call { round, notes, asks, server: UnderWay::new(asking) })
     }
 
     /// The waiting call `number`, its server's request answered with the
@@ -253,7 +283,7 @@ impl Relays {
                     }
                     return reply(name, outcome);
                 }
-                Some(ask) = call.server.0.next() => match ask.request.missing_capability(&ctx.client_capabilities) {
+                ask = next_ask(&mut call.asks, &call.server.0) => match ask.request.missing_capability(&ctx.client_capabilities) {
                     Some(missing) => {
                         let _ = ask.answer.send(Err(format!("the client did not declare {}", missing.path())));
                     }
