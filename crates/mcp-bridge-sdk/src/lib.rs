@@ -101,6 +101,8 @@ pub mod auth;
 pub mod client;
 mod clock;
 pub mod error;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 #[cfg(feature = "icons")]
 pub mod icons;
 pub mod limits;

@@ -276,6 +276,15 @@ pub fn python_peer() -> PathBuf {
     python
 }
 
+/// The Python of `.peers/grpc`, with Google's generated MCP gRPC stubs
+/// (`mcp-grpc-transport-proto`) and grpcio. Panics with the way to install
+/// them when they are missing.
+pub fn grpc_python() -> PathBuf {
+    let python = workspace_root().join(".peers/grpc/bin/python");
+    assert!(python.is_file(), "the gRPC peer is not installed at {}: run scripts/test", python.display());
+    python
+}
+
 /// Debian's Chromium, the real browser of the sign-in tests. Panics with
 /// the way to install it when it is missing.
 pub fn chromium() -> &'static str {
