@@ -18,6 +18,7 @@ fn grpc() -> Result<(), Box<dyn std::error::Error>> {
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
     let descriptors = protox::compile(["proto/mcp.proto"], ["proto"])?;
     std::fs::write(out.join("mcp_descriptors.bin"), descriptors.encode_to_vec())?;
-    tonic_prost_build::configure().build_transport(true).compile_fds(descriptors)?;
+    // Sorted maps: the same message always encodes and prints the same way.
+    tonic_prost_build::configure().build_transport(true).btree_map(".").compile_fds(descriptors)?;
     Ok(())
 }

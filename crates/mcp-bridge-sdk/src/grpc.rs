@@ -8,6 +8,7 @@
 //! [`proto`] is the generated code; [`json`] turns JSON values into
 //! protobuf `Struct`s and back.
 
+pub mod convert;
 pub mod json;
 
 /// The messages and the service of Google's MCP proto, as tonic and prost

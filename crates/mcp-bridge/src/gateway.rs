@@ -3,7 +3,7 @@
 //! kept in step with its changes (a server's list change, a server lost or
 //! back: the client hears `list_changed`), served to the legacy client by
 //! the embedded bridge like any server of this process. Calls go to their
-//! server one round at a time ([`relay`]), so the input requests of every
+//! server one round at a time (the `relay` module), so the input requests of every
 //! server reach the client.
 
 mod relay;
