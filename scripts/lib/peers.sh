@@ -24,16 +24,18 @@ install_llm_sdks() {
   fi
 }
 
-# Google's MCP gRPC transport: its generated Python stubs with grpcio, the
-# peer (client and server) of our gRPC transport. (Its Python server
+# Google's MCP gRPC transport: its generated Python stubs with grpcio (and
+# grpcio-status, for a status's details), the peer (client and server) of
+# our gRPC transport. (Its Python server
 # package, mcp-grpc-transport 0.0.1, is an empty placeholder.)
 GRPC_PROTO_VERSION=0.2.0
 GRPCIO_VERSION=1.85.3
 install_grpc_peer() {
-  if ! .peers/grpc/bin/python -c "import importlib.metadata as m; assert m.version('mcp-grpc-transport-proto') == '$GRPC_PROTO_VERSION' and m.version('grpcio') == '$GRPCIO_VERSION'" 2>/dev/null; then
+  if ! .peers/grpc/bin/python -c "import importlib.metadata as m; assert m.version('mcp-grpc-transport-proto') == '$GRPC_PROTO_VERSION' and m.version('grpcio') == '$GRPCIO_VERSION' and m.version('grpcio-status') == '$GRPCIO_VERSION'" 2>/dev/null; then
     echo "installing mcp-grpc-transport-proto $GRPC_PROTO_VERSION and grpcio $GRPCIO_VERSION into .peers/grpc" >&2
     python3 -m venv .peers/grpc
-    .peers/grpc/bin/pip install --quiet --disable-pip-version-check "mcp-grpc-transport-proto==$GRPC_PROTO_VERSION" "grpcio==$GRPCIO_VERSION"
+    .peers/grpc/bin/pip install --quiet --disable-pip-version-check "mcp-grpc-transport-proto==$GRPC_PROTO_VERSION" \
+      "grpcio==$GRPCIO_VERSION" "grpcio-status==$GRPCIO_VERSION"
   fi
 }
 

@@ -5,11 +5,31 @@
 //! tools, complete). The specification has no gRPC binding; this proto is
 //! the de-facto one.
 //!
-//! [`proto`] is the generated code; [`json`] turns JSON values into
-//! protobuf `Struct`s and back.
+//! [`client::connect`] is the client transport, [`service::serve`] (or
+//! [`service::service`] in a tonic router of your own) serves a
+//! [`Server`](crate::Server). [`convert`] maps MCP's JSON to the proto's
+//! messages, [`status`] JSON-RPC errors to gRPC statuses (with the table),
+//! [`json`] JSON values to protobuf `Struct`s; [`proto`] is the generated
+//! code.
 
+#[cfg(feature = "client")]
+pub mod client;
 pub mod convert;
 pub mod json;
+#[cfg(feature = "server")]
+pub mod service;
+pub mod status;
+
+/// The largest message a call may send or receive by default: 4 MiB, as
+/// gRPC's own default.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+
+/// The metadata key of the protocol version.
+pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+/// The metadata key naming a call's tool.
+pub const TOOL_NAME_HEADER: &str = "mcp-tool-name";
+/// The metadata key naming a read's resource.
+pub const RESOURCE_URI_HEADER: &str = "mcp-resource-uri";
 
 /// The messages and the service of Google's MCP proto, as tonic and prost
 /// generate them.

@@ -24,12 +24,15 @@ clients (VS Code, Claude Desktop, Cursor) can use directly too
 Usage: mcp-example-server [--http ADDR [--auth-issuer URL [--auth-audience URL]
                                          [--auth-introspection [--auth-introspection-cache SECONDS]]]
                                         [--redis URL --state-key-file FILE [--task-lease SECONDS]]]
-                          [--max-line-bytes N] [--max-in-flight N]
+                          [--grpc ADDR] [--max-line-bytes N] [--max-in-flight N]
 
 Options:
   --http ADDR          serve Streamable HTTP at http://ADDR/mcp (for example
                        127.0.0.1:8080) instead of stdio, to 2026-07-28 and
                        2025-11-25 clients alike; stops on Ctrl-C
+  --grpc ADDR          serve gRPC (Google's MCP proto, service
+                       model_context_protocol.Mcp, HTTP/2 without TLS) at
+                       ADDR instead of stdio; stops on Ctrl-C
   --auth-issuer URL    with --http: every request needs a JWT access token
                        (RFC 9068) of this issuer, checked against its keys,
                        with the scope notes:read; set_note also needs the
@@ -64,6 +67,7 @@ Options:
 struct Settings {
     limits: ServerLimits,
     http: Option<String>,
+    grpc: Option<String>,
     auth_issuer: Option<String>,
     auth_audience: Option<String>,
     introspection: bool,
@@ -78,6 +82,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>
     let mut limits = ServerLimits::default();
     let (mut http, mut auth_issuer, mut auth_audience, mut introspection) = (None, None, None, false);
     let (mut introspection_cache, mut redis, mut state_key_file, mut task_lease) = (None, None, None, None);
+    let mut grpc = None;
     while let Some(arg) = args.next() {
         let mut number = |name: &str| -> Result<usize, String> {
             let value = args.next().ok_or_else(|| format!("{name} needs a value"))?;
@@ -85,6 +90,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>
         };
         match arg.as_str() {
             "--http" => http = Some(args.next().ok_or("--http needs an address such as 127.0.0.1:8080")?),
+            "--grpc" => grpc = Some(args.next().ok_or("--grpc needs an address such as 127.0.0.1:50051")?),
             "--auth-issuer" => auth_issuer = Some(args.next().ok_or("--auth-issuer needs the issuer's URL")?),
             "--auth-audience" => auth_audience = Some(args.next().ok_or("--auth-audience needs a URL")?),
             "--auth-introspection" => introspection = true,
@@ -112,6 +118,9 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>
             other => return Err(format!("unknown argument {other:?} (try --help)")),
         }
     }
+    if http.is_some() && grpc.is_some() {
+        return Err("give --http or --grpc, not both".into());
+    }
     if http.is_none() && (auth_issuer.is_some() || auth_audience.is_some()) {
         return Err("--auth-issuer and --auth-audience protect the HTTP endpoint: give --http too".into());
     }
@@ -130,6 +139,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>
     Ok(Some(Settings {
         limits,
         http,
+        grpc,
         auth_issuer,
         auth_audience,
         introspection,
@@ -162,6 +172,17 @@ fn main() -> ExitCode {
     };
     let served = runtime.block_on(async move {
         let server = replica(&settings).await?;
+        if let Some(addr) = settings.grpc {
+            let listener = tokio::net::TcpListener::bind(&addr).await?;
+            eprintln!("mcp-example-server: serving gRPC at {}", listener.local_addr()?);
+            let stop = async {
+                let _ = tokio::signal::ctrl_c().await;
+            };
+            let max = mcp_bridge_sdk::grpc::DEFAULT_MAX_MESSAGE_BYTES;
+            return mcp_bridge_sdk::grpc::service::serve(&server, listener, max, stop)
+                .await
+                .map_err(std::io::Error::other);
+        }
         match settings.http {
             None => mcp_bridge::embed::serve_stdio_vscode(&server).await.map(|_path| ()),
             Some(addr) => {

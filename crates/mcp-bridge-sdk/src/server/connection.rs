@@ -39,7 +39,7 @@ pub(crate) struct ConnectionHandle {
     /// Whom the connection's token speaks for (a protected HTTP request).
     pub(crate) caller: Option<std::sync::Arc<super::protect::Caller>>,
     /// The HTTP headers of the request or of the WebSocket upgrade.
-    #[cfg(any(feature = "http-server", feature = "websocket"))]
+    #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
     pub(crate) http_headers: Option<Arc<http::HeaderMap>>,
     /// The client's TLS certificates (the server's own TLS).
     pub(crate) peer_certificates: Option<super::protect::PeerCertificates>,
@@ -64,7 +64,7 @@ impl Connection {
                 id,
                 out,
                 caller: None,
-                #[cfg(any(feature = "http-server", feature = "websocket"))]
+                #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
                 http_headers: None,
                 peer_certificates: None,
             },
@@ -94,7 +94,7 @@ impl Connection {
     }
 
     /// The connection of a request (or upgrade) with these HTTP headers.
-    #[cfg(any(feature = "http-server", feature = "websocket"))]
+    #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
     pub(crate) fn with_http_headers(mut self, headers: Option<http::HeaderMap>) -> Self {
         self.handle.http_headers = headers.map(Arc::new);
         self
@@ -224,9 +224,22 @@ impl Server {
             );
             return Message::Error(JsonRpcErrorResponse::new(Some(request.id), error));
         }
+        self.answer_on(request, |connection| connection).await
+    }
+
+    /// [`Server::answer`], the handler seeing `headers` as the request's
+    /// HTTP headers (a gRPC call's metadata).
+    #[cfg(feature = "grpc")]
+    pub(crate) async fn answer_with_headers(&self, request: JsonRpcRequest, headers: http::HeaderMap) -> Message {
+        self.answer_on(request, move |connection| connection.with_http_headers(Some(headers))).await
+    }
+
+    /// Serves `request` on a connection of its own (`setup` sets its
+    /// context) and returns its response.
+    async fn answer_on(&self, request: JsonRpcRequest, setup: impl FnOnce(Connection) -> Connection) -> Message {
         let id = request.id.clone();
         let (out, mut rx) = mpsc::channel(crate::limits::OUTGOING_QUEUE);
-        let connection = Connection::new(self.clone(), out);
+        let connection = setup(Connection::new(self.clone(), out));
         connection.handle(Message::Request(request)).await;
         while let Some(message) = rx.recv().await {
             if matches!(message, Message::Result(_) | Message::Error(_)) {

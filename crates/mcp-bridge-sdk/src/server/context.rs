@@ -23,9 +23,10 @@ pub struct RequestContext {
     /// Whom the request's token speaks for, on a protected endpoint
     /// ([`crate::server::protect`]); `None` elsewhere.
     pub caller: Option<std::sync::Arc<super::protect::Caller>>,
-    /// The HTTP headers the request came with: its POST's, or its
-    /// connection's WebSocket upgrade's; `None` on stdio and sockets.
-    #[cfg(any(feature = "http-server", feature = "websocket"))]
+    /// The HTTP headers the request came with: its POST's, its
+    /// connection's WebSocket upgrade's, or its gRPC call's metadata;
+    /// `None` on stdio and sockets.
+    #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
     pub http_headers: Option<std::sync::Arc<http::HeaderMap>>,
     /// The client's TLS certificates, when it presented some to the
     /// server's own TLS ([`Server::serve_https`](crate::Server::serve_https)).

@@ -124,7 +124,7 @@ impl Server {
             client_info: meta.client_info,
             log_level: meta.log_level,
             caller: conn.caller.clone(),
-            #[cfg(any(feature = "http-server", feature = "websocket"))]
+            #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
             http_headers: conn.http_headers.clone(),
             peer_certificates: conn.peer_certificates.clone(),
             progress_token: meta.progress_token,

@@ -150,6 +150,21 @@ fn all<T>(items: Vec<Value>, each: impl Fn(Value) -> Result<T, Unmappable>) -> R
 }
 
 impl RpcRequest {
+    /// The size of the request's message on the wire.
+    pub fn encoded_len(&self) -> usize {
+        use prost::Message;
+        match self {
+            RpcRequest::ListResources(m) => m.encoded_len(),
+            RpcRequest::ReadResource(m) => m.encoded_len(),
+            RpcRequest::ListResourceTemplates(m) => m.encoded_len(),
+            RpcRequest::ListPrompts(m) => m.encoded_len(),
+            RpcRequest::GetPrompt(m) => m.encoded_len(),
+            RpcRequest::ListTools(m) => m.encoded_len(),
+            RpcRequest::CallTool(m) => m.encoded_len(),
+            RpcRequest::Complete(m) => m.encoded_len(),
+        }
+    }
+
     /// The JSON-RPC method this RPC carries.
     pub fn method(&self) -> &'static str {
         match self {

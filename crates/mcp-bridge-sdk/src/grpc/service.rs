@@ -1,0 +1,217 @@
+//! A [`Server`] as the proto's `Mcp` service: each RPC becomes the
+//! JSON-RPC request it carries, served like any other, and its result the
+//! RPC's response.
+//!
+//! The protocol version comes in the `mcp-protocol-version` metadata key
+//! (required; `_meta` may repeat it but not differ); `mcp-tool-name` and
+//! `mcp-resource-uri`, when sent, must name the call's tool and the read's
+//! resource. Handlers see the call's metadata as
+//! [`RequestContext::http_headers`](crate::RequestContext::http_headers)
+//! (a bearer token in `authorization`, say). A list's pages are read
+//! through before the response: the proto has no cursor.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use mcp_bridge_protocol::meta::PROTOCOL_VERSION_KEY;
+use mcp_bridge_protocol::{ErrorObject, JsonRpcRequest, Message, RequestId, error_code};
+use serde_json::{Map, Value};
+use tonic::{Request, Response, Status};
+
+use super::convert::{RpcRequest, RpcResponse};
+use super::proto::mcp_server::{Mcp, McpServer};
+use super::proto::*;
+use super::status::status_of;
+use super::{PROTOCOL_VERSION_HEADER, RESOURCE_URI_HEADER, TOOL_NAME_HEADER};
+use crate::server::Server;
+
+/// The most pages of a list read for one response.
+const MAX_PAGES: usize = 1000;
+
+/// A [`Server`] as the proto's `Mcp` service (add it to a tonic router of
+/// your own with [`service`], or let [`serve`] run it).
+#[derive(Debug, Clone)]
+pub struct McpService {
+    server: Server,
+    next_id: std::sync::Arc<AtomicU64>,
+}
+
+/// `server` as a tonic service, messages up to `max_message_bytes` each
+/// way.
+pub fn service(server: &Server, max_message_bytes: usize) -> McpServer<McpService> {
+    McpServer::new(McpService { server: server.clone(), next_id: Default::default() })
+        .max_decoding_message_size(max_message_bytes)
+        .max_encoding_message_size(max_message_bytes)
+}
+
+/// Serves `server` over gRPC (HTTP/2 without TLS) on `listener` until
+/// `shutdown` completes.
+///
+/// # Errors
+/// The listener failed.
+pub async fn serve(
+    server: &Server,
+    listener: tokio::net::TcpListener,
+    max_message_bytes: usize,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), crate::Error> {
+    let incoming = tokio_stream_of(listener);
+    tonic::transport::Server::builder()
+        .add_service(service(server, max_message_bytes))
+        .serve_with_incoming_shutdown(incoming, shutdown)
+        .await
+        .map_err(|e| crate::Error::Transport { reason: format!("gRPC server: {e}") })
+}
+
+/// The connections of `listener`, as tonic takes them.
+fn tokio_stream_of(
+    listener: tokio::net::TcpListener,
+) -> impl futures_util::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
+    futures_util::stream::unfold(listener, |listener| async move {
+        let accepted = listener.accept().await.map(|(stream, _)| stream);
+        Some((accepted, listener))
+    })
+}
+
+fn refused(code: i64, message: impl Into<String>) -> Status {
+    status_of(&ErrorObject::new(code, message))
+}
+
+/// A metadata value as text, when it is one.
+fn header<'a>(request: &'a tonic::metadata::MetadataMap, name: &str) -> Option<&'a str> {
+    request.get(name).and_then(|v| v.to_str().ok())
+}
+
+impl McpService {
+    /// Serves one RPC: its request as JSON-RPC, the result as its response
+    /// (`pick` takes the response of the RPC's kind).
+    async fn answer<T>(
+        &self,
+        metadata: tonic::metadata::MetadataMap,
+        rpc: RpcRequest,
+        pick: fn(RpcResponse) -> Option<T>,
+    ) -> Result<Response<T>, Status> {
+        let version = header(&metadata, PROTOCOL_VERSION_HEADER)
+            .ok_or_else(|| refused(error_code::INVALID_REQUEST, "the mcp-protocol-version metadata is missing"))?
+            .to_owned();
+        check_routing(&metadata, &rpc)?;
+        let (method, mut params) = rpc.into_json().map_err(|e| refused(error_code::INVALID_PARAMS, e.0))?;
+        stamp_version(&mut params, &version)?;
+        let headers = metadata.into_headers();
+        let result = self.read_through(method, params, &headers).await?;
+        let response = RpcResponse::from_json(method, result).map_err(|e| refused(error_code::INTERNAL_ERROR, e.0))?;
+        pick(response)
+            .map(Response::new)
+            .ok_or_else(|| refused(error_code::INTERNAL_ERROR, "a response of another RPC"))
+    }
+
+    /// The result of `method`, every page of a list joined.
+    async fn read_through(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        headers: &http::HeaderMap,
+    ) -> Result<Value, Status> {
+        let list = match method {
+            "tools/list" => "tools",
+            "prompts/list" => "prompts",
+            "resources/list" => "resources",
+            "resources/templates/list" => "resourceTemplates",
+            _ => return self.one(method, params, headers).await,
+        };
+        let mut first = self.one(method, params.clone(), headers).await?;
+        let mut cursor = first.get("nextCursor").and_then(Value::as_str).map(str::to_owned);
+        let mut pages = 1;
+        while let Some(next) = cursor.take() {
+            pages += 1;
+            if pages > MAX_PAGES {
+                return Err(refused(error_code::INTERNAL_ERROR, format!("{method}: more than {MAX_PAGES} pages")));
+            }
+            let mut params = params.clone();
+            params.insert("cursor".into(), Value::String(next));
+            let mut page = self.one(method, params, headers).await?;
+            cursor = page.get("nextCursor").and_then(Value::as_str).map(str::to_owned);
+            if let (Some(Value::Array(all)), Some(Value::Array(more))) = (first.get_mut(list), page.get_mut(list)) {
+                all.append(more);
+            }
+        }
+        if let Value::Object(first) = &mut first {
+            first.remove("nextCursor");
+        }
+        Ok(first)
+    }
+
+    /// One JSON-RPC request's result.
+    async fn one(&self, method: &str, params: Map<String, Value>, headers: &http::HeaderMap) -> Result<Value, Status> {
+        let id = RequestId::Number(i64::try_from(self.next_id.fetch_add(1, Ordering::Relaxed)).unwrap_or(0));
+        let request = JsonRpcRequest::new(id, method, Some(Value::Object(params)));
+        match self.server.answer_with_headers(request, headers.clone()).await {
+            Message::Result(r) => Ok(r.result),
+            Message::Error(e) => Err(status_of(&e.error)),
+            _ => Err(refused(error_code::INTERNAL_ERROR, "no response")),
+        }
+    }
+}
+
+/// The routing keys, when sent, name what the request does.
+fn check_routing(metadata: &tonic::metadata::MetadataMap, rpc: &RpcRequest) -> Result<(), Status> {
+    let (key, named) = match rpc {
+        RpcRequest::CallTool(call) => (TOOL_NAME_HEADER, call.request.as_ref().map(|r| r.name.as_str())),
+        RpcRequest::ReadResource(read) => (RESOURCE_URI_HEADER, Some(read.uri.as_str())),
+        _ => return Ok(()),
+    };
+    match header(metadata, key) {
+        Some(sent) if Some(sent) != named => Err(refused(
+            error_code::HEADER_MISMATCH,
+            format!("the {key} metadata ({sent:?}) does not match the request ({:?})", named.unwrap_or_default()),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Puts the metadata's protocol version in `_meta`, where the server reads it.
+fn stamp_version(params: &mut Map<String, Value>, version: &str) -> Result<(), Status> {
+    let meta = params.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(meta) = meta else {
+        return Err(refused(error_code::INVALID_PARAMS, "_meta must be an object"));
+    };
+    match meta.get(PROTOCOL_VERSION_KEY).and_then(Value::as_str) {
+        Some(stated) if stated != version => Err(refused(
+            error_code::HEADER_MISMATCH,
+            format!("the mcp-protocol-version metadata ({version}) does not match _meta ({stated})"),
+        )),
+        _ => {
+            meta.insert(PROTOCOL_VERSION_KEY.into(), Value::String(version.to_owned()));
+            Ok(())
+        }
+    }
+}
+
+macro_rules! rpcs {
+    ($($method:ident: $request:ty => $response:ty, $variant:ident;)*) => {
+        #[tonic::async_trait]
+        impl Mcp for McpService {
+            $(
+                async fn $method(&self, request: Request<$request>) -> Result<Response<$response>, Status> {
+                    let (metadata, _, message) = request.into_parts();
+                    let pick = |r| match r {
+                        RpcResponse::$variant(r) => Some(r),
+                        _ => None,
+                    };
+                    self.answer(metadata, RpcRequest::$variant(message), pick).await
+                }
+            )*
+        }
+    };
+}
+
+rpcs! {
+    list_resources: ListResourcesRequest => ListResourcesResponse, ListResources;
+    read_resource: ReadResourceRequest => ReadResourceResponse, ReadResource;
+    list_resource_templates: ListResourceTemplatesRequest => ListResourceTemplatesResponse, ListResourceTemplates;
+    list_prompts: ListPromptsRequest => ListPromptsResponse, ListPrompts;
+    get_prompt: GetPromptRequest => GetPromptResponse, GetPrompt;
+    list_tools: ListToolsRequest => ListToolsResponse, ListTools;
+    call_tool: CallToolRequest => CallToolResponse, CallTool;
+    complete: CompletionRequest => CompletionResponse, Complete;
+}

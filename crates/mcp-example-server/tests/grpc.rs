@@ -1,0 +1,230 @@
+//! MCP over gRPC on Google's reference proto: our client against the
+//! example server's gRPC service, Google's generated Python stubs (with
+//! grpcio) against it, our client against a grpcio server written on those
+//! stubs, and the faults: a message over the limit, a server gone mid-call,
+//! a status without details.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use mcp_bridge_protocol::types::{ContentBlock, ElicitResult, SubscriptionFilter};
+use mcp_bridge_protocol::{error_code, types::CompletionReference};
+use mcp_bridge_sdk::client::Diagnostics;
+use mcp_bridge_sdk::grpc::DEFAULT_MAX_MESSAGE_BYTES;
+use mcp_bridge_sdk::grpc::client::{GrpcConfig, connect};
+use mcp_bridge_sdk::grpc::service::serve;
+use mcp_bridge_sdk::{Client, ClientOptions, Error, RequestOptions};
+use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
+
+/// The example server's gRPC service on a free loopback port, with
+/// messages up to `max` bytes.
+async fn example_over_grpc(max: usize) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = mcp_example_server::build_server();
+    tokio::spawn(async move { serve(&server, listener, max, std::future::pending()).await });
+    addr
+}
+
+/// A client that answers form elicitations with the name `name`.
+fn client(config: GrpcConfig, name: &'static str) -> Client {
+    let mut options = ClientOptions::new("grpc-test", "1");
+    options.capabilities = serde_json::from_value(json!({"elicitation": {"form": {}}})).unwrap();
+    options.hooks = options.hooks.on_form(move |_params| async move {
+        serde_json::from_value::<ElicitResult>(json!({"action": "accept", "content": {"name": name}}))
+    });
+    Client::new(options, connect(config).unwrap())
+}
+
+fn text_of(content: &[ContentBlock]) -> &str {
+    match content.first() {
+        Some(ContentBlock::Text(t)) => &t.text,
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+fn rpc_code(result: Result<impl std::fmt::Debug, Error>) -> i64 {
+    match result {
+        Err(Error::Rpc { error }) => error.code,
+        other => panic!("expected an RPC error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn our_client_uses_the_example_server_over_grpc() {
+    let addr = example_over_grpc(DEFAULT_MAX_MESSAGE_BYTES).await;
+    let client = client(GrpcConfig::new(format!("http://{addr}")), "Grpc");
+    let o = RequestOptions::default();
+    assert!(client.discover(&o).await.unwrap().capabilities.tools.is_some());
+
+    let tools = client.list_all_tools(&o).await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "ask_name"), "{tools:?}");
+    let add = tools.iter().find(|t| t.name == "add").unwrap();
+    assert!(add.output_schema.is_some(), "the output schema came through");
+
+    let diagnostics = Arc::new(Mutex::new(Diagnostics::default()));
+    let sum = client
+        .call_tool("add", json!({"a": 19, "b": 23}), &o.clone().with_diagnostics(diagnostics.clone()))
+        .await
+        .unwrap();
+    assert_eq!(sum.structured_content, Some(json!({"sum": 42})));
+    assert_eq!(diagnostics.lock().unwrap().http_status, Some(200));
+
+    // An input round: the InputRequiredResult over gRPC, the hook's answer
+    // and the sealed state back on the retry.
+    let hello = client.call_tool("ask_name", json!({}), &o).await.unwrap();
+    assert_eq!(text_of(&hello.content), "Hello, Grpc!");
+
+    let prompt = client
+        .get_prompt("greet", serde_json::from_value(json!({"name": "Ada", "style": "formal"})).unwrap(), &o)
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&prompt.messages[0].content).unwrap()["text"],
+        "Please write a formal greeting for Ada."
+    );
+    let readme = client.read_resource("example://readme", &o).await.unwrap();
+    assert!(!serde_json::to_value(&readme.contents).unwrap().to_string().is_empty());
+    let logo = client.read_resource("example://logo.png", &o).await.unwrap();
+    assert_eq!(serde_json::to_value(&logo.contents[0]).unwrap()["mimeType"], "image/png");
+    let templates = client.list_all_resource_templates(&o).await.unwrap();
+    assert_eq!(templates[0].uri_template, "note://{name}");
+    let reference: CompletionReference =
+        serde_json::from_value(json!({"type": "ref/resource", "uri": "note://{name}"})).unwrap();
+    let argument = serde_json::from_value(json!({"name": "name", "value": "sh"})).unwrap();
+    let completion = client.complete(reference, argument, None, &o).await.unwrap();
+    assert_eq!(completion.completion.values, ["shopping"]);
+
+    // Refusals come back as the server's JSON-RPC errors, their gRPC status
+    // mapped to an HTTP one.
+    let diagnostics = Arc::new(Mutex::new(Diagnostics::default()));
+    let unknown = client.call_tool("nope", json!({}), &o.clone().with_diagnostics(diagnostics.clone())).await;
+    assert_eq!(rpc_code(unknown), error_code::INVALID_PARAMS);
+    assert_eq!(diagnostics.lock().unwrap().http_status, Some(400));
+    assert_eq!(rpc_code(client.read_resource("note://none", &o).await), error_code::INVALID_PARAMS);
+
+    // What the proto has no RPC for fails at once, naming it.
+    let listen = client.listen(SubscriptionFilter::default(), &o).await;
+    match listen {
+        Err(Error::Rpc { error }) => {
+            assert_eq!(error.code, error_code::METHOD_NOT_FOUND);
+            assert!(error.message.contains("subscriptions/listen"), "{}", error.message);
+        }
+        other => panic!("listen over gRPC: {other:?}"),
+    }
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_message_over_the_limit_is_refused_with_a_clear_error() {
+    let addr = example_over_grpc(64 * 1024).await;
+    let client = client(GrpcConfig::new(format!("http://{addr}")), "Grpc");
+    let o = RequestOptions::default();
+    let big = "x".repeat(100 * 1024);
+    let refused = client.call_tool("echo", json!({"text": big}), &o).await;
+    match refused {
+        Err(Error::Rpc { error }) => assert!(
+            error.message.contains("ResourceExhausted") || error.message.contains("too large"),
+            "{}",
+            error.message
+        ),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    // The connection still serves.
+    let sum = client.call_tool("add", json!({"a": 1, "b": 1}), &o).await.unwrap();
+    assert_eq!(sum.structured_content, Some(json!({"sum": 2})));
+    // A client's own limit: a request over it is refused before it is
+    // sent, naming the sizes; an answer over it is refused when it comes.
+    let small = client_with_limit(addr, 2048);
+    match small.call_tool("echo", json!({"text": "y".repeat(4000)}), &o).await {
+        Err(Error::InvalidRequest { reason }) => assert!(reason.contains("over the limit of 2048 bytes"), "{reason}"),
+        other => panic!("expected a refusal before sending, got {other:?}"),
+    }
+    match small.list_all_tools(&o).await {
+        Err(Error::Rpc { error }) => assert!(error.message.contains("too large"), "{}", error.message),
+        other => panic!("expected the answer refused, got {other:?}"),
+    }
+}
+
+fn client_with_limit(addr: SocketAddr, max: usize) -> Client {
+    client(GrpcConfig::new(format!("http://{addr}")).with_max_message_bytes(max), "Grpc")
+}
+
+/// Google's generated Python stubs, with grpcio, against the example
+/// server started with `--grpc`.
+#[tokio::test]
+async fn googles_python_stubs_use_the_example_server() {
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-example-server"))
+        .args(["--grpc", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let addr = test_support::stderr_line(&mut server, "mcp-example-server", |line| {
+        line.split("serving gRPC at ").nth(1).map(|a| a.trim().to_owned())
+    })
+    .await;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/grpc/python_client.py");
+    let output =
+        tokio::process::Command::new(test_support::grpc_python()).arg(script).arg(&addr).output().await.unwrap();
+    assert!(output.status.success(), "the Python client failed:\n{}", String::from_utf8_lossy(&output.stderr));
+    let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(seen["tools"].as_array().unwrap().contains(&json!("add")), "{seen}");
+    assert_eq!(seen["sum"], json!({"sum": 42.0}));
+    assert_eq!(seen["firstRound"], "RESULT_TYPE_INPUT_REQUIRED");
+    assert_eq!(seen["asked"], "What is your name?");
+    assert_eq!(seen["greeting"], "Hello, Python!");
+    assert_eq!(seen["unknownTool"]["grpc"], "INVALID_ARGUMENT");
+    assert_eq!(seen["unknownTool"]["code"], json!(error_code::INVALID_PARAMS as f64));
+    assert_eq!(seen["wrongVersion"]["grpc"], "FAILED_PRECONDITION");
+    assert_eq!(seen["wrongVersion"]["code"], json!(error_code::UNSUPPORTED_PROTOCOL_VERSION as f64));
+    assert_eq!(seen["noVersion"], "INVALID_ARGUMENT");
+    server.start_kill().unwrap();
+}
+
+/// A grpcio server written on Google's stubs (`tests/grpc/python_server.py`)
+/// answering our client; then it dies mid-call.
+#[tokio::test]
+async fn our_client_uses_a_grpcio_server_on_googles_stubs() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/grpc/python_server.py");
+    let mut server = tokio::process::Command::new(test_support::grpc_python())
+        .arg(script)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(server.stdout.take().unwrap()).lines();
+    let port = lines.next_line().await.unwrap().expect("the server printed its port");
+    let client =
+        client(GrpcConfig::new(format!("http://127.0.0.1:{}", port.trim())).with_bearer_token("t0ken".into()), "Rust");
+    let o = RequestOptions::default();
+    let tools = client.list_all_tools(&o).await.unwrap();
+    assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["shout", "ask", "plain_error", "hang"]);
+    let shouted = client.call_tool("shout", json!({"text": "grpc"}), &o).await.unwrap();
+    assert_eq!(text_of(&shouted.content), "GRPC (version 2026-07-28, tool shout, Bearer t0ken)");
+    let asked = client.call_tool("ask", json!({}), &o).await.unwrap();
+    assert_eq!(text_of(&asked.content), "Hi, Rust!");
+    // A status without details: an error made from its code and message.
+    let plain = client.call_tool("plain_error", json!({}), &o).await;
+    match plain {
+        Err(Error::Rpc { error }) => {
+            assert_eq!(error.code, error_code::INTERNAL_ERROR);
+            assert!(error.message.contains("Internal") && error.message.contains("it broke"), "{}", error.message);
+        }
+        other => panic!("expected an error, got {other:?}"),
+    }
+    // The server dies during a call: the call fails as the connection's loss.
+    let pending = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("hang", json!({}), &RequestOptions::default()).await }
+    });
+    let started = lines.next_line().await.unwrap();
+    assert_eq!(started.as_deref(), Some("hanging"));
+    server.start_kill().unwrap();
+    let lost = pending.await.unwrap();
+    assert!(matches!(lost, Err(Error::Transport { .. }) | Err(Error::Closed)), "{lost:?}");
+}
