@@ -7,6 +7,9 @@
 //! - `stdio/tools_call` vs `stdio/cat_echo`: the SDK client and the release
 //!   `mcp-example-server` over pipes, against the same request line echoed
 //!   by `cat` (two pipe hops and a process wake-up, without the SDK).
+//! - `network/grpc_tools_call` vs `network/http_tools_call`: the SDK client
+//!   and the example server over gRPC (Google's proto) and over Streamable
+//!   HTTP, both on loopback in this process: the ratio is gRPC's cost.
 //!
 //! Needs `cargo build --release -p mcp-example-server` first.
 
@@ -193,5 +196,42 @@ fn elicitation_round(
     });
 }
 
-criterion_group!(benches, memory, stdio, bridge);
+fn network(c: &mut Criterion) {
+    let rt = runtime();
+    let mut group = c.benchmark_group("network");
+    let server = mcp_example_server::build_server();
+    let (http, grpc) = rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let http_addr = listener.local_addr().unwrap();
+        let router = server.http_router(mcp_bridge_sdk::server::http::HttpOptions::default());
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let grpc_addr = listener.local_addr().unwrap();
+        let served = server.clone();
+        tokio::spawn(async move {
+            let options = mcp_bridge_sdk::grpc::service::GrpcServeOptions::default();
+            mcp_bridge_sdk::grpc::service::serve(&served, listener, options, std::future::pending()).await
+        });
+        let http_config = mcp_bridge_sdk::transport::http::HttpConfig::new(format!("http://{http_addr}/mcp"));
+        let http = Client::new(ClientOptions::new("bench", "1"), transport::http::connect(http_config).unwrap());
+        let grpc_config = mcp_bridge_sdk::grpc::client::GrpcConfig::new(format!("http://{grpc_addr}"));
+        let grpc =
+            Client::new(ClientOptions::new("bench", "1"), mcp_bridge_sdk::grpc::client::connect(grpc_config).unwrap());
+        (http, grpc)
+    });
+    let options = RequestOptions::default();
+    for (name, client) in [("http_tools_call", &http), ("grpc_tools_call", &grpc)] {
+        group.bench_function(name, |b| {
+            b.to_async(&rt)
+                .iter(|| async { client.call_tool("echo", json!({"text": "hello"}), &options).await.unwrap() })
+        });
+    }
+    rt.block_on(async {
+        http.close().await;
+        grpc.close().await;
+    });
+    group.finish();
+}
+
+criterion_group!(benches, memory, stdio, bridge, network);
 criterion_main!(benches);

@@ -178,8 +178,8 @@ fn main() -> ExitCode {
             let stop = async {
                 let _ = tokio::signal::ctrl_c().await;
             };
-            let max = mcp_bridge_sdk::grpc::DEFAULT_MAX_MESSAGE_BYTES;
-            return mcp_bridge_sdk::grpc::service::serve(&server, listener, max, stop)
+            let options = mcp_bridge_sdk::grpc::service::GrpcServeOptions::default();
+            return mcp_bridge_sdk::grpc::service::serve(&server, listener, options, stop)
                 .await
                 .map_err(std::io::Error::other);
         }

@@ -14,7 +14,7 @@ use mcp_bridge_protocol::{error_code, types::CompletionReference};
 use mcp_bridge_sdk::client::Diagnostics;
 use mcp_bridge_sdk::grpc::DEFAULT_MAX_MESSAGE_BYTES;
 use mcp_bridge_sdk::grpc::client::{GrpcConfig, connect};
-use mcp_bridge_sdk::grpc::service::serve;
+use mcp_bridge_sdk::grpc::service::{GrpcServeOptions, serve};
 use mcp_bridge_sdk::{Client, ClientOptions, Error, RequestOptions};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
@@ -25,7 +25,8 @@ async fn example_over_grpc(max: usize) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let server = mcp_example_server::build_server();
-    tokio::spawn(async move { serve(&server, listener, max, std::future::pending()).await });
+    let options = GrpcServeOptions::default().with_max_message_bytes(max);
+    tokio::spawn(async move { serve(&server, listener, options, std::future::pending()).await });
     addr
 }
 
@@ -227,4 +228,31 @@ async fn our_client_uses_a_grpcio_server_on_googles_stubs() {
     server.start_kill().unwrap();
     let lost = pending.await.unwrap();
     assert!(matches!(lost, Err(Error::Transport { .. }) | Err(Error::Closed)), "{lost:?}");
+}
+
+/// Over TLS: the server's certificate checked against the CA given to the
+/// client; a client without that CA is refused at the handshake.
+#[tokio::test]
+async fn calls_go_over_tls_to_a_server_the_client_trusts() {
+    let dir = std::env::temp_dir().join(format!("mcp-grpc-tls-{}", std::process::id()));
+    let pki = test_support::oauth::TestPki::new(&dir);
+    let (cert, key) = (
+        std::fs::read_to_string(&pki.server_cert_file).unwrap(),
+        std::fs::read_to_string(&pki.server_key_file).unwrap(),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = mcp_example_server::build_server();
+    let options = GrpcServeOptions::default().with_tls((cert, key));
+    tokio::spawn(async move { serve(&server, listener, options, std::future::pending()).await });
+    let ca = std::fs::read_to_string(&pki.ca_file).unwrap();
+    let trusted =
+        client(GrpcConfig::new(format!("https://localhost:{}", addr.port())).with_ca_certificate_pem(ca), "Tls");
+    let o = RequestOptions::default();
+    let hello = trusted.call_tool("ask_name", json!({}), &o).await.unwrap();
+    assert_eq!(text_of(&hello.content), "Hello, Tls!");
+    let stranger = client(GrpcConfig::new(format!("https://localhost:{}", addr.port())), "Tls");
+    let refused = stranger.call_tool("echo", json!({"text": "x"}), &o).await;
+    assert!(matches!(refused, Err(Error::Transport { .. })), "{refused:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

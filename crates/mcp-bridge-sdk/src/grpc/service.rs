@@ -22,7 +22,7 @@ use super::convert::{RpcRequest, RpcResponse};
 use super::proto::mcp_server::{Mcp, McpServer};
 use super::proto::*;
 use super::status::status_of;
-use super::{PROTOCOL_VERSION_HEADER, RESOURCE_URI_HEADER, TOOL_NAME_HEADER};
+use super::{DEFAULT_MAX_MESSAGE_BYTES, PROTOCOL_VERSION_HEADER, RESOURCE_URI_HEADER, TOOL_NAME_HEADER};
 use crate::server::Server;
 
 /// The most pages of a list read for one response.
@@ -44,23 +44,56 @@ pub fn service(server: &Server, max_message_bytes: usize) -> McpServer<McpServic
         .max_encoding_message_size(max_message_bytes)
 }
 
-/// Serves `server` over gRPC (HTTP/2 without TLS) on `listener` until
-/// `shutdown` completes.
+/// How [`serve`] serves: the message limit, and TLS when given.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct GrpcServeOptions {
+    /// The largest message each way; 0 means [`DEFAULT_MAX_MESSAGE_BYTES`].
+    pub max_message_bytes: usize,
+    /// The server's certificate chain and private key (PEM): serve TLS
+    /// (`https://` for clients) instead of plain HTTP/2.
+    pub tls: Option<(String, String)>,
+}
+
+impl std::fmt::Debug for GrpcServeOptions {
+    /// The private key never shows.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GrpcServeOptions")
+            .field("max_message_bytes", &self.max_message_bytes)
+            .field("tls", &self.tls.is_some())
+            .finish()
+    }
+}
+
+crate::setters::with_setters! {
+    GrpcServeOptions {
+        value with_max_message_bytes => max_message_bytes: usize,
+        some with_tls => tls: (String, String),
+    }
+}
+
+/// Serves `server` over gRPC on `listener` until `shutdown` completes.
 ///
 /// # Errors
-/// The listener failed.
+/// TLS settings that cannot be used, or the listener failed.
 pub async fn serve(
     server: &Server,
     listener: tokio::net::TcpListener,
-    max_message_bytes: usize,
+    options: GrpcServeOptions,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), crate::Error> {
-    let incoming = tokio_stream_of(listener);
-    tonic::transport::Server::builder()
-        .add_service(service(server, max_message_bytes))
-        .serve_with_incoming_shutdown(incoming, shutdown)
+    let failed = |e: tonic::transport::Error| crate::Error::Transport { reason: format!("gRPC server: {e}") };
+    let max = if options.max_message_bytes == 0 { DEFAULT_MAX_MESSAGE_BYTES } else { options.max_message_bytes };
+    let mut builder = tonic::transport::Server::builder();
+    if let Some((cert, key)) = &options.tls {
+        let identity = tonic::transport::Identity::from_pem(cert, key);
+        builder = builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity)).map_err(failed)?;
+    }
+    builder
+        .add_service(service(server, max))
+        .serve_with_incoming_shutdown(tokio_stream_of(listener), shutdown)
         .await
-        .map_err(|e| crate::Error::Transport { reason: format!("gRPC server: {e}") })
+        .map_err(failed)
 }
 
 /// The connections of `listener`, as tonic takes them.
