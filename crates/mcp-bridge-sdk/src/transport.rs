@@ -95,6 +95,31 @@ pub struct Transport {
 }
 
 #[cfg(feature = "client")]
+impl Transport {
+    /// A transport to a server in another process or on another machine
+    /// (time limits apply), with no credential or address yet: the
+    /// network transports fill those in.
+    #[allow(dead_code)] // each network transport is a feature of its own
+    pub(crate) fn remote(
+        outgoing: mpsc::Sender<Message>,
+        incoming: mpsc::Receiver<Incoming>,
+        tasks: crate::task_group::TaskGroup,
+    ) -> Transport {
+        Transport {
+            outgoing,
+            incoming,
+            #[cfg(feature = "stdio")]
+            process: None,
+            timed: true,
+            credential: Credential::None,
+            endpoint: None,
+            address: None,
+            tasks,
+        }
+    }
+}
+
+#[cfg(feature = "client")]
 /// The credential a transport sends with each request (HTTP, WebSocket),
 /// for the result cache: private results are kept per credential.
 #[derive(Clone, Default)]

@@ -118,17 +118,7 @@ pub fn connect(config: GrpcConfig) -> Result<Transport, Error> {
     let address = Some(config.url.clone());
     let closed = tasks.stopping();
     tasks.spawn_to_finish(CLOSE_GRACE, pump(client, Arc::new(config), out_rx, to_client, closed));
-    Ok(Transport {
-        outgoing,
-        incoming,
-        #[cfg(feature = "stdio")]
-        process: None,
-        timed: true,
-        credential,
-        endpoint: address.clone(),
-        address,
-        tasks,
-    })
+    Ok(Transport { credential, endpoint: address.clone(), address, ..Transport::remote(outgoing, incoming, tasks) })
 }
 
 /// Sends each request of the client as its RPC, on a task of its own, until

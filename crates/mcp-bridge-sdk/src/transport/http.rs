@@ -95,17 +95,7 @@ pub fn connect(config: HttpConfig) -> Result<Transport, Error> {
         // The tunnel's socket lives as long as the transport.
         drop(tunnel);
     });
-    Ok(Transport {
-        outgoing,
-        incoming,
-        #[cfg(feature = "stdio")]
-        process: None,
-        timed: true,
-        credential,
-        endpoint,
-        address,
-        tasks,
-    })
+    Ok(Transport { credential, endpoint, address, ..Transport::remote(outgoing, incoming, tasks) })
 }
 
 /// The transport's HTTP client; through an explicit proxy (on Unix), every

@@ -42,15 +42,5 @@ pub async fn connect(path: impl AsRef<Path>) -> Result<Transport, Error> {
         }
         drop(to_client);
     });
-    Ok(Transport {
-        outgoing,
-        incoming,
-        #[cfg(feature = "stdio")]
-        process: None,
-        timed: true,
-        credential: Default::default(),
-        endpoint: None,
-        address: Some(address),
-        tasks,
-    })
+    Ok(Transport { address: Some(address), ..Transport::remote(outgoing, incoming, tasks) })
 }

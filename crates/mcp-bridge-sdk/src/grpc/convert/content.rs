@@ -215,62 +215,60 @@ pub(crate) fn block_from_proto(block: Block) -> Value {
     }
 }
 
-pub(crate) fn tool_content_to_proto(value: Value) -> Result<proto::call_tool_response::Content, Unmappable> {
-    let mut content = proto::call_tool_response::Content::default();
-    match block_to_proto(value)? {
-        Block::Text(t) => content.text = Some(t),
-        Block::Image(i) => content.image = Some(i),
-        Block::Audio(a) => content.audio = Some(a),
-        Block::Embedded(e) => content.embedded_resource = Some(e),
-        Block::Link(r) => content.resource_link = Some(r),
+/// The five content fields of a tool result's content and of a prompt
+/// message, of which one is set.
+type BlockFields = (
+    Option<proto::TextContent>,
+    Option<proto::ImageContent>,
+    Option<proto::AudioContent>,
+    Option<proto::EmbeddedResource>,
+    Option<proto::Resource>,
+);
+
+impl Block {
+    fn into_fields(self) -> BlockFields {
+        match self {
+            Block::Text(t) => (Some(t), None, None, None, None),
+            Block::Image(i) => (None, Some(i), None, None, None),
+            Block::Audio(a) => (None, None, Some(a), None, None),
+            Block::Embedded(e) => (None, None, None, Some(e), None),
+            Block::Link(r) => (None, None, None, None, Some(r)),
+        }
     }
-    Ok(content)
+
+    /// The block of the first field set; `what` names the message for the error.
+    fn from_fields(fields: BlockFields, what: &str) -> Result<Block, Unmappable> {
+        match fields {
+            (Some(t), ..) => Ok(Block::Text(t)),
+            (_, Some(i), ..) => Ok(Block::Image(i)),
+            (_, _, Some(a), ..) => Ok(Block::Audio(a)),
+            (_, _, _, Some(e), _) => Ok(Block::Embedded(e)),
+            (.., Some(r)) => Ok(Block::Link(r)),
+            _ => Err(Unmappable(format!("{what} with no content"))),
+        }
+    }
+}
+
+pub(crate) fn tool_content_to_proto(value: Value) -> Result<proto::call_tool_response::Content, Unmappable> {
+    let (text, image, audio, embedded_resource, resource_link) = block_to_proto(value)?.into_fields();
+    Ok(proto::call_tool_response::Content { text, image, audio, embedded_resource, resource_link })
 }
 
 pub(crate) fn tool_content_from_proto(c: proto::call_tool_response::Content) -> Result<Value, Unmappable> {
-    let block = if let Some(t) = c.text {
-        Block::Text(t)
-    } else if let Some(i) = c.image {
-        Block::Image(i)
-    } else if let Some(a) = c.audio {
-        Block::Audio(a)
-    } else if let Some(e) = c.embedded_resource {
-        Block::Embedded(e)
-    } else if let Some(r) = c.resource_link {
-        Block::Link(r)
-    } else {
-        return Err(Unmappable("a content block with no content".into()));
-    };
-    Ok(block_from_proto(block))
+    let fields = (c.text, c.image, c.audio, c.embedded_resource, c.resource_link);
+    Ok(block_from_proto(Block::from_fields(fields, "a content block")?))
 }
 
 pub(crate) fn prompt_message_to_proto(value: Value) -> Result<proto::PromptMessage, Unmappable> {
     let mut m = Members::of(value);
     let role = role_to_proto(&m.string("role"));
-    let mut message = proto::PromptMessage { role, ..Default::default() };
-    match block_to_proto(m.take("content").unwrap_or(Value::Null))? {
-        Block::Text(t) => message.text = Some(t),
-        Block::Image(i) => message.image = Some(i),
-        Block::Audio(a) => message.audio = Some(a),
-        Block::Embedded(e) => message.embedded_resource = Some(e),
-        Block::Link(r) => message.resource_link = Some(r),
-    }
-    Ok(message)
+    let block = block_to_proto(m.take("content").unwrap_or(Value::Null))?;
+    let (text, image, audio, embedded_resource, resource_link) = block.into_fields();
+    Ok(proto::PromptMessage { role, text, image, audio, embedded_resource, resource_link })
 }
 
 pub(crate) fn prompt_message_from_proto(m: proto::PromptMessage) -> Result<Value, Unmappable> {
-    let block = if let Some(t) = m.text {
-        Block::Text(t)
-    } else if let Some(i) = m.image {
-        Block::Image(i)
-    } else if let Some(a) = m.audio {
-        Block::Audio(a)
-    } else if let Some(e) = m.embedded_resource {
-        Block::Embedded(e)
-    } else if let Some(r) = m.resource_link {
-        Block::Link(r)
-    } else {
-        return Err(Unmappable("a prompt message with no content".into()));
-    };
-    Ok(Object::default().some("role", role_from_proto(m.role)).set("content", block_from_proto(block)).build())
+    let fields = (m.text, m.image, m.audio, m.embedded_resource, m.resource_link);
+    let block = block_from_proto(Block::from_fields(fields, "a prompt message")?);
+    Ok(Object::default().some("role", role_from_proto(m.role)).set("content", block).build())
 }

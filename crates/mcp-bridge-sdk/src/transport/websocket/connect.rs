@@ -274,15 +274,5 @@ where
         // waiting requests fail with Closed.
         let _ = close.send(why_closed);
     });
-    Transport {
-        outgoing,
-        incoming,
-        #[cfg(feature = "stdio")]
-        process: None,
-        timed: true,
-        credential,
-        endpoint: None,
-        address: None,
-        tasks,
-    }
+    Transport { credential, ..Transport::remote(outgoing, incoming, tasks) }
 }
