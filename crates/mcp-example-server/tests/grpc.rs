@@ -183,6 +183,8 @@ async fn googles_python_stubs_use_the_example_server() {
     assert_eq!(seen["unknownTool"]["code"], json!(error_code::INVALID_PARAMS as f64));
     assert_eq!(seen["wrongVersion"]["grpc"], "FAILED_PRECONDITION");
     assert_eq!(seen["wrongVersion"]["code"], json!(error_code::UNSUPPORTED_PROTOCOL_VERSION as f64));
+    assert_eq!(seen["wrongRoute"]["grpc"], "INVALID_ARGUMENT");
+    assert_eq!(seen["wrongRoute"]["code"], json!(error_code::HEADER_MISMATCH as f64));
     assert_eq!(seen["noVersion"], "INVALID_ARGUMENT");
     server.start_kill().unwrap();
 }

@@ -96,13 +96,29 @@ pub async fn serve(
         .map_err(failed)
 }
 
-/// The connections of `listener`, as tonic takes them.
+/// The connections of `listener`, as tonic takes them. A failed accept
+/// (out of file descriptors, say) is logged and tried again shortly; it
+/// never ends the server.
 fn tokio_stream_of(
     listener: tokio::net::TcpListener,
 ) -> impl futures_util::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
     futures_util::stream::unfold(listener, |listener| async move {
-        let accepted = listener.accept().await.map(|(stream, _)| stream);
-        Some((accepted, listener))
+        loop {
+            match listener.accept().await {
+                Ok((stream, _)) => {
+                    // Without it, Nagle holds each small response back for
+                    // the client's delayed ACK (9.6 ms a call instead of 0.2 ms).
+                    if let Err(e) = stream.set_nodelay(true) {
+                        tracing::debug!(target: "mcp_grpc", "TCP_NODELAY not set: {e}");
+                    }
+                    return Some((Ok(stream), listener));
+                }
+                Err(e) => {
+                    tracing::warn!(target: "mcp_grpc", "accept failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+            }
+        }
     })
 }
 

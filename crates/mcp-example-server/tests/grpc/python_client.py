@@ -1,6 +1,6 @@
 """A client of MCP's gRPC transport written with Google's generated stubs
 (mcp-grpc-transport-proto) and grpcio: lists the tools of the server at
-ADDR, calls one, runs an input round, and provokes three refusals. Prints
+ADDR, calls one, runs an input round, and provokes four refusals. Prints
 what it saw as one JSON object.
 
 Usage: python python_client.py HOST:PORT"""
@@ -67,6 +67,7 @@ def main():
 
     out["unknownTool"] = refusal(lambda: stub.CallTool(call("no_such_tool"), metadata=VERSION))
     out["wrongVersion"] = refusal(lambda: stub.CallTool(call("add", {"a": 1, "b": 2}), metadata=(("mcp-protocol-version", "2025-06-18"),)))
+    out["wrongRoute"] = refusal(lambda: stub.CallTool(call("add", {"a": 1, "b": 2}), metadata=VERSION + (("mcp-tool-name", "echo"),)))
     out["noVersion"] = refusal(lambda: stub.ListTools(m.ListToolsRequest(common=m.RequestFields(metadata=META))))["grpc"]
     print(json.dumps(out))
 
