@@ -258,3 +258,79 @@ async fn calls_go_over_tls_to_a_server_the_client_trusts() {
     assert!(matches!(refused, Err(Error::Transport { .. })), "{refused:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The HTTP status and the message of a refused request.
+fn status_of<T: std::fmt::Debug>(
+    result: Result<T, Error>,
+    diagnostics: &Arc<Mutex<Diagnostics>>,
+) -> (Option<u16>, String) {
+    let message = match result {
+        Err(Error::Rpc { error }) => error.message,
+        other => panic!("expected a refusal, got {other:?}"),
+    };
+    (diagnostics.lock().unwrap().http_status, message)
+}
+
+/// Tokens as a test's issuer would vouch for them: `reader` may read
+/// notes, `writer` may also write them; any other is refused.
+struct FixedTokens;
+
+impl mcp_bridge_sdk::server::protect::TokenValidator for FixedTokens {
+    fn validate(
+        &self,
+        token: &str,
+    ) -> mcp_bridge_sdk::BoxFuture<
+        Result<mcp_bridge_sdk::server::protect::Caller, mcp_bridge_sdk::server::protect::Refusal>,
+    > {
+        use mcp_bridge_sdk::server::protect::{Caller, Refusal};
+        let scopes: &[&str] = match token {
+            "reader" => &[mcp_example_server::NOTES_READ],
+            "writer" => &[mcp_example_server::NOTES_READ, mcp_example_server::NOTES_WRITE],
+            _ => return Box::pin(async { Err(Refusal::InvalidToken { description: "unknown token" }) }),
+        };
+        let caller = Caller::new(token.to_owned(), scopes.iter().copied());
+        Box::pin(async move { Ok(caller) })
+    }
+}
+
+/// A protected service: the bearer token from the client's metadata checked
+/// as on the HTTP endpoint, each refusal a status with its HTTP status and
+/// the challenge; a tool's own scope asked for (a step-up).
+#[tokio::test]
+async fn a_protected_service_checks_each_calls_bearer_token_and_scopes() {
+    use mcp_bridge_sdk::server::protect::{ProtectedResource, Protection};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let url = format!("http://{addr}");
+    let resource = ProtectedResource::new(&url, "https://issuer.test");
+    let protection = Protection::new(resource, FixedTokens).with_required_scopes([mcp_example_server::NOTES_READ]);
+    let server = mcp_example_server::build_server();
+    let options = GrpcServeOptions::default().with_protection(protection);
+    tokio::spawn(async move { serve(&server, listener, options, std::future::pending()).await });
+
+    let o = RequestOptions::default();
+    for (token, wanted) in [(None, 401), (Some("forged-secret-token"), 401)] {
+        let mut config = GrpcConfig::new(&url);
+        if let Some(token) = token {
+            config = config.with_bearer_token(token.into());
+        }
+        let d = Arc::new(Mutex::new(Diagnostics::default()));
+        let (status, message) =
+            status_of(client(config, "x").list_all_tools(&o.clone().with_diagnostics(d.clone())).await, &d);
+        assert_eq!(status, Some(wanted), "{token:?}: {message}");
+        assert!(!message.contains("forged-secret-token"), "the token never shows: {message}");
+    }
+
+    let reader = client(GrpcConfig::new(&url).with_bearer_token("reader".into()), "x");
+    assert!(!reader.list_all_tools(&o).await.unwrap().is_empty());
+    let d = Arc::new(Mutex::new(Diagnostics::default()));
+    let write = json!({"name": "grpc", "text": "protected"});
+    let (status, message) =
+        status_of(reader.call_tool("set_note", write.clone(), &o.clone().with_diagnostics(d.clone())).await, &d);
+    assert_eq!(status, Some(403), "{message}");
+    assert!(message.contains(mcp_example_server::NOTES_WRITE), "the step-up names the scope: {message}");
+
+    let writer = client(GrpcConfig::new(&url).with_bearer_token("writer".into()), "x");
+    let saved = writer.call_tool("set_note", write, &o).await.unwrap();
+    assert_eq!(text_of(&saved.content), "note://grpc saved");
+}

@@ -7,10 +7,16 @@
 //! `mcp-resource-uri`, when sent, must name the call's tool and the read's
 //! resource. Handlers see the call's metadata as
 //! [`RequestContext::http_headers`](crate::RequestContext::http_headers)
-//! (a bearer token in `authorization`, say). A list's pages are read
-//! through before the response: the proto has no cursor.
+//! (a bearer token in `authorization`, say). With a [`Protection`], each
+//! call's bearer token is checked as on the HTTP endpoint (the tool's,
+//! prompt's or resource's scopes too): a refusal is `UNAUTHENTICATED`
+//! (401), `PERMISSION_DENIED` (403, a step-up) or `INVALID_ARGUMENT`, with
+//! the challenge in the `www-authenticate` metadata, and handlers see the
+//! caller. A list's pages are read through before the response: the proto
+//! has no cursor.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use mcp_bridge_protocol::meta::PROTOCOL_VERSION_KEY;
@@ -24,6 +30,7 @@ use super::proto::*;
 use super::status::status_of;
 use super::{DEFAULT_MAX_MESSAGE_BYTES, PROTOCOL_VERSION_HEADER, RESOURCE_URI_HEADER, TOOL_NAME_HEADER};
 use crate::server::Server;
+use crate::server::protect::{Caller, Protection, Refusal};
 
 /// The most pages of a list read for one response.
 const MAX_PAGES: usize = 1000;
@@ -33,15 +40,25 @@ const MAX_PAGES: usize = 1000;
 #[derive(Debug, Clone)]
 pub struct McpService {
     server: Server,
-    next_id: std::sync::Arc<AtomicU64>,
+    next_id: Arc<AtomicU64>,
+    protection: Option<Arc<Protection>>,
 }
 
 /// `server` as a tonic service, messages up to `max_message_bytes` each
 /// way.
 pub fn service(server: &Server, max_message_bytes: usize) -> McpServer<McpService> {
-    McpServer::new(McpService { server: server.clone(), next_id: Default::default() })
-        .max_decoding_message_size(max_message_bytes)
-        .max_encoding_message_size(max_message_bytes)
+    protected_service(server, max_message_bytes, None)
+}
+
+/// [`service`], each call's token checked by `protection` when given.
+pub fn protected_service(
+    server: &Server,
+    max_message_bytes: usize,
+    protection: Option<Protection>,
+) -> McpServer<McpService> {
+    let service =
+        McpService { server: server.clone(), next_id: Default::default(), protection: protection.map(Arc::new) };
+    McpServer::new(service).max_decoding_message_size(max_message_bytes).max_encoding_message_size(max_message_bytes)
 }
 
 /// How [`serve`] serves: the message limit, and TLS when given.
@@ -53,6 +70,8 @@ pub struct GrpcServeOptions {
     /// The server's certificate chain and private key (PEM): serve TLS
     /// (`https://` for clients) instead of plain HTTP/2.
     pub tls: Option<(String, String)>,
+    /// Check each call's bearer token.
+    pub protection: Option<Protection>,
 }
 
 impl std::fmt::Debug for GrpcServeOptions {
@@ -61,6 +80,7 @@ impl std::fmt::Debug for GrpcServeOptions {
         f.debug_struct("GrpcServeOptions")
             .field("max_message_bytes", &self.max_message_bytes)
             .field("tls", &self.tls.is_some())
+            .field("protection", &self.protection)
             .finish()
     }
 }
@@ -69,6 +89,7 @@ crate::setters::with_setters! {
     GrpcServeOptions {
         value with_max_message_bytes => max_message_bytes: usize,
         some with_tls => tls: (String, String),
+        some with_protection => protection: Protection,
     }
 }
 
@@ -90,7 +111,7 @@ pub async fn serve(
         builder = builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity)).map_err(failed)?;
     }
     builder
-        .add_service(service(server, max))
+        .add_service(protected_service(server, max, options.protection))
         .serve_with_incoming_shutdown(tokio_stream_of(listener), shutdown)
         .await
         .map_err(failed)
@@ -146,12 +167,30 @@ impl McpService {
         check_routing(&metadata, &rpc)?;
         let (method, mut params) = rpc.into_json().map_err(|e| refused(error_code::INVALID_PARAMS, e.0))?;
         stamp_version(&mut params, &version)?;
+        let caller = self.authenticate(&metadata, method, &params).await?;
         let headers = metadata.into_headers();
-        let result = self.read_through(method, params, &headers).await?;
+        let result = self.read_through(method, params, &headers, caller.as_ref()).await?;
         let response = RpcResponse::from_json(method, result).map_err(|e| refused(error_code::INTERNAL_ERROR, e.0))?;
         pick(response)
             .map(Response::new)
             .ok_or_else(|| refused(error_code::INTERNAL_ERROR, "a response of another RPC"))
+    }
+
+    /// The caller of a call to a protected service (its token and the
+    /// scopes of what it does checked); `None` when unprotected.
+    async fn authenticate(
+        &self,
+        metadata: &tonic::metadata::MetadataMap,
+        method: &str,
+        params: &Map<String, Value>,
+    ) -> Result<Option<Caller>, Status> {
+        let Some(protection) = &self.protection else { return Ok(None) };
+        let values: Vec<&str> = metadata.get_all("authorization").iter().filter_map(|v| v.to_str().ok()).collect();
+        let refused = |refusal: Refusal| refusal_status(protection, &refusal);
+        let caller = protection.authenticate(&values).await.map_err(refused)?;
+        let needed = self.server.scopes_needed(method, Some(&Value::Object(params.clone())));
+        protection.admit(&caller, needed).map_err(refused)?;
+        Ok(Some(caller))
     }
 
     /// The result of `method`, every page of a list joined.
@@ -160,15 +199,16 @@ impl McpService {
         method: &str,
         params: Map<String, Value>,
         headers: &http::HeaderMap,
+        caller: Option<&Caller>,
     ) -> Result<Value, Status> {
         let list = match method {
             "tools/list" => "tools",
             "prompts/list" => "prompts",
             "resources/list" => "resources",
             "resources/templates/list" => "resourceTemplates",
-            _ => return self.one(method, params, headers).await,
+            _ => return self.one(method, params, headers, caller).await,
         };
-        let mut first = self.one(method, params.clone(), headers).await?;
+        let mut first = self.one(method, params.clone(), headers, caller).await?;
         let mut cursor = first.get("nextCursor").and_then(Value::as_str).map(str::to_owned);
         let mut pages = 1;
         while let Some(next) = cursor.take() {
@@ -178,7 +218,7 @@ impl McpService {
             }
             let mut params = params.clone();
             params.insert("cursor".into(), Value::String(next));
-            let mut page = self.one(method, params, headers).await?;
+            let mut page = self.one(method, params, headers, caller).await?;
             cursor = page.get("nextCursor").and_then(Value::as_str).map(str::to_owned);
             if let (Some(Value::Array(all)), Some(Value::Array(more))) = (first.get_mut(list), page.get_mut(list)) {
                 all.append(more);
@@ -191,15 +231,42 @@ impl McpService {
     }
 
     /// One JSON-RPC request's result.
-    async fn one(&self, method: &str, params: Map<String, Value>, headers: &http::HeaderMap) -> Result<Value, Status> {
+    async fn one(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        headers: &http::HeaderMap,
+        caller: Option<&Caller>,
+    ) -> Result<Value, Status> {
         let id = RequestId::Number(i64::try_from(self.next_id.fetch_add(1, Ordering::Relaxed)).unwrap_or(0));
         let request = JsonRpcRequest::new(id, method, Some(Value::Object(params)));
-        match self.server.answer_with_headers(request, headers.clone()).await {
+        match self.server.answer_with_headers(request, headers.clone(), caller.cloned()).await {
             Message::Result(r) => Ok(r.result),
             Message::Error(e) => Err(status_of(&e.error)),
             _ => Err(refused(error_code::INTERNAL_ERROR, "no response")),
         }
     }
+}
+
+/// A refused token as a status: the HTTP endpoint's challenge in the
+/// `www-authenticate` metadata, the code of its HTTP status.
+fn refusal_status(protection: &Protection, refusal: &Refusal) -> Status {
+    let challenge = protection.challenge(refusal);
+    let (code, message) = match refusal {
+        Refusal::NoToken => (tonic::Code::Unauthenticated, "a bearer token is needed".to_owned()),
+        Refusal::InvalidToken { description } => {
+            (tonic::Code::Unauthenticated, format!("the token is refused: {description}"))
+        }
+        Refusal::InsufficientScope { scopes } => {
+            (tonic::Code::PermissionDenied, format!("the token lacks scopes; needed: {}", scopes.join(" ")))
+        }
+        Refusal::InvalidRequest { description } => (tonic::Code::InvalidArgument, description.to_string()),
+    };
+    let mut status = Status::new(code, message);
+    if let Ok(value) = challenge.www_authenticate.parse() {
+        status.metadata_mut().insert("www-authenticate", value);
+    }
+    status
 }
 
 /// The routing keys, when sent, name what the request does.

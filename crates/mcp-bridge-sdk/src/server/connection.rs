@@ -228,10 +228,15 @@ impl Server {
     }
 
     /// [`Server::answer`], the handler seeing `headers` as the request's
-    /// HTTP headers (a gRPC call's metadata).
+    /// HTTP headers (a gRPC call's metadata) and `caller` as its caller.
     #[cfg(feature = "grpc")]
-    pub(crate) async fn answer_with_headers(&self, request: JsonRpcRequest, headers: http::HeaderMap) -> Message {
-        self.answer_on(request, move |connection| connection.with_http_headers(Some(headers))).await
+    pub(crate) async fn answer_with_headers(
+        &self,
+        request: JsonRpcRequest,
+        headers: http::HeaderMap,
+        caller: Option<super::protect::Caller>,
+    ) -> Message {
+        self.answer_on(request, move |connection| connection.with_http_headers(Some(headers)).with_caller(caller)).await
     }
 
     /// Serves `request` on a connection of its own (`setup` sets its
