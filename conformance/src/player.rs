@@ -272,7 +272,9 @@ pub async fn play(
         client.close().await;
         return failures;
     }
-    let calls: Vec<(String, Value)> = if context.tool_calls.is_empty() {
+    let calls: Vec<(String, Value)> = if let Some(calls) = scripted_calls(context.name.as_deref(), &tools) {
+        calls
+    } else if context.tool_calls.is_empty() {
         tools.iter().map(|t| (t.name.clone(), arguments_for(t))).collect()
     } else {
         context.tool_calls.iter().map(|c| (c.name.clone(), c.arguments.clone())).collect()
@@ -292,6 +294,19 @@ pub async fn play(
     }
     client.close().await;
     failures
+}
+
+/// The calls a scenario's instructions ask for where its context names
+/// none: `json-schema-2020-12-preservation` wants the focal tool's
+/// `inputSchema`, as the client holds it, echoed back through its echo tool.
+fn scripted_calls(scenario: Option<&str>, tools: &[Tool]) -> Option<Vec<(String, Value)>> {
+    match scenario? {
+        "json-schema-2020-12-preservation" => {
+            let focal = tools.iter().find(|t| t.name == "json_schema_2020_12_tool")?;
+            Some(vec![("json_schema_echo".to_owned(), json!({ "schema": focal.input_schema }))])
+        }
+        _ => None,
+    }
 }
 
 fn arguments_for(tool: &Tool) -> Value {
