@@ -194,14 +194,14 @@ async fn call(mut client: McpClient<Channel>, config: &GrpcConfig, request: Json
         Ok(metadata) => metadata,
         Err(error) => return vec![Incoming::Failed { id, error }],
     };
+    if !RpcRequest::carries(&request.method) {
+        return fail(ErrorObject::new(
+            error_code::METHOD_NOT_FOUND,
+            format!("{} is not carried by the gRPC transport: the proto has no RPC for it", request.method),
+        ));
+    }
     let rpc = match RpcRequest::from_json(&request.method, params) {
         Ok(rpc) => rpc,
-        Err(e) if e.0.contains("no RPC") => {
-            return fail(ErrorObject::new(
-                error_code::METHOD_NOT_FOUND,
-                format!("{} is not carried by the gRPC transport: the proto has no RPC for it", request.method),
-            ));
-        }
         Err(e) => return vec![Incoming::Failed { id, error: Error::InvalidRequest { reason: e.0 } }],
     };
     let method = rpc.method();

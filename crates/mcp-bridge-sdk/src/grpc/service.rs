@@ -167,6 +167,7 @@ impl McpService {
         check_routing(&metadata, &rpc)?;
         let (method, mut params) = rpc.into_json().map_err(|e| refused(error_code::INVALID_PARAMS, e.0))?;
         stamp_version(&mut params, &version)?;
+        let params = Value::Object(params);
         let caller = self.authenticate(&metadata, method, &params).await?;
         let headers = metadata.into_headers();
         let result = self.read_through(method, params, &headers, caller.as_ref()).await?;
@@ -182,13 +183,13 @@ impl McpService {
         &self,
         metadata: &tonic::metadata::MetadataMap,
         method: &str,
-        params: &Map<String, Value>,
+        params: &Value,
     ) -> Result<Option<Caller>, Status> {
         let Some(protection) = &self.protection else { return Ok(None) };
         let values: Vec<&str> = metadata.get_all("authorization").iter().filter_map(|v| v.to_str().ok()).collect();
         let refused = |refusal: Refusal| refusal_status(protection, &refusal);
         let caller = protection.authenticate(&values).await.map_err(refused)?;
-        let needed = self.server.scopes_needed(method, Some(&Value::Object(params.clone())));
+        let needed = self.server.scopes_needed(method, Some(params));
         protection.admit(&caller, needed).map_err(refused)?;
         Ok(Some(caller))
     }
@@ -197,7 +198,7 @@ impl McpService {
     async fn read_through(
         &self,
         method: &str,
-        params: Map<String, Value>,
+        params: Value,
         headers: &http::HeaderMap,
         caller: Option<&Caller>,
     ) -> Result<Value, Status> {
@@ -217,7 +218,7 @@ impl McpService {
                 return Err(refused(error_code::INTERNAL_ERROR, format!("{method}: more than {MAX_PAGES} pages")));
             }
             let mut params = params.clone();
-            params.insert("cursor".into(), Value::String(next));
+            params["cursor"] = Value::String(next);
             let mut page = self.one(method, params, headers, caller).await?;
             cursor = page.get("nextCursor").and_then(Value::as_str).map(str::to_owned);
             if let (Some(Value::Array(all)), Some(Value::Array(more))) = (first.get_mut(list), page.get_mut(list)) {
@@ -234,12 +235,12 @@ impl McpService {
     async fn one(
         &self,
         method: &str,
-        params: Map<String, Value>,
+        params: Value,
         headers: &http::HeaderMap,
         caller: Option<&Caller>,
     ) -> Result<Value, Status> {
         let id = RequestId::Number(i64::try_from(self.next_id.fetch_add(1, Ordering::Relaxed)).unwrap_or(0));
-        let request = JsonRpcRequest::new(id, method, Some(Value::Object(params)));
+        let request = JsonRpcRequest::new(id, method, Some(params));
         match self.server.answer_with_headers(request, headers.clone(), caller.cloned()).await {
             Message::Result(r) => Ok(r.result),
             Message::Error(e) => Err(status_of(&e.error)),

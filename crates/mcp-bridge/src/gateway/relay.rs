@@ -352,9 +352,7 @@ fn reply(
             requests: asked.input_requests.unwrap_or_default(),
             state: Some(json!({ UPSTREAM_STATE: asked.request_state })),
         }),
-        Err(mcp_bridge_sdk::Error::Rpc { error }) => {
-            Err(HandlerError { code: error.code, message: error.message, data: error.data })
-        }
+        Err(error @ mcp_bridge_sdk::Error::Rpc { .. }) => Err(super::handler_error(error)),
         // A server lost or failing: the model reads why, the session goes on.
         Err(error) => Ok(Reply::Complete(CallToolResult::error(format!("{name}: {error}")))),
     }

@@ -165,6 +165,21 @@ impl RpcRequest {
         }
     }
 
+    /// Whether the proto has an RPC for the JSON-RPC `method`.
+    pub fn carries(method: &str) -> bool {
+        matches!(
+            method,
+            "resources/list"
+                | "resources/read"
+                | "resources/templates/list"
+                | "prompts/list"
+                | "prompts/get"
+                | "tools/list"
+                | "tools/call"
+                | "completion/complete"
+        )
+    }
+
     /// The JSON-RPC method this RPC carries.
     pub fn method(&self) -> &'static str {
         match self {
