@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
-use test_support::{RawPeer, initialized_and_gap_events, legacy_initialize, workspace_binary};
+use test_support::{RawPeer, initialized_and_listening, legacy_initialize, workspace_binary};
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_mcp-bridge");
 
@@ -33,7 +33,7 @@ async fn ready(capabilities: Value, extra: &[&str]) -> RawPeer {
     let mut peer = RawPeer::spawn(BRIDGE, &args);
     let init = legacy_initialize(&mut peer, capabilities).await;
     assert!(init.get("result").is_some());
-    initialized_and_gap_events(&mut peer, &init).await;
+    initialized_and_listening(&mut peer).await;
     peer
 }
 

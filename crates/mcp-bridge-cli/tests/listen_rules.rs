@@ -61,9 +61,12 @@ async fn a_new_listen_stream_carries_the_level_of_the_last_set_level() {
     let mut peer = RawPeer::spawn(BRIDGE, &["--", "python3", "-u", "-c", &upstream(true)]);
     legacy_initialize(&mut peer, json!({})).await;
     peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
-    // The first stream's acknowledgment ends the gap.
-    assert_eq!(peer.recv().await["method"], "notifications/tools/list_changed");
-    assert_eq!(seen(&mut peer, 1).await, json!({"listens": 1, "level": null}));
+    // The first stream follows no gap: no change notification; the call
+    // goes upstream once that stream is acknowledged.
+    peer.send(&request(1, "tools/call", json!({"name": "seen", "arguments": {}}))).await;
+    let first = peer.recv().await;
+    assert_eq!(first["id"], 1, "nothing unprompted before the first answer: {first}");
+    assert_eq!(seen(&mut peer, 5).await, json!({"listens": 1, "level": null}));
     peer.send(&request(2, "logging/setLevel", json!({"level": "warning"}))).await;
     assert_eq!(peer.recv_response(2).await["result"], json!({}));
     // A subscription opens a new stream, at the client's level.

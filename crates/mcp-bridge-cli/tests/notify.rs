@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use test_support::{RawPeer, initialized_and_gap_events, legacy_initialize, workspace_binary};
+use test_support::{RawPeer, initialized_and_listening, legacy_initialize, workspace_binary};
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_mcp-bridge");
 
@@ -43,9 +43,8 @@ async fn ready() -> RawPeer {
     let caps = &init["result"]["capabilities"];
     assert_eq!(caps["tools"]["listChanged"], true);
     assert_eq!(caps["resources"]["subscribe"], true);
-    let gap = initialized_and_gap_events(&mut peer, &init).await;
-    assert_eq!(methods(&gap), LISTS, "the first acknowledgment ends a gap: one change per declared list");
-    assert!(gap.iter().all(|m| m.get("params").is_none()), "no subscription id reaches the client");
+    let before = initialized_and_listening(&mut peer).await;
+    assert!(before.is_empty(), "a fresh session gets no unprompted change notification: {before:?}");
     peer
 }
 
@@ -131,9 +130,12 @@ for line in sys.stdin:
 #[tokio::test]
 async fn a_failed_subscription_change_keeps_the_old_stream_and_reports_the_error() {
     let mut peer = RawPeer::spawn(BRIDGE, &["--", "python3", "-u", "-c", PICKY_UPSTREAM]);
-    let init = legacy_initialize(&mut peer, json!({})).await;
-    let gap = initialized_and_gap_events(&mut peer, &init).await;
-    assert_eq!(methods(&gap), ["notifications/resources/list_changed"]);
+    legacy_initialize(&mut peer, json!({})).await;
+    // This upstream announces a change with every answer: the list's
+    // change comes on the first stream, which was live before the list.
+    let before = initialized_and_listening(&mut peer).await;
+    assert_eq!(methods(&before), ["notifications/resources/list_changed"]);
+    assert!(before[0].get("params").is_none(), "no subscription id reaches the client");
     peer.send(&request(json!(1), "resources/subscribe", json!({"uri": "a://gone"}))).await;
     let reply = peer.recv().await;
     assert_eq!((reply["id"].clone(), reply["error"]["code"].clone()), (json!(1), json!(-32602)), "{reply}");
@@ -153,8 +155,32 @@ async fn subscribe_without_upstream_subscriptions_is_method_not_found() {
     let mut peer = RawPeer::spawn(BRIDGE, &["--", "python3", "-u", "-c", upstream.as_str()]);
     let init = legacy_initialize(&mut peer, json!({})).await;
     assert_eq!(init["result"]["capabilities"]["resources"], json!({}));
-    initialized_and_gap_events(&mut peer, &init).await;
+    initialized_and_listening(&mut peer).await;
     peer.send(&request(json!(1), "resources/subscribe", json!({"uri": "a://x"}))).await;
     assert_eq!(peer.recv().await["error"]["code"], -32601);
     assert_eq!(peer.finish().await, Some(0));
+}
+
+/// The longest an idle session may take to end after its input closes: the
+/// Python SDKs send SIGTERM at 2.0 s, so an exit must come well before.
+const PROMPT_EXIT: Duration = Duration::from_millis(1500);
+
+#[tokio::test]
+async fn a_legacy_session_ends_promptly_and_quietly_when_its_input_closes() {
+    let server: PathBuf = workspace_binary("mcp-example-server", "mcp-example-server");
+    let mut command = tokio::process::Command::new(BRIDGE);
+    command.args(["--", server.to_str().unwrap()]).stderr(std::process::Stdio::piped());
+    let mut peer = RawPeer::start(command);
+    legacy_initialize(&mut peer, json!({})).await;
+    assert!(initialized_and_listening(&mut peer).await.is_empty());
+    let mut stderr = peer.child.stderr.take().unwrap();
+    peer.close_stdin();
+    let status = tokio::time::timeout(PROMPT_EXIT, peer.child.wait())
+        .await
+        .expect("the bridge took the whole shutdown grace to exit after an idle legacy session")
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    let mut log = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut log).await.unwrap();
+    assert!(!log.contains("listen stream"), "a normal end is no news at the default level: {log}");
 }

@@ -623,9 +623,9 @@ async fn the_automatic_store_keeps_the_sign_in_between_runs_and_logout_clears_it
 async fn a_refused_listen_stream_waits_for_the_next_sign_in_of_a_request() {
     let w = world("listen").await;
     let mut peer = bridge(&w, &w.dir.join("browser.py"), &[]);
-    let init = legacy_initialize(&mut peer, json!({"elicitation": {"form": {}, "url": {}}})).await;
-    let gap = test_support::initialized_and_gap_events(&mut peer, &init).await;
-    assert!(!gap.is_empty());
+    legacy_initialize(&mut peer, json!({"elicitation": {"form": {}, "url": {}}})).await;
+    let before = test_support::initialized_and_listening(&mut peer).await;
+    assert!(before.is_empty(), "{before:?}");
     // The server ends its streams; the tokens are revoked before the
     // listener comes back (0.5 s later), so its new stream is refused.
     peer.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"end_streams","arguments":{}}}"#).await;

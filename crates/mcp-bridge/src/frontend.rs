@@ -221,8 +221,11 @@ where
         }
     };
     drop(reader);
-    // The writer ends when the last sender (held by the session) is gone.
     drop(session);
+    // Every request is answered and its answer queued: the writer writes
+    // what is queued and stops. Waiting for the last sender to go would
+    // wait for the listener's streams, which end with the upstream.
+    stop_writer.cancel();
     let written = finish_writer(writer, stop_writer, options.shutdown_grace).await;
     if let Some(upstream) = upstream {
         upstream.close().await;

@@ -29,7 +29,7 @@ use mcp_bridge_sdk::client::RetryPolicy;
 use mcp_bridge_sdk::limits::CLOSE_GRACE;
 use mcp_bridge_sdk::task_group::TaskGroup;
 use serde_json::json;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -47,6 +47,11 @@ pub const LISTEN_STABLE: Duration = Duration::from_secs(10);
 /// listen_ack_timeout): a child that takes longer is stuck, and the owner's
 /// back-off opens a new stream.
 pub const LISTEN_ACK_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest a forwarded request waits for the session's first listen
+/// stream to be acknowledged: long enough for any local upstream (it
+/// acknowledges at once), short enough that a slow one never stalls a
+/// client's first request for long (VS Code gives up after 10 s).
+pub const LISTEN_FIRST_WAIT: Duration = Duration::from_secs(2);
 /// Commands queued for the owner.
 const COMMAND_QUEUE: usize = 64;
 
@@ -94,6 +99,8 @@ pub struct Listener {
     commands: mpsc::Sender<(Change, oneshot::Sender<Result<(), ErrorObject>>)>,
     /// The owner's task and its streams'.
     tasks: TaskGroup,
+    /// True once the first stream was acknowledged or ended.
+    settled: watch::Receiver<bool>,
 }
 
 impl Listener {
@@ -119,6 +126,14 @@ impl Listener {
         let closed = || error_for(Cause::Closed, Some(json!("the change notifications have stopped")));
         self.commands.send((change, tx)).await.map_err(|_| closed())?;
         rx.await.unwrap_or_else(|_| Err(closed()))
+    }
+
+    /// Completes once the first stream was acknowledged or ended (or the
+    /// listener stopped). A request forwarded after it cannot cause a
+    /// change the client misses: its events come on a live stream.
+    pub async fn settled(&self) {
+        let mut settled = self.settled.clone();
+        let _ = settled.wait_for(|settled| *settled).await;
     }
 
     /// Stops the listener and cancels its streams.
@@ -181,8 +196,10 @@ pub fn start(
     on_behalf_of: Option<Arc<mcp_bridge_sdk::client::ClientIdentity>>,
 ) -> Listener {
     let (commands, command_rx) = mpsc::channel(COMMAND_QUEUE);
+    let (settle, settled) = watch::channel(false);
     let tasks = TaskGroup::default();
     let owner = Owner {
+        settle,
         upstream,
         declared,
         out,
@@ -194,10 +211,12 @@ pub fn start(
         on_behalf_of,
     };
     tasks.spawn_to_finish(CLOSE_GRACE, owner.run(command_rx));
-    Listener { commands, tasks }
+    Listener { commands, tasks, settled }
 }
 
 struct Owner {
+    /// Set once the first stream was acknowledged or ended.
+    settle: watch::Sender<bool>,
     upstream: Upstream,
     declared: Declared,
     out: mpsc::Sender<Outgoing>,
@@ -222,8 +241,9 @@ impl Owner {
         let (events_tx, mut events) = mpsc::unbounded_channel::<StreamEvent>();
         let mut current: Option<Stream> = Some(self.open(&self.uris.clone(), &events_tx));
         let mut candidate: Option<(Stream, PendingChange)> = None;
-        // True until an acknowledgment ends the gap (at the start, and after a loss).
-        let mut in_gap = true;
+        // True from the loss of a stream until a new one is acknowledged;
+        // the first stream follows no gap (nothing was missed before it).
+        let mut in_gap = false;
         let mut backoff = LISTEN_BACKOFF;
         let mut reconnect_at: Option<tokio::time::Instant> = None;
         let mut retrying = true;
@@ -262,6 +282,7 @@ impl Owner {
                 }
                 Some(event) = events.recv() => match event {
                     StreamEvent::Acknowledged(generation) => {
+                        self.settle.send_replace(true);
                         if let Some((stream, change)) = candidate.take_if(|(s, _)| s.generation == generation) {
                             if let Some(old) = current.replace(Stream { acknowledged_at: Some(Instant::now()), ..stream }) {
                                 old.cancel.cancel();
@@ -274,21 +295,26 @@ impl Owner {
                                 self.gap_events().await;
                             }
                         } else if let Some(stream) = current.as_mut().filter(|s| s.generation == generation) {
-                            stream.acknowledged_at = Some(Instant::now());
+                            // A later acknowledgment of the same stream: the
+                            // SDK opened its request again after a loss.
+                            let reopened = stream.acknowledged_at.replace(Instant::now()).is_some();
                             self.active.store(generation, Ordering::SeqCst);
-                            // The first acknowledgment of a stream after a
-                            // gap, and each later one of the active stream.
-                            in_gap = false;
-                            self.gap_events().await;
+                            if std::mem::take(&mut in_gap) || reopened {
+                                self.gap_events().await;
+                            }
                         }
                     }
                     StreamEvent::Ended { generation, error, retry } => {
+                        self.settle.send_replace(true);
                         if let Some((_, change)) = candidate.take_if(|(s, _)| s.generation == generation) {
                             let _ = change.reply.send(Err(error.unwrap_or_else(|| error_for(Cause::Closed, None))));
                             continue;
                         }
                         let Some(stream) = current.take_if(|s| s.generation == generation) else { continue };
-                        tracing::info!(generation, "the listen stream of the upstream ended");
+                        match &error {
+                            Some(error) => tracing::info!(generation, code = error.code, "the listen stream of the upstream ended"),
+                            None => tracing::debug!(generation, "the listen stream of the upstream ended"),
+                        }
                         in_gap = true;
                         if retry == Retry::AfterSignIn && retrying {
                             tracing::info!("the listen stream was refused; it waits for the next sign-in");

@@ -222,20 +222,22 @@ pub async fn legacy_initialize(peer: &mut RawPeer, capabilities: Value) -> Value
     peer.recv().await
 }
 
-/// Sends `notifications/initialized` and reads the change notifications
-/// that end the bridge's first gap: one per list the initialize response
-/// declared with `listChanged`.
-pub async fn initialized_and_gap_events(peer: &mut RawPeer, init: &Value) -> Vec<Value> {
+/// Sends `notifications/initialized`, then a `tools/list` (id
+/// `"listening"`), which the bridge forwards once the session's first
+/// listen stream is live: after it, every change reaches the client.
+/// Returns what came before the list's answer (a fresh session gets
+/// nothing unprompted).
+pub async fn initialized_and_listening(peer: &mut RawPeer) -> Vec<Value> {
     peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
-    let caps = &init["result"]["capabilities"];
-    let lists = ["tools", "prompts", "resources"].iter().filter(|k| caps[**k]["listChanged"] == true).count();
-    let mut events = Vec::new();
-    for _ in 0..lists {
-        let event = peer.recv().await;
-        assert!(event["method"].as_str().is_some_and(|m| m.ends_with("/list_changed")), "{event}");
-        events.push(event);
+    peer.send(r#"{"jsonrpc":"2.0","id":"listening","method":"tools/list"}"#).await;
+    let mut before = Vec::new();
+    loop {
+        let message = peer.recv().await;
+        if message["id"] == "listening" {
+            return before;
+        }
+        before.push(message);
     }
-    events
 }
 
 /// A size field of `/proc/<pid>/status` (`VmHWM`, `VmRSS`, ...) in KiB;

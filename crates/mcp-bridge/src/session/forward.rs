@@ -122,6 +122,16 @@ impl Session {
         (options.on_behalf_of, options.hooks) = (identity, hooks);
         (options.log_level, options.on_progress) = (self.log_level.get(), on_progress);
         let id = request.id;
+        let listener = self.state().listener.clone();
+        if let Some(listener) = listener {
+            // A change this request causes must reach the client: it goes
+            // upstream once the first listen stream is live.
+            let first_stream = tokio::time::timeout(notify::LISTEN_FIRST_WAIT, listener.settled());
+            tokio::select! {
+                _ = first_stream => {}
+                () = token.cancelled() => {}
+            }
+        }
         let work = self.run_rounds(&upstream, &id, &method, forwarded.params, &options, &token);
         match crate::watch::watched(crate::watch::Forwarded { id: &id, method: &method }, work).await {
             Some(outcome) => self.respond(id, outcome).await,
