@@ -126,6 +126,30 @@ pub(crate) struct Args {
     pub(crate) command: Vec<OsString>,
 }
 
+impl Args {
+    /// Reads a command line. Some launchers (both MCP Inspector CLIs) drop
+    /// the `--` before a server's command: when the line has no `--` and
+    /// does not parse as given, or names something other than a URL where
+    /// the URL goes, a `--` is put back before the first word that is a
+    /// program (`is_program`: on the PATH, or a path), if the line then
+    /// parses. Otherwise the error is the one of the line as given.
+    pub(crate) fn from_command_line(
+        line: Vec<OsString>,
+        is_program: impl Fn(&std::ffi::OsStr) -> bool,
+    ) -> Result<Args, clap::Error> {
+        let as_given = Args::try_parse_from(&line);
+        let names_a_url = |args: &Args| args.url.as_deref().is_none_or(crate::config::is_http_url);
+        if as_given.as_ref().is_ok_and(names_a_url) || line.iter().any(|word| word == "--") {
+            return as_given;
+        }
+        let starts = (1..line.len()).filter(|&i| !line[i].to_string_lossy().starts_with('-') && is_program(&line[i]));
+        starts
+            .map(|i| [&line[..i], &[OsString::from("--")], &line[i..]].concat())
+            .find_map(|restored| Args::try_parse_from(restored).ok())
+            .map_or(as_given, Ok)
+    }
+}
+
 /// How a URL is reached: headers, trust, limits.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct Connection {
@@ -231,4 +255,38 @@ pub(crate) enum Action {
         #[arg(last = true, value_name = "CMD")]
         command: Vec<OsString>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> Result<Args, clap::Error> {
+        let words = line.split(' ').map(OsString::from).collect();
+        Args::from_command_line(words, |word| word == "node" || word == "./server")
+    }
+
+    fn command(args: &Args) -> Vec<&str> {
+        args.command.iter().filter_map(|w| w.to_str()).collect()
+    }
+
+    #[test]
+    fn a_command_whose_dashes_a_launcher_dropped_gets_them_back() {
+        let args = parse("mcp-bridge node server.js --flag").unwrap();
+        assert_eq!((args.url.as_deref(), command(&args)), (None, vec!["node", "server.js", "--flag"]));
+        let args = parse("mcp-bridge --log-level debug ./server").unwrap();
+        assert_eq!((args.log_level.as_str(), command(&args)), ("debug", vec!["./server"]));
+        let args = parse("mcp-bridge node -- x").unwrap();
+        assert_eq!((args.url.as_deref(), command(&args)), (Some("node"), vec!["x"]), "a line with -- is as given");
+        let args = parse("mcp-bridge https://mcp.example/mcp").unwrap();
+        assert_eq!((args.url.as_deref(), command(&args)), (Some("https://mcp.example/mcp"), vec![]));
+        assert!(matches!(parse("mcp-bridge doctor node x.js").unwrap().action, Some(Action::Doctor { .. })));
+    }
+
+    #[test]
+    fn a_line_with_no_program_keeps_its_own_error() {
+        assert!(parse("mcp-bridge nodee x.js").is_err());
+        let args = parse("mcp-bridge mcp.example/mcp").unwrap();
+        assert_eq!(args.url.as_deref(), Some("mcp.example/mcp"), "the URL check names it");
+    }
 }

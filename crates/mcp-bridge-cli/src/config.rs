@@ -89,7 +89,7 @@ fn headers(args: &Connection) -> Result<Headers, String> {
 }
 
 /// Whether `url` starts with `http://` or `https://` (in any case).
-fn is_http_url(url: &str) -> bool {
+pub(crate) fn is_http_url(url: &str) -> bool {
     let lower = url.to_ascii_lowercase();
     lower.starts_with("https://") || lower.starts_with("http://")
 }

@@ -18,7 +18,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use clap::Parser;
 use mcp_bridge::{Hooks, RunOutcome};
 use mcp_bridge_sdk::transport::process_stdio;
 
@@ -28,7 +27,8 @@ const WATCHDOG: Duration = Duration::from_secs(8);
 
 fn main() -> ExitCode {
     return_large_buffers_to_the_system();
-    let args = match args::Args::try_parse() {
+    let line = std::env::args_os().collect();
+    let args = match args::Args::from_command_line(line, |word| which::which(word).is_ok()) {
         Ok(args) => args,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };

@@ -431,3 +431,19 @@ async fn initialize_while_initializing_is_refused_and_the_first_completes() {
     assert_eq!(first["result"]["protocolVersion"], "2025-11-25");
     assert_eq!(peer.finish().await, Some(0));
 }
+
+#[tokio::test]
+async fn a_server_command_whose_dashes_a_launcher_dropped_is_started() {
+    // As both MCP Inspector CLIs start `mcp-bridge -- server ARGS`.
+    let server = example_server();
+    let mut peer = bridge(&["--log-level", "warning", server.to_str().unwrap()]);
+    ready(&mut peer).await;
+    peer.send(&request(json!(2), "tools/list", json!({}))).await;
+    assert!(peer.recv().await["result"]["tools"].is_array());
+    assert_eq!(peer.finish().await, Some(0));
+
+    let refused = std::process::Command::new(BRIDGE).args(["no-such-program-here", "x"]).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("unexpected argument"), "{said}");
+}
