@@ -419,7 +419,7 @@ impl Client {
             }
             Err(Error::Rpc { error }) => {
                 options.diagnose(|d| d.rpc_error = Some(error.clone()));
-                self.doubt_cached_verdict(&error);
+                Box::pin(self.doubt_cached_verdict(&error, options)).await;
                 Err(Error::Rpc { error })
             }
             other => other,
@@ -437,15 +437,22 @@ impl Client {
         Some(Arc::new(server_requests::Answerer { capabilities, hooks }))
     }
 
-    /// Forgets a cached 2026-07-28 verdict that the server's answer proves
-    /// wrong (it now answers as a 2025-11-25 server would): this request
-    /// fails, the next client probes.
-    fn doubt_cached_verdict(&self, error: &mcp_bridge_protocol::ErrorObject) {
+    /// Checks a cached 2026-07-28 verdict when an answer could be a
+    /// 2025-11-25 server's (-32601, -32600, -32602: also what a 2026-07-28
+    /// server says of a bad call): only the probe's own answer decides, so
+    /// `server/discover` is asked once. When it says 2025-11-25, the verdict
+    /// is forgotten: this request fails, the next client probes.
+    async fn doubt_cached_verdict(&self, error: &mcp_bridge_protocol::ErrorObject, options: &RequestOptions) {
         let inner = &self.inner;
-        if !inner.modern_from_cache.load(Ordering::Relaxed) || !era::answer_says_legacy(error) {
+        if !era::answer_says_legacy(error) || !inner.modern_from_cache.swap(false, Ordering::Relaxed) {
             return;
         }
-        inner.modern_from_cache.store(false, Ordering::Relaxed);
+        let probe = RequestOptions { cancel: options.cancel.clone(), timeout: options.timeout, ..Default::default() };
+        let (outcome, status) = self.probe(&probe).await;
+        let says_legacy = outcome.as_ref().is_err_and(|answer| era::probe_says_legacy(answer, status));
+        if !says_legacy {
+            return;
+        }
         if let (Some(cache), Some(address)) = (&inner.options.era_cache, &inner.address) {
             tracing::info!("the server no longer speaks 2026-07-28; its cached era is forgotten");
             cache.forget(address);

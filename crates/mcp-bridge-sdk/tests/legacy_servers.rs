@@ -319,15 +319,38 @@ async fn a_cached_legacy_verdict_that_proves_wrong_is_probed_again() {
 
 #[tokio::test]
 async fn a_cached_modern_verdict_that_proves_wrong_is_forgotten() {
-    // The server speaks only 2025-11-25 now: a 2026-07-28 request is unknown to it.
+    // The server speaks only 2025-11-25 now: a 2026-07-28 request is
+    // unknown to it, and so is the probe that checks the verdict.
     let script = "import sys, json\n\
-        request = json.loads(sys.stdin.readline())\n\
-        print(json.dumps({'jsonrpc':'2.0','id':request['id'],'error':{'code':-32601,'message':'Method not found'}}))\n\
-        sys.stdin.read()";
+        for line in sys.stdin:\n\
+        \x20   request = json.loads(line)\n\
+        \x20   print(json.dumps({'jsonrpc':'2.0','id':request['id'],'error':{'code':-32601,'message':'Method not found'}}), flush=True)";
     let (client, cache, address) = scripted_with_verdict(script, Verdict::Modern);
     let error = client.list_all_tools(&RequestOptions::default()).await.unwrap_err();
     assert!(matches!(&error, mcp_bridge_sdk::Error::Rpc { error } if error.code == -32601), "{error:?}");
     assert_eq!(cache.verdict(&address), None, "the next client probes");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_bad_call_to_a_2026_server_keeps_its_cached_verdict() {
+    // -32602 for a call's arguments; the probe that checks the verdict is
+    // answered as a 2026-07-28 server answers it.
+    let script = "import sys, json\n\
+        for line in sys.stdin:\n\
+        \x20   request = json.loads(line)\n\
+        \x20   if request['method'] == 'server/discover':\n\
+        \x20       result = {'resultType':'complete','supportedVersions':['2026-07-28'],'capabilities':{'tools':{}}}\n\
+        \x20       print(json.dumps({'jsonrpc':'2.0','id':request['id'],'result':result}), flush=True)\n\
+        \x20   else:\n\
+        \x20       error = {'code':-32602,'message':'bad arguments'}\n\
+        \x20       print(json.dumps({'jsonrpc':'2.0','id':request['id'],'error':error}), flush=True)";
+    let (client, cache, address) = scripted_with_verdict(script, Verdict::Modern);
+    for _ in 0..2 {
+        let error = client.call_tool("add", json!({"a": "x"}), &RequestOptions::default()).await.unwrap_err();
+        assert!(matches!(&error, mcp_bridge_sdk::Error::Rpc { error } if error.code == -32602), "{error:?}");
+    }
+    assert_eq!(cache.verdict(&address), Some(Verdict::Modern), "only the probe's own answer decides the era");
     client.close().await;
 }
 

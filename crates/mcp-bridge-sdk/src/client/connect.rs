@@ -65,20 +65,7 @@ impl Client {
             },
             None => {}
         }
-        let limit = Some(TimeLimit::starting_now(options.timeout.unwrap_or(self.inner.options.request_timeout)));
-        // Its own diagnostics: the verdict reads the HTTP status.
-        let seen = Arc::new(Mutex::new(Diagnostics::default()));
-        let probe = RequestOptions { diagnostics: Some(seen.clone()), ..options.clone() };
-        let outcome = self.exchange(ServerDiscover::NAME, &Map::new(), &probe, limit, false).await;
-        let (status, rpc_error) = {
-            let seen = seen.lock().unwrap_or_else(|e| e.into_inner());
-            (seen.http_status, seen.rpc_error.clone())
-        };
-        // What the probe saw is the caller's to read too (a 401 and its sign-in).
-        options.diagnose(|d| {
-            d.http_status = status.or(d.http_status);
-            d.rpc_error = rpc_error.or(d.rpc_error.take());
-        });
+        let (outcome, status) = self.probe(options).await;
         let record = |verdict| {
             if let Some((cache, address)) = cached {
                 cache.record(address, verdict);
@@ -99,6 +86,26 @@ impl Client {
             }
             Err(other) => Err(other),
         }
+    }
+
+    /// The `server/discover` probe: its outcome and the HTTP status of its
+    /// answer, which the era's verdict reads.
+    pub(super) async fn probe(&self, options: &RequestOptions) -> (Result<Value>, Option<u16>) {
+        let limit = Some(TimeLimit::starting_now(options.timeout.unwrap_or(self.inner.options.request_timeout)));
+        // Its own diagnostics: the verdict reads the HTTP status.
+        let seen = Arc::new(Mutex::new(Diagnostics::default()));
+        let probe = RequestOptions { diagnostics: Some(seen.clone()), ..options.clone() };
+        let outcome = self.exchange(ServerDiscover::NAME, &Map::new(), &probe, limit, false).await;
+        let (status, rpc_error) = {
+            let seen = seen.lock().unwrap_or_else(|e| e.into_inner());
+            (seen.http_status, seen.rpc_error.clone())
+        };
+        // What the probe saw is the caller's to read too (a 401 and its sign-in).
+        options.diagnose(|d| {
+            d.http_status = status.or(d.http_status);
+            d.rpc_error = rpc_error.or(d.rpc_error.take());
+        });
+        (outcome, status)
     }
 
     /// The 2025-11-25 `initialize` handshake: the request, the result's
