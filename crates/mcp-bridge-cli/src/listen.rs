@@ -13,6 +13,7 @@ use mcp_bridge::upstream::{Fanout, Speaker, Upstream, UpstreamConfig, describe_e
 use mcp_bridge_protocol::types::{ClientCapabilities, Implementation};
 use mcp_bridge_sdk::server::http::HttpOptions;
 use mcp_bridge_sdk::task_group::TaskGroup;
+use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 
@@ -25,10 +26,28 @@ pub(crate) fn run(config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode> 
 }
 
 async fn serve(mut config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode> {
+    // Ctrl-C is caught from the start: the gateway's servers may take long
+    // to start, and a process started with SIGINT ignored (`cmd &` in a
+    // script) would otherwise ignore it until then.
+    let interrupted = CancellationToken::new();
+    let on_interrupt = interrupted.clone();
+    let mut interrupt = ctrl_c()?;
+    tokio::spawn(async move {
+        if interrupt.recv().await.is_some() {
+            on_interrupt.cancel();
+        }
+    });
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let gateway_tasks = TaskGroup::default();
     if let Some((server, entries)) = config.gateway.take() {
-        mcp_bridge::gateway::start(&server, entries, &gateway_tasks).await;
+        tokio::select! {
+            () = mcp_bridge::gateway::start(&server, entries, &gateway_tasks) => {}
+            () = interrupted.cancelled() => {
+                tracing::info!("interrupted while the servers start");
+                gateway_tasks.stop(Duration::from_secs(1)).await;
+                return Ok(ExitCode::SUCCESS);
+            }
+        }
     }
     let local = listener.local_addr()?;
     let mut http = HttpOptions::default();
@@ -61,7 +80,7 @@ async fn serve(mut config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode>
     let (lost_tx, lost_rx) = tokio::sync::oneshot::channel();
     let stop = async move {
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
+            () = interrupted.cancelled() => {}
             status = lost.lost() => {
                 tracing::warn!("the MCP server stopped with {}", describe_exit(status));
                 let _ = lost_tx.send(());
@@ -73,6 +92,18 @@ async fn serve(mut config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode>
     upstream.close().await;
     gateway_tasks.stop(Duration::from_secs(1)).await;
     Ok(if lost_rx.await.is_ok() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// Ctrl-C (SIGINT), its handler in place when this returns.
+#[cfg(unix)]
+fn ctrl_c() -> std::io::Result<tokio::signal::unix::Signal> {
+    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+}
+
+/// Ctrl-C (SIGINT), its handler in place when this returns.
+#[cfg(windows)]
+fn ctrl_c() -> std::io::Result<tokio::signal::windows::CtrlC> {
+    tokio::signal::windows::ctrl_c()
 }
 
 /// The host name a client puts in `Host` for this address.

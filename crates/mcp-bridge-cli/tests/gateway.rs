@@ -146,3 +146,42 @@ fn a_configuration_that_cannot_be_used_is_refused_at_start_naming_why() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn ctrl_c_while_the_servers_start_ends_the_gateway_and_its_servers() {
+    let dir = std::env::temp_dir().join(format!("mcp-gateway-interrupt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let marker = format!("GATEWAY_SLOW_SERVER={}", std::process::id());
+    let (name, value) = marker.split_once('=').unwrap();
+    // One server ready at once, one that never answers its first request.
+    let config = json!({"mcpServers": {
+        "example": {"command": workspace_binary("mcp-example-server", "mcp-example-server")},
+        "slow": {"command": "python3", "args": ["-c", "import sys; sys.stdin.read()"], "env": {name: value}},
+    }});
+    let file = dir.join("config.json");
+    std::fs::write(&file, config.to_string()).unwrap();
+    let bridge = workspace_binary("mcp-bridge-cli", "mcp-bridge");
+    // Started as `cmd &` in a script starts it: SIGINT ignored until the
+    // process handles it.
+    let line = format!("trap '' INT; exec {} --config {} --listen 127.0.0.1:0", bridge.display(), file.display());
+    let mut child = tokio::process::Command::new("sh")
+        .args(["-c", &line])
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    test_support::stderr_line(&mut child, "the gateway", |l| {
+        l.contains("server available server=example").then_some(())
+    })
+    .await;
+    assert!(!processes_marked(&marker).is_empty(), "the slow server is starting");
+    let pid = child.id().unwrap().to_string();
+    std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    let status = tokio::time::timeout(std::time::Duration::from_secs(5), child.wait())
+        .await
+        .expect("Ctrl-C while the servers start was ignored")
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    test_support::until("the slow server ends", || processes_marked(&marker).is_empty()).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
