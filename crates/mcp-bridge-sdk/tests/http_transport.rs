@@ -302,3 +302,66 @@ async fn requests_beyond_max_in_flight_wait_for_a_slot_and_pending_requests_are_
     }
     assert_eq!(most.load(Ordering::SeqCst), 2, "never more than two at once on the wire");
 }
+
+/// What a server that records every request it gets was sent: each
+/// request's method, headers and body.
+type Received = Arc<Mutex<Vec<(String, HeaderMap, Vec<u8>)>>>;
+
+/// A server that records every request and answers it with an empty JSON
+/// object; its address.
+async fn recorder() -> (SocketAddr, Received) {
+    let received: Received = Arc::default();
+    let log = received.clone();
+    let router =
+        axum::Router::new().fallback(move |method: axum::http::Method, headers: HeaderMap, body: axum::body::Bytes| {
+            let log = log.clone();
+            async move {
+                log.lock().unwrap().push((method.to_string(), headers, body.to_vec()));
+                axum::Json(json!({}))
+            }
+        });
+    (serve(router).await, received)
+}
+
+/// Answers with `status` and `location`.
+fn redirect(status: StatusCode, location: String) -> axum::routing::MethodRouter {
+    axum::routing::any(move || {
+        let location = location.clone();
+        async move { (status, [(axum::http::header::LOCATION, location)]).into_response() }
+    })
+}
+
+#[tokio::test]
+async fn redirects_are_followed_on_the_servers_origin_only_and_others_get_nothing() {
+    let (elsewhere, received) = recorder().await;
+    let away = format!("http://{elsewhere}/mcp?token=q-s3cret");
+    let router = server()
+        .http_router(HttpOptions::default())
+        .route("/moved", redirect(StatusCode::PERMANENT_REDIRECT, "/mcp".into()))
+        .route("/loop", redirect(StatusCode::TEMPORARY_REDIRECT, "/loop".into()))
+        .route("/307", redirect(StatusCode::TEMPORARY_REDIRECT, away.clone()))
+        .route("/302", redirect(StatusCode::FOUND, away.clone()));
+    let addr = serve(router).await;
+    let headers = vec![("x-api-key".to_owned(), "h-s3cret".to_owned())];
+    let token = Arc::new(BearerToken::new("b-s3cret"));
+    let config = |path: &str| {
+        HttpConfig::new(format!("http://{addr}{path}")).with_headers(headers.clone()).with_auth(token.clone())
+    };
+    let o = RequestOptions::default();
+
+    let moved = client(config("/moved"));
+    let result = moved.call_tool("ping", json!({}), &o).await.unwrap();
+    assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "pong"), "same origin: followed");
+
+    for path in ["/307", "/302"] {
+        let err = client(config(path)).discover(&o).await.unwrap_err();
+        let text = format!("{err}");
+        assert!(matches!(err, Error::Transport { .. }), "{path}: {err:?}");
+        assert!(text.contains(&format!("redirected to http://{elsewhere}, another origin")), "{path}: {text}");
+        assert!(!text.contains("s3cret"), "{path}: the redirect's query stays out of the error: {text}");
+    }
+    assert!(received.lock().unwrap().is_empty(), "the other origin got no request, header or body");
+
+    let err = client(config("/loop")).discover(&o).await.unwrap_err();
+    assert!(err.to_string().contains("redirected more than 5 times"), "{err}");
+}
