@@ -365,3 +365,48 @@ async fn redirects_are_followed_on_the_servers_origin_only_and_others_get_nothin
     let err = client(config("/loop")).discover(&o).await.unwrap_err();
     assert!(err.to_string().contains("redirected more than 5 times"), "{err}");
 }
+
+#[tokio::test]
+async fn a_2025_11_25_sessions_get_stream_and_delete_follow_no_redirect_to_another_origin() {
+    use axum::http::{Method, header::LOCATION};
+    let (elsewhere, received) = recorder().await;
+    let away = format!("http://{elsewhere}/mcp");
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = seen.clone();
+    // A 2025-11-25 server: refuses the probe, starts a session, answers
+    // every other request with an empty tool list; its GET stream and its
+    // DELETE redirect to another origin.
+    let legacy = axum::Router::new().fallback(move |method: Method, body: String| {
+        let (log, away) = (log.clone(), away.clone());
+        async move {
+            log.lock().unwrap().push(method.to_string());
+            let message: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+            let id = message["id"].clone();
+            match (method, message["method"].as_str()) {
+                (Method::GET | Method::DELETE, _) => {
+                    (StatusCode::TEMPORARY_REDIRECT, [(LOCATION, away)]).into_response()
+                }
+                (_, Some("server/discover")) => StatusCode::BAD_REQUEST.into_response(),
+                (_, Some("initialize")) => (
+                    [("mcp-session-id", "s-1")],
+                    axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": {
+                        "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "legacy", "version": "1"}
+                    }})),
+                )
+                    .into_response(),
+                _ if id.is_null() => StatusCode::ACCEPTED.into_response(),
+                _ => axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": {"tools": []}})).into_response(),
+            }
+        }
+    });
+    let addr = serve(legacy).await;
+    let headers = vec![("x-api-key".to_owned(), "h-s3cret".to_owned())];
+    let config = HttpConfig::new(format!("http://{addr}/mcp")).with_headers(headers);
+    let client = client(config);
+    client.list_tools(None, &RequestOptions::default()).await.unwrap();
+    client.close().await;
+    let seen = seen.lock().unwrap().clone();
+    assert!(seen.contains(&"GET".to_owned()) && seen.contains(&"DELETE".to_owned()), "{seen:?}");
+    assert!(received.lock().unwrap().is_empty(), "the other origin got nothing");
+}
