@@ -178,7 +178,7 @@ pub(crate) fn build_client(config: &HttpConfig) -> Result<reqwest::Client, Error
 /// is an error naming the redirect's origin (not its URL, whose query may
 /// hold a secret). The configured headers, the credentials and, on 307 and
 /// 308, the body never reach another origin.
-pub(crate) fn same_origin_redirects() -> reqwest::redirect::Policy {
+fn same_origin_redirects() -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(|attempt| {
         let to = attempt.url().origin();
         let from = attempt.previous().first().map(reqwest::Url::origin);
