@@ -188,11 +188,15 @@ fn http_upstream(args: &Args, url: &str) -> Result<(UpstreamConfig, Option<Arc<G
     if args.sign_in_timeout == 0 {
         return Err("--sign-in-timeout must be at least 1 second".into());
     }
-    let (mut http, variables) = http_config(&args.connection, url)?;
+    let (mut http, mut variables) = http_config(&args.connection, url)?;
     if has_authorization(&http) {
         // The user gave the credentials; no sign-in.
         return Ok((UpstreamConfig::Http(HttpUpstream { config: http, oauth: None, sign_in: None }), None));
     }
+    // Every variable the bridge was told holds a secret stays out of the
+    // browser's environment, whatever its name.
+    variables.extend(args.static_client.client_secret_env.iter().cloned());
+    variables.extend(args.enterprise.idp_client_secret_env.iter().cloned());
     let opener = (!args.no_browser).then(|| mcp_bridge::signin::system_opener(variables));
     let gate = Arc::new(Gate::new(opener));
     let options = SignInOptions::new(args.redirect_port, Duration::from_secs(args.sign_in_timeout));

@@ -169,3 +169,111 @@ async fn a_listen_stream_cut_by_the_network_or_ended_by_the_server_is_opened_aga
     assert_eq!(peer.finish().await, Some(0));
     stop.cancel();
 }
+
+/// A 2026-07-28 server whose `open_page` tool asks the user to open the
+/// `url` argument (a URL elicitation), then says whether they accepted.
+async fn page_opener() -> SocketAddr {
+    use mcp_bridge_protocol::types::{
+        CallToolResult, Implementation, InputRequest, InputRequests, InputResponse, Tool,
+    };
+    use mcp_bridge_sdk::{Reply, Server};
+    let tool: Tool = serde_json::from_value(json!({"name": "open_page", "inputSchema": {"type": "object"}})).unwrap();
+    let server = Server::builder(Implementation::new("page-opener", "1"))
+        .tool(tool, |call, _ctx| async move {
+            if let Some(InputResponse::Elicit(answer)) = call.input_responses.get("page") {
+                return Ok(Reply::Complete(CallToolResult::text(format!("{:?}", answer.action))));
+            }
+            let url = call.arguments.get("url").cloned().unwrap_or_default();
+            let request: InputRequest = serde_json::from_value(json!({"method": "elicitation/create", "params": {
+                "mode": "url", "message": "Open this page", "url": url, "elicitationId": "e-1"
+            }}))
+            .map_err(|e| mcp_bridge_sdk::HandlerError::internal(e.to_string()))?;
+            Ok(Reply::InputRequired { requests: InputRequests::from([("page".to_owned(), request)]), state: None })
+        })
+        .build();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { server.serve_http(listener, HttpOptions::default(), std::future::pending()).await });
+    addr
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_url_elicitation_reaches_the_client_only_with_a_web_url() {
+    let addr = page_opener().await;
+    let mut peer = RawPeer::spawn(BRIDGE, &[&format!("http://{addr}/mcp")]);
+    let init = legacy_initialize(&mut peer, json!({"elicitation": {"url": {}}})).await;
+    assert!(init.get("result").is_some(), "{init}");
+    initialized_and_gap_events(&mut peer, &init).await;
+    let mut id = 0;
+    for hostile in [
+        "javascript:alert(1)",
+        "javascript://example.com/%0aalert(1)",
+        "file://localhost/etc/passwd",
+        "data://text/html,<script>alert(1)</script>",
+        "vscode://evil.extension/run",
+    ] {
+        id += 1;
+        peer.send(&request(id, "tools/call", json!({"name": "open_page", "arguments": {"url": hostile}}))).await;
+        // The first message back is the answer: the client was never asked.
+        let reply = peer.recv().await;
+        assert_eq!(reply["id"], id, "{hostile}: the client got {reply}");
+        assert_eq!(reply["error"]["data"]["cause"], "invalid_input_request", "{hostile}: {reply}");
+        let detail = reply["error"]["data"]["detail"].to_string();
+        assert!(detail.contains("http:// or https://"), "{hostile}: the refusal says why: {detail}");
+    }
+    id += 1;
+    peer.send(&request(id, "tools/call", json!({"name": "open_page", "arguments": {"url": "https://example.com/a"}})))
+        .await;
+    let ask = peer.recv().await;
+    assert_eq!(
+        (ask["method"].as_str(), ask["params"]["url"].as_str()),
+        (Some("elicitation/create"), Some("https://example.com/a"))
+    );
+    peer.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept"}}).to_string()).await;
+    let reply = peer.recv().await;
+    assert_eq!(
+        (reply["id"].as_i64(), reply["result"]["content"][0]["text"].as_str()),
+        (Some(id), Some("Accept")),
+        "{reply}"
+    );
+    assert_eq!(peer.finish().await, Some(0));
+}
+
+/// What a recording server was sent: each request's head and body.
+type Received = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bridge_follows_no_redirect_to_another_origin() {
+    use axum::http::{HeaderMap, StatusCode, header::LOCATION};
+    let received: Received = Default::default();
+    let log = received.clone();
+    let recorder = axum::Router::new().fallback(move |headers: HeaderMap, body: String| {
+        let log = log.clone();
+        async move {
+            log.lock().unwrap().push(format!("{headers:?} {body}"));
+            StatusCode::OK
+        }
+    });
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let elsewhere = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, recorder).await });
+    let away = format!("http://{elsewhere}/mcp?key=q-s3cret");
+    let redirecting = axum::Router::new()
+        .route("/mcp", axum::routing::any(move || async move { (StatusCode::TEMPORARY_REDIRECT, [(LOCATION, away)]) }));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, redirecting).await });
+
+    let mut command = tokio::process::Command::new(BRIDGE);
+    command
+        .env("X_VALUE", "h-s3cret")
+        .args(["--header-env", "X-Api-Key=X_VALUE", &format!("http://{addr}/mcp")])
+        .stderr(std::process::Stdio::piped());
+    let mut peer = RawPeer::start(command);
+    let init = legacy_initialize(&mut peer, json!({})).await;
+    let error = init["error"].to_string();
+    assert!(error.contains(&format!("redirected to http://{elsewhere}, another origin")), "{init}");
+    assert!(!error.contains("s3cret"), "{init}");
+    assert!(received.lock().unwrap().is_empty(), "the other origin got nothing: {:?}", received.lock().unwrap());
+    peer.finish().await;
+}

@@ -238,6 +238,33 @@ async fn a_client_id_given_by_the_administrator_is_used_instead_of_registering()
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_browser_gets_no_variable_the_bridge_was_told_holds_a_secret() {
+    let w = world("browser-env").await;
+    // Names that do not look secret: only the options say they are.
+    let env = [("OKTA_CS", "static-s3cret"), ("EXTRA_VALUE", "header-s3cret")];
+    let args = [
+        "--client-id",
+        "admin-given",
+        "--client-secret-env",
+        "OKTA_CS",
+        "--client-auth-method",
+        "client_secret_post",
+        "--header-env",
+        "X-Extra=EXTRA_VALUE",
+    ];
+    let mut peer = bridge_with(&w, &w.dir.join("browser.py"), &env, &args);
+    let init = legacy_initialize(&mut peer, json!({})).await;
+    assert_eq!(init["result"]["serverInfo"]["name"], "mcp-example-server", "{init}");
+    let (code, stderr) = finish(peer).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(w.issued.lock().unwrap().client_auth.last().map(String::as_str), Some("post admin-given:static-s3cret"));
+    let browsed = std::fs::read_to_string(w.dir.join("browser.log")).unwrap();
+    assert!(browsed.contains("/start/"), "the browser was opened: {browsed}");
+    assert!(!browsed.contains("leaked"), "{browsed}");
+    let _ = std::fs::remove_dir_all(&w.dir);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn the_enterprise_single_sign_on_vouches_for_the_user_without_a_browser() {
     let w = world("enterprise").await;
     // The enterprise identity provider: a second authorization server,

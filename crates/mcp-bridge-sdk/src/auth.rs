@@ -386,11 +386,12 @@ impl Inner {
 
     async fn resource_metadata(&self, challenge: &Challenge) -> Result<ResourceMetadata, SignInError> {
         let mut candidates = Vec::new();
-        if let Some(url) = challenge.resource_metadata.as_deref().and_then(|u| Url::parse(u).ok()) {
-            candidates.push(url);
+        if let Some(named) = challenge.resource_metadata.as_deref().filter(|u| Url::parse(u).is_ok()) {
+            candidates.push(named.to_owned());
         }
-        candidates.extend(discovery::resource_metadata_urls(&self.server_url));
+        candidates.extend(discovery::resource_metadata_urls(&self.server_url).iter().map(Url::to_string));
         for url in candidates {
+            let url = discovery::check_endpoint(&self.server_url, "protected resource metadata URL", &url)?;
             if let Some(found) =
                 exchange::get_json::<ResourceMetadata>(&self.http, &url, "protected resource metadata").await?
             {
@@ -405,6 +406,7 @@ impl Inner {
 
     async fn server_metadata(&self, issuer: &Url) -> Result<ServerMetadata, SignInError> {
         let wanted = issuer.as_str().trim_end_matches('/');
+        discovery::check_endpoint(&self.server_url, "authorization server", issuer.as_str())?;
         for url in discovery::server_metadata_urls(issuer) {
             let found =
                 match exchange::get_json::<ServerMetadata>(&self.http, &url, "authorization server metadata").await {
@@ -415,6 +417,7 @@ impl Inner {
             // The issuer must be the one the metadata was looked up for
             // (RFC 8414 section 3.3); other metadata is not used at all.
             if found.issuer.trim_end_matches('/') == wanted {
+                discovery::check_server_metadata(&self.server_url, &found)?;
                 return Ok(found);
             }
             tracing::warn!(target: "mcp_auth", "authorization server metadata with another issuer ignored");
@@ -636,7 +639,10 @@ impl Inner {
         scope: Option<&str>,
     ) -> Result<String, SignInError> {
         let endpoint = match &idp.token_endpoint {
-            Some(endpoint) => endpoint.clone(),
+            Some(endpoint) => {
+                discovery::check_endpoint(&self.server_url, "identity provider's token endpoint", endpoint)?;
+                endpoint.clone()
+            }
             None => {
                 let issuer = Url::parse(&idp.issuer)
                     .map_err(|_| SignInError::NoServerMetadata { issuer: idp.issuer.clone() })?;

@@ -31,6 +31,11 @@ pub const MAX_PENDING_REQUESTS: usize = 4096;
 /// slot (listen streams are not counted: they stay open by design).
 pub const HTTP_MAX_IN_FLIGHT: usize = 64;
 
+/// Redirects of one Streamable HTTP request followed (on the server's own
+/// origin only): enough for a moved endpoint or a trailing slash, not a
+/// loop.
+pub const HTTP_MAX_REDIRECTS: usize = 5;
+
 /// Pages the automatic pagination helpers read before they stop.
 pub const MAX_AUTO_PAGES: usize = 64;
 

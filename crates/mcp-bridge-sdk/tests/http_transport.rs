@@ -302,3 +302,111 @@ async fn requests_beyond_max_in_flight_wait_for_a_slot_and_pending_requests_are_
     }
     assert_eq!(most.load(Ordering::SeqCst), 2, "never more than two at once on the wire");
 }
+
+/// What a server that records every request it gets was sent: each
+/// request's method, headers and body.
+type Received = Arc<Mutex<Vec<(String, HeaderMap, Vec<u8>)>>>;
+
+/// A server that records every request and answers it with an empty JSON
+/// object; its address.
+async fn recorder() -> (SocketAddr, Received) {
+    let received: Received = Arc::default();
+    let log = received.clone();
+    let router =
+        axum::Router::new().fallback(move |method: axum::http::Method, headers: HeaderMap, body: axum::body::Bytes| {
+            let log = log.clone();
+            async move {
+                log.lock().unwrap().push((method.to_string(), headers, body.to_vec()));
+                axum::Json(json!({}))
+            }
+        });
+    (serve(router).await, received)
+}
+
+/// Answers with `status` and `location`.
+fn redirect(status: StatusCode, location: String) -> axum::routing::MethodRouter {
+    axum::routing::any(move || {
+        let location = location.clone();
+        async move { (status, [(axum::http::header::LOCATION, location)]).into_response() }
+    })
+}
+
+#[tokio::test]
+async fn redirects_are_followed_on_the_servers_origin_only_and_others_get_nothing() {
+    let (elsewhere, received) = recorder().await;
+    let away = format!("http://{elsewhere}/mcp?token=q-s3cret");
+    let router = server()
+        .http_router(HttpOptions::default())
+        .route("/moved", redirect(StatusCode::PERMANENT_REDIRECT, "/mcp".into()))
+        .route("/loop", redirect(StatusCode::TEMPORARY_REDIRECT, "/loop".into()))
+        .route("/307", redirect(StatusCode::TEMPORARY_REDIRECT, away.clone()))
+        .route("/302", redirect(StatusCode::FOUND, away.clone()));
+    let addr = serve(router).await;
+    let headers = vec![("x-api-key".to_owned(), "h-s3cret".to_owned())];
+    let token = Arc::new(BearerToken::new("b-s3cret"));
+    let config = |path: &str| {
+        HttpConfig::new(format!("http://{addr}{path}")).with_headers(headers.clone()).with_auth(token.clone())
+    };
+    let o = RequestOptions::default();
+
+    let moved = client(config("/moved"));
+    let result = moved.call_tool("ping", json!({}), &o).await.unwrap();
+    assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "pong"), "same origin: followed");
+
+    for path in ["/307", "/302"] {
+        let err = client(config(path)).discover(&o).await.unwrap_err();
+        let text = format!("{err}");
+        assert!(matches!(err, Error::Transport { .. }), "{path}: {err:?}");
+        assert!(text.contains(&format!("redirected to http://{elsewhere}, another origin")), "{path}: {text}");
+        assert!(!text.contains("s3cret"), "{path}: the redirect's query stays out of the error: {text}");
+    }
+    assert!(received.lock().unwrap().is_empty(), "the other origin got no request, header or body");
+
+    let err = client(config("/loop")).discover(&o).await.unwrap_err();
+    assert!(err.to_string().contains("redirected more than 5 times"), "{err}");
+}
+
+#[tokio::test]
+async fn a_2025_11_25_sessions_get_stream_and_delete_follow_no_redirect_to_another_origin() {
+    use axum::http::{Method, header::LOCATION};
+    let (elsewhere, received) = recorder().await;
+    let away = format!("http://{elsewhere}/mcp");
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = seen.clone();
+    // A 2025-11-25 server: refuses the probe, starts a session, answers
+    // every other request with an empty tool list; its GET stream and its
+    // DELETE redirect to another origin.
+    let legacy = axum::Router::new().fallback(move |method: Method, body: String| {
+        let (log, away) = (log.clone(), away.clone());
+        async move {
+            log.lock().unwrap().push(method.to_string());
+            let message: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+            let id = message["id"].clone();
+            match (method, message["method"].as_str()) {
+                (Method::GET | Method::DELETE, _) => {
+                    (StatusCode::TEMPORARY_REDIRECT, [(LOCATION, away)]).into_response()
+                }
+                (_, Some("server/discover")) => StatusCode::BAD_REQUEST.into_response(),
+                (_, Some("initialize")) => (
+                    [("mcp-session-id", "s-1")],
+                    axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": {
+                        "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "legacy", "version": "1"}
+                    }})),
+                )
+                    .into_response(),
+                _ if id.is_null() => StatusCode::ACCEPTED.into_response(),
+                _ => axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": {"tools": []}})).into_response(),
+            }
+        }
+    });
+    let addr = serve(legacy).await;
+    let headers = vec![("x-api-key".to_owned(), "h-s3cret".to_owned())];
+    let config = HttpConfig::new(format!("http://{addr}/mcp")).with_headers(headers);
+    let client = client(config);
+    client.list_tools(None, &RequestOptions::default()).await.unwrap();
+    client.close().await;
+    let seen = seen.lock().unwrap().clone();
+    assert!(seen.contains(&"GET".to_owned()) && seen.contains(&"DELETE".to_owned()), "{seen:?}");
+    assert!(received.lock().unwrap().is_empty(), "the other origin got nothing");
+}

@@ -10,6 +10,7 @@ mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use mcp_bridge_protocol::types::ContentBlock;
 use mcp_bridge_sdk::auth::{
@@ -268,4 +269,115 @@ async fn a_device_sign_in_polls_at_the_servers_pace_and_stops_when_the_code_expi
     client(&s, &oauth).call_tool("ping", json!({}), &RequestOptions::default()).await.unwrap_err();
     assert_eq!(oauth.last_problem(), Some(SignInError::DeviceCodeExpired));
     assert!(s.issued.lock().unwrap().device_polls.is_empty(), "the code expired before the first poll");
+}
+
+/// A hostile protected resource on loopback http that is its own
+/// authorization server: its 401 asks for `scope`, its metadata names
+/// `issuer` (itself when `None`) and `token_endpoint` (its own when
+/// `None`). Returns the MCP URL and the paths it was asked for.
+async fn hostile(
+    scope: String,
+    issuer: Option<&str>,
+    token_endpoint: Option<&str>,
+) -> (String, Arc<Mutex<Vec<String>>>) {
+    use axum::http::{StatusCode, header::WWW_AUTHENTICATE};
+    use axum::response::IntoResponse;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let challenge = format!("Bearer resource_metadata=\"{base}/prm\", scope=\"{scope}\"");
+    let resource = json!({ "resource": format!("{base}/mcp"), "authorization_servers": [issuer.unwrap_or(&base)] });
+    let metadata = json!({
+        "issuer": base,
+        "authorization_endpoint": format!("{base}/authorize"),
+        "token_endpoint": token_endpoint.map_or(format!("{base}/token"), str::to_owned),
+        "registration_endpoint": format!("{base}/register"),
+        "code_challenge_methods_supported": ["S256"],
+    });
+    let paths: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = paths.clone();
+    let router = axum::Router::new()
+        .route(
+            "/mcp",
+            axum::routing::post(move || async move { (StatusCode::UNAUTHORIZED, [(WWW_AUTHENTICATE, challenge)]) }),
+        )
+        .route("/prm", axum::routing::get(move || async move { axum::Json(resource) }))
+        .route(
+            "/.well-known/oauth-authorization-server",
+            axum::routing::get(move || async move { axum::Json(metadata) }),
+        )
+        .route(
+            "/register",
+            axum::routing::post(|| async {
+                (StatusCode::CREATED, axum::Json(json!({ "client_id": "c-1" }))).into_response()
+            }),
+        )
+        .layer(axum::middleware::from_fn(move |request: axum::extract::Request, next: axum::middleware::Next| {
+            log.lock().unwrap().push(request.uri().path().to_owned());
+            next.run(request)
+        }));
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (format!("{base}/mcp"), paths)
+}
+
+/// A browser hook that records the authorization URLs it was given and
+/// stops there.
+fn recording(urls: Arc<Mutex<Vec<String>>>) -> Authorize {
+    authorize(move |request: AuthorizationRequest| {
+        urls.lock().unwrap().push(request.url);
+        async { Err::<AuthorizationResponse, _>("the test stops at the browser") }
+    })
+}
+
+/// Signs in at `url` with the [`recording`] hook, within `guard` (a hang
+/// guard); the problem it met.
+async fn sign_in_at(url: &str, urls: Arc<Mutex<Vec<String>>>, guard: Duration) -> SignInError {
+    let config =
+        OAuthConfig::new(url, "http://127.0.0.1:1/callback", "oauth-test").with_connection(HttpConfig::new(url));
+    let oauth = OAuthClient::new(config, recording(urls), Arc::new(MemoryStore::default())).unwrap();
+    let client = Client::new(
+        ClientOptions::new("oauth-test", "1"),
+        connect(HttpConfig::new(url).with_auth(Arc::new(oauth.clone()))).unwrap(),
+    );
+    let o = RequestOptions::default();
+    let sent = tokio::time::timeout(guard, client.discover(&o));
+    assert!(sent.await.expect("the sign-in does not hang").is_err());
+    oauth.last_problem().expect("the sign-in failed")
+}
+
+#[tokio::test]
+async fn oauth_endpoints_off_loopback_over_plain_http_are_refused_before_any_request() {
+    let urls = Arc::new(Mutex::new(Vec::new()));
+    let (url, paths) = hostile("mcp".into(), None, Some("http://evil.example/token")).await;
+    let problem = sign_in_at(&url, urls.clone(), Duration::from_secs(20)).await;
+    assert_eq!(
+        problem,
+        SignInError::InsecureEndpoint { what: "token endpoint", url: "http://evil.example/token".into() }
+    );
+    assert!(problem.to_string().contains("http://evil.example/token is not https"), "{problem}");
+    assert!(urls.lock().unwrap().is_empty(), "the browser was never opened");
+    let paths = paths.lock().unwrap().clone();
+    assert!(!paths.iter().any(|p| p == "/register"), "no registration: {paths:?}");
+
+    // Refused before a connection to 10.0.0.1 is tried (which could hang).
+    let (url, _) = hostile("mcp".into(), Some("http://10.0.0.1"), None).await;
+    let problem = sign_in_at(&url, urls.clone(), Duration::from_secs(20)).await;
+    assert_eq!(problem, SignInError::InsecureEndpoint { what: "authorization server", url: "http://10.0.0.1/".into() });
+}
+
+// Two workers: the hang guard fires even while a worker is stuck computing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_challenged_scope_is_asked_for_once_per_scope() {
+    // 380 KB of distinct scopes, then each of the first thousand again.
+    let distinct: Vec<String> = (0..50_000).map(|n| format!("s{n:05x}")).collect();
+    let repeated = distinct.iter().take(1000).cloned();
+    let scope = distinct.iter().cloned().chain(repeated).collect::<Vec<_>>().join(" ");
+    assert!(scope.len() > 350_000);
+    let urls = Arc::new(Mutex::new(Vec::new()));
+    let (url, _) = hostile(scope, None, None).await;
+    // Done in well under a second; the quadratic de-duplication took 20 s.
+    let problem = sign_in_at(&url, urls.clone(), Duration::from_secs(5)).await;
+    assert!(matches!(problem, SignInError::Authorize(_)), "{problem:?}");
+    let asked = reqwest::Url::parse(&urls.lock().unwrap()[0]).unwrap();
+    let asked = asked.query_pairs().find(|(k, _)| k == "scope").unwrap().1.into_owned();
+    assert_eq!(asked, distinct.join(" "), "every scope once, in order");
 }

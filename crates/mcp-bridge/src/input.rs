@@ -8,7 +8,7 @@ use mcp_bridge_protocol::types::{
     ClientCapabilities, CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, InputRequest,
     InputRequests, InputResponse, ListRootsResult,
 };
-use mcp_bridge_sdk::client::input::{check_elicitation_content, check_sampling_messages, is_absolute_url};
+use mcp_bridge_sdk::client::input::{check_elicitation_content, check_elicitation_url, check_sampling_messages};
 use serde_json::{Value, json};
 
 use crate::translate::Cause;
@@ -69,9 +69,9 @@ pub fn check_round(requests: &InputRequests, client: &ClientCapabilities) -> Res
         match request {
             InputRequest::Elicit(call) => {
                 if let ElicitRequestParams::Url(params) = &call.params
-                    && !is_absolute_url(&params.url)
+                    && let Err(refused) = check_elicitation_url(&params.url)
                 {
-                    return Err(refuse(Cause::InvalidInputRequest, key, "the url is not an absolute URL"));
+                    return Err(refuse(Cause::InvalidInputRequest, key, &refused.to_string()));
                 }
             }
             InputRequest::CreateMessage(call) => {

@@ -89,6 +89,18 @@ pub enum SignInError {
     /// The device code expired before the user finished signing in.
     #[error("the sign-in code expired before the sign-in was finished")]
     DeviceCodeExpired,
+    /// An OAuth endpoint (metadata, registration, authorization, token,
+    /// device) that is not `https://`; only a loopback `http://` MCP server
+    /// may use `http://` endpoints, on loopback.
+    #[error(
+        "the {what} {url} is not https: OAuth endpoints must be https (http only on loopback, for a loopback http MCP server)"
+    )]
+    InsecureEndpoint {
+        /// Which endpoint it is.
+        what: &'static str,
+        /// Its URL, without query, fragment or credentials.
+        url: String,
+    },
     /// The client credentials grant without credentials to present.
     #[error(
         "signing in as the client itself (client credentials) needs a pre-registered client with a secret or a private key"

@@ -119,6 +119,10 @@ impl super::Inner {
             form.push(("scope", scope.clone()));
         }
         let answer = exchange::device_authorization(&self.http, &endpoint, &client, self.client_key(), form).await?;
+        discovery::check_endpoint(&self.server_url, "verification URI", &answer.verification_uri)?;
+        if let Some(complete) = &answer.verification_uri_complete {
+            discovery::check_endpoint(&self.server_url, "verification URI", complete)?;
+        }
         let expires_in = Duration::from_secs(answer.expires_in);
         let deadline = Instant::now() + expires_in;
         let mut interval = answer.interval.map_or(DEFAULT_INTERVAL, Duration::from_secs).max(Duration::from_secs(1));

@@ -7,6 +7,8 @@
 use reqwest::Url;
 use serde::Deserialize;
 
+use super::SignInError;
+
 /// The protected resource metadata of an MCP server.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct ResourceMetadata {
@@ -119,6 +121,67 @@ pub fn canonical_resource(url: &Url) -> String {
     canonical.to_string().trim_end_matches('/').to_owned()
 }
 
+/// Whether the client of the MCP server at `server_url` may use the OAuth
+/// endpoint `endpoint` (fetch it, post to it, send the browser or the user
+/// to it): an `https://` one always; an `http://` one only on loopback
+/// when the MCP server is itself `http://` on loopback (development);
+/// nothing else (OAuth 2.1, RFC 9728 and RFC 8414 want TLS).
+pub fn endpoint_allowed(server_url: &Url, endpoint: &Url) -> bool {
+    match endpoint.scheme() {
+        "https" => true,
+        "http" => server_url.scheme() == "http" && is_loopback(server_url) && is_loopback(endpoint),
+        _ => false,
+    }
+}
+
+/// [`endpoint_allowed`] of the endpoint `what` at `url`, parsed.
+///
+/// # Errors
+/// [`SignInError::InsecureEndpoint`] naming the endpoint (without its
+/// query), or [`SignInError::Http`] for a URL that does not parse.
+pub fn check_endpoint(server_url: &Url, what: &'static str, url: &str) -> Result<Url, SignInError> {
+    let endpoint = Url::parse(url).map_err(|_| SignInError::Http(format!("the {what} is not a URL")))?;
+    if endpoint_allowed(server_url, &endpoint) {
+        return Ok(endpoint);
+    }
+    let mut named = endpoint.clone();
+    named.set_query(None);
+    named.set_fragment(None);
+    let _ = named.set_username("");
+    let _ = named.set_password(None);
+    Err(SignInError::InsecureEndpoint { what, url: named.to_string() })
+}
+
+/// [`check_endpoint`] of every endpoint `metadata` names, before any is
+/// used.
+///
+/// # Errors
+/// As [`check_endpoint`], for the first endpoint that breaks the rule.
+pub fn check_server_metadata(server_url: &Url, metadata: &ServerMetadata) -> Result<(), SignInError> {
+    check_endpoint(server_url, "authorization endpoint", &metadata.authorization_endpoint)?;
+    check_endpoint(server_url, "token endpoint", &metadata.token_endpoint)?;
+    if let Some(registration) = &metadata.registration_endpoint {
+        check_endpoint(server_url, "registration endpoint", registration)?;
+    }
+    if let Some(device) = &metadata.device_authorization_endpoint {
+        check_endpoint(server_url, "device authorization endpoint", device)?;
+    }
+    Ok(())
+}
+
+/// Whether `url`'s host is a loopback address or `localhost`.
+fn is_loopback(url: &Url) -> bool {
+    let Some(host) = url.host_str() else { return false };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host.parse::<std::net::IpAddr>() {
+        Ok(address) => address.is_loopback(),
+        Err(_) => {
+            let name = host.trim_end_matches('.').to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
+        }
+    }
+}
+
 /// The scope to ask for: the challenge's when it names one, else every
 /// scope the resource metadata lists, else none; with the scopes granted
 /// before (a step-up keeps them), and `offline_access` when the
@@ -129,22 +192,21 @@ pub fn select_scope(
     server: &ServerMetadata,
     previous: &[String],
 ) -> Option<String> {
-    let mut scopes: Vec<String> = previous.to_vec();
-    let wanted: Vec<String> = match challenged {
-        Some(scope) => scope.split_whitespace().map(str::to_owned).collect(),
-        None => resource.scopes_supported.clone().unwrap_or_default(),
+    let wanted: Vec<&str> = match challenged {
+        Some(scope) => scope.split_whitespace().collect(),
+        None => resource.scopes_supported.iter().flatten().map(String::as_str).collect(),
     };
-    for scope in wanted {
-        if !scopes.contains(&scope) {
-            scopes.push(scope);
-        }
-    }
+    // A set, not a search of the list per scope: a huge hostile scope
+    // string costs linear time, not quadratic.
+    let mut seen = std::collections::HashSet::new();
+    let mut scopes: Vec<&str> =
+        previous.iter().map(String::as_str).chain(wanted).filter(|scope| seen.insert(*scope)).collect();
     let offline = server.scopes_supported.as_ref().is_some_and(|s| s.iter().any(|s| s == "offline_access"));
-    if offline && !scopes.is_empty() && !scopes.iter().any(|s| s == "offline_access") {
-        scopes.push("offline_access".to_owned());
+    if offline && !scopes.is_empty() && !seen.contains("offline_access") {
+        scopes.push("offline_access");
     }
     if !offline {
-        scopes.retain(|s| s != "offline_access");
+        scopes.retain(|s| *s != "offline_access");
     }
     (!scopes.is_empty()).then(|| scopes.join(" "))
 }
@@ -204,6 +266,44 @@ mod tests {
         assert!(!resource_covers("not a url", &server));
         assert_eq!(canonical_resource(&url("https://mcp.example.com/mcp/#x")), "https://mcp.example.com/mcp");
         assert_eq!(canonical_resource(&url("https://mcp.example.com/")), "https://mcp.example.com");
+    }
+
+    #[test]
+    fn oauth_endpoints_are_https_except_on_loopback_for_a_loopback_http_server() {
+        let allowed = |server: &str, endpoint: &str| endpoint_allowed(&url(server), &url(endpoint));
+        for server in ["https://mcp.example.com/mcp", "https://127.0.0.1:8443/mcp"] {
+            assert!(allowed(server, "https://as.example.com/token"), "{server}");
+            assert!(allowed(server, "https://127.0.0.1:9/token"), "{server}");
+            assert!(!allowed(server, "http://as.example.com/token"), "{server}");
+            assert!(!allowed(server, "http://127.0.0.1:9/token"), "{server}: https means https everywhere");
+            assert!(!allowed(server, "http://localhost/token"), "{server}");
+        }
+        for server in ["http://127.0.0.1:8080/mcp", "http://[::1]:8080/mcp", "http://localhost:8080/mcp"] {
+            assert!(allowed(server, "http://127.0.0.1:9/token"), "{server}");
+            assert!(allowed(server, "http://[::1]:9/token"), "{server}");
+            assert!(allowed(server, "http://auth.localhost/token"), "{server}");
+            assert!(allowed(server, "https://as.example.com/token"), "{server}");
+            assert!(!allowed(server, "http://evil.example/token"), "{server}");
+            assert!(!allowed(server, "http://10.0.0.1/token"), "{server}");
+            assert!(!allowed(server, "http://127.0.0.1.evil.example/token"), "{server}");
+        }
+        assert!(!allowed("http://mcp.example.com/mcp", "http://mcp.example.com/token"), "plain http off loopback");
+        assert!(!allowed("http://mcp.example.com/mcp", "http://127.0.0.1/token"));
+        for other in ["file:///etc/passwd", "javascript:alert(1)", "ftp://as.example.com/t", "ws://127.0.0.1/t"] {
+            assert!(!allowed("http://127.0.0.1/mcp", other), "{other}");
+        }
+        let err =
+            check_endpoint(&url("https://mcp.example.com"), "token endpoint", "http://u:pw@as.example/t?k=s3cret#f")
+                .unwrap_err();
+        assert_eq!(err, SignInError::InsecureEndpoint { what: "token endpoint", url: "http://as.example/t".into() });
+        assert!(err.to_string().contains("the token endpoint http://as.example/t is not https"), "{err}");
+        let metadata: ServerMetadata = serde_json::from_value(serde_json::json!({
+            "issuer": "https://as", "authorization_endpoint": "https://as/a", "token_endpoint": "https://as/t",
+            "registration_endpoint": "https://as/r", "device_authorization_endpoint": "http://as/d"
+        }))
+        .unwrap();
+        let err = check_server_metadata(&url("https://mcp.example.com"), &metadata).unwrap_err();
+        assert!(err.to_string().contains("device authorization endpoint http://as/d"), "{err}");
     }
 
     #[test]

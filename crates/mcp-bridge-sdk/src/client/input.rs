@@ -59,12 +59,8 @@ pub(crate) async fn answer_one(
                 Ok(InputResponse::Elicit(result))
             }
             ElicitRequestParams::Url(params) => {
-                if !is_absolute_url(&params.url) {
-                    return Err(Error::InvalidInputRequest {
-                        key: key.to_owned(),
-                        reason: "url is not an absolute URL".into(),
-                    });
-                }
+                check_elicitation_url(&params.url)
+                    .map_err(|e| Error::InvalidInputRequest { key: key.to_owned(), reason: e.to_string() })?;
                 let hook = hooks.elicit_url.as_ref().ok_or_else(|| hook_failed(key, "no URL elicitation hook"))?;
                 Ok(InputResponse::Elicit(hook(params).await.map_err(|e| hook_failed(key, e.to_string()))?))
             }
@@ -117,6 +113,25 @@ pub fn check_elicitation_content(
     }
 }
 
+/// The URL of a URL elicitation that is not shown to the user: only an
+/// absolute `http://` or `https://` URL is (a `javascript:`, `file:`,
+/// `data:` or `vscode:` one could run code or open something local).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the url is not an absolute http:// or https:// URL: a URL elicitation may only open a web page")]
+pub struct NotAWebUrl;
+
+/// Checks the URL a URL elicitation asks the user to open.
+///
+/// # Errors
+/// [`NotAWebUrl`] unless it is an absolute `http://` or `https://` URL.
+pub fn check_elicitation_url(url: &str) -> Result<(), NotAWebUrl> {
+    let scheme = url.split_once("://").map(|(scheme, _)| scheme.to_ascii_lowercase());
+    match scheme.as_deref() {
+        Some("http" | "https") if is_absolute_url(url) => Ok(()),
+        _ => Err(NotAWebUrl),
+    }
+}
+
 /// A URL with a scheme and an authority (`scheme://host...`), no spaces.
 pub fn is_absolute_url(url: &str) -> bool {
     let Some((scheme, rest)) = url.split_once("://") else { return false };
@@ -137,5 +152,24 @@ mod tests {
         assert!(!is_absolute_url("https://"));
         assert!(!is_absolute_url("https://exa mple.com"));
         assert!(!is_absolute_url("1http://x"));
+    }
+
+    #[test]
+    fn a_url_elicitation_opens_web_pages_only() {
+        for good in ["https://example.com/x?y=1", "HTTP://127.0.0.1:8080/cb"] {
+            assert_eq!(check_elicitation_url(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "javascript:alert(1)",
+            "javascript://example.com/%0aalert(1)",
+            "file:///etc/passwd",
+            "file://localhost/etc/passwd",
+            "data:text/html,<script>alert(1)</script>",
+            "vscode://evil.extension/run",
+            "https:///nohost",
+            "/relative",
+        ] {
+            assert_eq!(check_elicitation_url(bad), Err(NotAWebUrl), "{bad}");
+        }
     }
 }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::error::Error;
+use crate::limits::HTTP_MAX_REDIRECTS;
 use crate::transport::credentials::{AuthProvider, DEFAULT_MAX_RESPONSE_BYTES, without_credentials};
 use crate::transport::tls::read_pem;
 
@@ -168,7 +169,31 @@ impl ProxyConfig {
 /// [`Error::InvalidRequest`] for a proxy that is not `http://`, or a CA or
 /// identity file that cannot be read or parsed.
 pub(crate) fn build_client(config: &HttpConfig) -> Result<reqwest::Client, Error> {
-    build_client_with(config, reqwest::redirect::Policy::default())
+    build_client_with(config, same_origin_redirects())
+}
+
+/// The redirect policy of the transport: a redirect is followed only on
+/// the origin (scheme, host and port) of the request it answers, so never
+/// from https to http, and at most [`HTTP_MAX_REDIRECTS`] times; any other
+/// is an error naming the redirect's origin (not its URL, whose query may
+/// hold a secret). The configured headers, the credentials and, on 307 and
+/// 308, the body never reach another origin.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let to = attempt.url().origin();
+        let from = attempt.previous().first().map(reqwest::Url::origin);
+        if from.as_ref() != Some(&to) {
+            let reason = format!(
+                "the server redirected to {}, another origin; only redirects on the server's own origin are followed",
+                to.ascii_serialization()
+            );
+            attempt.error(reason)
+        } else if attempt.previous().len() > HTTP_MAX_REDIRECTS {
+            attempt.error(format!("the server redirected more than {HTTP_MAX_REDIRECTS} times"))
+        } else {
+            attempt.follow()
+        }
+    })
 }
 
 /// [`build_client`] with its own redirect policy.
@@ -184,21 +209,13 @@ pub(crate) fn build_client_with(
 
 /// The client of the transport when its connections go through a tunnel
 /// (see `tunnel`): every connection to `socket`; redirects followed only
-/// on the endpoint's own origin, the one the tunnel reaches.
+/// on the endpoint's own origin (the one the tunnel reaches), as always.
 ///
 /// # Errors
 /// As [`build_client`].
 #[cfg(unix)]
 pub(crate) fn build_tunnelled_client(config: &HttpConfig, socket: &std::path::Path) -> Result<reqwest::Client, Error> {
-    let origin = reqwest::Url::parse(&config.url).ok().map(|u| u.origin());
-    let redirects = reqwest::redirect::Policy::custom(move |attempt| {
-        if attempt.previous().len() >= 10 || origin.as_ref() != Some(&attempt.url().origin()) {
-            attempt.stop()
-        } else {
-            attempt.follow()
-        }
-    });
-    build(config, redirects, Some(socket))
+    build(config, same_origin_redirects(), Some(socket))
 }
 
 /// Whether `host` is reached without the proxy: it is listed in
