@@ -1,8 +1,6 @@
 //! The axum endpoint: the POST handler, its header checks against the
 //! body, and JSON or SSE answers.
 
-use std::sync::Arc;
-
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -14,11 +12,12 @@ use mcp_bridge_protocol::{
     ErrorObject, JsonRpcErrorResponse, JsonRpcRequest, Message, RequestId, decode_message, error_code,
 };
 use serde_json::Value;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::connections;
+use super::slots::{Slot, Slots};
 use super::{ConnectionLimits, HttpOptions, refusal_by_origin_or_host};
 use crate::limits::OUTGOING_QUEUE;
 use crate::server::protect::{Caller, Protection, Refusal};
@@ -52,8 +51,11 @@ impl Server {
     /// open listen streams end with their completion result, the responses
     /// in progress are finished and the connections closed. Connections are
     /// held to `options.connections`: a client slow to send its request, or
-    /// keeping an unused connection, is cut off; one connection over the cap
-    /// gets 503 with `Retry-After`.
+    /// keeping an unused connection, is cut off. At the cap a newcomer takes
+    /// the place of the oldest connection still sending its request head,
+    /// else of the idlest connection of the client address holding the
+    /// most; when every address holds about as many, it gets 503 with
+    /// `Retry-After`.
     ///
     /// # Errors
     /// None today: a failed accept is logged and the loop goes on.
@@ -94,8 +96,7 @@ pub async fn serve_router(
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let serve =
-        |stream, permit, stop| connections::serve_connection(stream, router.clone(), limits, stop, permit, None);
+    let serve = |stream, slot, stop| connections::serve_connection(stream, router.clone(), limits, stop, slot, None);
     serve_accepted(listener, limits, shutdown, serve).await
 }
 
@@ -106,20 +107,20 @@ pub(super) async fn serve_accepted<F>(
     listener: tokio::net::TcpListener,
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
-    serve: impl Fn(tokio::net::TcpStream, tokio::sync::OwnedSemaphorePermit, CancellationToken) -> F,
+    serve: impl Fn(tokio::net::TcpStream, Slot, CancellationToken) -> F,
 ) -> std::io::Result<()>
 where
     F: Future<Output = ()> + Send + 'static,
 {
-    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let slots = Slots::new(limits.max_connections);
     let stop = CancellationToken::new();
     let connections = TaskTracker::new();
-    let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
-    accept_until(accept, shutdown, "an HTTP client", |stream| match slots.clone().try_acquire_owned() {
-        Ok(permit) => {
-            connections.spawn(serve(stream, permit, stop.clone()));
+    let accept = || async { listener.accept().await };
+    accept_until(accept, shutdown, "an HTTP client", |(stream, client)| match slots.take(client) {
+        Some(slot) => {
+            connections.spawn(serve(stream, slot, stop.clone()));
         }
-        Err(_) => {
+        None => {
             tracing::warn!(limit = limits.max_connections, "refusing an HTTP connection: too many are open");
             connections.spawn(super::refuse_connection(stream));
         }

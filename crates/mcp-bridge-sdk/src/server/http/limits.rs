@@ -19,8 +19,12 @@ pub struct ConnectionLimits {
     /// connection (reqwest 90 s is cut, then reconnects), short enough that
     /// abandoned connections do not pile up.
     pub idle_timeout: Duration,
-    /// Connections open at once; one more is answered 503 with
-    /// `Retry-After` and closed. Listen streams count too.
+    /// Connections open at once, listen streams and calls waiting on the
+    /// client included. At the cap a newcomer takes the place of the oldest
+    /// connection still sending its request head, else of the idlest one of
+    /// the client address holding the most; when every address holds about
+    /// as many, it is answered 503 with `Retry-After` and closed. The
+    /// default is [`default_max_connections`].
     pub max_connections: usize,
 }
 
@@ -37,9 +41,36 @@ impl Default for ConnectionLimits {
         ConnectionLimits {
             request_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
-            max_connections: 1024,
+            max_connections: default_max_connections(),
         }
     }
+}
+
+/// The fewest connections the default cap allows, whatever the limit of
+/// open files: the cap before it was derived from that limit.
+pub const MIN_DEFAULT_MAX_CONNECTIONS: usize = 1024;
+
+/// The most connections the default cap allows: at some tens of KiB of
+/// buffers each, 64 Ki connections stay within a few GiB.
+pub const MAX_DEFAULT_MAX_CONNECTIONS: usize = 65_536;
+
+/// The default cap on connections: half the process's soft limit of open
+/// files (the other half for what the server opens itself: an upstream's
+/// pipes and connections, files, the listener), within
+/// [`MIN_DEFAULT_MAX_CONNECTIONS`] and [`MAX_DEFAULT_MAX_CONNECTIONS`].
+/// [`raise_open_files_limit`] first makes the soft limit the hard one, as
+/// the binaries do at start.
+pub fn default_max_connections() -> usize {
+    let soft = crate::os::open_files_limit().map_or(0, |(soft, _)| soft);
+    usize::try_from(soft / 2).unwrap_or(usize::MAX).clamp(MIN_DEFAULT_MAX_CONNECTIONS, MAX_DEFAULT_MAX_CONNECTIONS)
+}
+
+/// Raises the process's soft limit of open files to its hard limit (no
+/// privilege needed), so that [`default_max_connections`] can be higher;
+/// returns the soft limit now, `None` where it cannot be read. For a
+/// binary to call at start.
+pub fn raise_open_files_limit() -> Option<u64> {
+    crate::os::raise_open_files_limit()
 }
 
 /// Answers a connection over the cap at once and closes it.

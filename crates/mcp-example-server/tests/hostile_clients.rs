@@ -1,0 +1,208 @@
+//! One hostile client must not lock the others out of `mcp-example-server
+//! --http`: floods of connections from one address (127.0.0.2) while
+//! another address (127.0.0.3) calls, every call answered 200. On Linux all
+//! of 127.0.0.0/8 is loopback, so each client binds its own address.
+//!
+//! Each flood prints the other client's success rate and latency (run with
+//! `--nocapture` to see them).
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use test_support::{ExampleServer, example_server_http, request_meta, workspace_binary};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+
+/// The hostile client's address.
+const HOSTILE: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
+/// The other client's address.
+const OTHER: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 3);
+/// A low cap keeps the floods cheap.
+const CAP: usize = 64;
+/// Connections of each flood: well over the cap.
+const FLOOD: usize = 100;
+/// Calls the other client makes during a flood.
+const CALLS: usize = 50;
+/// A hang guard for one step, not a speed measure.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+async fn start(args: &[&str]) -> (ExampleServer, SocketAddr) {
+    let mut command = tokio::process::Command::new(workspace_binary("mcp-example-server", "mcp-example-server"));
+    command.args(args);
+    let server = example_server_http(command).await;
+    let addr = server.url.trim_start_matches("http://").trim_end_matches("/mcp").parse().unwrap();
+    (server, addr)
+}
+
+/// A TCP connection to `addr` from `from`.
+async fn connect_from(from: Ipv4Addr, addr: SocketAddr) -> TcpStream {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::from((from, 0))).unwrap();
+    socket.connect(addr).await.unwrap()
+}
+
+/// The status of the response head arriving on `socket`; `None` when the
+/// connection is closed first. Reads the head and no further on purpose.
+async fn status_of(socket: &mut TcpStream) -> Option<u16> {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 512];
+    let read = tokio::time::timeout(DEADLINE, async {
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            match socket.read(&mut buf).await {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => head.extend_from_slice(&buf[..n]),
+            }
+        }
+        String::from_utf8_lossy(&head).split(' ').nth(1)?.parse().ok()
+    });
+    read.await.expect("no response head in time")
+}
+
+/// A raw POST of `body` with these extra header lines.
+fn raw_post(body: &Value, headers: &str) -> Vec<u8> {
+    let body = body.to_string();
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{headers}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// Opens [`FLOOD`] connections from the hostile address, each sending
+/// `request` and reading no more than its response head; returns the ones
+/// the server keeps answering (status 200).
+async fn flood(addr: SocketAddr, request: &[u8]) -> Vec<TcpStream> {
+    let mut sockets = Vec::new();
+    for _ in 0..FLOOD {
+        let mut socket = connect_from(HOSTILE, addr).await;
+        // A connection given up by the server may be reset under the write.
+        let _ = socket.write_all(request).await;
+        sockets.push(socket);
+    }
+    let mut held = Vec::new();
+    for mut socket in sockets {
+        if status_of(&mut socket).await == Some(200) {
+            held.push(socket);
+        }
+    }
+    held
+}
+
+/// The other client's [`CALLS`] calls of `add`, one after another: how
+/// many were answered 200 with the sum, and their latencies, sorted.
+async fn other_client_calls(addr: SocketAddr) -> (usize, Vec<Duration>) {
+    let client = reqwest::Client::builder().local_address(IpAddr::V4(OTHER)).timeout(DEADLINE).build().unwrap();
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+        "_meta": request_meta(json!({})), "name": "add", "arguments": {"a": 2, "b": 3}}});
+    let (mut answered, mut latencies) = (0, Vec::new());
+    for _ in 0..CALLS {
+        let started = Instant::now();
+        let response = client
+            .post(format!("http://{addr}/mcp"))
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "add")
+            .body(body.to_string())
+            .send()
+            .await;
+        if let Ok(response) = response
+            && response.status() == 200
+            && let Ok(answer) = response.json::<Value>().await
+            && answer["result"]["structuredContent"] == json!({"sum": 5})
+        {
+            answered += 1;
+        }
+        latencies.push(started.elapsed());
+    }
+    latencies.sort();
+    (answered, latencies)
+}
+
+/// Asserts every call of the other client was answered; prints the figures.
+fn report(flood: &str, (answered, latencies): (usize, Vec<Duration>)) {
+    let percentile = |p: usize| latencies[(latencies.len() * p / 100).min(latencies.len() - 1)];
+    eprintln!(
+        "{flood}: other client {answered}/{CALLS} answered 200, p50 {:?}, p99 {:?}",
+        percentile(50),
+        percentile(99)
+    );
+    assert_eq!(answered, CALLS, "during {flood}, {answered} of {CALLS} calls of another client were answered");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_that_never_finish_their_head_do_not_lock_others_out() {
+    let (_server, addr) = start(&["--max-connections", &CAP.to_string()]).await;
+    let mut slow = Vec::new();
+    for _ in 0..FLOOD * 2 {
+        let mut socket = connect_from(HOSTILE, addr).await;
+        let _ = socket.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").await;
+        slow.push(socket);
+    }
+    // The flood goes on during the calls.
+    let flooding = tokio::spawn(async move {
+        loop {
+            let mut socket = connect_from(HOSTILE, addr).await;
+            let _ = socket.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").await;
+            slow.push(socket);
+            if slow.len() > FLOOD * 3 {
+                slow.remove(0);
+            }
+            tokio::task::yield_now().await;
+        }
+    });
+    report("never-finished heads", other_client_calls(addr).await);
+    flooding.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listen_streams_never_read_do_not_lock_others_out() {
+    let (_server, addr) = start(&["--max-connections", &CAP.to_string()]).await;
+    let listen = json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": {
+        "_meta": request_meta(json!({})), "notifications": {"toolsListChanged": true}}});
+    let headers = "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\n";
+    let held = flood(addr, &raw_post(&listen, headers)).await;
+    assert!(held.len() >= CAP / 2, "the flood holds only {} listen streams", held.len());
+    report("listen streams never read", other_client_calls(addr).await);
+    drop(held);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_waiting_on_an_elicitation_do_not_lock_others_out() {
+    let (_server, addr) = start(&["--max-connections", &CAP.to_string()]).await;
+    let session = legacy_session(HOSTILE, addr, json!({"elicitation": {}})).await;
+    let ask =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask_name", "arguments": {}}});
+    let headers = format!("MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {session}\r\n");
+    let held = flood(addr, &raw_post(&ask, &headers)).await;
+    assert!(held.len() >= CAP / 2, "the flood holds only {} calls", held.len());
+    report("calls waiting on an elicitation", other_client_calls(addr).await);
+    drop(held);
+}
+
+/// A 2025-11-25 session started from `from`; its id.
+async fn legacy_session(from: Ipv4Addr, addr: SocketAddr, capabilities: Value) -> String {
+    let client = reqwest::Client::builder().local_address(IpAddr::V4(from)).timeout(DEADLINE).build().unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}}});
+    let post = |session: Option<&str>, body: &Value| {
+        let mut request = client
+            .post(format!("http://{addr}/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(body.to_string());
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request
+    };
+    let response = post(None, &init).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post(Some(&session), &initialized).send().await.unwrap().status(), 202);
+    session
+}
