@@ -206,3 +206,69 @@ async fn legacy_session(from: Ipv4Addr, addr: SocketAddr, capabilities: Value) -
     assert_eq!(post(Some(&session), &initialized).send().await.unwrap().status(), 202);
     session
 }
+
+/// Sessions the flood opens: past the cap of 1,000.
+const SESSION_FLOOD: usize = 1_100;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_opening_every_session_does_not_lock_others_out() {
+    let (_server, addr) = start(&[]).await;
+    let url = format!("http://{addr}/mcp");
+    let hostile = reqwest::Client::builder().local_address(IpAddr::V4(HOSTILE)).timeout(DEADLINE).build().unwrap();
+    let started = Instant::now();
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let (hostile, url) = (hostile.clone(), url.clone());
+            tokio::spawn(async move {
+                let mut opened = 0;
+                for _ in 0..SESSION_FLOOD / 4 {
+                    opened += usize::from(legacy_initialize(&hostile, &url).await.is_some());
+                }
+                opened
+            })
+        })
+        .collect();
+    let mut opened = 0;
+    for worker in workers {
+        opened += worker.await.unwrap();
+    }
+    eprintln!("session flood: {opened}/{SESSION_FLOOD} initialize answered 200 in {:?}", started.elapsed());
+    // The flood's newest sessions take the places of its idlest ones.
+    assert_eq!(opened, SESSION_FLOOD);
+    let other = reqwest::Client::builder().local_address(IpAddr::V4(OTHER)).timeout(DEADLINE).build().unwrap();
+    let session = legacy_initialize(&other, &url).await.expect("another client's initialize was refused");
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 2, "b": 3}}});
+    let response = legacy_request(&other, &url, Some(&session), &call).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let answer = test_support::response_messages(response).await;
+    assert_eq!(answer.last().unwrap()["result"]["structuredContent"], json!({"sum": 5}), "{answer:?}");
+}
+
+/// A 2025-11-25 POST of `body` with `client`, in `session` when given.
+fn legacy_request(client: &reqwest::Client, url: &str, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
+    let mut request = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(body.to_string());
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    request
+}
+
+/// A 2025-11-25 `initialize` and `initialized` with `client`: the session's
+/// id, or `None` when refused.
+async fn legacy_initialize(client: &reqwest::Client, url: &str) -> Option<String> {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let response = legacy_request(client, url, None, &init).send().await.unwrap();
+    if response.status() != 200 {
+        return None;
+    }
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let status = legacy_request(client, url, Some(&session), &initialized).send().await.unwrap().status();
+    (status == 202).then_some(session)
+}
