@@ -272,3 +272,35 @@ async fn legacy_initialize(client: &reqwest::Client, url: &str) -> Option<String
     let status = legacy_request(client, url, Some(&session), &initialized).send().await.unwrap().status();
     (status == 202).then_some(session)
 }
+
+/// The bound on the server's resident memory while eight calls of `big`
+/// (64 MiB each) are never read: their results are refused (over the
+/// 16 MiB a connection may queue), so what stays is the server's own
+/// (about 20 MiB) and the allocator's leftovers of building them.
+const RSS_BOUND_KIB: u64 = 96 * 1024;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn big_results_never_read_do_not_pile_up_in_memory() {
+    let (server, addr) = start(&[]).await;
+    let pid = server.child.id().unwrap();
+    let big = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "_meta": request_meta(json!({})), "name": "big", "arguments": {"bytes": 64 * 1024 * 1024}}});
+    let headers = "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: big\r\n";
+    let mut never_read = Vec::new();
+    for _ in 0..8 {
+        let mut socket = connect_from(HOSTILE, addr).await;
+        socket.write_all(&raw_post(&big, headers)).await.unwrap();
+        never_read.push(socket);
+    }
+    // Each answer has started (peeked at, not read: the bytes stay queued).
+    for socket in &never_read {
+        let mut head = [0u8; 12];
+        let peeked = tokio::time::timeout(Duration::from_secs(120), socket.peek(&mut head)).await;
+        assert!(matches!(peeked, Ok(Ok(n)) if n > 0), "no answer to a call of big: {peeked:?}");
+    }
+    let rss = test_support::proc_status_kib(pid, "VmRSS").unwrap();
+    eprintln!("eight unread calls of big: the server's VmRSS is {} MiB", rss / 1024);
+    assert!(rss < RSS_BOUND_KIB, "the server holds {} MiB for eight unread calls", rss / 1024);
+    report("eight unread calls of big", other_client_calls(addr).await);
+    drop(never_read);
+}

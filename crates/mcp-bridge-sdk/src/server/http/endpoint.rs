@@ -279,7 +279,8 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: axum::extract::R
             return challenge_response(protection, &refusal);
         }
     }
-    answer(endpoint.server, request, Requester { caller, headers, peer }).await
+    let max_unsent = options.connections.max_unsent_bytes;
+    answer(endpoint.server, request, Requester { caller, headers, peer }, max_unsent).await
 }
 
 /// Who sent a request, as its connection and headers say.
@@ -322,7 +323,37 @@ impl Drop for CancelOnDrop {
     }
 }
 
-async fn answer(server: Server, request: JsonRpcRequest, from: Requester) -> Response {
+/// A message as the bytes it is sent as, or, over `max` bytes (what one
+/// connection may have queued unsent), a result or error replaced by an
+/// error saying so (`None` for another message, which is dropped): the
+/// client that never reads holds `max` bytes at most, not what it asked for.
+fn within(message: Message, max: usize, encode: impl Fn(&Message) -> Bytes) -> Option<Bytes> {
+    let bytes = encode(&message);
+    if bytes.len() <= max {
+        return Some(bytes);
+    }
+    let id = match message {
+        Message::Result(r) => r.id,
+        Message::Error(e) => e.id?,
+        _ => {
+            tracing::warn!(bytes = bytes.len(), max, "dropping a notification over the unsent-bytes limit");
+            return None;
+        }
+    };
+    tracing::warn!(bytes = bytes.len(), max, "refusing a response over the unsent-bytes limit");
+    let text = format!(
+        "the response is {} bytes, over this endpoint's limit of {max} bytes queued per connection",
+        bytes.len()
+    );
+    let error = ErrorObject::new(error_code::INTERNAL_ERROR, text);
+    Some(encode(&Message::Error(JsonRpcErrorResponse::new(Some(id), error))))
+}
+
+fn json_bytes(message: &Message) -> Bytes {
+    Bytes::from(serde_json::to_vec(message).unwrap_or_default())
+}
+
+async fn answer(server: Server, request: JsonRpcRequest, from: Requester, max_unsent: usize) -> Response {
     let (out, mut rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
     let connection = Connection::new(server, out)
         .with_caller(from.caller)
@@ -334,19 +365,27 @@ async fn answer(server: Server, request: JsonRpcRequest, from: Requester) -> Res
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     };
     match first {
-        Message::Result(_) => json_response(StatusCode::OK, &first),
-        Message::Error(ref e) => json_response(status_of(&e.error), &first),
+        Message::Result(_) | Message::Error(_) => {
+            let status = match &first {
+                Message::Error(e) => status_of(&e.error),
+                _ => StatusCode::OK,
+            };
+            let body = within(first, max_unsent, json_bytes).unwrap_or_default();
+            (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+        }
         _ => {
             // Notifications before the result: an SSE stream that ends with it.
             let stream =
-                futures_util::stream::unfold((Some(first), rx, Some(guard)), |(next, mut rx, guard)| async move {
+                futures_util::stream::unfold((Some(first), rx, Some(guard)), move |(next, mut rx, guard)| async move {
                     let guard = guard?;
                     let message = match next {
                         Some(m) => m,
                         None => rx.recv().await?,
                     };
                     let last = matches!(message, Message::Result(_) | Message::Error(_));
-                    let event = sse_event(&message);
+                    // An SSE comment where a dropped notification was.
+                    let dropped = || Bytes::from_static(b": a message over the size limit was dropped\n\n");
+                    let event = within(message, max_unsent, sse_event).unwrap_or_else(dropped);
                     Some((Ok::<_, std::convert::Infallible>(event), (None, rx, (!last).then_some(guard))))
                 });
             let mut response = Body::from_stream(stream).into_response();
@@ -377,5 +416,20 @@ mod tests {
         headers.insert("mcp-name", HeaderValue::from_static("=?base64?!!!?="));
         assert_eq!(decoded_header(&headers, "mcp-name"), Some(Err(())));
         assert_eq!(decoded_header(&headers, "mcp-method"), None);
+    }
+
+    #[test]
+    fn a_response_over_the_unsent_limit_becomes_an_error_and_a_notification_is_dropped() {
+        let decode = |v: Value| decode_message(v.to_string().as_bytes(), 64).unwrap();
+        let result = decode(serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {"text": "x".repeat(1000)}}));
+        assert_eq!(within(result.clone(), 2000, json_bytes), Some(json_bytes(&result)));
+        let refused: Value = serde_json::from_slice(&within(result, 500, json_bytes).unwrap()).unwrap();
+        assert_eq!(
+            (refused["id"].clone(), refused["error"]["code"].clone()),
+            (7.into(), error_code::INTERNAL_ERROR.into())
+        );
+        let note = decode(serde_json::json!(
+            {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "x".repeat(1000)}}));
+        assert_eq!(within(note, 500, sse_event), None);
     }
 }

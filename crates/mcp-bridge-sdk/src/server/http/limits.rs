@@ -26,6 +26,15 @@ pub struct ConnectionLimits {
     /// as many, it is answered 503 with `Retry-After` and closed. The
     /// default is [`default_max_connections`].
     pub max_connections: usize,
+    /// Bytes one connection may have queued unsent: a response (a JSON
+    /// body, one SSE event) larger than this is not queued; a result or
+    /// error is replaced by a -32603 error saying so, a notification is
+    /// dropped. The response being written is all a connection queues (the
+    /// next SSE event is taken once it is out), so a client that never
+    /// reads holds this much, not what it asked for. 16 MiB: far more than
+    /// a model takes in as a tool result; 64 connections that never read
+    /// hold 1 GiB at most.
+    pub max_unsent_bytes: usize,
 }
 
 crate::setters::with_setters! {
@@ -33,6 +42,7 @@ crate::setters::with_setters! {
         value with_request_read_timeout => request_read_timeout: Duration,
         value with_idle_timeout => idle_timeout: Duration,
         value with_max_connections => max_connections: usize,
+        value with_max_unsent_bytes => max_unsent_bytes: usize,
     }
 }
 
@@ -42,6 +52,7 @@ impl Default for ConnectionLimits {
             request_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             max_connections: default_max_connections(),
+            max_unsent_bytes: 16 * 1024 * 1024,
         }
     }
 }
