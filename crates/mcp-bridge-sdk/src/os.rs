@@ -92,6 +92,7 @@ pub(crate) fn private_file_options() -> fs::OpenOptions {
 
 /// The process's limit of open files (RLIMIT_NOFILE) as `(soft, hard)`;
 /// `None` where it cannot be read.
+#[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux, not on every Unix.
 pub(crate) fn open_files_limit() -> Option<(u64, u64)> {
     #[cfg(unix)]
     {
@@ -106,6 +107,7 @@ pub(crate) fn open_files_limit() -> Option<(u64, u64)> {
 
 /// Raises the soft limit of open files to the hard limit (no privilege
 /// needed); the soft limit now, or `None` where it cannot be read.
+#[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux, not on every Unix.
 pub(crate) fn raise_open_files_limit() -> Option<u64> {
     #[cfg(unix)]
     {
