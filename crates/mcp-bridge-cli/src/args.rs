@@ -110,6 +110,14 @@ pub(crate) struct Args {
     #[arg(long, value_name = "ADDR")]
     pub(crate) listen: Option<String>,
 
+    /// With --listen: connections open at once (default: half the limit of
+    /// open files, which the bridge raises to its hard limit, within 1024
+    /// and 65536). At the cap a newcomer takes the place of a connection
+    /// still sending its request head, or of the idlest one of the address
+    /// holding the most.
+    #[arg(long, value_name = "N", requires = "listen", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_connections: Option<u32>,
+
     /// Many servers as one: a configuration file in Claude Desktop's
     /// (`mcpServers`) or VS Code's (`servers`) format; their tools and
     /// prompts are served as `<server>__<name>`, their resources under

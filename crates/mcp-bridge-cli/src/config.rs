@@ -49,6 +49,8 @@ pub(crate) struct Config {
     pub(crate) gate: Option<Arc<Gate>>,
     /// `--listen`: the address of the HTTP endpoint for legacy clients.
     pub(crate) listen: Option<std::net::SocketAddr>,
+    /// `--max-connections`: the cap on the `--listen` endpoint's connections.
+    pub(crate) max_connections: Option<usize>,
     /// `--config`: the gateway's server (the upstream, in memory) and the
     /// servers whose tools it serves.
     pub(crate) gateway: Option<(mcp_bridge_sdk::Server, Vec<ServerEntry>)>,
@@ -304,7 +306,16 @@ impl Job {
                 format!("--listen {addr:?} is not an address such as 127.0.0.1:8931 (an IP address and a port)")
             })?),
         };
-        Ok(Job::Bridge(Box::new(Config { log_level: args.log_level, upstream, frontend, gate, listen, gateway })))
+        let max_connections = args.max_connections.map(|n| n as usize);
+        Ok(Job::Bridge(Box::new(Config {
+            log_level: args.log_level,
+            upstream,
+            frontend,
+            gate,
+            listen,
+            max_connections,
+            gateway,
+        })))
     }
 }
 

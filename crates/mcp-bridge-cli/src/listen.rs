@@ -50,7 +50,12 @@ async fn serve(mut config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode>
         }
     }
     let local = listener.local_addr()?;
+    // Before the default cap is read from it.
+    mcp_bridge_sdk::server::http::raise_open_files_limit();
     let mut http = HttpOptions::default();
+    if let Some(max) = config.max_connections {
+        http.connections = http.connections.with_max_connections(max);
+    }
     if !local.ip().is_loopback() {
         tracing::warn!("serving beyond this machine at {local}: anyone who reaches it can use the MCP server");
         http.allowed_hosts.push(host_name(&local));

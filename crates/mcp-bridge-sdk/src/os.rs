@@ -89,3 +89,38 @@ pub(crate) fn private_file_options() -> fs::OpenOptions {
     }
     options
 }
+
+/// The process's limit of open files (RLIMIT_NOFILE) as `(soft, hard)`;
+/// `None` where it cannot be read.
+#[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux, not on every Unix.
+pub(crate) fn open_files_limit() -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit writes the struct it is given, nothing else.
+        let read = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+        (read == 0).then_some((limit.rlim_cur as u64, limit.rlim_max as u64))
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+/// Raises the soft limit of open files to the hard limit (no privilege
+/// needed); the soft limit now, or `None` where it cannot be read.
+#[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux, not on every Unix.
+pub(crate) fn raise_open_files_limit() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        let (soft, hard) = open_files_limit()?;
+        if soft < hard {
+            let raised = libc::rlimit { rlim_cur: hard as libc::rlim_t, rlim_max: hard as libc::rlim_t };
+            // SAFETY: setrlimit reads the struct it is given, nothing else.
+            if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+                return Some(hard);
+            }
+        }
+        Some(soft)
+    }
+    #[cfg(not(unix))]
+    None
+}

@@ -25,6 +25,7 @@ mod dispatch;
 pub mod http;
 pub mod protect;
 mod request_state;
+pub mod shares;
 #[cfg(feature = "skills")]
 mod skills;
 pub mod state_keys;

@@ -25,6 +25,7 @@ Usage: mcp-example-server [--http ADDR [--auth-issuer URL [--auth-audience URL]
                                          [--auth-introspection [--auth-introspection-cache SECONDS]]]
                                         [--redis URL --state-key-file FILE [--task-lease SECONDS]]]
                           [--grpc ADDR] [--max-line-bytes N] [--max-in-flight N]
+                          [--max-connections N]
 
 Options:
   --http ADDR          serve Streamable HTTP at http://ADDR/mcp (for example
@@ -60,6 +61,12 @@ Options:
                        stays working before it fails (default 10)
   --max-line-bytes N   longest accepted request line (default 67108864)
   --max-in-flight N    requests handled at once (default 256)
+  --max-connections N  with --http: connections open at once (default: half
+                       the limit of open files, which the server raises to
+                       its hard limit, within 1024 and 65536); at the cap a
+                       newcomer takes the place of a connection still
+                       sending its request head, or of the idlest one of
+                       the address holding the most
   -h, --help           this text
   -V, --version        the version";
 
@@ -75,6 +82,7 @@ struct Settings {
     redis: Option<String>,
     state_key_file: Option<String>,
     task_lease: Option<Duration>,
+    max_connections: Option<usize>,
 }
 
 /// Reads the command line, or says what is wrong; `None` after --help.
@@ -82,7 +90,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>
     let mut limits = ServerLimits::default();
     let (mut http, mut auth_issuer, mut auth_audience, mut introspection) = (None, None, None, false);
     let (mut introspection_cache, mut redis, mut state_key_file, mut task_lease) = (None, None, None, None);
-    let mut grpc = None;
+    let (mut grpc, mut max_connections) = (None, None);
     while let Some(arg) = args.next() {
         let mut number = |name: &str| -> Result<usize, String> {
             let value = args.next().ok_or_else(|| format!("{name} needs a value"))?;
@@ -107,6 +115,10 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>
             }
             "--max-line-bytes" => limits.max_line_bytes = number("--max-line-bytes")?,
             "--max-in-flight" => limits.max_in_flight = number("--max-in-flight")?,
+            "--max-connections" => match number("--max-connections")? {
+                0 => return Err("--max-connections needs a positive number, not 0".into()),
+                n => max_connections = Some(n),
+            },
             "--help" | "-h" => {
                 println!("{USAGE}");
                 return Ok(None);
@@ -133,6 +145,9 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>
     if http.is_none() && redis.is_some() {
         return Err("--redis links replicas of the HTTP endpoint: give --http too".into());
     }
+    if max_connections.is_some() && http.is_none() {
+        return Err("--max-connections caps the HTTP endpoint's connections: give --http too".into());
+    }
     if task_lease.is_some() && redis.is_none() {
         return Err("--task-lease is the lease of tasks kept in Redis: give --redis too".into());
     }
@@ -147,6 +162,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>
         redis,
         state_key_file,
         task_lease,
+        max_connections,
     }))
 }
 
@@ -188,7 +204,12 @@ fn main() -> ExitCode {
             Some(addr) => {
                 let listener = tokio::net::TcpListener::bind(&addr).await?;
                 let endpoint = format!("http://{}/mcp", listener.local_addr()?);
+                // Before the default cap is read from it.
+                mcp_bridge_sdk::server::http::raise_open_files_limit();
                 let mut http = HttpOptions::default();
+                if let Some(max) = settings.max_connections {
+                    http.connections = http.connections.with_max_connections(max);
+                }
                 if let Some(issuer) = settings.auth_issuer {
                     let audience = settings.auth_audience.unwrap_or_else(|| endpoint.clone());
                     let (introspection, cache) = (settings.introspection, settings.introspection_cache);

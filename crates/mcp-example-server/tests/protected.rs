@@ -153,3 +153,38 @@ async fn with_introspection_opaque_tokens_are_asked_about_at_the_issuer() {
     assert!(matches!(err, Error::InvalidResponse { .. }), "{err:?}");
     assert!(issuer.introspections.load(std::sync::atomic::Ordering::SeqCst) >= 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_opening_every_session_does_not_lock_other_users_out() {
+    let issuer = issuer().await;
+    let key = signing_key("k1");
+    issuer.published.lock().unwrap().push(key.jwk.clone());
+    let (_server, url) = protected_server(&issuer.url, &[]).await;
+    let alice = token(&key, &issuer.url, &url, "notes:read", "alice");
+    // Past the cap of 1,000 sessions, from the same address as bob's.
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let (url, alice) = (url.clone(), alice.clone());
+            tokio::spawn(async move {
+                let mut opened = 0;
+                for _ in 0..275 {
+                    opened += usize::from(legacy_post(&url, Some(&alice), None, initialize()).await.0 == 200);
+                }
+                opened
+            })
+        })
+        .collect();
+    let mut opened = 0;
+    for worker in workers {
+        opened += worker.await.unwrap();
+    }
+    assert_eq!(opened, 1_100, "alice's newest sessions take the places of her idlest ones");
+    let bob = token(&key, &issuer.url, &url, "notes:read", "bob");
+    let (status, session) = legacy_post(&url, Some(&bob), None, initialize()).await;
+    assert_eq!(status, 200, "bob's initialize was refused");
+    let session = session.unwrap();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(legacy_post(&url, Some(&bob), Some(&session), initialized).await.0, 202);
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    assert_eq!(legacy_post(&url, Some(&bob), Some(&session), list).await.0, 200);
+}

@@ -197,10 +197,13 @@ async fn a_connection_over_the_cap_gets_503_and_the_others_go_on() {
     let limits = ConnectionLimits::default().with_max_connections(4);
     let server = mcp_example_server::build_server();
     let (addr, stop) = serve_http(&server, HttpOptions::default().with_connections(limits)).await;
+    // Listen streams of this one address fill the cap: a newcomer from the
+    // same address finds nobody holding more than it does.
     let mut held = Vec::new();
     for _ in 0..4 {
-        held.push(TcpStream::connect(addr).await.unwrap());
+        held.push(stalled_http_listener(addr).await);
     }
+    wait_for_streams(&server, 4).await;
     let mut extra = TcpStream::connect(addr).await.unwrap();
     let mut answer = String::new();
     tokio::time::timeout(Duration::from_secs(30), extra.read_to_string(&mut answer)).await.unwrap().unwrap();

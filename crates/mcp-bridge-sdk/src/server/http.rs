@@ -14,6 +14,8 @@ mod connections;
 #[cfg(feature = "http-server")]
 mod endpoint;
 mod limits;
+#[cfg(feature = "http-server")]
+mod slots;
 #[cfg(feature = "https-server")]
 mod tls;
 
@@ -21,8 +23,11 @@ use http::{HeaderMap, header};
 
 #[cfg(feature = "http-server")]
 pub use endpoint::{authenticate, challenge_response, serve_router};
-pub use limits::ConnectionLimits;
 pub(crate) use limits::refuse_connection;
+pub use limits::{
+    ConnectionLimits, MAX_DEFAULT_MAX_CONNECTIONS, MIN_DEFAULT_MAX_CONNECTIONS, default_max_connections,
+    raise_open_files_limit,
+};
 #[cfg(feature = "https-server")]
 pub use tls::serve_router_tls;
 

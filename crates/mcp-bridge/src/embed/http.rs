@@ -34,10 +34,11 @@ use mcp_bridge_sdk::server::http::{
     HttpOptions, authenticate, challenge_response, refusal_by_origin_or_host, serve_router,
 };
 use mcp_bridge_sdk::server::protect::{Caller, CallerSlot};
+use mcp_bridge_sdk::server::shares::Caps;
 use tokio::sync::mpsc;
 use tower_service::Service;
 
-use self::sessions::{LegacySession, Sessions};
+use self::sessions::{Holder, LegacySession, Sessions};
 use crate::frontend::FrontendOptions;
 use crate::session::Session;
 use crate::upstream::UpstreamConfig;
@@ -57,9 +58,18 @@ pub struct LegacyHttpOptions {
     /// a client's user may step away; the bound on sessions keeps memory in
     /// check meanwhile.
     pub idle_timeout: Duration,
-    /// Live sessions at once; one more `initialize` gets 503 with
-    /// `Retry-After`. 1000: far beyond one team's clients.
+    /// Live sessions at once. 1000: far beyond one team's clients. At the
+    /// cap, the idlest session of the holder (client address, or subject on
+    /// a protected endpoint) with the most is ended for a newcomer; when
+    /// every holder has about as many, `initialize` gets 503 with
+    /// `Retry-After`.
     pub max_sessions: usize,
+    /// Live sessions of one holder at once: its address, or on a protected
+    /// endpoint the subject of its token. One more ends the holder's own
+    /// idlest session. 100: a tenth of the default cap, so that one client
+    /// cannot take what ten others need, and far beyond what one client
+    /// keeps open.
+    pub max_sessions_per_holder: usize,
     /// Events of a GET stream kept for `Last-Event-ID` resumption.
     pub kept_events: usize,
 }
@@ -69,6 +79,7 @@ mcp_bridge_sdk::with_setters! {
         value with_frontend => frontend: FrontendOptions,
         value with_idle_timeout => idle_timeout: Duration,
         value with_max_sessions => max_sessions: usize,
+        value with_max_sessions_per_holder => max_sessions_per_holder: usize,
         value with_kept_events => kept_events: usize,
     }
 }
@@ -79,6 +90,7 @@ impl Default for LegacyHttpOptions {
             frontend: FrontendOptions::default(),
             idle_timeout: Duration::from_secs(30 * 60),
             max_sessions: 1000,
+            max_sessions_per_holder: 100,
             kept_events: 256,
         }
     }
@@ -310,8 +322,10 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: Request) -> Resp
             if let Some(refused) = refusal(&parts.headers, http) {
                 return refused;
             }
+            let address = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>();
+            let address = address.map(|info| info.0.ip());
             match legacy_caller(&endpoint, &parts.headers).await {
-                Ok(caller) => start_session(&endpoint, Message::Request(r), caller).await,
+                Ok(caller) => start_session(&endpoint, Message::Request(r), caller, address).await,
                 Err(refused) => refused,
             }
         }
@@ -348,10 +362,21 @@ fn carries_modern_meta(request: &mcp_bridge_protocol::JsonRpcRequest) -> bool {
     crate::legacy::has_modern_meta(request.params.as_ref())
 }
 
-/// Creates a session for an `initialize` by `caller` and answers it.
-async fn start_session(endpoint: &Endpoint, initialize: Message, caller: Option<Caller>) -> Response {
+/// Creates a session for an `initialize` by `caller` from `address` and
+/// answers it.
+async fn start_session(
+    endpoint: &Endpoint,
+    initialize: Message,
+    caller: Option<Caller>,
+    address: Option<std::net::IpAddr>,
+) -> Response {
     let options = endpoint.legacy.frontend.clone();
     let owner = caller.as_ref().and_then(|c| c.subject.clone());
+    let holder = match (&owner, address) {
+        (Some(subject), _) => Holder::Subject(subject.clone()),
+        (None, Some(address)) => Holder::Address(address),
+        (None, None) => Holder::Unknown,
+    };
     let slot = CallerSlot::new(caller);
     // The server's handlers see the session's caller: a link of its own.
     let config = match &endpoint.upstream {
@@ -362,14 +387,13 @@ async fn start_session(endpoint: &Endpoint, initialize: Message, caller: Option<
     };
     let legacy = LegacySession::start(
         |out| Session::new(config, options, out, None, None),
-        SESSION_QUEUE,
-        endpoint.legacy.kept_events,
-        owner,
+        (SESSION_QUEUE, endpoint.legacy.kept_events),
+        (owner, holder),
         slot,
         &endpoint.sessions.tasks,
     );
-    let (id, ended) =
-        endpoint.sessions.insert(legacy.clone(), endpoint.legacy.max_sessions, endpoint.legacy.idle_timeout);
+    let caps = Caps { total: endpoint.legacy.max_sessions, per_holder: endpoint.legacy.max_sessions_per_holder };
+    let (id, ended) = endpoint.sessions.insert(legacy.clone(), caps, endpoint.legacy.idle_timeout);
     for session in ended {
         endpoint.sessions.tasks.spawn_to_finish(CLOSE_GRACE, end(session));
     }

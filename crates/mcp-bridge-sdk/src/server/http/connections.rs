@@ -2,8 +2,10 @@
 //! and a watchdog that closes one whose client is too slow to send its
 //! request or keeps it open without using it. A response in progress (a
 //! result being computed, an SSE stream such as a listen stream) is never
-//! timed out: only a connection waiting on its client is.
+//! timed out: only a connection waiting on its client is. A connection
+//! the cap's fair shares give up (`slots.rs`) is closed at once.
 
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -15,17 +17,18 @@ use bytes::Bytes;
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::sync::{Notify, OwnedSemaphorePermit};
+use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::ConnectionLimits;
+use super::slots::Slot;
 use crate::server::protect::PeerCertificates;
 use tower_service::Service;
 
 /// What a connection is doing, as far as its timeouts care.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
+pub(super) enum Phase {
     /// Waiting for a request to start, since the instant given.
     Idle(Instant),
     /// Reading a request that started (or the first one) at the instant.
@@ -51,7 +54,7 @@ impl Phase {
         }
     }
 
-    fn request_started(self) -> Phase {
+    pub(super) fn request_started(self) -> Phase {
         match self {
             Phase::Busy(n) => Phase::Busy(n + 1),
             _ => Phase::Busy(1),
@@ -66,20 +69,38 @@ impl Phase {
     }
 }
 
-/// The phase of one connection, shared by its reader, its requests and its
-/// watchdog.
+/// The phase of one connection, shared by its reader, its requests, its
+/// watchdog and the cap's fair shares.
 #[derive(Debug)]
-struct Activity {
+pub(super) struct Activity {
     phase: Mutex<Phase>,
     changed: Notify,
+    /// The last time a byte was read or written.
+    progress: Mutex<Instant>,
 }
 
 impl Activity {
-    fn new() -> Arc<Self> {
-        Arc::new(Activity { phase: Mutex::new(Phase::Reading(Instant::now())), changed: Notify::new() })
+    pub(super) fn new() -> Arc<Self> {
+        let now = Instant::now();
+        Arc::new(Activity { phase: Mutex::new(Phase::Reading(now)), changed: Notify::new(), progress: Mutex::new(now) })
     }
 
-    fn update(&self, change: impl FnOnce(Phase) -> Phase) {
+    /// Since when no byte was read or written.
+    pub(super) fn quiet_since(&self) -> Instant {
+        *self.progress.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn progressed(&self) {
+        *self.progress.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+
+    /// Whether the connection is reading a request head (nothing answered
+    /// or being answered).
+    pub(super) fn reading_head(&self) -> bool {
+        matches!(self.current(), Phase::Reading(_))
+    }
+
+    pub(super) fn update(&self, change: impl FnOnce(Phase) -> Phase) {
         let mut phase = self.phase.lock().unwrap_or_else(|e| e.into_inner());
         let next = change(*phase);
         if next != *phase {
@@ -122,6 +143,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
         let polled = Pin::new(&mut self.stream).poll_read(cx, buf);
         if buf.filled().len() > before {
             self.activity.update(|phase| phase.bytes_read(Instant::now()));
+            self.activity.progressed();
         }
         polled
     }
@@ -129,7 +151,9 @@ impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
 
 impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, buf)
+        let polled = Pin::new(&mut self.stream).poll_write(cx, buf);
+        self.wrote(&polled);
+        polled
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
@@ -145,11 +169,21 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+        let polled = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
+        self.wrote(&polled);
+        polled
     }
 
     fn is_write_vectored(&self) -> bool {
         self.stream.is_write_vectored()
+    }
+}
+
+impl<S> Watched<S> {
+    fn wrote(&self, polled: &Poll<std::io::Result<usize>>) {
+        if matches!(polled, Poll::Ready(Ok(n)) if *n > 0) {
+            self.activity.progressed();
+        }
     }
 }
 
@@ -185,27 +219,31 @@ impl hyper::body::Body for Answering {
 
 /// Serves one accepted connection with `router` until it ends, its client
 /// waits too long, or `shutdown` fires (then the response in progress is
-/// finished and the connection closed). The permit is its place under the
-/// connection cap, given back when it ends. Each request carries `peer`
-/// (the client's TLS certificates) in its extensions.
+/// finished and the connection closed), or its slot is given up to a
+/// newcomer. The slot is its place under the connection cap, given back
+/// when it ends. Each request carries `peer` (the client's TLS
+/// certificates) and the client's address (axum's `ConnectInfo`) in its
+/// extensions.
 pub(crate) async fn serve_connection<S>(
     stream: S,
     router: Router,
     limits: ConnectionLimits,
     shutdown: CancellationToken,
-    _permit: OwnedSemaphorePermit,
+    slot: Slot,
     peer: Option<PeerCertificates>,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let activity = Activity::new();
+    let activity = slot.activity.clone();
     let io = TokioIo::new(Watched { stream, activity: activity.clone() });
     let for_requests = activity.clone();
+    let client: SocketAddr = slot.client;
     let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
         for_requests.update(Phase::request_started);
         if let Some(peer) = &peer {
             request.extensions_mut().insert(peer.clone());
         }
+        request.extensions_mut().insert(axum::extract::ConnectInfo(client));
         let activity = for_requests.clone();
         let mut router = router.clone();
         async move {
@@ -227,6 +265,10 @@ pub(crate) async fn serve_connection<S>(
             }
             () = activity.expired(&limits) => {
                 tracing::debug!("closing an HTTP connection whose client sent nothing in time");
+                return;
+            }
+            () = slot.shed.cancelled() => {
+                tracing::debug!("closing an HTTP connection to make room for another client's");
                 return;
             }
             () = shutdown.cancelled(), if !draining => {

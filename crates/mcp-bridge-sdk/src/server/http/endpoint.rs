@@ -1,8 +1,6 @@
 //! The axum endpoint: the POST handler, its header checks against the
 //! body, and JSON or SSE answers.
 
-use std::sync::Arc;
-
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -14,11 +12,12 @@ use mcp_bridge_protocol::{
     ErrorObject, JsonRpcErrorResponse, JsonRpcRequest, Message, RequestId, decode_message, error_code,
 };
 use serde_json::Value;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::connections;
+use super::slots::{Slot, Slots};
 use super::{ConnectionLimits, HttpOptions, refusal_by_origin_or_host};
 use crate::limits::OUTGOING_QUEUE;
 use crate::server::protect::{Caller, Protection, Refusal};
@@ -52,8 +51,11 @@ impl Server {
     /// open listen streams end with their completion result, the responses
     /// in progress are finished and the connections closed. Connections are
     /// held to `options.connections`: a client slow to send its request, or
-    /// keeping an unused connection, is cut off; one connection over the cap
-    /// gets 503 with `Retry-After`.
+    /// keeping an unused connection, is cut off. At the cap a newcomer takes
+    /// the place of the oldest connection still sending its request head,
+    /// else of the idlest connection of the client address holding the
+    /// most; when every address holds about as many, it gets 503 with
+    /// `Retry-After`.
     ///
     /// # Errors
     /// None today: a failed accept is logged and the loop goes on.
@@ -94,8 +96,7 @@ pub async fn serve_router(
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let serve =
-        |stream, permit, stop| connections::serve_connection(stream, router.clone(), limits, stop, permit, None);
+    let serve = |stream, slot, stop| connections::serve_connection(stream, router.clone(), limits, stop, slot, None);
     serve_accepted(listener, limits, shutdown, serve).await
 }
 
@@ -106,20 +107,20 @@ pub(super) async fn serve_accepted<F>(
     listener: tokio::net::TcpListener,
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
-    serve: impl Fn(tokio::net::TcpStream, tokio::sync::OwnedSemaphorePermit, CancellationToken) -> F,
+    serve: impl Fn(tokio::net::TcpStream, Slot, CancellationToken) -> F,
 ) -> std::io::Result<()>
 where
     F: Future<Output = ()> + Send + 'static,
 {
-    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let slots = Slots::new(limits.max_connections);
     let stop = CancellationToken::new();
     let connections = TaskTracker::new();
-    let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
-    accept_until(accept, shutdown, "an HTTP client", |stream| match slots.clone().try_acquire_owned() {
-        Ok(permit) => {
-            connections.spawn(serve(stream, permit, stop.clone()));
+    let accept = || async { listener.accept().await };
+    accept_until(accept, shutdown, "an HTTP client", |(stream, client)| match slots.take(client) {
+        Some(slot) => {
+            connections.spawn(serve(stream, slot, stop.clone()));
         }
-        Err(_) => {
+        None => {
             tracing::warn!(limit = limits.max_connections, "refusing an HTTP connection: too many are open");
             connections.spawn(super::refuse_connection(stream));
         }
@@ -278,7 +279,8 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: axum::extract::R
             return challenge_response(protection, &refusal);
         }
     }
-    answer(endpoint.server, request, Requester { caller, headers, peer }).await
+    let max_unsent = options.connections.max_unsent_bytes;
+    answer(endpoint.server, request, Requester { caller, headers, peer }, max_unsent).await
 }
 
 /// Who sent a request, as its connection and headers say.
@@ -321,7 +323,37 @@ impl Drop for CancelOnDrop {
     }
 }
 
-async fn answer(server: Server, request: JsonRpcRequest, from: Requester) -> Response {
+/// A message as the bytes it is sent as, or, over `max` bytes (what one
+/// connection may have queued unsent), a result or error replaced by an
+/// error saying so (`None` for another message, which is dropped): the
+/// client that never reads holds `max` bytes at most, not what it asked for.
+fn within(message: Message, max: usize, encode: impl Fn(&Message) -> Bytes) -> Option<Bytes> {
+    let bytes = encode(&message);
+    if bytes.len() <= max {
+        return Some(bytes);
+    }
+    let id = match message {
+        Message::Result(r) => r.id,
+        Message::Error(e) => e.id?,
+        _ => {
+            tracing::warn!(bytes = bytes.len(), max, "dropping a notification over the unsent-bytes limit");
+            return None;
+        }
+    };
+    tracing::warn!(bytes = bytes.len(), max, "refusing a response over the unsent-bytes limit");
+    let text = format!(
+        "the response is {} bytes, over this endpoint's limit of {max} bytes queued per connection",
+        bytes.len()
+    );
+    let error = ErrorObject::new(error_code::INTERNAL_ERROR, text);
+    Some(encode(&Message::Error(JsonRpcErrorResponse::new(Some(id), error))))
+}
+
+fn json_bytes(message: &Message) -> Bytes {
+    Bytes::from(serde_json::to_vec(message).unwrap_or_default())
+}
+
+async fn answer(server: Server, request: JsonRpcRequest, from: Requester, max_unsent: usize) -> Response {
     let (out, mut rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
     let connection = Connection::new(server, out)
         .with_caller(from.caller)
@@ -333,19 +365,27 @@ async fn answer(server: Server, request: JsonRpcRequest, from: Requester) -> Res
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     };
     match first {
-        Message::Result(_) => json_response(StatusCode::OK, &first),
-        Message::Error(ref e) => json_response(status_of(&e.error), &first),
+        Message::Result(_) | Message::Error(_) => {
+            let status = match &first {
+                Message::Error(e) => status_of(&e.error),
+                _ => StatusCode::OK,
+            };
+            let body = within(first, max_unsent, json_bytes).unwrap_or_default();
+            (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+        }
         _ => {
             // Notifications before the result: an SSE stream that ends with it.
             let stream =
-                futures_util::stream::unfold((Some(first), rx, Some(guard)), |(next, mut rx, guard)| async move {
+                futures_util::stream::unfold((Some(first), rx, Some(guard)), move |(next, mut rx, guard)| async move {
                     let guard = guard?;
                     let message = match next {
                         Some(m) => m,
                         None => rx.recv().await?,
                     };
                     let last = matches!(message, Message::Result(_) | Message::Error(_));
-                    let event = sse_event(&message);
+                    // An SSE comment where a dropped notification was.
+                    let dropped = || Bytes::from_static(b": a message over the size limit was dropped\n\n");
+                    let event = within(message, max_unsent, sse_event).unwrap_or_else(dropped);
                     Some((Ok::<_, std::convert::Infallible>(event), (None, rx, (!last).then_some(guard))))
                 });
             let mut response = Body::from_stream(stream).into_response();
@@ -376,5 +416,20 @@ mod tests {
         headers.insert("mcp-name", HeaderValue::from_static("=?base64?!!!?="));
         assert_eq!(decoded_header(&headers, "mcp-name"), Some(Err(())));
         assert_eq!(decoded_header(&headers, "mcp-method"), None);
+    }
+
+    #[test]
+    fn a_response_over_the_unsent_limit_becomes_an_error_and_a_notification_is_dropped() {
+        let decode = |v: Value| decode_message(v.to_string().as_bytes(), 64).unwrap();
+        let result = decode(serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {"text": "x".repeat(1000)}}));
+        assert_eq!(within(result.clone(), 2000, json_bytes), Some(json_bytes(&result)));
+        let refused: Value = serde_json::from_slice(&within(result, 500, json_bytes).unwrap()).unwrap();
+        assert_eq!(
+            (refused["id"].clone(), refused["error"]["code"].clone()),
+            (7.into(), error_code::INTERNAL_ERROR.into())
+        );
+        let note = decode(serde_json::json!(
+            {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "x".repeat(1000)}}));
+        assert_eq!(within(note, 500, sse_event), None);
     }
 }

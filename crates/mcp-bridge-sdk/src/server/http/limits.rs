@@ -19,9 +19,22 @@ pub struct ConnectionLimits {
     /// connection (reqwest 90 s is cut, then reconnects), short enough that
     /// abandoned connections do not pile up.
     pub idle_timeout: Duration,
-    /// Connections open at once; one more is answered 503 with
-    /// `Retry-After` and closed. Listen streams count too.
+    /// Connections open at once, listen streams and calls waiting on the
+    /// client included. At the cap a newcomer takes the place of the oldest
+    /// connection still sending its request head, else of the idlest one of
+    /// the client address holding the most; when every address holds about
+    /// as many, it is answered 503 with `Retry-After` and closed. The
+    /// default is [`default_max_connections`].
     pub max_connections: usize,
+    /// Bytes one connection may have queued unsent: a response (a JSON
+    /// body, one SSE event) larger than this is not queued; a result or
+    /// error is replaced by a -32603 error saying so, a notification is
+    /// dropped. The response being written is all a connection queues (the
+    /// next SSE event is taken once it is out), so a client that never
+    /// reads holds this much, not what it asked for. 16 MiB: far more than
+    /// a model takes in as a tool result; 64 connections that never read
+    /// hold 1 GiB at most.
+    pub max_unsent_bytes: usize,
 }
 
 crate::setters::with_setters! {
@@ -29,6 +42,7 @@ crate::setters::with_setters! {
         value with_request_read_timeout => request_read_timeout: Duration,
         value with_idle_timeout => idle_timeout: Duration,
         value with_max_connections => max_connections: usize,
+        value with_max_unsent_bytes => max_unsent_bytes: usize,
     }
 }
 
@@ -37,9 +51,37 @@ impl Default for ConnectionLimits {
         ConnectionLimits {
             request_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
-            max_connections: 1024,
+            max_connections: default_max_connections(),
+            max_unsent_bytes: 16 * 1024 * 1024,
         }
     }
+}
+
+/// The fewest connections the default cap allows, whatever the limit of
+/// open files: the cap before it was derived from that limit.
+pub const MIN_DEFAULT_MAX_CONNECTIONS: usize = 1024;
+
+/// The most connections the default cap allows: at some tens of KiB of
+/// buffers each, 64 Ki connections stay within a few GiB.
+pub const MAX_DEFAULT_MAX_CONNECTIONS: usize = 65_536;
+
+/// The default cap on connections: half the process's soft limit of open
+/// files (the other half for what the server opens itself: an upstream's
+/// pipes and connections, files, the listener), within
+/// [`MIN_DEFAULT_MAX_CONNECTIONS`] and [`MAX_DEFAULT_MAX_CONNECTIONS`].
+/// [`raise_open_files_limit`] first makes the soft limit the hard one, as
+/// the binaries do at start.
+pub fn default_max_connections() -> usize {
+    let soft = crate::os::open_files_limit().map_or(0, |(soft, _)| soft);
+    usize::try_from(soft / 2).unwrap_or(usize::MAX).clamp(MIN_DEFAULT_MAX_CONNECTIONS, MAX_DEFAULT_MAX_CONNECTIONS)
+}
+
+/// Raises the process's soft limit of open files to its hard limit (no
+/// privilege needed), so that [`default_max_connections`] can be higher;
+/// returns the soft limit now, `None` where it cannot be read. For a
+/// binary to call at start.
+pub fn raise_open_files_limit() -> Option<u64> {
+    crate::os::raise_open_files_limit()
 }
 
 /// Answers a connection over the cap at once and closes it.

@@ -49,7 +49,7 @@ pub async fn serve_router_tls(
     let mut config = (*tls).clone();
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     let acceptor = TlsAcceptor::from(Arc::new(config));
-    let serve = |stream, permit, stop| {
+    let serve = |stream, slot, stop| {
         let (acceptor, router) = (acceptor.clone(), router.clone());
         async move {
             let handshake = tokio::time::timeout(limits.request_read_timeout, acceptor.accept(stream));
@@ -64,7 +64,7 @@ pub async fn serve_router_tls(
                 .peer_certificates()
                 .filter(|chain| !chain.is_empty())
                 .map(|chain| PeerCertificates::new(chain.iter().map(|c| c.as_ref().to_vec()).collect()));
-            connections::serve_connection(stream, router, limits, stop, permit, peer).await;
+            connections::serve_connection(stream, router, limits, stop, slot, peer).await;
         }
     };
     serve_accepted(listener, limits, shutdown, serve).await

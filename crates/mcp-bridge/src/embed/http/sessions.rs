@@ -6,11 +6,13 @@
 //! the last ones kept for `Last-Event-ID`.
 
 use std::collections::{HashMap, VecDeque};
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use mcp_bridge_protocol::{Message, RequestId};
 use mcp_bridge_sdk::server::protect::CallerSlot;
+use mcp_bridge_sdk::server::shares::{self, Caps, Held, Verdict};
 use mcp_bridge_sdk::task_group::TaskGroup;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -42,6 +44,17 @@ struct Routes {
     last_used: Option<Instant>,
 }
 
+/// Who holds a session, for the fair shares of the session cap.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) enum Holder {
+    /// The subject of the token that started it, on a protected endpoint.
+    Subject(String),
+    /// The address of the client that started it.
+    Address(IpAddr),
+    /// Neither is known (a router mounted without the client's address).
+    Unknown,
+}
+
 /// One legacy client over HTTP.
 pub(super) struct LegacySession {
     pub(super) session: Arc<Session>,
@@ -53,21 +66,24 @@ pub(super) struct LegacySession {
     pub(super) owner: Option<String>,
     /// The caller of its latest request, which the server's handlers see.
     pub(super) caller: CallerSlot,
+    /// Who started it, for the fair shares of the session cap.
+    holder: Holder,
 }
 
 impl LegacySession {
-    /// A session of `owner` (and its caller now) and the task (in `tasks`)
-    /// that routes what it sends; the task ends when the session is dropped.
+    /// A session of `owner` (and its caller now), started by `holder`, and
+    /// the task (in `tasks`) that routes what it sends; the task ends when
+    /// the session is dropped.
     pub(super) fn start(
         make: impl FnOnce(mpsc::Sender<Outgoing>) -> Arc<Session>,
-        queue: usize,
-        keep: usize,
-        owner: Option<String>,
+        (queue, keep): (usize, usize),
+        (owner, holder): (Option<String>, Holder),
         caller: CallerSlot,
         tasks: &TaskGroup,
     ) -> Arc<LegacySession> {
         let (out, mut sent) = mpsc::channel::<Outgoing>(queue);
-        let legacy = Arc::new(LegacySession { session: make(out), routes: Mutex::default(), keep, owner, caller });
+        let routes = Mutex::default();
+        let legacy = Arc::new(LegacySession { session: make(out), routes, keep, owner, caller, holder });
         legacy.touch();
         let weak = Arc::downgrade(&legacy);
         tasks.spawn(async move {
@@ -86,6 +102,11 @@ impl LegacySession {
     /// Notes a use of the session (for its idle time).
     pub(super) fn touch(&self) {
         self.routes().last_used = Some(Instant::now());
+    }
+
+    /// When the session was last used.
+    fn last_used(&self) -> Instant {
+        self.routes().last_used.unwrap_or_else(Instant::now)
     }
 
     /// Whether the session has been unused for `idle` with no stream open.
@@ -181,18 +202,32 @@ impl Sessions {
     }
 
     /// Adds a session under a new random id, after dropping the expired
-    /// ones; `None` when `max` sessions are live. Returns the expired ones
-    /// for the caller to end.
+    /// ones and, under `caps`, the one it replaces (the idlest of its own
+    /// holder at that holder's cap, else at the total cap the idlest of the
+    /// biggest holder: [`shares::admit`]); `None` when it is refused.
+    /// Returns the sessions taken out for the caller to end.
     pub(super) fn insert(
         &self,
         session: Arc<LegacySession>,
-        max: usize,
+        caps: Caps,
         idle: Duration,
     ) -> (Option<String>, Vec<Arc<LegacySession>>) {
-        let ended = self.take_expired(idle);
+        let mut ended = self.take_expired(idle);
         let mut by_id = self.lock();
-        if by_id.len() >= max {
-            return (None, ended);
+        let places: Vec<Held<&Holder, &String>> = by_id
+            .iter()
+            .map(|(id, s)| Held { id, holder: &s.holder, quiet_since: s.last_used().into_std(), reading_head: false })
+            .collect();
+        match shares::admit(&&session.holder, &places, caps) {
+            Verdict::Admit => {}
+            Verdict::Shed(id) => {
+                let id = id.clone();
+                if let Some(shed) = by_id.remove(&id) {
+                    tracing::debug!("ending the idlest legacy HTTP session of a client holding many, for another");
+                    ended.push(shed);
+                }
+            }
+            Verdict::Refuse => return (None, ended),
         }
         let Some(id) = new_session_id() else { return (None, ended) };
         by_id.insert(id.clone(), session);

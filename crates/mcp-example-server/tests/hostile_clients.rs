@@ -1,0 +1,306 @@
+//! One hostile client must not lock the others out of `mcp-example-server
+//! --http`: floods of connections from one address (127.0.0.2) while
+//! another address (127.0.0.3) calls, every call answered 200. On Linux all
+//! of 127.0.0.0/8 is loopback, so each client binds its own address.
+//!
+//! Each flood prints the other client's success rate and latency (run with
+//! `--nocapture` to see them).
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use test_support::{ExampleServer, example_server_http, request_meta, workspace_binary};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+
+/// The hostile client's address.
+const HOSTILE: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
+/// The other client's address.
+const OTHER: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 3);
+/// A low cap keeps the floods cheap.
+const CAP: usize = 64;
+/// Connections of each flood: well over the cap.
+const FLOOD: usize = 100;
+/// Calls the other client makes during a flood.
+const CALLS: usize = 50;
+/// A hang guard for one step, not a speed measure.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+async fn start(args: &[&str]) -> (ExampleServer, SocketAddr) {
+    let mut command = tokio::process::Command::new(workspace_binary("mcp-example-server", "mcp-example-server"));
+    command.args(args);
+    let server = example_server_http(command).await;
+    let addr = server.url.trim_start_matches("http://").trim_end_matches("/mcp").parse().unwrap();
+    (server, addr)
+}
+
+/// A TCP connection to `addr` from `from`.
+async fn connect_from(from: Ipv4Addr, addr: SocketAddr) -> TcpStream {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::from((from, 0))).unwrap();
+    socket.connect(addr).await.unwrap()
+}
+
+/// The status of the response head arriving on `socket`; `None` when the
+/// connection is closed first. Reads the head and no further on purpose.
+async fn status_of(socket: &mut TcpStream) -> Option<u16> {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 512];
+    let read = tokio::time::timeout(DEADLINE, async {
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            match socket.read(&mut buf).await {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => head.extend_from_slice(&buf[..n]),
+            }
+        }
+        String::from_utf8_lossy(&head).split(' ').nth(1)?.parse().ok()
+    });
+    read.await.expect("no response head in time")
+}
+
+/// A raw POST of `body` with these extra header lines.
+fn raw_post(body: &Value, headers: &str) -> Vec<u8> {
+    let body = body.to_string();
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{headers}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// Opens [`FLOOD`] connections from the hostile address, each sending
+/// `request` and reading no more than its response head; returns the ones
+/// the server keeps answering (status 200).
+async fn flood(addr: SocketAddr, request: &[u8]) -> Vec<TcpStream> {
+    let mut sockets = Vec::new();
+    for _ in 0..FLOOD {
+        let mut socket = connect_from(HOSTILE, addr).await;
+        // A connection given up by the server may be reset under the write.
+        let _ = socket.write_all(request).await;
+        sockets.push(socket);
+    }
+    let mut held = Vec::new();
+    for mut socket in sockets {
+        if status_of(&mut socket).await == Some(200) {
+            held.push(socket);
+        }
+    }
+    held
+}
+
+/// The other client's [`CALLS`] calls of `add`, one after another: how
+/// many were answered 200 with the sum, and their latencies, sorted.
+async fn other_client_calls(addr: SocketAddr) -> (usize, Vec<Duration>) {
+    let client = reqwest::Client::builder().local_address(IpAddr::V4(OTHER)).timeout(DEADLINE).build().unwrap();
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+        "_meta": request_meta(json!({})), "name": "add", "arguments": {"a": 2, "b": 3}}});
+    let (mut answered, mut latencies) = (0, Vec::new());
+    for _ in 0..CALLS {
+        let started = Instant::now();
+        let response = client
+            .post(format!("http://{addr}/mcp"))
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "add")
+            .body(body.to_string())
+            .send()
+            .await;
+        if let Ok(response) = response
+            && response.status() == 200
+            && let Ok(answer) = response.json::<Value>().await
+            && answer["result"]["structuredContent"] == json!({"sum": 5})
+        {
+            answered += 1;
+        }
+        latencies.push(started.elapsed());
+    }
+    latencies.sort();
+    (answered, latencies)
+}
+
+/// Asserts every call of the other client was answered; prints the figures.
+fn report(flood: &str, (answered, latencies): (usize, Vec<Duration>)) {
+    let percentile = |p: usize| latencies[(latencies.len() * p / 100).min(latencies.len() - 1)];
+    eprintln!(
+        "{flood}: other client {answered}/{CALLS} answered 200, p50 {:?}, p99 {:?}",
+        percentile(50),
+        percentile(99)
+    );
+    assert_eq!(answered, CALLS, "during {flood}, {answered} of {CALLS} calls of another client were answered");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_that_never_finish_their_head_do_not_lock_others_out() {
+    let (_server, addr) = start(&["--max-connections", &CAP.to_string()]).await;
+    let mut slow = Vec::new();
+    for _ in 0..FLOOD * 2 {
+        let mut socket = connect_from(HOSTILE, addr).await;
+        let _ = socket.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").await;
+        slow.push(socket);
+    }
+    // The flood goes on during the calls.
+    let flooding = tokio::spawn(async move {
+        loop {
+            let mut socket = connect_from(HOSTILE, addr).await;
+            let _ = socket.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").await;
+            slow.push(socket);
+            if slow.len() > FLOOD * 3 {
+                slow.remove(0);
+            }
+            tokio::task::yield_now().await;
+        }
+    });
+    report("never-finished heads", other_client_calls(addr).await);
+    flooding.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listen_streams_never_read_do_not_lock_others_out() {
+    let (_server, addr) = start(&["--max-connections", &CAP.to_string()]).await;
+    let listen = json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": {
+        "_meta": request_meta(json!({})), "notifications": {"toolsListChanged": true}}});
+    let headers = "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\n";
+    let held = flood(addr, &raw_post(&listen, headers)).await;
+    assert!(held.len() >= CAP / 2, "the flood holds only {} listen streams", held.len());
+    report("listen streams never read", other_client_calls(addr).await);
+    drop(held);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_waiting_on_an_elicitation_do_not_lock_others_out() {
+    let (_server, addr) = start(&["--max-connections", &CAP.to_string()]).await;
+    let session = legacy_session(HOSTILE, addr, json!({"elicitation": {}})).await;
+    let ask =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask_name", "arguments": {}}});
+    let headers = format!("MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {session}\r\n");
+    let held = flood(addr, &raw_post(&ask, &headers)).await;
+    assert!(held.len() >= CAP / 2, "the flood holds only {} calls", held.len());
+    report("calls waiting on an elicitation", other_client_calls(addr).await);
+    drop(held);
+}
+
+/// A 2025-11-25 session started from `from`; its id.
+async fn legacy_session(from: Ipv4Addr, addr: SocketAddr, capabilities: Value) -> String {
+    let client = reqwest::Client::builder().local_address(IpAddr::V4(from)).timeout(DEADLINE).build().unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}}});
+    let post = |session: Option<&str>, body: &Value| {
+        let mut request = client
+            .post(format!("http://{addr}/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(body.to_string());
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request
+    };
+    let response = post(None, &init).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post(Some(&session), &initialized).send().await.unwrap().status(), 202);
+    session
+}
+
+/// Sessions the flood opens: past the cap of 1,000.
+const SESSION_FLOOD: usize = 1_100;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_opening_every_session_does_not_lock_others_out() {
+    let (_server, addr) = start(&[]).await;
+    let url = format!("http://{addr}/mcp");
+    let hostile = reqwest::Client::builder().local_address(IpAddr::V4(HOSTILE)).timeout(DEADLINE).build().unwrap();
+    let started = Instant::now();
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let (hostile, url) = (hostile.clone(), url.clone());
+            tokio::spawn(async move {
+                let mut opened = 0;
+                for _ in 0..SESSION_FLOOD / 4 {
+                    opened += usize::from(legacy_initialize(&hostile, &url).await.is_some());
+                }
+                opened
+            })
+        })
+        .collect();
+    let mut opened = 0;
+    for worker in workers {
+        opened += worker.await.unwrap();
+    }
+    eprintln!("session flood: {opened}/{SESSION_FLOOD} initialize answered 200 in {:?}", started.elapsed());
+    // The flood's newest sessions take the places of its idlest ones.
+    assert_eq!(opened, SESSION_FLOOD);
+    let other = reqwest::Client::builder().local_address(IpAddr::V4(OTHER)).timeout(DEADLINE).build().unwrap();
+    let session = legacy_initialize(&other, &url).await.expect("another client's initialize was refused");
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 2, "b": 3}}});
+    let response = legacy_request(&other, &url, Some(&session), &call).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let answer = test_support::response_messages(response).await;
+    assert_eq!(answer.last().unwrap()["result"]["structuredContent"], json!({"sum": 5}), "{answer:?}");
+}
+
+/// A 2025-11-25 POST of `body` with `client`, in `session` when given.
+fn legacy_request(client: &reqwest::Client, url: &str, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
+    let mut request = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(body.to_string());
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    request
+}
+
+/// A 2025-11-25 `initialize` and `initialized` with `client`: the session's
+/// id, or `None` when refused.
+async fn legacy_initialize(client: &reqwest::Client, url: &str) -> Option<String> {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let response = legacy_request(client, url, None, &init).send().await.unwrap();
+    if response.status() != 200 {
+        return None;
+    }
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let status = legacy_request(client, url, Some(&session), &initialized).send().await.unwrap().status();
+    (status == 202).then_some(session)
+}
+
+/// The bound on the server's resident memory while eight calls of `big`
+/// (64 MiB each) are never read: their results are refused (over the
+/// 16 MiB a connection may queue), so what stays is the server's own
+/// (about 20 MiB) and the allocator's leftovers of building them.
+const RSS_BOUND_KIB: u64 = 96 * 1024;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn big_results_never_read_do_not_pile_up_in_memory() {
+    let (server, addr) = start(&[]).await;
+    let pid = server.child.id().unwrap();
+    let big = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "_meta": request_meta(json!({})), "name": "big", "arguments": {"bytes": 64 * 1024 * 1024}}});
+    let headers = "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: big\r\n";
+    let mut never_read = Vec::new();
+    for _ in 0..8 {
+        let mut socket = connect_from(HOSTILE, addr).await;
+        socket.write_all(&raw_post(&big, headers)).await.unwrap();
+        never_read.push(socket);
+    }
+    // Each answer has started (peeked at, not read: the bytes stay queued).
+    for socket in &never_read {
+        let mut head = [0u8; 12];
+        let peeked = tokio::time::timeout(Duration::from_secs(120), socket.peek(&mut head)).await;
+        assert!(matches!(peeked, Ok(Ok(n)) if n > 0), "no answer to a call of big: {peeked:?}");
+    }
+    let rss = test_support::proc_status_kib(pid, "VmRSS").unwrap();
+    eprintln!("eight unread calls of big: the server's VmRSS is {} MiB", rss / 1024);
+    assert!(rss < RSS_BOUND_KIB, "the server holds {} MiB for eight unread calls", rss / 1024);
+    report("eight unread calls of big", other_client_calls(addr).await);
+    drop(never_read);
+}
