@@ -203,7 +203,7 @@ async fn a_url_elicitation_reaches_the_client_only_with_a_web_url() {
     let mut peer = RawPeer::spawn(BRIDGE, &[&format!("http://{addr}/mcp")]);
     let init = legacy_initialize(&mut peer, json!({"elicitation": {"url": {}}})).await;
     assert!(init.get("result").is_some(), "{init}");
-    initialized_and_gap_events(&mut peer, &init).await;
+    initialized_and_listening(&mut peer).await;
     let mut id = 0;
     for hostile in [
         "javascript:alert(1)",
