@@ -185,3 +185,40 @@ async fn ctrl_c_while_the_servers_start_ends_the_gateway_and_its_servers() {
     test_support::until("the slow server ends", || processes_marked(&marker).is_empty()).await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_2025_11_25_servers_roots_request_reaches_a_client_that_declared_roots() {
+    let dir = std::env::temp_dir().join(format!("mcp-gateway-roots-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // The reference server of the TypeScript SDK 1.x: its get-roots-list
+    // tool asks the client for its roots during the call.
+    let config = json!({"mcpServers": {"everything": {"command": "node", "args": [server_everything(), "stdio"]}}});
+    let file = dir.join("config.json");
+    std::fs::write(&file, config.to_string()).unwrap();
+    let bridge = workspace_binary("mcp-bridge-cli", "mcp-bridge");
+    for declares_roots in [true, false] {
+        let mut peer = RawPeer::spawn(&bridge, &["--config", file.to_str().unwrap()]);
+        let capabilities = if declares_roots { json!({"roots": {}}) } else { json!({}) };
+        legacy_initialize(&mut peer, capabilities).await;
+        peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+        assert!(tool_names(&mut peer, 1).await.iter().any(|n| n == "everything__get-roots-list"));
+        let request = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "everything__get-roots-list", "arguments": {}}});
+        peer.send(&request.to_string()).await;
+        let answered = if declares_roots {
+            let asked = recv_until(&mut peer, |m| m["method"] == "roots/list").await;
+            let roots = json!({"roots": [{"uri": "file:///home/ada/project", "name": "project"}]});
+            peer.send(&json!({"jsonrpc": "2.0", "id": asked["id"], "result": roots}).to_string()).await;
+            let answered = recv_until(&mut peer, |m| m["id"] == 2).await;
+            assert!(text(&answered).contains("file:///home/ada/project"), "{answered}");
+            answered
+        } else {
+            let answered = recv_until(&mut peer, |m| m["id"] == 2 || m["method"] == "roots/list").await;
+            assert_eq!(answered["id"], 2, "a client that declared no roots is not asked: {answered}");
+            answered
+        };
+        assert!(answered.get("result").is_some(), "{answered}");
+        assert_eq!(peer.finish().await, Some(0));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

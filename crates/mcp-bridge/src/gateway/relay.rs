@@ -23,7 +23,7 @@ use std::time::Duration;
 use mcp_bridge_protocol::types::{
     CallToolResult, ClientCapabilities, ElicitationCapability, Implementation, InputRequest, InputRequests,
     InputResponse, InputResponses, LoggingMessageNotificationParams, Outcome, ProgressNotificationParams,
-    SamplingCapability,
+    RootsCapability, SamplingCapability,
 };
 use mcp_bridge_sdk::client::{ClientIdentity, InputHooks};
 use mcp_bridge_sdk::server::{Reply, RequestContext, ToolCall};
@@ -176,8 +176,9 @@ impl Relays {
     }
 
     /// How the gateway speaks to the server `name`: as mcp-bridge,
-    /// declaring the kinds of requests it passes on, each answered by the
-    /// client through a call under way.
+    /// declaring every kind of request it passes on, each answered by the
+    /// client through a call under way. Whether a client is asked is
+    /// decided per call, by what that client declared (see `drive`).
     pub(super) fn client_options(&self, name: &str) -> ClientOptions {
         let asking = self.asking.get(name).cloned().unwrap_or_else(|| Arc::new(Asking::new()));
         let mut options = ClientOptions::new("mcp-bridge", env!("CARGO_PKG_VERSION"));
@@ -188,6 +189,7 @@ impl Relays {
                 ..Default::default()
             }),
             sampling: Some(SamplingCapability::default()),
+            roots: Some(RootsCapability::default()),
             ..Default::default()
         };
         options.hooks = InputHooks::relay(move |request| {
