@@ -59,7 +59,11 @@ async fn chromium_signs_in_and_the_pending_requests_succeed() {
     for secret in ["at-1", "rt-1", "code-1", "Bearer "] {
         assert!(!text.contains(secret), "{secret:?} in stderr:\n{text}");
     }
-    let page = std::fs::read_to_string(dir.join("page.html")).unwrap_or_default();
+    // The browser writes the page it ended on when it closes, which may
+    // be after the bridge's exit.
+    let page_file = dir.join("page.html");
+    test_support::until("the browser's page", || std::fs::metadata(&page_file).is_ok_and(|m| m.len() > 0)).await;
+    let page = std::fs::read_to_string(&page_file).unwrap_or_default();
     assert!(page.contains("Signed in"), "the browser ended on the bridge's page: {page}");
     assert_eq!(issued.lock().unwrap().authorizations, 1);
     eprintln!(
