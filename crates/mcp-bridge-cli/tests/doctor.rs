@@ -156,7 +156,7 @@ async fn a_protected_server_needs_a_sign_in_until_one_is_stored() {
 #[tokio::test]
 async fn a_url_nothing_answers_is_named_with_its_fix() {
     let home = home("closed");
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = test_support::spare_port();
     let (code, text) = doctor(&home, &[&format!("http://127.0.0.1:{port}/mcp")]).await;
     assert_eq!(code, 1);
     assert!(text.contains("error: the server cannot be reached"), "{text}");

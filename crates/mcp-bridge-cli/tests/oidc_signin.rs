@@ -240,7 +240,7 @@ async fn with_device_code_the_user_signs_in_elsewhere_from_stderr_then_through_t
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_the_administrator_registered_signs_in_at_oidc_provider_without_registering() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = test_support::spare_port();
     // The client as an administrator registers it: a confidential client
     // whose redirect URI is the bridge's receiver.
     let secret = "admin-s3cret-of-the-bridge";

@@ -64,7 +64,7 @@ async fn world_serving(name: &str, server: axum::Router) -> World {
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    test_support::spare_port()
 }
 
 /// The bridge in the URL form, with its own home (token store) and the

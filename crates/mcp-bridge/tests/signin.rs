@@ -104,7 +104,7 @@ fn request(port: u16) -> AuthorizationRequest {
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    test_support::spare_port()
 }
 
 fn sign_in(gate: Gate, port: u16, timeout: Duration, lines: Arc<Mutex<Vec<String>>>) -> Arc<SignIn> {

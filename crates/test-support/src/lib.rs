@@ -449,7 +449,7 @@ pub async fn server_everything_http(mode: &str) -> (tokio::process::Child, Strin
 /// loopback port, once uvicorn says it runs; stopped when the returned
 /// child is dropped. Returns the URL of its event stream.
 pub async fn python_sse_server() -> (tokio::process::Child, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = spare_port();
     let script = workspace_root().join("crates/mcp-example-server/tests/python/python_server.py");
     let mut child = Command::new(python_peer())
         .arg(script)
@@ -556,12 +556,32 @@ pub async fn modern_post(url: &str, authorization: &[&str]) -> (u16, Option<Stri
     (response.status().as_u16(), challenge)
 }
 
+/// A loopback port nothing listens on now, for a program that must be told
+/// its port before it binds (a sign-in redirect, haproxy, a uvicorn
+/// server). Picked below the kernel's ephemeral range (32768..61000), where
+/// no outgoing connection of a test running beside this one can take it
+/// between this check and the program's bind, as a port the kernel hands
+/// out for `127.0.0.1:0` can be.
+pub fn spare_port() -> u16 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let seed = std::process::id().wrapping_mul(2_654_435_761)
+        ^ std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    loop {
+        let n = seed.wrapping_add(NEXT.fetch_add(7_919, Ordering::Relaxed));
+        let port = 20_000 + (n % 12_000) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+}
+
 /// `mcp-bridge` (at `bridge`) for `url`, signing in through the `$BROWSER`
 /// `browser`: its home, tokens in files there, the sign-in redirected to a
 /// free loopback port, the authorization server trusted through `ca_file`;
 /// its stderr piped.
 pub fn bridge_signing_in(bridge: &Path, home: &Path, browser: &Path, ca_file: &Path, url: &str) -> Command {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = spare_port();
     let mut command = Command::new(bridge);
     command
         .env("HOME", home)

@@ -145,7 +145,7 @@ impl Haproxy {
     /// loopback port, and waits until it accepts connections.
     pub async fn start(backends: &[String]) -> Self {
         let dir = ScratchDir::new("haproxy");
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = crate::spare_port();
         let bind = format!("127.0.0.1:{port}");
         let config = dir.path().join("haproxy.cfg");
         std::fs::write(&config, Haproxy::config(&bind, backends)).unwrap();
