@@ -104,11 +104,26 @@ pub(crate) struct Args {
     pub(crate) enterprise: EnterpriseSignIn,
 
     /// Serve 2025-11-25 clients over Streamable HTTP at http://ADDR/mcp
-    /// (for example 127.0.0.1:8931) instead of one client on stdio; every
-    /// session shares the one upstream. Loopback unless you name another
-    /// address.
+    /// (for example 127.0.0.1:8931), or on the Unix domain socket PATH
+    /// with unix:PATH, instead of one client on stdio; every session
+    /// shares the one upstream. A TCP endpoint requires an access token
+    /// (see --listen-token-env); a socket's folder must be yours alone
+    /// (mode 0700; created so when missing).
     #[arg(long, value_name = "ADDR")]
     pub(crate) listen: Option<String>,
+
+    /// With --listen: the variable holding the access token every request
+    /// must carry (`Authorization: Bearer TOKEN`). Without it a TCP
+    /// endpoint generates one at start into a file only you can read, and
+    /// says where.
+    #[arg(long, value_name = "VAR", requires = "listen", conflicts_with = "listen_no_auth")]
+    pub(crate) listen_token_env: Option<String>,
+
+    /// With --listen on TCP: no access token. Any account on this machine
+    /// (and beyond it, for an address that is not loopback) can then use
+    /// the server, with your sign-ins.
+    #[arg(long, requires = "listen")]
+    pub(crate) listen_no_auth: bool,
 
     /// With --listen: connections open at once (default: half the limit of
     /// open files, which the bridge raises to its hard limit, within 1024

@@ -47,8 +47,8 @@ pub(crate) struct Config {
     pub(crate) frontend: FrontendOptions,
     /// The sign-in gate of the URL form, told when the client is initialized.
     pub(crate) gate: Option<Arc<Gate>>,
-    /// `--listen`: the address of the HTTP endpoint for legacy clients.
-    pub(crate) listen: Option<std::net::SocketAddr>,
+    /// `--listen`: the HTTP endpoint for legacy clients, and who may use it.
+    pub(crate) listen: Option<crate::listen::ListenOn>,
     /// `--max-connections`: the cap on the `--listen` endpoint's connections.
     pub(crate) max_connections: Option<usize>,
     /// `--config`: the gateway's server (the upstream, in memory) and the
@@ -302,9 +302,12 @@ impl Job {
         };
         let listen = match &args.listen {
             None => None,
-            Some(addr) => Some(addr.parse().map_err(|_| {
-                format!("--listen {addr:?} is not an address such as 127.0.0.1:8931 (an IP address and a port)")
-            })?),
+            Some(addr) => Some(crate::listen::ListenOn::from_options(
+                addr,
+                args.listen_token_env.as_deref(),
+                args.listen_no_auth,
+                |name| std::env::var(name).ok().filter(|v| !v.is_empty()),
+            )?),
         };
         let max_connections = args.max_connections.map(|n| n as usize);
         Ok(Job::Bridge(Box::new(Config {

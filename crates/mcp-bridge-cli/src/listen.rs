@@ -1,31 +1,45 @@
 //! `mcp-bridge --listen ADDR`: the bridge as a Streamable HTTP server for
 //! 2025-11-25 clients, many at once, each a session in front of the one
 //! upstream (one child process, one HTTP client with one sign-in, or the
-//! gateway of `--config`).
+//! gateway of `--config`), on a TCP port behind an access token or on a
+//! Unix domain socket in the user's own folder ([`boundary`]).
+
+mod boundary;
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_bridge::embed::http::{LegacyHttpOptions, serve_legacy_http};
+use mcp_bridge::embed::http::{AccessToken, LegacyHttpOptions, serve_legacy_http};
 use mcp_bridge::upstream::{Fanout, Speaker, Upstream, UpstreamConfig, describe_exit};
 use mcp_bridge_protocol::types::{ClientCapabilities, Implementation};
-use mcp_bridge_sdk::server::http::HttpOptions;
+use mcp_bridge_sdk::server::http::{HttpOptions, Listener};
 use mcp_bridge_sdk::task_group::TaskGroup;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 
+pub(crate) use self::boundary::ListenOn;
+use self::boundary::{Access, Place};
+
 /// Serves until Ctrl-C (exit 0) or the loss of the upstream (exit 1).
-pub(crate) fn run(config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
+    #[cfg(unix)]
+    if let Place::Unix(path) = &on.place
+        && let Err(message) = boundary::prepare_socket_folder(path)
+    {
+        eprintln!("mcp-bridge: {message}");
+        return Ok(ExitCode::from(2));
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let outcome = runtime.block_on(serve(config, addr));
+    let outcome = runtime.block_on(serve(config, on));
     runtime.shutdown_timeout(Duration::from_secs(1));
     outcome
 }
 
-async fn serve(mut config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode> {
+async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
     // Ctrl-C is caught from the start: the gateway's servers may take long
     // to start, and a process started with SIGINT ignored (`cmd &` in a
     // script) would otherwise ignore it until then.
@@ -37,7 +51,12 @@ async fn serve(mut config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode>
             on_interrupt.cancel();
         }
     });
-    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let bound = bind(&on.place).await?;
+    let mut leftovers = Leftovers::default();
+    #[cfg(unix)]
+    if let Bound::Unix(_, path) = &bound {
+        leftovers.0.push(path.clone());
+    }
     let gateway_tasks = TaskGroup::default();
     if let Some((server, entries)) = config.gateway.take() {
         tokio::select! {
@@ -49,17 +68,22 @@ async fn serve(mut config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode>
             }
         }
     }
-    let local = listener.local_addr()?;
     // Before the default cap is read from it.
     mcp_bridge_sdk::server::http::raise_open_files_limit();
     let mut http = HttpOptions::default();
     if let Some(max) = config.max_connections {
         http.connections = http.connections.with_max_connections(max);
     }
-    if !local.ip().is_loopback() {
-        tracing::warn!("serving beyond this machine at {local}: anyone who reaches it can use the MCP server");
-        http.allowed_hosts.push(host_name(&local));
+    if let Bound::Tcp(_, local) = &bound
+        && !local.ip().is_loopback()
+    {
+        tracing::warn!(
+            "serving beyond this machine at {local}: anyone who reaches it and has the token can use the MCP server"
+        );
+        http.allowed_hosts.push(host_name(local));
     }
+    let (access_token, token_file) = access_token(on.access, &bound)?;
+    leftovers.0.extend(token_file);
     // The sessions' own client info and capabilities go with each request;
     // these are the upstream client's defaults.
     let identity = Implementation::new("mcp-bridge", env!("CARGO_PKG_VERSION"));
@@ -80,7 +104,12 @@ async fn serve(mut config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode>
         ..Speaker::new(identity, may_be_asked)
     };
     let upstream = Upstream::connect(&config.upstream, speaker, on_unrouted)?;
-    tracing::info!("serving 2025-11-25 clients at http://{local}/mcp");
+    match &bound {
+        Bound::Tcp(_, local) => tracing::info!("serving 2025-11-25 clients at http://{local}/mcp"),
+        Bound::Unix(_, path) => {
+            tracing::info!("serving 2025-11-25 clients at http://localhost/mcp on the socket {}", path.display());
+        }
+    }
     let lost = upstream.clone();
     let (lost_tx, lost_rx) = tokio::sync::oneshot::channel();
     let stop = async move {
@@ -92,11 +121,96 @@ async fn serve(mut config: Config, addr: SocketAddr) -> anyhow::Result<ExitCode>
             }
         }
     };
-    let legacy = LegacyHttpOptions::default().with_frontend(config.frontend);
-    serve_legacy_http(UpstreamConfig::Shared(upstream.clone(), fanout), listener, http, legacy, stop).await?;
+    let mut legacy = LegacyHttpOptions::default().with_frontend(config.frontend);
+    legacy.access_token = access_token;
+    let served =
+        serve_legacy_http(UpstreamConfig::Shared(upstream.clone(), fanout), bound.into_listener(), http, legacy, stop)
+            .await;
     upstream.close().await;
     gateway_tasks.stop(Duration::from_secs(1)).await;
+    served?;
     Ok(if lost_rx.await.is_ok() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// A bound `--listen` endpoint.
+enum Bound {
+    Tcp(tokio::net::TcpListener, SocketAddr),
+    #[cfg(unix)]
+    Unix(tokio::net::UnixListener, PathBuf),
+}
+
+impl Bound {
+    /// The listener to serve.
+    fn into_listener(self) -> Listener {
+        match self {
+            Bound::Tcp(listener, _) => listener.into(),
+            #[cfg(unix)]
+            Bound::Unix(listener, _) => listener.into(),
+        }
+    }
+}
+
+/// Files of this run (the socket, a generated token) removed when it ends,
+/// however it ends.
+#[derive(Default)]
+struct Leftovers(Vec<PathBuf>);
+
+impl Drop for Leftovers {
+    fn drop(&mut self) {
+        for file in &self.0 {
+            let _ = std::fs::remove_file(file);
+        }
+    }
+}
+
+/// Binds the endpoint; a socket only in a folder that is the user's alone.
+async fn bind(place: &Place) -> anyhow::Result<Bound> {
+    match place {
+        Place::Tcp(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr).await?;
+            let local = listener.local_addr()?;
+            Ok(Bound::Tcp(listener, local))
+        }
+        #[cfg(unix)]
+        Place::Unix(path) => {
+            let listener = tokio::net::UnixListener::bind(path)
+                .map_err(|e| anyhow::anyhow!("--listen unix:{}: cannot listen there ({e})", path.display()))?;
+            Ok(Bound::Unix(listener, path.clone()))
+        }
+        #[cfg(not(unix))]
+        Place::Unix(path) => anyhow::bail!("--listen unix:{}: Unix domain sockets need a Unix system", path.display()),
+    }
+}
+
+/// The token requests must carry, and the file a generated one was written
+/// to (removed at the end). A generated token is written to a file only
+/// this user can read and the file is named on stderr; the token itself is
+/// shown only on a terminal, never in a log that a client may keep.
+fn access_token(access: Access, bound: &Bound) -> anyhow::Result<(Option<AccessToken>, Option<PathBuf>)> {
+    let local = match (access, bound) {
+        (Access::Token(token), _) => return Ok((Some(token), None)),
+        (Access::Open, Bound::Tcp(_, local)) => {
+            tracing::warn!(
+                "no access token (--listen-no-auth): every account of this machine can use the server at {local}"
+            );
+            return Ok((None, None));
+        }
+        (Access::Open, _) => return Ok((None, None)),
+        (Access::Generated, Bound::Tcp(_, local)) => *local,
+        #[cfg(unix)]
+        (Access::Generated, Bound::Unix(..)) => return Ok((None, None)),
+    };
+    let (token, secret) = AccessToken::generate().map_err(|e| anyhow::anyhow!("no random access token: {e}"))?;
+    let state = mcp_bridge::dirs::state_dir().map_err(|e| anyhow::anyhow!("no folder for the access token: {e}"))?;
+    let file = boundary::token_file(&state, &local);
+    boundary::write_private(&file, &secret)
+        .map_err(|e| anyhow::anyhow!("the access token cannot be written to {}: {e}", file.display()))?;
+    // Written whatever the log level: clients cannot connect without it.
+    eprintln!("mcp-bridge: clients send the access token in {} as \"Authorization: Bearer TOKEN\"", file.display());
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        eprintln!("mcp-bridge: the access token is {secret}");
+    }
+    Ok((Some(token), Some(file)))
 }
 
 /// Ctrl-C (SIGINT), its handler in place when this returns.

@@ -6,7 +6,7 @@
 //! |---|---|
 //! | 0 | the client closed stdin (also after the watchdog); a logout done |
 //! | 1 | the server stopped, or an internal error |
-//! | 2 | invalid arguments, a missing `--header-env` variable, a CA file or token store that cannot be used |
+//! | 2 | invalid arguments, a missing `--header-env` variable, a CA file or token store that cannot be used, a `--listen` socket's folder open to other users |
 
 mod args;
 mod config;
@@ -36,6 +36,7 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    let listen_token_variable = args.listen_token_env.clone();
     let config = match config::Job::from_args(args) {
         Ok(config::Job::Bridge(config)) => *config,
         Ok(config::Job::Logout { url }) => return logout(url.as_deref()),
@@ -48,6 +49,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(variable) = listen_token_variable {
+        // The endpoint's token is for this process alone: no child (the
+        // server, the gateway's servers, a browser) inherits it.
+        // SAFETY: one thread still (the runtimes start later), so nothing
+        // reads the environment meanwhile.
+        unsafe { std::env::remove_var(variable) };
+    }
     mcp_bridge::log::init("mcp-bridge", &config.log_level);
     match run(config) {
         Ok(code) => code,
@@ -114,9 +122,9 @@ fn return_large_buffers_to_the_system() {
     }
 }
 
-fn run(config: config::Config) -> anyhow::Result<ExitCode> {
-    if let Some(addr) = config.listen {
-        return listen::run(config, addr);
+fn run(mut config: config::Config) -> anyhow::Result<ExitCode> {
+    if let Some(on) = config.listen.take() {
+        return listen::run(config, on);
     }
     // One thread: the bridge relays one client's lines, and a second worker
     // only added cross-thread wake-ups and allocator lock contention

@@ -10,11 +10,12 @@ use tokio::process::{Child, Command};
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_mcp-bridge");
 
-/// Starts `mcp-bridge --listen 127.0.0.1:0 ARGS` and returns it with the
-/// endpoint URL it logs.
+/// Starts `mcp-bridge --listen 127.0.0.1:0 --listen-no-auth ARGS` and
+/// returns it with the endpoint URL it logs. (Access tokens and sockets:
+/// `listen_access.rs`.)
 async fn listening(args: &[&str]) -> (Child, String) {
     let mut child = Command::new(BRIDGE)
-        .args(["--listen", "127.0.0.1:0"])
+        .args(["--listen", "127.0.0.1:0", "--listen-no-auth"])
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -15,6 +15,8 @@ mod connections;
 mod endpoint;
 mod limits;
 #[cfg(feature = "http-server")]
+mod listener;
+#[cfg(feature = "http-server")]
 mod slots;
 #[cfg(feature = "https-server")]
 mod tls;
@@ -28,6 +30,8 @@ pub use limits::{
     ConnectionLimits, MAX_DEFAULT_MAX_CONNECTIONS, MIN_DEFAULT_MAX_CONNECTIONS, default_max_connections,
     raise_open_files_limit,
 };
+#[cfg(feature = "http-server")]
+pub use listener::Listener;
 #[cfg(feature = "https-server")]
 pub use tls::serve_router_tls;
 

@@ -15,6 +15,7 @@
 //!  GET / DELETE ──────────────────────────▶ legacy session
 //! ```
 
+mod access;
 mod sessions;
 
 use std::sync::Arc;
@@ -31,13 +32,14 @@ use mcp_bridge_protocol::{ErrorObject, JsonRpcErrorResponse, Message, RequestId,
 use mcp_bridge_sdk::Server;
 use mcp_bridge_sdk::limits::CLOSE_GRACE;
 use mcp_bridge_sdk::server::http::{
-    HttpOptions, authenticate, challenge_response, refusal_by_origin_or_host, serve_router,
+    HttpOptions, Listener, authenticate, challenge_response, refusal_by_origin_or_host, serve_router,
 };
 use mcp_bridge_sdk::server::protect::{Caller, CallerSlot};
 use mcp_bridge_sdk::server::shares::Caps;
 use tokio::sync::mpsc;
 use tower_service::Service;
 
+pub use self::access::{AccessToken, BadSecret};
 use self::sessions::{Holder, LegacySession, Sessions};
 use crate::frontend::FrontendOptions;
 use crate::session::Session;
@@ -72,6 +74,11 @@ pub struct LegacyHttpOptions {
     pub max_sessions_per_holder: usize,
     /// Events of a GET stream kept for `Last-Event-ID` resumption.
     pub kept_events: usize,
+    /// The secret every request must carry (`Authorization: Bearer`),
+    /// checked before anything else; none by default. Loopback admits
+    /// every account of the machine: a TCP endpoint that acts for its
+    /// owner (with the owner's tokens upstream) needs one.
+    pub access_token: Option<AccessToken>,
 }
 
 mcp_bridge_sdk::with_setters! {
@@ -81,6 +88,7 @@ mcp_bridge_sdk::with_setters! {
         value with_max_sessions => max_sessions: usize,
         value with_max_sessions_per_holder => max_sessions_per_holder: usize,
         value with_kept_events => kept_events: usize,
+        some with_access_token => access_token: AccessToken,
     }
 }
 
@@ -92,6 +100,7 @@ impl Default for LegacyHttpOptions {
             max_sessions: 1000,
             max_sessions_per_holder: 100,
             kept_events: 256,
+            access_token: None,
         }
     }
 }
@@ -125,14 +134,15 @@ pub fn legacy_router(upstream: UpstreamConfig, http: HttpOptions, legacy: Legacy
     router_with(upstream, None, http, legacy, Arc::default())
 }
 
-/// Serves [`legacy_router`] on `listener` with the connection limits of
+/// Serves [`legacy_router`] on `listener` (a TCP port, or a Unix domain
+/// socket) with the connection limits of
 /// `http.connections` until `shutdown` completes, ending idle sessions.
 ///
 /// # Errors
 /// None today: a failed accept is logged and the loop goes on.
 pub async fn serve_legacy_http(
     upstream: UpstreamConfig,
-    listener: tokio::net::TcpListener,
+    listener: impl Into<Listener>,
     http: HttpOptions,
     legacy: LegacyHttpOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -145,7 +155,7 @@ pub async fn serve_legacy_http(
 async fn serve_endpoint(
     upstream: UpstreamConfig,
     modern: Option<Router>,
-    listener: tokio::net::TcpListener,
+    listener: impl Into<Listener>,
     http: HttpOptions,
     legacy: LegacyHttpOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -173,13 +183,18 @@ fn router_with(
 ) -> Router {
     let path = http.path.clone();
     let metadata = http.protection.as_ref().map(|p| (p.resource.metadata_path(), p.resource.metadata().to_string()));
+    let access_token = legacy.access_token.clone();
     let endpoint = Endpoint { upstream, modern, http: Arc::new(http), legacy: Arc::new(legacy), sessions };
     let mut router = Router::new().route(&path, post(handle_post).get(handle_get).delete(handle_delete));
     if let Some((metadata_path, metadata)) = metadata {
         let document = move || async move { ([(header::CONTENT_TYPE, "application/json")], metadata) };
         router = router.route(&metadata_path, axum::routing::get(document));
     }
-    router.with_state(endpoint)
+    let router = router.with_state(endpoint);
+    match access_token {
+        Some(token) => router.layer(axum::middleware::from_fn_with_state(token, access::require)),
+        None => router,
+    }
 }
 
 /// Ends the sessions past their idle time, a quarter of it apart (at most

@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::connections;
+use super::listener::{Accepted, Listener};
 use super::slots::{Slot, Slots};
 use super::{ConnectionLimits, HttpOptions, refusal_by_origin_or_host};
 use crate::limits::OUTGOING_QUEUE;
@@ -83,7 +84,8 @@ impl Server {
     }
 }
 
-/// Serves `router` on `listener` with the connection limits of
+/// Serves `router` on `listener` (a TCP port, or on Unix a Unix domain
+/// socket: see [`Listener`]) with the connection limits of
 /// [`Server::serve_http`] until `shutdown` completes; then the responses in
 /// progress are finished and the connections closed. For a router that
 /// mounts the endpoint among routes of its own.
@@ -91,31 +93,36 @@ impl Server {
 /// # Errors
 /// None today: a failed accept is logged and the loop goes on.
 pub async fn serve_router(
-    listener: tokio::net::TcpListener,
+    listener: impl Into<Listener>,
     router: Router,
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let serve = |stream, slot, stop| connections::serve_connection(stream, router.clone(), limits, stop, slot, None);
-    serve_accepted(listener, limits, shutdown, serve).await
+    let listener = listener.into();
+    let serve = |accepted: Accepted, slot, stop| {
+        connections::serve_connection(accepted, router.clone(), limits, stop, slot, None)
+    };
+    serve_accepted(|| listener.accept(), limits, shutdown, serve).await
 }
 
-/// Accepts connections on `listener` under `limits.max_connections` until
-/// `shutdown` completes, each served by `serve` (given its place under the
-/// cap and the token that stops it); then waits for them to end.
-pub(super) async fn serve_accepted<F>(
-    listener: tokio::net::TcpListener,
+/// Accepts connections with `accept` (each with the address its client is
+/// counted under) under `limits.max_connections` until `shutdown`
+/// completes, each served by `serve` (given its place under the cap and the
+/// token that stops it); then waits for them to end.
+pub(super) async fn serve_accepted<S, A, F>(
+    accept: impl FnMut() -> A,
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
-    serve: impl Fn(tokio::net::TcpStream, Slot, CancellationToken) -> F,
+    serve: impl Fn(S, Slot, CancellationToken) -> F,
 ) -> std::io::Result<()>
 where
+    A: Future<Output = std::io::Result<(S, std::net::SocketAddr)>>,
+    S: tokio::io::AsyncWrite + Unpin + Send + 'static,
     F: Future<Output = ()> + Send + 'static,
 {
     let slots = Slots::new(limits.max_connections);
     let stop = CancellationToken::new();
     let connections = TaskTracker::new();
-    let accept = || async { listener.accept().await };
     accept_until(accept, shutdown, "an HTTP client", |(stream, client)| match slots.take(client) {
         Some(slot) => {
             connections.spawn(serve(stream, slot, stop.clone()));

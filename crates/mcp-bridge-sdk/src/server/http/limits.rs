@@ -3,8 +3,7 @@
 
 use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 /// How long a client may take, and how many connections may be open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,7 +84,7 @@ pub fn raise_open_files_limit() -> Option<u64> {
 }
 
 /// Answers a connection over the cap at once and closes it.
-pub(crate) async fn refuse_connection(mut stream: TcpStream) {
+pub(crate) async fn refuse_connection(mut stream: impl AsyncWrite + Unpin) {
     const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n\
 Content-Type: text/plain\r\nContent-Length: 35\r\n\r\ntoo many connections; try again soon";
     // A client already gone needs no answer; the write is bounded by the

@@ -67,5 +67,5 @@ pub async fn serve_router_tls(
             connections::serve_connection(stream, router, limits, stop, slot, peer).await;
         }
     };
-    serve_accepted(listener, limits, shutdown, serve).await
+    serve_accepted(|| listener.accept(), limits, shutdown, serve).await
 }
