@@ -5,25 +5,30 @@
 //! authorization server sends the browser back to `/callback`.
 //!
 //! Each connection gets 16 KiB and 10 s for its request head; at most 16
-//! are served at once. A callback with the wrong state is answered and
+//! are served at once, and a newcomer at that cap closes the oldest (which
+//! is still waiting for its head: a request is answered at once), so
+//! another local process holding connections cannot keep the browser's
+//! redirect out. A callback with the wrong state is answered and
 //! ignored (it does not end the sign-in); a second GET of the start URL
 //! ends it: someone else may be signing in with it.
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_bridge_sdk::auth::AuthorizationResponse;
 use mcp_bridge_sdk::task_group::TaskGroup;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 /// The largest request head read.
 pub const MAX_HEAD_BYTES: usize = 16 * 1024;
 /// The time a connection gets to send its head.
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
-/// Connections served at once.
+/// Connections served at once (a newcomer closes the oldest).
 pub const MAX_CONNECTIONS: usize = 16;
 
 /// Why a request head is refused.
@@ -157,20 +162,53 @@ pub fn redirect_uri(port: u16) -> String {
 }
 
 async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, tasks: TaskGroup) {
-    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let open = Arc::new(Mutex::new(Open::default()));
     loop {
         let (stream, _) = match listener.accept().await {
             Ok(accepted) => accepted,
             Err(_) => continue,
         };
-        // Over the limit the connection is closed at once.
-        let Ok(slot) = slots.clone().try_acquire_owned() else { continue };
-        let shared = shared.clone();
+        let (id, shed) = lock(&open).admit();
+        let (shared, open) = (shared.clone(), open.clone());
         tasks.spawn(async move {
-            serve(stream, &shared).await;
-            drop(slot);
+            tokio::select! {
+                () = serve(stream, &shared) => {}
+                () = shed.cancelled() => {}
+            }
+            lock(&open).leave(id);
         });
     }
+}
+
+/// The connections being served, oldest first.
+#[derive(Default)]
+struct Open {
+    next: u64,
+    connections: VecDeque<(u64, CancellationToken)>,
+}
+
+impl Open {
+    /// A place for a new connection, after closing the oldest at the cap:
+    /// its id and the token that closes it.
+    fn admit(&mut self) -> (u64, CancellationToken) {
+        if self.connections.len() >= MAX_CONNECTIONS
+            && let Some((_, oldest)) = self.connections.pop_front()
+        {
+            oldest.cancel();
+        }
+        let (id, shed) = (self.next, CancellationToken::new());
+        self.next += 1;
+        self.connections.push_back((id, shed.clone()));
+        (id, shed)
+    }
+
+    fn leave(&mut self, id: u64) {
+        self.connections.retain(|(held, _)| *held != id);
+    }
+}
+
+fn lock(open: &Mutex<Open>) -> std::sync::MutexGuard<'_, Open> {
+    open.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Reads a request head: up to the blank line, at most [`MAX_HEAD_BYTES`].
