@@ -282,25 +282,51 @@ const RSS_BOUND_KIB: u64 = 96 * 1024;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn big_results_never_read_do_not_pile_up_in_memory() {
     let (server, addr) = start(&[]).await;
-    let pid = server.child.id().unwrap();
-    let big = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "_meta": request_meta(json!({})), "name": "big", "arguments": {"bytes": 64 * 1024 * 1024}}});
     let headers = "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: big\r\n";
+    let call = |id| {
+        let big = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "_meta": request_meta(json!({})), "name": "big", "arguments": {"bytes": 64 * 1024 * 1024}}});
+        raw_post(&big, headers)
+    };
+    eight_unread_calls(&server, addr, call, "eight unread calls of big").await;
+}
+
+/// The same through a 2025-11-25 session: the embedded bridge's answers
+/// are bounded as the SDK's are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn big_legacy_results_never_read_do_not_pile_up_in_memory() {
+    let (server, addr) = start(&[]).await;
+    let session = legacy_session(HOSTILE, addr, json!({})).await;
+    let headers = format!("MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {session}\r\n");
+    let call = |id| {
+        let big = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "big", "arguments": {"bytes": 64 * 1024 * 1024}}});
+        raw_post(&big, &headers)
+    };
+    eight_unread_calls(&server, addr, call, "eight unread legacy calls of big").await;
+}
+
+/// Sends `call(id)` (a call of `big`) on eight connections that never read
+/// their answers, then checks the server's memory and that another client
+/// is served.
+async fn eight_unread_calls(server: &ExampleServer, addr: SocketAddr, call: impl Fn(u64) -> Vec<u8>, what: &str) {
+    let pid = server.child.id().unwrap();
     let mut never_read = Vec::new();
-    for _ in 0..8 {
+    for id in 1..=8 {
         let mut socket = connect_from(HOSTILE, addr).await;
-        socket.write_all(&raw_post(&big, headers)).await.unwrap();
+        socket.write_all(&call(id)).await.unwrap();
         never_read.push(socket);
     }
     // Each answer has started (peeked at, not read: the bytes stay queued).
     for socket in &never_read {
         let mut head = [0u8; 12];
         let peeked = tokio::time::timeout(Duration::from_secs(120), socket.peek(&mut head)).await;
-        assert!(matches!(peeked, Ok(Ok(n)) if n > 0), "no answer to a call of big: {peeked:?}");
+        assert!(matches!(peeked, Ok(Ok(12))), "no answer to a call of big: {peeked:?}");
+        assert_eq!(&head, b"HTTP/1.1 200", "{}", String::from_utf8_lossy(&head));
     }
     let rss = test_support::proc_status_kib(pid, "VmRSS").unwrap();
-    eprintln!("eight unread calls of big: the server's VmRSS is {} MiB", rss / 1024);
-    assert!(rss < RSS_BOUND_KIB, "the server holds {} MiB for eight unread calls", rss / 1024);
-    report("eight unread calls of big", other_client_calls(addr).await);
+    eprintln!("{what}: the server's VmRSS is {} MiB", rss / 1024);
+    assert!(rss < RSS_BOUND_KIB, "the server holds {} MiB for {what}", rss / 1024);
+    report(what, other_client_calls(addr).await);
     drop(never_read);
 }

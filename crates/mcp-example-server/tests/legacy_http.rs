@@ -87,6 +87,17 @@ async fn a_legacy_session_lists_calls_and_answers_an_elicitation_on_its_request_
         }
     };
     assert_eq!(elicitation["method"], "elicitation/create", "{elicitation}");
+    // Another request with the id of the one under way is refused; the one
+    // under way goes on.
+    let reused = request(json!(3), "tools/call", json!({"name": "add", "arguments": {"a": 1, "b": 1}}));
+    let refused = post(addr, Some(&session), &reused).send().await.unwrap();
+    assert_eq!(refused.status(), 400);
+    let refused = messages(refused).await;
+    assert_eq!(
+        (refused[0]["id"].clone(), refused[0]["error"]["code"].clone()),
+        (json!(3), json!(-32600)),
+        "{refused:?}"
+    );
     let b_id = elicitation["id"].clone();
     let answer = json!({"jsonrpc": "2.0", "id": b_id, "result": {"action": "accept", "content": {"name": "Ada"}}});
     assert_eq!(post(addr, Some(&session), &answer).send().await.unwrap().status(), 202);

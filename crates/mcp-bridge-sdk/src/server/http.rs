@@ -24,7 +24,7 @@ mod tls;
 use http::{HeaderMap, header};
 
 #[cfg(feature = "http-server")]
-pub use endpoint::{authenticate, challenge_response, serve_router};
+pub use endpoint::{authenticate, challenge_response, encode_within, serve_router};
 pub(crate) use limits::refuse_connection;
 pub use limits::{
     ConnectionLimits, MAX_DEFAULT_MAX_CONNECTIONS, MIN_DEFAULT_MAX_CONNECTIONS, default_max_connections,

@@ -32,7 +32,7 @@ use mcp_bridge_protocol::{ErrorObject, JsonRpcErrorResponse, Message, RequestId,
 use mcp_bridge_sdk::Server;
 use mcp_bridge_sdk::limits::CLOSE_GRACE;
 use mcp_bridge_sdk::server::http::{
-    HttpOptions, Listener, authenticate, challenge_response, refusal_by_origin_or_host, serve_router,
+    HttpOptions, Listener, authenticate, challenge_response, encode_within, refusal_by_origin_or_host, serve_router,
 };
 use mcp_bridge_sdk::server::protect::{Caller, CallerSlot};
 use mcp_bridge_sdk::server::shares::Caps;
@@ -314,7 +314,7 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: Request) -> Resp
                 session.caller.set(caller.clone());
                 let decoded = decode_message(&body, endpoint.legacy.frontend.max_depth);
                 match refusal_by_scope(&endpoint, caller.as_ref(), decoded.as_ref().ok()) {
-                    None => legacy_post(&session, decoded, &body).await,
+                    None => legacy_post(&session, decoded, &body, http.connections.max_unsent_bytes).await,
                     Some(refused) => refused,
                 }
             }
@@ -417,7 +417,7 @@ async fn start_session(
         response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
         return response;
     };
-    let mut response = answer_request(&legacy, initialize).await;
+    let mut response = answer_request(&legacy, initialize, endpoint.http.connections.max_unsent_bytes).await;
     if let Ok(value) = HeaderValue::from_str(&id) {
         response.headers_mut().insert("mcp-session-id", value);
     }
@@ -437,9 +437,10 @@ async fn legacy_post(
     legacy: &Arc<LegacySession>,
     decoded: Result<Message, mcp_bridge_protocol::DecodeError>,
     body: &[u8],
+    max_unsent: usize,
 ) -> Response {
     match decoded {
-        Ok(message @ Message::Request(_)) => answer_request(legacy, message).await,
+        Ok(message @ Message::Request(_)) => answer_request(legacy, message, max_unsent).await,
         Ok(message) => {
             legacy.session.handle(message).await;
             StatusCode::ACCEPTED.into_response()
@@ -453,11 +454,14 @@ async fn legacy_post(
 
 /// Hands a request to the session and answers with its response: JSON when
 /// the response is the first thing the session sends for it, else an SSE
-/// stream that ends with it.
-async fn answer_request(legacy: &Arc<LegacySession>, message: Message) -> Response {
+/// stream that ends with it; each message within `max_unsent` bytes.
+async fn answer_request(legacy: &Arc<LegacySession>, message: Message, max_unsent: usize) -> Response {
     let Message::Request(request) = &message else { return StatusCode::BAD_REQUEST.into_response() };
     let id = request.id.clone();
-    let mut stream = legacy.open_request_stream(&id);
+    let Some(mut stream) = legacy.open_request_stream(&id) else {
+        let text = "the request id is in use by another request under way in this session";
+        return error_response(StatusCode::BAD_REQUEST, Some(id), error_code::INVALID_REQUEST, text);
+    };
     legacy.session.handle(message).await;
     let Some(first) = stream.recv().await else {
         legacy.close_request_stream(&id);
@@ -465,19 +469,22 @@ async fn answer_request(legacy: &Arc<LegacySession>, message: Message) -> Respon
     };
     if is_response_to(&first, &id) {
         legacy.close_request_stream(&id);
-        return json_response(StatusCode::OK, &first);
+        let body = encode_within(first, max_unsent, |m| Bytes::from(serde_json::to_vec(m).unwrap_or_default()));
+        return (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], body.unwrap_or_default())
+            .into_response();
     }
     let guard = CloseOnDrop { legacy: legacy.clone(), id };
-    let events = futures_util::stream::unfold((Some(first), stream, Some(guard)), |(next, mut rx, guard)| async move {
-        let guard = guard?;
-        let message = match next {
-            Some(message) => message,
-            None => rx.recv().await?,
-        };
-        let last = is_response_to(&message, &guard.id);
-        let event = Bytes::from(sse_event(None, &message));
-        Some((Ok::<_, std::convert::Infallible>(event), (None, rx, (!last).then_some(guard))))
-    });
+    let events =
+        futures_util::stream::unfold((Some(first), stream, Some(guard)), move |(next, mut rx, guard)| async move {
+            let guard = guard?;
+            let message = match next {
+                Some(message) => message,
+                None => rx.recv().await?,
+            };
+            let last = is_response_to(&message, &guard.id);
+            let event = sse_within(None, message, max_unsent);
+            Some((Ok::<_, std::convert::Infallible>(event), (None, rx, (!last).then_some(guard))))
+        });
     sse_response(Body::from_stream(events))
 }
 
@@ -509,6 +516,13 @@ fn sse_event(id: Option<u64>, message: &Message) -> String {
     }
 }
 
+/// The SSE event of `message` within `max_unsent` bytes ([`encode_within`]);
+/// a comment where a dropped notification was.
+fn sse_within(id: Option<u64>, message: Message, max_unsent: usize) -> Bytes {
+    encode_within(message, max_unsent, |m| Bytes::from(sse_event(id, m)))
+        .unwrap_or_else(|| Bytes::from_static(b": a message over the size limit was dropped\n\n"))
+}
+
 fn sse_response(body: Body) -> Response {
     let mut response = body.into_response();
     let headers = response.headers_mut();
@@ -537,9 +551,10 @@ async fn handle_get(State(endpoint): State<Endpoint>, headers: HeaderMap) -> Res
     let Some(rx) = legacy.open_get_stream(last) else {
         return (StatusCode::CONFLICT, "this session already has a GET stream").into_response();
     };
-    let events = futures_util::stream::unfold(rx, |mut rx: mpsc::Receiver<sessions::Event>| async move {
+    let max_unsent = endpoint.http.connections.max_unsent_bytes;
+    let events = futures_util::stream::unfold(rx, move |mut rx: mpsc::Receiver<sessions::Event>| async move {
         let (id, message) = rx.recv().await?;
-        Some((Ok::<_, std::convert::Infallible>(Bytes::from(sse_event(Some(id), &message))), rx))
+        Some((Ok::<_, std::convert::Infallible>(sse_within(Some(id), message, max_unsent)), rx))
     });
     sse_response(Body::from_stream(events))
 }

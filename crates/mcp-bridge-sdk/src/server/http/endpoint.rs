@@ -330,11 +330,14 @@ impl Drop for CancelOnDrop {
     }
 }
 
-/// A message as the bytes it is sent as, or, over `max` bytes (what one
-/// connection may have queued unsent), a result or error replaced by an
-/// error saying so (`None` for another message, which is dropped): the
-/// client that never reads holds `max` bytes at most, not what it asked for.
-fn within(message: Message, max: usize, encode: impl Fn(&Message) -> Bytes) -> Option<Bytes> {
+/// A message as the bytes `encode` makes of it, or, over `max` bytes (what
+/// one connection may have queued unsent:
+/// [`ConnectionLimits::max_unsent_bytes`](super::ConnectionLimits)), a
+/// result or error replaced by an error saying so (`None` for another
+/// message, which is dropped): a client that never reads holds `max` bytes
+/// at most, not what it asked for. Every HTTP answer of a server goes
+/// through it (both eras).
+pub fn encode_within(message: Message, max: usize, encode: impl Fn(&Message) -> Bytes) -> Option<Bytes> {
     let bytes = encode(&message);
     if bytes.len() <= max {
         return Some(bytes);
@@ -377,7 +380,7 @@ async fn answer(server: Server, request: JsonRpcRequest, from: Requester, max_un
                 Message::Error(e) => status_of(&e.error),
                 _ => StatusCode::OK,
             };
-            let body = within(first, max_unsent, json_bytes).unwrap_or_default();
+            let body = encode_within(first, max_unsent, json_bytes).unwrap_or_default();
             (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
         }
         _ => {
@@ -392,7 +395,7 @@ async fn answer(server: Server, request: JsonRpcRequest, from: Requester, max_un
                     let last = matches!(message, Message::Result(_) | Message::Error(_));
                     // An SSE comment where a dropped notification was.
                     let dropped = || Bytes::from_static(b": a message over the size limit was dropped\n\n");
-                    let event = within(message, max_unsent, sse_event).unwrap_or_else(dropped);
+                    let event = encode_within(message, max_unsent, sse_event).unwrap_or_else(dropped);
                     Some((Ok::<_, std::convert::Infallible>(event), (None, rx, (!last).then_some(guard))))
                 });
             let mut response = Body::from_stream(stream).into_response();
@@ -429,14 +432,14 @@ mod tests {
     fn a_response_over_the_unsent_limit_becomes_an_error_and_a_notification_is_dropped() {
         let decode = |v: Value| decode_message(v.to_string().as_bytes(), 64).unwrap();
         let result = decode(serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {"text": "x".repeat(1000)}}));
-        assert_eq!(within(result.clone(), 2000, json_bytes), Some(json_bytes(&result)));
-        let refused: Value = serde_json::from_slice(&within(result, 500, json_bytes).unwrap()).unwrap();
+        assert_eq!(encode_within(result.clone(), 2000, json_bytes), Some(json_bytes(&result)));
+        let refused: Value = serde_json::from_slice(&encode_within(result, 500, json_bytes).unwrap()).unwrap();
         assert_eq!(
             (refused["id"].clone(), refused["error"]["code"].clone()),
             (7.into(), error_code::INTERNAL_ERROR.into())
         );
         let note = decode(serde_json::json!(
             {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "x".repeat(1000)}}));
-        assert_eq!(within(note, 500, sse_event), None);
+        assert_eq!(encode_within(note, 500, sse_event), None);
     }
 }

@@ -117,11 +117,16 @@ impl LegacySession {
             && routes.last_used.is_none_or(|t| t.elapsed() >= idle)
     }
 
-    /// Opens the stream of the POST that carries request `id`.
-    pub(super) fn open_request_stream(&self, id: &RequestId) -> mpsc::Receiver<Message> {
+    /// Opens the stream of the POST that carries request `id`; `None` while
+    /// a request of the session with that id is under way.
+    pub(super) fn open_request_stream(&self, id: &RequestId) -> Option<mpsc::Receiver<Message>> {
+        let mut routes = self.routes();
+        if routes.requests.get(id).is_some_and(|open| !open.is_closed()) {
+            return None;
+        }
         let (tx, rx) = mpsc::channel(REQUEST_STREAM_QUEUE);
-        self.routes().requests.insert(id.clone(), tx);
-        rx
+        routes.requests.insert(id.clone(), tx);
+        Some(rx)
     }
 
     /// Closes the stream of request `id` (its response went out, or the
