@@ -88,7 +88,8 @@ async fn gap_events(peer: &mut RawPeer) {
 
 /// Toggles the bonus tool and checks its list change arrives. Over HTTP the
 /// change comes on the listen stream's connection and the result on the
-/// call's: their order is not defined.
+/// call's: their order is not defined. A cut may be seen twice (the stream
+/// opened again was cut too), so another gap's list changes may come first.
 async fn toggle_and_see_the_change(peer: &mut RawPeer, id: i64) {
     peer.send(&request(id, "tools/call", json!({"name": "toggle_bonus", "arguments": {}}))).await;
     let (mut changed, mut answered) = (false, false);
@@ -98,8 +99,9 @@ async fn toggle_and_see_the_change(peer: &mut RawPeer, id: i64) {
             assert_eq!(message["result"]["isError"], Value::Null, "{message}");
             answered = true;
         } else {
-            assert_eq!(message["method"], "notifications/tools/list_changed", "{message}");
-            changed = true;
+            let method = message["method"].as_str().unwrap_or_default();
+            assert!(method.ends_with("/list_changed"), "{message}");
+            changed |= method == "notifications/tools/list_changed";
         }
     }
 }

@@ -70,15 +70,15 @@ fn raw_post(body: &Value, headers: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-/// Opens [`FLOOD`] connections from the hostile address, each sending
-/// `request` and reading no more than its response head; returns the ones
+/// Opens [`FLOOD`] connections from the hostile address, the n-th sending
+/// `request(n)` and reading no more than its response head; returns the ones
 /// the server keeps answering (status 200).
-async fn flood(addr: SocketAddr, request: &[u8]) -> Vec<TcpStream> {
+async fn flood(addr: SocketAddr, request: impl Fn(usize) -> Vec<u8>) -> Vec<TcpStream> {
     let mut sockets = Vec::new();
-    for _ in 0..FLOOD {
+    for n in 0..FLOOD {
         let mut socket = connect_from(HOSTILE, addr).await;
         // A connection given up by the server may be reset under the write.
-        let _ = socket.write_all(request).await;
+        let _ = socket.write_all(&request(n)).await;
         sockets.push(socket);
     }
     let mut held = Vec::new();
@@ -163,7 +163,7 @@ async fn listen_streams_never_read_do_not_lock_others_out() {
     let listen = json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": {
         "_meta": request_meta(json!({})), "notifications": {"toolsListChanged": true}}});
     let headers = "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\n";
-    let held = flood(addr, &raw_post(&listen, headers)).await;
+    let held = flood(addr, |_| raw_post(&listen, headers)).await;
     assert!(held.len() >= CAP / 2, "the flood holds only {} listen streams", held.len());
     report("listen streams never read", other_client_calls(addr).await);
     drop(held);
@@ -173,10 +173,10 @@ async fn listen_streams_never_read_do_not_lock_others_out() {
 async fn calls_waiting_on_an_elicitation_do_not_lock_others_out() {
     let (_server, addr) = start(&["--max-connections", &CAP.to_string()]).await;
     let session = legacy_session(HOSTILE, addr, json!({"elicitation": {}})).await;
-    let ask =
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask_name", "arguments": {}}});
     let headers = format!("MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {session}\r\n");
-    let held = flood(addr, &raw_post(&ask, &headers)).await;
+    // Ids are unique within a session: a reused one is refused.
+    let ask = |id| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "ask_name", "arguments": {}}});
+    let held = flood(addr, |n| raw_post(&ask(n), &headers)).await;
     assert!(held.len() >= CAP / 2, "the flood holds only {} calls", held.len());
     report("calls waiting on an elicitation", other_client_calls(addr).await);
     drop(held);
