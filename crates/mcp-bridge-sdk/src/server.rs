@@ -21,6 +21,8 @@ pub mod bus;
 mod connection;
 mod context;
 mod dispatch;
+#[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
+mod handler_headers;
 #[cfg(any(feature = "http-server", feature = "websocket"))]
 pub mod http;
 pub mod protect;

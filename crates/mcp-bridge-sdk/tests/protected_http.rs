@@ -16,6 +16,9 @@ use mcp_bridge_sdk::transport::http::{BearerToken, HttpConfig, connect};
 use mcp_bridge_sdk::{BoxFuture, Client, ClientOptions, Error, Reply, RequestContext, RequestOptions, Server};
 use serde_json::{Value, json};
 
+mod common;
+use common::trace_and_credentials;
+
 /// Tokens and whom they speak for.
 struct Table(HashMap<&'static str, Caller>);
 
@@ -38,9 +41,7 @@ async fn protected_server() -> (SocketAddr, String) {
         })
         .tool(Tool::new("erase"), |_call, _ctx| async move { Ok(Reply::Complete(CallToolResult::text("erased"))) })
         .tool(Tool::new("trace"), |_call, ctx: RequestContext| async move {
-            let headers = ctx.http_headers.as_ref();
-            let trace = headers.and_then(|h| h.get("x-trace")).and_then(|v| v.to_str().ok()).unwrap_or("none");
-            Ok(Reply::Complete(CallToolResult::text(trace)))
+            Ok(Reply::Complete(CallToolResult::text(trace_and_credentials(&ctx))))
         })
         .require_scopes(ScopeTarget::tool("erase"), ["write"])
         .build();
@@ -129,11 +130,14 @@ async fn a_tool_that_needs_more_scopes_is_a_403_naming_them_all() {
 }
 
 #[tokio::test]
-async fn handlers_see_the_requests_http_headers() {
+async fn handlers_see_the_requests_http_headers_but_not_its_credentials() {
     let (_, url) = protected_server().await;
-    let config = HttpConfig::new(&url)
-        .with_auth(Arc::new(BearerToken::new("alice-token")))
-        .with_headers(vec![("x-trace".into(), "trace-42".into())]);
+    let config = HttpConfig::new(&url).with_auth(Arc::new(BearerToken::new("alice-token"))).with_headers(vec![
+        ("x-trace".into(), "trace-42".into()),
+        ("cookie".into(), "session=secret".into()),
+        ("dpop".into(), "eyJ.proof".into()),
+        ("proxy-authorization".into(), "Basic c2VjcmV0".into()),
+    ]);
     let client = Client::new(ClientOptions::new("protected-test", "1"), connect(config).unwrap());
     let result = client.call_tool("trace", json!({}), &RequestOptions::default()).await.unwrap();
     assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "trace-42"), "{result:?}");

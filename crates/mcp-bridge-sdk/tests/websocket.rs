@@ -492,16 +492,20 @@ async fn a_protected_endpoint_checks_the_token_of_each_upgrade() {
 }
 
 #[tokio::test]
-async fn handlers_see_the_upgrades_http_headers() {
+async fn handlers_see_the_upgrades_http_headers_but_not_its_credentials() {
     let server = server();
     let trace = |_call, ctx: mcp_bridge_sdk::RequestContext| async move {
-        let headers = ctx.http_headers.as_ref();
-        let trace = headers.and_then(|h| h.get("x-trace")).and_then(|v| v.to_str().ok()).unwrap_or("none");
-        Ok(Reply::Complete(CallToolResult::text(trace)))
+        Ok(Reply::Complete(CallToolResult::text(common::trace_and_credentials(&ctx))))
     };
     server.add_tool(Tool::new("trace"), trace).await;
     let (addr, _stop, _serving) = serve(server, HttpOptions::default()).await;
-    let config = WebSocketConfig::new(format!("ws://{addr}/mcp")).with_headers(vec![("x-trace".into(), "ws-7".into())]);
+    let config = WebSocketConfig::new(format!("ws://{addr}/mcp"))
+        .with_auth(Arc::new(BearerToken::new("any-token")))
+        .with_headers(vec![
+            ("x-trace".into(), "ws-7".into()),
+            ("cookie".into(), "session=secret".into()),
+            ("dpop".into(), "eyJ.proof".into()),
+        ]);
     let result = client(config).await.call_tool("trace", json!({}), &RequestOptions::default()).await.unwrap();
     assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "ws-7"), "{result:?}");
 }

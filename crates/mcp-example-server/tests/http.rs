@@ -146,6 +146,7 @@ async fn the_endpoint_refuses_what_it_cannot_serve() {
     let list = body(4, "tools/list", json!({}));
     assert_eq!(post(addr, &list).header("origin", "https://evil.example").send().await.unwrap().status(), 403);
     assert_eq!(post(addr, &list).header("origin", "http://localhost:3000").send().await.unwrap().status(), 200);
+    assert_eq!(post(addr, &list).header("host", "[::1]evil.example").send().await.unwrap().status(), 403);
     let plain = client
         .post(&url)
         .header("content-type", "text/plain")

@@ -312,3 +312,42 @@ async fn a_get_stream_that_never_reads_is_cut_off_and_the_session_goes_on() {
     assert_eq!(messages(post(addr, Some(&session), &ping).send().await.unwrap()).await[0]["result"], json!({}));
     stop.cancel();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_web_page_can_neither_open_a_session_with_a_simple_request_nor_pass_a_malformed_host() {
+    let (addr, stop) = start(LegacyHttpOptions::default()).await;
+    let init = request(
+        json!(0),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    let client = reqwest::Client::new();
+    // A CORS "simple" request: no preflight, so any page may send it.
+    let simple = |content_type: Option<&str>| {
+        let request = client.post(format!("http://{addr}/mcp")).body(init.to_string());
+        match content_type {
+            Some(content_type) => request.header("content-type", content_type),
+            None => request,
+        }
+    };
+    for content_type in [Some("text/plain"), Some("application/x-www-form-urlencoded"), None] {
+        let response = simple(content_type).send().await.unwrap();
+        assert_eq!(response.status(), 415, "{content_type:?}");
+        assert!(response.headers().get("mcp-session-id").is_none());
+    }
+    let session = initialize(addr, json!({})).await;
+    let list = request(json!(1), "tools/list", json!({}));
+    let in_session = client
+        .post(format!("http://{addr}/mcp"))
+        .header("content-type", "text/plain")
+        .header("mcp-session-id", &session)
+        .body(list.to_string());
+    assert_eq!(in_session.send().await.unwrap().status(), 415);
+    for host in ["[::1]evil.example", "localhost:80@evil.example", "127.0.0.1:8080x"] {
+        let response = post(addr, None, &init).header("host", host).send().await.unwrap();
+        assert_eq!(response.status(), 403, "{host}");
+    }
+    let ipv6_host = format!("[::1]:{}", addr.port());
+    assert_eq!(post(addr, None, &init).header("host", ipv6_host).send().await.unwrap().status(), 200);
+    stop.cancel();
+}

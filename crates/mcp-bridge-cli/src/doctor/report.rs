@@ -225,8 +225,10 @@ impl Report {
     /// The report for a person.
     pub(crate) fn to_text(&self) -> String {
         let mut out = String::new();
+        // Values carry what the server sent (its name, its errors): escaped,
+        // so they cannot move the cursor or add a line of their own.
         let mut line = |label: &str, value: String| {
-            let _ = writeln!(out, "{label:<24}{value}");
+            let _ = writeln!(out, "{label:<24}{}", terminal_safe(&value));
         };
         line("server", self.target.clone());
         if let Some(transport) = &self.transport {
@@ -318,12 +320,20 @@ impl Report {
         } else {
             out.push('\n');
             for problem in &self.problems {
-                let _ = writeln!(out, "{}: {}\n  fix: {}", problem.severity, problem.what, problem.fix);
+                let (what, fix) = (terminal_safe(&problem.what), terminal_safe(&problem.fix));
+                let _ = writeln!(out, "{}: {what}\n  fix: {fix}", problem.severity);
             }
         }
         let _ = writeln!(out, "{}", if self.usable { "usable: yes" } else { "usable: no" });
         out
     }
+}
+
+/// `text` with its control characters (escape sequences, line breaks) and
+/// bidirectional overrides escaped as Rust writes them (`\u{1b}`, `\n`).
+fn terminal_safe(text: &str) -> String {
+    let unsafe_char = |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    text.chars().map(|c| if unsafe_char(c) { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 fn auth_problems(auth: &Auth) -> Vec<Problem> {
@@ -449,6 +459,16 @@ mod tests {
         assert!(report.problems.iter().any(|p| p.fix.contains("mcp-bridge URL")), "{:?}", report.problems);
         let text = report.to_text();
         assert!(text.contains("dynamic registration") && text.contains("stored sign-in"), "{text}");
+    }
+
+    #[test]
+    fn what_the_server_sent_cannot_drive_the_terminal_or_add_lines() {
+        let mut report = reached();
+        report.target = "evil\u{1b}[2J\nusable: yes\u{202e}".into();
+        let text = report.to_text();
+        assert!(!text.contains('\u{1b}') && !text.contains('\u{202e}'), "{text}");
+        assert!(text.contains("evil\\u{1b}[2J\\nusable: yes\\u{202e}"), "{text}");
+        assert_eq!(text.lines().filter(|l| l.starts_with("usable:")).count(), 1, "{text}");
     }
 
     #[test]

@@ -7,8 +7,8 @@
 //! `mcp-resource-uri`, when sent, must name the call's tool and the read's
 //! resource. Handlers see the call's metadata as
 //! [`RequestContext::http_headers`](crate::RequestContext::http_headers)
-//! (a bearer token in `authorization`, say). With a [`Protection`], each
-//! call's bearer token is checked as on the HTTP endpoint (the tool's,
+//! (without its credentials: `authorization`, `cookie`, `dpop`). With a
+//! [`Protection`], each call's bearer token is checked as on the HTTP endpoint (the tool's,
 //! prompt's or resource's scopes too): a refusal is `UNAUTHENTICATED`
 //! (401), `PERMISSION_DENIED` (403, a step-up) or `INVALID_ARGUMENT`, with
 //! the challenge in the `www-authenticate` metadata, and handlers see the

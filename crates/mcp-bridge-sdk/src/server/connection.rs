@@ -93,10 +93,11 @@ impl Connection {
         self.handle.caller = caller;
     }
 
-    /// The connection of a request (or upgrade) with these HTTP headers.
+    /// The connection of a request (or upgrade) with these HTTP headers,
+    /// as its handlers see them: without credentials.
     #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
     pub(crate) fn with_http_headers(mut self, headers: Option<http::HeaderMap>) -> Self {
-        self.handle.http_headers = headers.map(Arc::new);
+        self.handle.http_headers = headers.map(|headers| Arc::new(super::handler_headers::handler_view(headers)));
         self
     }
 

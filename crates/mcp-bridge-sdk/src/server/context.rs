@@ -25,7 +25,9 @@ pub struct RequestContext {
     pub caller: Option<std::sync::Arc<super::protect::Caller>>,
     /// The HTTP headers the request came with: its POST's, its
     /// connection's WebSocket upgrade's, or its gRPC call's metadata;
-    /// `None` on stdio and sockets.
+    /// `None` on stdio and sockets. Credentials (`Authorization`,
+    /// `Proxy-Authorization`, `Cookie`, `DPoP`) are left out: [`Self::caller`]
+    /// says who called.
     #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
     pub http_headers: Option<std::sync::Arc<http::HeaderMap>>,
     /// The client's TLS certificates, when it presented some to the

@@ -24,7 +24,7 @@ mod tls;
 use http::{HeaderMap, header};
 
 #[cfg(feature = "http-server")]
-pub use endpoint::{authenticate, challenge_response, encode_within, serve_router};
+pub use endpoint::{authenticate, challenge_response, encode_within, refusal_unless_json, serve_router};
 pub(crate) use limits::refuse_connection;
 pub use limits::{
     ConnectionLimits, MAX_DEFAULT_MAX_CONNECTIONS, MIN_DEFAULT_MAX_CONNECTIONS, default_max_connections,
@@ -87,12 +87,21 @@ impl Default for HttpOptions {
     }
 }
 
-/// The host name of a `Host` value or an origin's authority, without port.
-fn host_name(authority: &str) -> &str {
-    if authority.starts_with('[') {
-        return authority.split(']').next().map(|h| &authority[..h.len() + 1]).unwrap_or(authority);
-    }
-    authority.rsplit_once(':').map(|(h, _)| h).unwrap_or(authority)
+/// The host name of a `Host` value or an origin's authority, without its
+/// port; `None` unless it is exactly `host` or `host:port` (an IPv6 host in
+/// brackets), so `[::1]evil.example` or `localhost:80@evil.example` is no
+/// host of ours.
+fn host_name(authority: &str) -> Option<&str> {
+    let (host, rest) = if authority.starts_with('[') {
+        authority.split_at(authority.find(']')? + 1)
+    } else {
+        authority.split_at(authority.find(':').unwrap_or(authority.len()))
+    };
+    let port_ok = match rest.strip_prefix(':') {
+        Some(port) => (1..=5).contains(&port.len()) && port.bytes().all(|b| b.is_ascii_digit()),
+        None => rest.is_empty(),
+    };
+    (port_ok && !host.is_empty()).then_some(host)
 }
 
 fn origin_allowed(origin: &str, options: &HttpOptions) -> bool {
@@ -100,7 +109,7 @@ fn origin_allowed(origin: &str, options: &HttpOptions) -> bool {
         return options.allowed_origins.iter().any(|o| o == origin);
     }
     let authority = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://"));
-    authority.is_some_and(|a| ["localhost", "127.0.0.1", "[::1]"].contains(&host_name(a)))
+    authority.and_then(host_name).is_some_and(|h| ["localhost", "127.0.0.1", "[::1]"].contains(&h))
 }
 
 /// Why a request's `Origin` or `Host` is refused (DNS rebinding, a web
@@ -114,7 +123,8 @@ pub fn refusal_by_origin_or_host(headers: &HeaderMap, options: &HttpOptions) -> 
     let host_ok = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
-        .is_some_and(|h| options.allowed_hosts.iter().any(|a| a == host_name(h)));
+        .and_then(host_name)
+        .is_some_and(|h| options.allowed_hosts.iter().any(|a| a == h));
     (!host_ok).then_some("host not allowed")
 }
 
@@ -125,13 +135,30 @@ mod tests {
     #[test]
     fn hosts_and_origins_are_checked_by_host_name() {
         let options = HttpOptions::default();
-        assert_eq!(host_name("127.0.0.1:8080"), "127.0.0.1");
-        assert_eq!(host_name("[::1]:80"), "[::1]");
-        assert_eq!(host_name("localhost"), "localhost");
+        assert_eq!(host_name("127.0.0.1:8080"), Some("127.0.0.1"));
+        assert_eq!(host_name("[::1]:80"), Some("[::1]"));
+        assert_eq!(host_name("[::1]"), Some("[::1]"));
+        assert_eq!(host_name("localhost"), Some("localhost"));
+        for malformed in [
+            "[::1]evil.example",
+            "[::1]:80evil",
+            "localhost:80@evil.example",
+            "localhost:",
+            "::1",
+            "[::1",
+            ":80",
+            "localhost:123456",
+        ] {
+            assert_eq!(host_name(malformed), None, "{malformed}");
+        }
         assert!(origin_allowed("http://localhost:3000", &options));
         assert!(origin_allowed("https://127.0.0.1", &options));
         assert!(!origin_allowed("https://evil.example", &options));
         assert!(!origin_allowed("http://localhost.evil.example", &options));
+        assert!(!origin_allowed("http://[::1]evil.example", &options));
+        let host = |value: &str| HeaderMap::from_iter([(header::HOST, value.parse().unwrap())]);
+        assert_eq!(refusal_by_origin_or_host(&host("[::1]:8080"), &options), None);
+        assert_eq!(refusal_by_origin_or_host(&host("[::1]evil.example"), &options), Some("host not allowed"));
         let listed = HttpOptions { allowed_origins: vec!["https://app.example".into()], ..HttpOptions::default() };
         assert!(origin_allowed("https://app.example", &listed));
         assert!(!origin_allowed("http://localhost", &listed));

@@ -1,7 +1,7 @@
 //! What several SDK tests serve.
 
 use mcp_bridge_protocol::types::{CallToolResult, ContentBlock, Implementation, Tool};
-use mcp_bridge_sdk::{Reply, Server};
+use mcp_bridge_sdk::{Reply, RequestContext, Server};
 use serde_json::json;
 
 /// A server with one tool, `ping`, that answers `pong`.
@@ -51,4 +51,15 @@ pub(crate) async fn listening(
 #[allow(dead_code)]
 pub(crate) async fn until(what: &str, condition: impl FnMut() -> bool) {
     test_support::until(what, condition).await;
+}
+
+/// The `x-trace` header the handler of `ctx` sees, then the name of each
+/// credential header it sees (none, since they are left out).
+#[allow(dead_code)]
+pub(crate) fn trace_and_credentials(ctx: &RequestContext) -> String {
+    let headers = ctx.http_headers.as_ref();
+    let trace = headers.and_then(|h| h.get("x-trace")).and_then(|v| v.to_str().ok()).unwrap_or("none");
+    let credentials = ["authorization", "proxy-authorization", "cookie", "dpop"];
+    let seen = credentials.iter().filter(|name| headers.is_some_and(|h| h.contains_key(**name)));
+    seen.fold(trace.to_owned(), |text, name| format!("{text} {name}"))
 }

@@ -32,7 +32,8 @@ use mcp_bridge_protocol::{ErrorObject, JsonRpcErrorResponse, Message, RequestId,
 use mcp_bridge_sdk::Server;
 use mcp_bridge_sdk::limits::CLOSE_GRACE;
 use mcp_bridge_sdk::server::http::{
-    HttpOptions, Listener, authenticate, challenge_response, encode_within, refusal_by_origin_or_host, serve_router,
+    HttpOptions, Listener, authenticate, challenge_response, encode_within, refusal_by_origin_or_host,
+    refusal_unless_json, serve_router,
 };
 use mcp_bridge_sdk::server::protect::{Caller, CallerSlot};
 use mcp_bridge_sdk::server::shares::Caps;
@@ -273,6 +274,11 @@ fn refusal_by_scope(endpoint: &Endpoint, caller: Option<&Caller>, message: Optio
     protection.admit(caller, needed).err().map(|refusal| challenge_response(protection, &refusal))
 }
 
+/// [`refusal`] for a POST, whose body must also be declared JSON.
+fn post_refusal(headers: &HeaderMap, http: &HttpOptions) -> Option<Response> {
+    refusal(headers, http).or_else(|| refusal_unless_json(headers))
+}
+
 /// The checks every legacy request gets: `Origin`/`Host` and the protocol
 /// version header.
 fn refusal(headers: &HeaderMap, http: &HttpOptions) -> Option<Response> {
@@ -302,7 +308,7 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: Request) -> Resp
         Err(_) => return (StatusCode::REQUEST_TIMEOUT, "the body did not arrive in time").into_response(),
     };
     if let Some(id) = session_id(&parts.headers) {
-        if let Some(refused) = refusal(&parts.headers, http) {
+        if let Some(refused) = post_refusal(&parts.headers, http) {
             return refused;
         }
         let caller = match legacy_caller(&endpoint, &parts.headers).await {
@@ -334,7 +340,7 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: Request) -> Resp
     }
     match decode_message(&body, endpoint.legacy.frontend.max_depth) {
         Ok(Message::Request(r)) if r.method == Initialize::NAME => {
-            if let Some(refused) = refusal(&parts.headers, http) {
+            if let Some(refused) = post_refusal(&parts.headers, http) {
                 return refused;
             }
             let address = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>();

@@ -246,12 +246,8 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: axum::extract::R
         },
         None => None,
     };
-    let is_json = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|c| c.to_str().ok())
-        .is_some_and(|c| c.split(';').next().is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json")));
-    if !is_json {
-        return (StatusCode::UNSUPPORTED_MEDIA_TYPE, "the body must be application/json").into_response();
+    if let Some(refused) = refusal_unless_json(&headers) {
+        return refused;
     }
     // The body gets the time a request has to arrive, so a client trickling
     // it cannot hold the connection (the head's time is the watchdog's).
@@ -328,6 +324,18 @@ impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         self.0.abort();
     }
+}
+
+/// A 415 answer unless the request's body is declared `application/json`:
+/// a web page may POST `text/plain` (or nothing) to any port without a
+/// CORS preflight, never JSON. For a host serving its own POST routes
+/// beside the endpoint (the embedded bridge's 2025-11-25 sessions).
+pub fn refusal_unless_json(headers: &HeaderMap) -> Option<Response> {
+    let is_json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|c| c.to_str().ok())
+        .is_some_and(|c| c.split(';').next().is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json")));
+    (!is_json).then(|| (StatusCode::UNSUPPORTED_MEDIA_TYPE, "the body must be application/json").into_response())
 }
 
 /// A message as the bytes `encode` makes of it, or, over `max` bytes (what
