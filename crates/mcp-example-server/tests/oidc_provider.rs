@@ -6,7 +6,8 @@
 //! a revocation; every kind of bad token is refused with 401. Agents sign
 //! in as themselves with the client credentials grant, by secret and by
 //! private key (`private_key_jwt`). A user without a browser signs in on
-//! another device with a code (the device flow).
+//! another device with a code (the device flow). A sealed `requestState`
+//! made for one user is refused to another.
 
 use std::sync::Arc;
 
@@ -330,4 +331,62 @@ async fn an_agent_signs_in_as_itself_with_a_secret_or_a_private_key() {
     for text in [problem.to_string(), refused.to_string(), format!("{problem:?}"), format!("{oauth:?}")] {
         assert!(!text.contains("wrong-secret-4242"), "{text}");
     }
+}
+
+/// A `tools/call` of `ask_name` with `extra` params, as `token`'s holder;
+/// the JSON-RPC answer.
+async fn ask_name_as(url: &str, token: &str, extra: Value) -> Value {
+    let mut params =
+        json!({"name": "ask_name", "arguments": {}, "_meta": test_support::request_meta(json!({"elicitation": {}}))});
+    params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let response = reqwest::Client::new()
+        .post(url)
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "ask_name")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    serde_json::from_slice(&response.bytes().await.unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_state_sealed_for_one_user_is_refused_to_another() {
+    let provider = OidcProvider::start(TokenFormat::Jwt).await;
+    let server = protected_server(&provider, &[]).await;
+    let url = server.url.clone();
+    let mut tokens = Vec::new();
+    for user in ["alice", "bob"] {
+        let browser = Arc::new(Browser::new(&temp_dir(&format!("state-{user}"))).as_account(user));
+        let store = Arc::new(MemoryStore::default());
+        let client = signed_in_client(&url, browser, store.clone());
+        client.call_tool("echo", json!({"text": "hi"}), &RequestOptions::default()).await.unwrap();
+        tokens.push(stored(&store, &url).access_token);
+    }
+    let (alice, bob) = (&tokens[0], &tokens[1]);
+    assert_eq!(parts(alice).1["sub"], "alice");
+    assert_eq!(parts(bob).1["sub"], "bob");
+
+    let asked = ask_name_as(&url, alice, json!({})).await;
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    let state = asked["result"]["requestState"].clone();
+    let answer = |name: &str| {
+        json!({
+            "requestState": state,
+            "inputResponses": {"name": {"action": "accept", "content": {"name": name}}}
+        })
+    };
+
+    let replayed = ask_name_as(&url, bob, answer("Mallory")).await;
+    assert!(replayed["result"].is_null(), "bob completed alice's call: {replayed}");
+    let message = replayed["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("another caller"), "{replayed}");
+
+    let completed = ask_name_as(&url, alice, answer("Alice")).await;
+    assert_eq!(completed["result"]["content"][0]["text"], "Hello, Alice!", "{completed}");
 }

@@ -237,17 +237,24 @@ impl OidcProvider {
 
 /// A user at a browser: headless Chromium with its own profile (so the
 /// provider's session cookie stays between sign-ins), signing in as
-/// `alice` on the provider's pages.
+/// `alice` (or [`Browser::as_account`]) on the provider's pages.
 #[derive(Clone)]
 pub struct Browser {
     dir: PathBuf,
+    account: String,
 }
 
 impl Browser {
     /// A browser whose profile and reports live in `dir`.
     pub fn new(dir: &Path) -> Self {
         std::fs::create_dir_all(dir).unwrap();
-        Browser { dir: dir.to_owned() }
+        Browser { dir: dir.to_owned(), account: "alice".into() }
+    }
+
+    /// This browser's user signs in as `account` instead.
+    pub fn as_account(mut self, account: &str) -> Self {
+        account.clone_into(&mut self.account);
+        self
     }
 
     fn command(&self) -> Command {
@@ -257,7 +264,8 @@ impl Browser {
             .env("PUPPETEER_MODULE", peer_module("puppeteer-core"))
             .env("CHROMIUM", crate::chromium())
             .env("SIGNIN_PROFILE", self.dir.join("profile"))
-            .env("SIGNIN_REPORT", self.report_path());
+            .env("SIGNIN_REPORT", self.report_path())
+            .env("SIGNIN_ACCOUNT", &self.account);
         command
     }
 

@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::connection::ConnectionHandle;
-use super::request_state::params_digest;
+use super::request_state::{Binding, caller_digest, params_digest};
 use super::{
     PromptRequest, Reply, RequestContext, ResourceRequest, Server, ToolCall, ToolEntry, read, subscriptions,
     uri_template,
@@ -281,10 +281,12 @@ impl Server {
         run: impl FnOnce(InputResponses, Option<Value>, RequestContext) -> BoxFuture<Result<Reply<R>, HandlerError>>,
     ) -> Outcome {
         let digest = params_digest(params);
+        let caller = caller_digest(ctx.caller.as_deref());
+        let binding = Binding { method, digest: &digest, caller: &caller };
         let now = crate::clock::system_now();
         let state = match params.get("requestState") {
             None => None,
-            Some(Value::String(token)) => Some(self.inner.sealer.open(token, method, &digest, now).map_err(|e| {
+            Some(Value::String(token)) => Some(self.inner.sealer.open(token, binding, now).map_err(|e| {
                 tracing::debug!(method, "requestState refused: {e}");
                 ServerFault::InvalidRequestState { reason: e.to_string() }
             })?),
@@ -325,7 +327,7 @@ impl Server {
                 }
                 // Always seal, so the retry is bound to this request even
                 // when the handler keeps no state of its own.
-                let sealed = self.inner.sealer.seal(method, &digest, &state.unwrap_or(Value::Null), now);
+                let sealed = self.inner.sealer.seal(binding, &state.unwrap_or(Value::Null), now);
                 result["requestState"] = json!(sealed);
                 Ok(result)
             }

@@ -5,8 +5,9 @@
 //!
 //! ```text
 //!  token = b64url(payload) "." b64url(HMAC-SHA256(key, b64url(payload)))
-//!  payload = {"v":2, "k": key id, "a": the server's audience,
+//!  payload = {"v":3, "k": key id, "a": the server's audience,
 //!             "m": method, "d": hex SHA-256 of the salient params,
+//!             "c": hex SHA-256 of the caller (subject, client id),
 //!             "x": expiry in ms since the epoch, "s": the handler's state}
 //! ```
 //!
@@ -15,7 +16,11 @@
 //! other's states and keys rotate; the audience binds it to one server (two
 //! servers sharing a key cannot replay each other's states); the method and
 //! digest bind it to the request it was made for (tool name and arguments,
-//! prompt name and arguments, or resource URI); the expiry bounds replay.
+//! prompt name and arguments, or resource URI); the caller binds it to who
+//! made that request on a protected endpoint (another user presenting it is
+//! refused); the expiry bounds replay. An anonymous caller is bound to
+//! nothing more: a stateless endpoint without protection cannot tell its
+//! clients apart.
 //! The state is not encrypted: a handler must not put secrets in it.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -26,7 +31,11 @@ use hmac::{Hmac, Mac};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use super::protect::Caller;
 use super::state_keys::{StateKey, StateKeys};
+
+/// The version of the sealed payload; a state of another one is refused.
+const FORMAT: u64 = 3;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -52,6 +61,28 @@ pub(crate) enum StateError {
     Expired,
     #[error("it was made for another request")]
     WrongRequest,
+    #[error("it was made for another caller")]
+    WrongCaller,
+}
+
+/// What a sealed state is bound to: the request it was made for and who
+/// made it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Binding<'a> {
+    /// The request's method.
+    pub(crate) method: &'a str,
+    /// [`params_digest`] of its params.
+    pub(crate) digest: &'a str,
+    /// [`caller_digest`] of who made it.
+    pub(crate) caller: &'a str,
+}
+
+/// The hex SHA-256 of who a caller is (its subject and client id); empty
+/// for an anonymous one.
+pub(crate) fn caller_digest(caller: Option<&Caller>) -> String {
+    let Some(caller) = caller else { return String::new() };
+    let identity = json!([caller.subject, caller.client_id]).to_string();
+    Sha256::digest(identity.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Seals and opens request states with a key ring, for one server.
@@ -72,11 +103,12 @@ impl StateSealer {
         HmacSha256::new_from_slice(key.secret()).expect("invariant: HMAC takes a key of any length")
     }
 
-    pub(crate) fn seal(&self, method: &str, digest: &str, state: &Value, now: SystemTime) -> String {
+    pub(crate) fn seal(&self, to: Binding<'_>, state: &Value, now: SystemTime) -> String {
         let expiry = now.checked_add(self.ttl).unwrap_or(now);
         let key = self.keys.current();
         let payload = json!({
-            "v": 2, "k": key.id(), "a": self.audience, "m": method, "d": digest, "x": millis(expiry), "s": state,
+            "v": FORMAT, "k": key.id(), "a": self.audience, "m": to.method, "d": to.digest, "c": to.caller,
+            "x": millis(expiry), "s": state,
         });
         let body = B64.encode(payload.to_string());
         let mut mac = Self::mac(key);
@@ -85,7 +117,7 @@ impl StateSealer {
         format!("{body}.{tag}")
     }
 
-    pub(crate) fn open(&self, token: &str, method: &str, digest: &str, now: SystemTime) -> Result<Value, StateError> {
+    pub(crate) fn open(&self, token: &str, to: Binding<'_>, now: SystemTime) -> Result<Value, StateError> {
         let (body, tag) = token.split_once('.').ok_or(StateError::Malformed)?;
         let tag = B64.decode(tag).map_err(|_| StateError::Malformed)?;
         // Read before it is verified only to pick the key: nothing else of
@@ -97,6 +129,9 @@ impl StateSealer {
         let mut mac = Self::mac(key);
         mac.update(body.as_bytes());
         mac.verify_slice(&tag).map_err(|_| StateError::BadSignature)?;
+        if payload["v"] != FORMAT {
+            return Err(StateError::Malformed);
+        }
         if payload["a"] != self.audience.as_str() {
             return Err(StateError::WrongServer);
         }
@@ -104,8 +139,11 @@ impl StateSealer {
         if u128::from(expiry) <= millis(now) {
             return Err(StateError::Expired);
         }
-        if payload["m"] != method || payload["d"] != digest {
+        if payload["m"] != to.method || payload["d"] != to.digest {
             return Err(StateError::WrongRequest);
+        }
+        if payload["c"] != to.caller {
+            return Err(StateError::WrongCaller);
         }
         Ok(payload["s"].clone())
     }
@@ -165,6 +203,11 @@ mod tests {
         StateKeys::single(StateKey::new(id, [byte; 32]).unwrap())
     }
 
+    /// The binding of an anonymous request.
+    fn at<'a>(method: &'a str, digest: &'a str) -> Binding<'a> {
+        Binding { method, digest, caller: "" }
+    }
+
     fn sealer() -> StateSealer {
         StateSealer::new(ring("k1", 7), "notes", Duration::from_secs(60))
     }
@@ -172,58 +215,93 @@ mod tests {
     #[test]
     fn sealed_state_opens_for_the_same_request() {
         let now = SystemTime::now();
-        let token = sealer().seal("tools/call", "abc", &json!({"step": 2}), now);
-        assert_eq!(sealer().open(&token, "tools/call", "abc", now), Ok(json!({"step": 2})));
+        let token = sealer().seal(at("tools/call", "abc"), &json!({"step": 2}), now);
+        assert_eq!(sealer().open(&token, at("tools/call", "abc"), now), Ok(json!({"step": 2})));
     }
 
     #[test]
     fn tampered_state_is_refused() {
         let now = SystemTime::now();
-        let token = sealer().seal("tools/call", "abc", &json!({"admin": false}), now);
+        let token = sealer().seal(at("tools/call", "abc"), &json!({"admin": false}), now);
         let (body, tag) = token.split_once('.').unwrap();
         let forged = B64.encode(String::from_utf8(B64.decode(body).unwrap()).unwrap().replace("false", "true"));
-        assert_eq!(sealer().open(&format!("{forged}.{tag}"), "tools/call", "abc", now), Err(StateError::BadSignature));
-        assert_eq!(sealer().open("garbage", "tools/call", "abc", now), Err(StateError::Malformed));
+        assert_eq!(
+            sealer().open(&format!("{forged}.{tag}"), at("tools/call", "abc"), now),
+            Err(StateError::BadSignature)
+        );
+        assert_eq!(sealer().open("garbage", at("tools/call", "abc"), now), Err(StateError::Malformed));
         let same_id_other_secret = StateSealer::new(ring("k1", 8), "notes", Duration::from_secs(60));
-        assert_eq!(same_id_other_secret.open(&token, "tools/call", "abc", now), Err(StateError::BadSignature));
+        assert_eq!(same_id_other_secret.open(&token, at("tools/call", "abc"), now), Err(StateError::BadSignature));
     }
 
     #[test]
     fn another_ring_or_another_server_is_named_as_such() {
         let now = SystemTime::now();
-        let token = sealer().seal("tools/call", "abc", &json!(1), now);
+        let token = sealer().seal(at("tools/call", "abc"), &json!(1), now);
         let other_ring = StateSealer::new(ring("k9", 7), "notes", Duration::from_secs(60));
-        assert_eq!(other_ring.open(&token, "tools/call", "abc", now), Err(StateError::UnknownKey("k1".into())));
+        assert_eq!(other_ring.open(&token, at("tools/call", "abc"), now), Err(StateError::UnknownKey("k1".into())));
         let other_server = StateSealer::new(ring("k1", 7), "calendar", Duration::from_secs(60));
-        assert_eq!(other_server.open(&token, "tools/call", "abc", now), Err(StateError::WrongServer));
+        assert_eq!(other_server.open(&token, at("tools/call", "abc"), now), Err(StateError::WrongServer));
     }
 
     #[test]
     fn an_older_key_of_the_ring_still_opens_after_a_rotation() {
         let now = SystemTime::now();
-        let before = sealer().seal("tools/call", "abc", &json!("round 1"), now);
+        let before = sealer().seal(at("tools/call", "abc"), &json!("round 1"), now);
         let new_key = StateKey::new("k2", [9; 32]).unwrap();
         let rotated = StateKeys::new(new_key, vec![StateKey::new("k1", [7; 32]).unwrap()]).unwrap();
         let after = StateSealer::new(rotated, "notes", Duration::from_secs(60));
-        assert_eq!(after.open(&before, "tools/call", "abc", now), Ok(json!("round 1")));
-        let sealed_now = after.seal("tools/call", "abc", &json!(2), now);
-        assert_eq!(sealer().open(&sealed_now, "tools/call", "abc", now), Err(StateError::UnknownKey("k2".into())));
+        assert_eq!(after.open(&before, at("tools/call", "abc"), now), Ok(json!("round 1")));
+        let sealed_now = after.seal(at("tools/call", "abc"), &json!(2), now);
+        assert_eq!(sealer().open(&sealed_now, at("tools/call", "abc"), now), Err(StateError::UnknownKey("k2".into())));
     }
 
     #[test]
     fn expired_state_is_refused() {
         let now = SystemTime::now();
-        let token = sealer().seal("tools/call", "abc", &json!(1), now);
+        let token = sealer().seal(at("tools/call", "abc"), &json!(1), now);
         let later = now + Duration::from_secs(61);
-        assert_eq!(sealer().open(&token, "tools/call", "abc", later), Err(StateError::Expired));
+        assert_eq!(sealer().open(&token, at("tools/call", "abc"), later), Err(StateError::Expired));
     }
 
     #[test]
     fn state_for_another_request_is_refused() {
         let now = SystemTime::now();
-        let token = sealer().seal("tools/call", "abc", &json!(1), now);
-        assert_eq!(sealer().open(&token, "prompts/get", "abc", now), Err(StateError::WrongRequest));
-        assert_eq!(sealer().open(&token, "tools/call", "abd", now), Err(StateError::WrongRequest));
+        let token = sealer().seal(at("tools/call", "abc"), &json!(1), now);
+        assert_eq!(sealer().open(&token, at("prompts/get", "abc"), now), Err(StateError::WrongRequest));
+        assert_eq!(sealer().open(&token, at("tools/call", "abd"), now), Err(StateError::WrongRequest));
+    }
+
+    #[test]
+    fn state_made_for_one_caller_is_refused_to_another() {
+        let now = SystemTime::now();
+        let alice = caller_digest(Some(&Caller { client_id: Some("app".into()), ..Caller::new("alice", ["read"]) }));
+        let bob = caller_digest(Some(&Caller { client_id: Some("app".into()), ..Caller::new("bob", ["read"]) }));
+        let alice_elsewhere =
+            caller_digest(Some(&Caller { client_id: Some("other".into()), ..Caller::new("alice", ["read"]) }));
+        let for_alice = Binding { caller: &alice, ..at("tools/call", "abc") };
+        let token = sealer().seal(for_alice, &json!(1), now);
+        assert_eq!(sealer().open(&token, for_alice, now), Ok(json!(1)));
+        for other in [&bob, &alice_elsewhere, ""] {
+            let presented = Binding { caller: other, ..for_alice };
+            assert_eq!(sealer().open(&token, presented, now), Err(StateError::WrongCaller), "{other:?}");
+        }
+        let anonymous = sealer().seal(at("tools/call", "abc"), &json!(1), now);
+        assert_eq!(sealer().open(&anonymous, for_alice, now), Err(StateError::WrongCaller));
+        assert_eq!(caller_digest(None), "");
+    }
+
+    #[test]
+    fn a_state_of_an_older_format_is_refused() {
+        let now = SystemTime::now();
+        let token = sealer().seal(at("tools/call", "abc"), &json!(1), now);
+        let (body, _) = token.split_once('.').unwrap();
+        let older = String::from_utf8(B64.decode(body).unwrap()).unwrap().replace("\"v\":3", "\"v\":2");
+        let older = B64.encode(older);
+        let mut mac = StateSealer::mac(&StateKey::new("k1", [7; 32]).unwrap());
+        mac.update(older.as_bytes());
+        let resealed = format!("{older}.{}", B64.encode(mac.finalize().into_bytes()));
+        assert_eq!(sealer().open(&resealed, at("tools/call", "abc"), now), Err(StateError::Malformed));
     }
 
     #[test]
