@@ -85,6 +85,33 @@ pub trait RecordStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// Why the store cannot be written.
     fn remove(&self, key: &str) -> Result<(), StoreError>;
+
+    /// Waits for the store's turn between processes and holds it until the
+    /// lock drops, for a change that reads, then writes; `None` for a store
+    /// no other process shares (memory) or that has no lock (a keychain).
+    ///
+    /// # Errors
+    /// Why the lock cannot be taken.
+    fn lock(&self) -> Result<Option<StoreLock>, StoreError> {
+        Ok(None)
+    }
+
+    /// Forgets every record, also those whose keys nobody knows any more;
+    /// how many there were, or `None` for a store that cannot find its
+    /// records by itself (a keychain).
+    ///
+    /// # Errors
+    /// Why the store cannot be written.
+    fn clear(&self) -> Result<Option<usize>, StoreError> {
+        Ok(None)
+    }
+}
+
+/// A store's turn between processes ([`RecordStore::lock`]), until dropped.
+#[derive(Debug)]
+pub struct StoreLock {
+    /// Closing the file releases the lock.
+    _file: std::fs::File,
 }
 
 /// A shared store is a store (a choice made at run time: keychain, files
@@ -100,6 +127,14 @@ impl<T: RecordStore + ?Sized> RecordStore for std::sync::Arc<T> {
 
     fn remove(&self, key: &str) -> Result<(), StoreError> {
         (**self).remove(key)
+    }
+
+    fn lock(&self) -> Result<Option<StoreLock>, StoreError> {
+        (**self).lock()
+    }
+
+    fn clear(&self) -> Result<Option<usize>, StoreError> {
+        (**self).clear()
     }
 }
 
@@ -135,6 +170,13 @@ impl RecordStore for MemoryStore {
         self.records().remove(key);
         Ok(())
     }
+
+    fn clear(&self) -> Result<Option<usize>, StoreError> {
+        let mut records = self.records();
+        let count = records.len();
+        records.clear();
+        Ok(Some(count))
+    }
 }
 
 /// Reads a record of type `T`; a record that does not parse is absent.
@@ -156,45 +198,86 @@ const INDEX_KEY: &str = "index";
 
 /// A store that also keeps the list of its keys (a store of encrypted
 /// files or a keychain cannot list them), so a logout can find every
-/// sign-in.
+/// sign-in. The list is changed in the store's turn between processes
+/// ([`RecordStore::lock`]), so bridges signing in at once lose no key. A
+/// damaged list is started anew (said once, in a warning): the records stay
+/// usable, and [`Indexed::remove_all`] still finds them where the store can
+/// ([`RecordStore::clear`]).
 #[derive(Debug)]
 pub struct Indexed<S> {
     inner: S,
     /// One index update at a time in this process.
     lock: Mutex<()>,
+    /// The damaged index was reported.
+    warned: std::sync::atomic::AtomicBool,
 }
 
 impl<S: RecordStore> Indexed<S> {
     /// `inner`, indexed.
     pub fn new(inner: S) -> Self {
-        Indexed { inner, lock: Mutex::new(()) }
+        Indexed { inner, lock: Mutex::new(()), warned: std::sync::atomic::AtomicBool::new(false) }
     }
 
-    /// The keys of the records kept.
+    /// The keys of the records kept; none when the index is damaged.
     ///
     /// # Errors
-    /// The store's error.
+    /// The store cannot be read.
     pub fn keys(&self) -> Result<Vec<String>, StoreError> {
-        Ok(self.inner.load(INDEX_KEY)?.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default())
+        let text = match self.inner.load(INDEX_KEY) {
+            Ok(text) => text,
+            Err(StoreError::Sealed { .. }) => return Ok(self.damaged()),
+            Err(e) => return Err(e),
+        };
+        match text.map(|text| serde_json::from_str(&text)) {
+            None => Ok(Vec::new()),
+            Some(Ok(keys)) => Ok(keys),
+            Some(Err(_)) => Ok(self.damaged()),
+        }
     }
 
-    fn update(&self, change: impl FnOnce(&mut Vec<String>)) -> Result<(), StoreError> {
+    /// Reports a damaged index once; it is read as empty.
+    fn damaged(&self) -> Vec<String> {
+        if !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            tracing::warn!(
+                "the index of the stored records (sign-ins) is damaged; starting a new one (the records stay usable)"
+            );
+        }
+        Vec::new()
+    }
+
+    /// Runs `change` in the store's turn, in this process and between processes.
+    fn in_turn<T>(&self, change: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
         let _one = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let _turn = self.inner.lock()?;
+        change()
+    }
+
+    fn update_index(&self, change: impl FnOnce(&mut Vec<String>)) -> Result<(), StoreError> {
         let mut keys = self.keys()?;
         change(&mut keys);
         self.inner.save(INDEX_KEY, &serde_json::to_string(&keys).map_err(|e| StoreError::Encode(e.to_string()))?)
     }
 
-    /// Removes every record; returns how many there were.
+    /// Removes every record: those the index names, then, where the store
+    /// can find them by itself, any other (an index damaged or lost);
+    /// returns how many there were.
     ///
     /// # Errors
     /// The store's error; the records not removed yet stay indexed.
     pub fn remove_all(&self) -> Result<usize, StoreError> {
-        let keys = self.keys()?;
-        for key in &keys {
-            self.remove(key)?;
-        }
-        Ok(keys.len())
+        self.in_turn(|| {
+            let keys = self.keys()?;
+            for (done, key) in keys.iter().enumerate() {
+                if let Err(e) = self.inner.remove(key) {
+                    let left = keys[done..].to_vec();
+                    let _ = self.inner.save(INDEX_KEY, &serde_json::to_string(&left).unwrap_or_default());
+                    return Err(e);
+                }
+            }
+            self.inner.remove(INDEX_KEY)?;
+            let strays = self.inner.clear()?.unwrap_or(0);
+            Ok(keys.len() + strays)
+        })
     }
 }
 
@@ -204,17 +287,29 @@ impl<S: RecordStore> RecordStore for Indexed<S> {
     }
 
     fn save(&self, key: &str, value: &str) -> Result<(), StoreError> {
-        self.inner.save(key, value)?;
-        self.update(|keys| {
-            if !keys.iter().any(|k| k == key) {
-                keys.push(key.to_owned());
-            }
+        self.in_turn(|| {
+            self.inner.save(key, value)?;
+            self.update_index(|keys| {
+                if !keys.iter().any(|k| k == key) {
+                    keys.push(key.to_owned());
+                }
+            })
         })
     }
 
     fn remove(&self, key: &str) -> Result<(), StoreError> {
-        self.inner.remove(key)?;
-        self.update(|keys| keys.retain(|k| k != key))
+        self.in_turn(|| {
+            self.inner.remove(key)?;
+            self.update_index(|keys| keys.retain(|k| k != key))
+        })
+    }
+
+    fn lock(&self) -> Result<Option<StoreLock>, StoreError> {
+        self.inner.lock()
+    }
+
+    fn clear(&self) -> Result<Option<usize>, StoreError> {
+        self.remove_all().map(Some)
     }
 }
 
@@ -234,5 +329,36 @@ mod tests {
         assert_eq!(store.remove_all().unwrap(), 1);
         assert!(store.keys().unwrap().is_empty());
         assert_eq!(store.load("tokens:https://a/mcp").unwrap(), None);
+    }
+
+    #[test]
+    fn a_damaged_index_is_started_anew_and_remove_all_still_finds_every_record() {
+        let root = std::env::temp_dir().join(format!("mcp-indexed-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let files = || FileStore::open(root.join("tokens"), &root.join("keys/key")).unwrap();
+        let store = Indexed::new(files());
+        store.save("tokens:https://a/mcp", "{}").unwrap();
+        store.save("client:https://as", "{}").unwrap();
+        let index = files().path(INDEX_KEY);
+        let good = std::fs::read(&index).unwrap();
+        let flipped: Vec<u8> = good.iter().enumerate().map(|(i, b)| if i == 20 { b ^ 1 } else { *b }).collect();
+        for damage in [flipped, good[..good.len() / 2].to_vec(), Vec::new()] {
+            std::fs::write(&index, &damage).unwrap();
+            let store = Indexed::new(files());
+            assert_eq!(store.keys().unwrap(), Vec::<String>::new(), "a damaged index reads as empty");
+            store.save("tokens:https://b/mcp", "{}").unwrap();
+            assert_eq!(store.keys().unwrap(), ["tokens:https://b/mcp"], "a new sign-in is indexed again");
+            assert_eq!(store.load("tokens:https://a/mcp").unwrap().as_deref(), Some("{}"), "old records stay");
+            std::fs::write(&index, &good).unwrap();
+        }
+        std::fs::write(&index, b"garbage").unwrap();
+        assert_eq!(Indexed::new(files()).remove_all().unwrap(), 3, "every record, found without the index");
+        let left: Vec<_> = std::fs::read_dir(root.join("tokens"))
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.file_name()))
+            .filter(|n| n.to_string_lossy().ends_with(".record"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -2,16 +2,23 @@
 //! owner can read, named by a digest of the key (a server's URL never
 //! shows in a file name), sealed with ChaCha20-Poly1305 under a key kept
 //! outside that directory. A file is replaced atomically (written aside,
-//! then renamed).
+//! then renamed). Processes sharing the directory take turns through a
+//! lock file beside the records ([`FileStore::lock`]); the key is made
+//! once, under a lock of its own.
 
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use sha2::{Digest, Sha256};
 
-use super::{RecordStore, StoreError};
+use super::{RecordStore, StoreError, StoreLock};
+
+/// The lock file in a store's directory (not a record: records end in
+/// `.record`).
+const LOCK_FILE: &str = ".lock";
 
 /// The encrypted files of one directory.
 pub struct FileStore {
@@ -34,14 +41,63 @@ fn owner_only_dir(dir: &Path) -> Result<(), StoreError> {
     crate::os::create_private_dir_all(dir).map_err(|e| io_error("create", dir, e))
 }
 
-/// Writes `bytes` to `path` owner-only, atomically.
+/// Writes `bytes` to `path` owner-only, atomically: aside under a name no
+/// other process or thread writes (process id and a counter), then renamed.
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    static WRITES: AtomicU64 = AtomicU64::new(0);
     let mut aside = path.as_os_str().to_owned();
-    aside.push(format!(".{}.tmp", std::process::id()));
+    aside.push(format!(".{}-{}.tmp", std::process::id(), WRITES.fetch_add(1, Ordering::Relaxed)));
     let aside = PathBuf::from(aside);
     let mut file = crate::os::private_file_options().open(&aside).map_err(|e| io_error("write", &aside, e))?;
-    file.write_all(bytes).and_then(|()| file.sync_all()).map_err(|e| io_error("write", &aside, e))?;
-    fs::rename(&aside, path).map_err(|e| io_error("replace", path, e))
+    let written = file.write_all(bytes).and_then(|()| file.sync_all()).map_err(|e| io_error("write", &aside, e));
+    let replaced = written.and_then(|()| fs::rename(&aside, path).map_err(|e| io_error("replace", path, e)));
+    if replaced.is_err() {
+        let _ = fs::remove_file(&aside);
+    }
+    replaced
+}
+
+/// Waits for the exclusive lock of the file at `path` (made when missing):
+/// held until the returned lock drops, across processes.
+fn lock_exclusive(path: &Path) -> Result<StoreLock, StoreError> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let file = options.open(path).map_err(|e| io_error("create", path, e))?;
+    file.lock().map_err(|e| io_error("lock", path, e))?;
+    Ok(StoreLock { _file: file })
+}
+
+/// The key in `key_file`, made there when missing. Processes opening the
+/// store for the first time at once make one key between them: whoever
+/// holds the key's lock first writes it, the others read it.
+fn read_or_make_key(key_file: &Path) -> Result<Vec<u8>, StoreError> {
+    let read = |key_file: &Path| match fs::read(key_file) {
+        Ok(bytes) if bytes.len() == 32 => Ok(Some(bytes)),
+        Ok(_) => Err(StoreError::Key { reason: format!("{} is not a 32-byte key", key_file.display()) }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_error("read", key_file, e)),
+    };
+    if let Some(key) = read(key_file)? {
+        return Ok(key);
+    }
+    if let Some(parent) = key_file.parent() {
+        owner_only_dir(parent)?;
+    }
+    let mut lock_path = key_file.as_os_str().to_owned();
+    lock_path.push(".lock");
+    let _turn = lock_exclusive(Path::new(&lock_path))?;
+    if let Some(key) = read(key_file)? {
+        return Ok(key);
+    }
+    let mut key = vec![0u8; 32];
+    getrandom::fill(&mut key).map_err(|e| StoreError::Key { reason: format!("no randomness for a key: {e}") })?;
+    write_private(key_file, &key)?;
+    Ok(key)
 }
 
 impl FileStore {
@@ -61,29 +117,24 @@ impl FileStore {
         if inside {
             return Err(StoreError::Key { reason: "the key file must not be in the folder of the records".into() });
         }
-        let key = match fs::read(key_file) {
-            Ok(bytes) if bytes.len() == 32 => bytes,
-            Ok(_) => {
-                return Err(StoreError::Key { reason: format!("{} is not a 32-byte key", key_file.display()) });
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                if let Some(parent) = key_file.parent() {
-                    owner_only_dir(parent)?;
-                }
-                let mut key = vec![0u8; 32];
-                getrandom::fill(&mut key)
-                    .map_err(|e| StoreError::Key { reason: format!("no randomness for a key: {e}") })?;
-                write_private(key_file, &key)?;
-                key
-            }
-            Err(e) => return Err(io_error("read", key_file, e)),
-        };
+        let key = read_or_make_key(key_file)?;
         let key = UnboundKey::new(&CHACHA20_POLY1305, &key)
             .map_err(|_| StoreError::Key { reason: "the key is not valid".into() })?;
         Ok(FileStore { dir, key: LessSafeKey::new(key) })
     }
 
-    fn path(&self, key: &str) -> PathBuf {
+    /// Waits until no other process (or thread) holds this store's lock,
+    /// then holds it until the returned lock drops: for a change that
+    /// reads, then writes.
+    ///
+    /// # Errors
+    /// The lock file cannot be made or locked.
+    pub fn lock(&self) -> Result<StoreLock, StoreError> {
+        lock_exclusive(&self.dir.join(LOCK_FILE))
+    }
+
+    /// The file of the record under `key`.
+    pub(crate) fn path(&self, key: &str) -> PathBuf {
         let digest = Sha256::digest(key.as_bytes());
         let name: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         self.dir.join(format!("{name}.record"))
@@ -127,12 +178,33 @@ impl RecordStore for FileStore {
     }
 
     fn remove(&self, key: &str) -> Result<(), StoreError> {
-        let path = self.path(key);
-        match fs::remove_file(&path) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(io_error("remove", &path, e)),
+        remove_if_there(&self.path(key))
+    }
+
+    fn lock(&self) -> Result<Option<StoreLock>, StoreError> {
+        FileStore::lock(self).map(Some)
+    }
+
+    /// Removes every record file, also one whose key nobody knows any more.
+    fn clear(&self) -> Result<Option<usize>, StoreError> {
+        let entries = fs::read_dir(&self.dir).map_err(|e| io_error("read", &self.dir, e))?;
+        let mut removed = 0;
+        for entry in entries {
+            let path = entry.map_err(|e| io_error("read", &self.dir, e))?.path();
+            if path.extension().is_some_and(|e| e == "record") {
+                remove_if_there(&path)?;
+                removed += 1;
+            }
         }
+        Ok(Some(removed))
+    }
+}
+
+fn remove_if_there(path: &Path) -> Result<(), StoreError> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io_error("remove", path, e)),
     }
 }
 
@@ -183,6 +255,33 @@ mod tests {
         again.remove("tokens:https://mcp.example.com/mcp").unwrap();
         again.remove("tokens:https://mcp.example.com/mcp").unwrap();
         assert_eq!(again.load("tokens:https://mcp.example.com/mcp").unwrap(), None);
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn stores_opened_at_once_make_one_key_and_every_record_opens() {
+        let root = temp("race");
+        let opened: Vec<FileStore> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| scope.spawn(|| FileStore::open(root.join("tokens"), &root.join("keys/key")).unwrap()))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        std::thread::scope(|scope| {
+            for (n, store) in opened.iter().enumerate() {
+                scope.spawn(move || store.save(&format!("tokens:{n}"), "{}").unwrap());
+            }
+        });
+        for n in 0..opened.len() {
+            assert!(opened[0].load(&format!("tokens:{n}")).unwrap().is_some(), "record {n} opens with the one key");
+        }
+        let names: Vec<String> = fs::read_dir(root.join("tokens"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().all(|n| n.ends_with(".record") || n == LOCK_FILE), "no file left aside: {names:?}");
+        assert_eq!(opened[3].clear().unwrap(), Some(8));
+        assert_eq!(opened[0].load("tokens:0").unwrap(), None);
         let _ = fs::remove_dir_all(&root);
     }
 
