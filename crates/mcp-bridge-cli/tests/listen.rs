@@ -270,3 +270,33 @@ async fn many_http_clients_use_many_servers_and_each_is_asked_only_about_its_own
     bridge.wait().await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Calls another client makes during a flood.
+const OTHER_CALLS: usize = 50;
+
+/// `mcp-bridge --listen` with a low cap in front of the example server: one
+/// client (127.0.0.2) holding connections that never finish their head does
+/// not keep another (127.0.0.3) out. Its figures: `--nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_that_never_finish_their_head_do_not_lock_other_clients_out_of_the_bridge() {
+    let server = workspace_binary("mcp-example-server", "mcp-example-server");
+    let (_bridge, url) = listening(&["--max-connections", "64", "--", server.to_str().unwrap()]).await;
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp").parse().unwrap();
+    let flooding = test_support::hostile::flood_unfinished_heads(addr, 200).await;
+    let figures = test_support::hostile::other_legacy_client_calls(&url, OTHER_CALLS).await;
+    flooding.abort();
+    test_support::hostile::report("never-finished heads at mcp-bridge --listen", OTHER_CALLS, figures);
+}
+
+/// One client opening more 2025-11-25 sessions than the bridge keeps (1,000)
+/// does not keep another out: the flood's idlest sessions give way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_opening_every_session_of_the_bridge_does_not_lock_others_out() {
+    let server = workspace_binary("mcp-example-server", "mcp-example-server");
+    let (_bridge, url) = listening(&["--", server.to_str().unwrap()]).await;
+    let started = std::time::Instant::now();
+    let opened = test_support::hostile::flood_sessions(&url, 1_100).await;
+    eprintln!("session flood at mcp-bridge --listen: {opened}/1100 initialize answered 200 in {:?}", started.elapsed());
+    let figures = test_support::hostile::other_legacy_client_calls(&url, OTHER_CALLS).await;
+    test_support::hostile::report("after a session flood at mcp-bridge --listen", OTHER_CALLS, figures);
+}

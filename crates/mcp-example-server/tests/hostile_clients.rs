@@ -6,26 +6,21 @@
 //! Each flood prints the other client's success rate and latency (run with
 //! `--nocapture` to see them).
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use test_support::hostile::{self, DEADLINE, HOSTILE, OTHER, connect_from, legacy_initialize, legacy_request};
 use test_support::{ExampleServer, example_server_http, request_meta, workspace_binary};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpSocket, TcpStream};
+use tokio::net::TcpStream;
 
-/// The hostile client's address.
-const HOSTILE: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
-/// The other client's address.
-const OTHER: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 3);
 /// A low cap keeps the floods cheap.
 const CAP: usize = 64;
 /// Connections of each flood: well over the cap.
 const FLOOD: usize = 100;
 /// Calls the other client makes during a flood.
 const CALLS: usize = 50;
-/// A hang guard for one step, not a speed measure.
-const DEADLINE: Duration = Duration::from_secs(30);
 
 async fn start(args: &[&str]) -> (ExampleServer, SocketAddr) {
     let mut command = tokio::process::Command::new(workspace_binary("mcp-example-server", "mcp-example-server"));
@@ -33,13 +28,6 @@ async fn start(args: &[&str]) -> (ExampleServer, SocketAddr) {
     let server = example_server_http(command).await;
     let addr = server.url.trim_start_matches("http://").trim_end_matches("/mcp").parse().unwrap();
     (server, addr)
-}
-
-/// A TCP connection to `addr` from `from`.
-async fn connect_from(from: Ipv4Addr, addr: SocketAddr) -> TcpStream {
-    let socket = TcpSocket::new_v4().unwrap();
-    socket.bind(SocketAddr::from((from, 0))).unwrap();
-    socket.connect(addr).await.unwrap()
 }
 
 /// The status of the response head arriving on `socket`; `None` when the
@@ -93,7 +81,7 @@ async fn flood(addr: SocketAddr, request: impl Fn(usize) -> Vec<u8>) -> Vec<TcpS
 /// The other client's [`CALLS`] calls of `add`, one after another: how
 /// many were answered 200 with the sum, and their latencies, sorted.
 async fn other_client_calls(addr: SocketAddr) -> (usize, Vec<Duration>) {
-    let client = reqwest::Client::builder().local_address(IpAddr::V4(OTHER)).timeout(DEADLINE).build().unwrap();
+    let client = hostile::client_from(OTHER);
     let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
         "_meta": request_meta(json!({})), "name": "add", "arguments": {"a": 2, "b": 3}}});
     let (mut answered, mut latencies) = (0, Vec::new());
@@ -122,37 +110,14 @@ async fn other_client_calls(addr: SocketAddr) -> (usize, Vec<Duration>) {
 }
 
 /// Asserts every call of the other client was answered; prints the figures.
-fn report(flood: &str, (answered, latencies): (usize, Vec<Duration>)) {
-    let percentile = |p: usize| latencies[(latencies.len() * p / 100).min(latencies.len() - 1)];
-    eprintln!(
-        "{flood}: other client {answered}/{CALLS} answered 200, p50 {:?}, p99 {:?}",
-        percentile(50),
-        percentile(99)
-    );
-    assert_eq!(answered, CALLS, "during {flood}, {answered} of {CALLS} calls of another client were answered");
+fn report(flood: &str, figures: (usize, Vec<Duration>)) {
+    hostile::report(flood, CALLS, figures);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_that_never_finish_their_head_do_not_lock_others_out() {
     let (_server, addr) = start(&["--max-connections", &CAP.to_string()]).await;
-    let mut slow = Vec::new();
-    for _ in 0..FLOOD * 2 {
-        let mut socket = connect_from(HOSTILE, addr).await;
-        let _ = socket.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").await;
-        slow.push(socket);
-    }
-    // The flood goes on during the calls.
-    let flooding = tokio::spawn(async move {
-        loop {
-            let mut socket = connect_from(HOSTILE, addr).await;
-            let _ = socket.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").await;
-            slow.push(socket);
-            if slow.len() > FLOOD * 3 {
-                slow.remove(0);
-            }
-            tokio::task::yield_now().await;
-        }
-    });
+    let flooding = hostile::flood_unfinished_heads(addr, FLOOD * 3).await;
     report("never-finished heads", other_client_calls(addr).await);
     flooding.abort();
 }
@@ -184,7 +149,7 @@ async fn calls_waiting_on_an_elicitation_do_not_lock_others_out() {
 
 /// A 2025-11-25 session started from `from`; its id.
 async fn legacy_session(from: Ipv4Addr, addr: SocketAddr, capabilities: Value) -> String {
-    let client = reqwest::Client::builder().local_address(IpAddr::V4(from)).timeout(DEADLINE).build().unwrap();
+    let client = hostile::client_from(from);
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}}});
     let post = |session: Option<&str>, body: &Value| {
@@ -214,63 +179,18 @@ const SESSION_FLOOD: usize = 1_100;
 async fn a_client_opening_every_session_does_not_lock_others_out() {
     let (_server, addr) = start(&[]).await;
     let url = format!("http://{addr}/mcp");
-    let hostile = reqwest::Client::builder().local_address(IpAddr::V4(HOSTILE)).timeout(DEADLINE).build().unwrap();
     let started = Instant::now();
-    let workers: Vec<_> = (0..4)
-        .map(|_| {
-            let (hostile, url) = (hostile.clone(), url.clone());
-            tokio::spawn(async move {
-                let mut opened = 0;
-                for _ in 0..SESSION_FLOOD / 4 {
-                    opened += usize::from(legacy_initialize(&hostile, &url).await.is_some());
-                }
-                opened
-            })
-        })
-        .collect();
-    let mut opened = 0;
-    for worker in workers {
-        opened += worker.await.unwrap();
-    }
+    let opened = hostile::flood_sessions(&url, SESSION_FLOOD).await;
     eprintln!("session flood: {opened}/{SESSION_FLOOD} initialize answered 200 in {:?}", started.elapsed());
     // The flood's newest sessions take the places of its idlest ones.
     assert_eq!(opened, SESSION_FLOOD);
-    let other = reqwest::Client::builder().local_address(IpAddr::V4(OTHER)).timeout(DEADLINE).build().unwrap();
+    let other = hostile::client_from(OTHER);
     let session = legacy_initialize(&other, &url).await.expect("another client's initialize was refused");
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 2, "b": 3}}});
     let response = legacy_request(&other, &url, Some(&session), &call).send().await.unwrap();
     assert_eq!(response.status(), 200);
     let answer = test_support::response_messages(response).await;
     assert_eq!(answer.last().unwrap()["result"]["structuredContent"], json!({"sum": 5}), "{answer:?}");
-}
-
-/// A 2025-11-25 POST of `body` with `client`, in `session` when given.
-fn legacy_request(client: &reqwest::Client, url: &str, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
-    let mut request = client
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25")
-        .body(body.to_string());
-    if let Some(session) = session {
-        request = request.header("mcp-session-id", session);
-    }
-    request
-}
-
-/// A 2025-11-25 `initialize` and `initialized` with `client`: the session's
-/// id, or `None` when refused.
-async fn legacy_initialize(client: &reqwest::Client, url: &str) -> Option<String> {
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-    let response = legacy_request(client, url, None, &init).send().await.unwrap();
-    if response.status() != 200 {
-        return None;
-    }
-    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let status = legacy_request(client, url, Some(&session), &initialized).send().await.unwrap().status();
-    (status == 202).then_some(session)
 }
 
 /// The bound on the server's resident memory while eight calls of `big`

@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc, missing_debug_implementations)]
 
+pub mod hostile;
 pub mod jwt;
 pub mod oauth;
 pub mod oidc;

@@ -1,0 +1,148 @@
+//! Hostile clients for the flood tests: the hostile client and the other
+//! one each bind their own loopback address (on Linux all of 127.0.0.0/8
+//! is loopback), so an endpoint's per-address shares tell them apart.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpSocket, TcpStream};
+use tokio::task::JoinHandle;
+
+/// The hostile client's address.
+pub const HOSTILE: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
+/// The other client's address.
+pub const OTHER: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 3);
+/// A hang guard for one step, not a speed measure.
+pub const DEADLINE: Duration = Duration::from_secs(30);
+
+/// A TCP connection to `addr` from `from`.
+pub async fn connect_from(from: Ipv4Addr, addr: SocketAddr) -> TcpStream {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::from((from, 0))).unwrap();
+    socket.connect(addr).await.unwrap()
+}
+
+/// An HTTP client whose connections come from `from`.
+pub fn client_from(from: Ipv4Addr) -> reqwest::Client {
+    reqwest::Client::builder().local_address(IpAddr::V4(from)).timeout(DEADLINE).build().unwrap()
+}
+
+/// Opens `keep` connections to `addr` from [`HOSTILE`] that send half a
+/// request head and never the rest, then goes on opening more (holding the
+/// newest `keep`) until the handle is aborted.
+pub async fn flood_unfinished_heads(addr: SocketAddr, keep: usize) -> JoinHandle<()> {
+    async fn unfinished(addr: SocketAddr) -> TcpStream {
+        let mut socket = connect_from(HOSTILE, addr).await;
+        // A connection given up by the server may be reset under the write.
+        let _ = socket.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").await;
+        socket
+    }
+    let mut held = std::collections::VecDeque::new();
+    for _ in 0..keep {
+        held.push_back(unfinished(addr).await);
+    }
+    tokio::spawn(async move {
+        loop {
+            held.push_back(unfinished(addr).await);
+            held.pop_front();
+            tokio::task::yield_now().await;
+        }
+    })
+}
+
+/// A 2025-11-25 POST of `body` with `client`, in `session` when given.
+pub fn legacy_request(
+    client: &reqwest::Client,
+    url: &str,
+    session: Option<&str>,
+    body: &Value,
+) -> reqwest::RequestBuilder {
+    let mut request = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(body.to_string());
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    request
+}
+
+/// A 2025-11-25 `initialize` and `initialized` with `client`: the session's
+/// id, or `None` when refused.
+pub async fn legacy_initialize(client: &reqwest::Client, url: &str) -> Option<String> {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let response = legacy_request(client, url, None, &init).send().await.ok()?;
+    if response.status() != 200 {
+        return None;
+    }
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let status = legacy_request(client, url, Some(&session), &initialized).send().await.ok()?.status();
+    (status == 202).then_some(session)
+}
+
+/// Opens `count` 2025-11-25 sessions at `url` from [`HOSTILE`], four at a
+/// time; how many were answered 200.
+pub async fn flood_sessions(url: &str, count: usize) -> usize {
+    let hostile = client_from(HOSTILE);
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let (hostile, url) = (hostile.clone(), url.to_owned());
+            tokio::spawn(async move {
+                let mut opened = 0;
+                for _ in 0..count / 4 {
+                    opened += usize::from(legacy_initialize(&hostile, &url).await.is_some());
+                }
+                opened
+            })
+        })
+        .collect();
+    let mut opened = 0;
+    for worker in workers {
+        opened += worker.await.unwrap();
+    }
+    opened
+}
+
+/// `calls` calls of the example server's `add` tool from [`OTHER`] in a
+/// 2025-11-25 session at `url`, one after another: how many were answered
+/// 200 with the sum, and their latencies, sorted.
+pub async fn other_legacy_client_calls(url: &str, calls: usize) -> (usize, Vec<Duration>) {
+    let other = client_from(OTHER);
+    let Some(session) = legacy_initialize(&other, url).await else { return (0, vec![DEADLINE]) };
+    let (mut answered, mut latencies) = (0, Vec::new());
+    for id in 0..calls {
+        let call = json!({"jsonrpc": "2.0", "id": id + 1, "method": "tools/call", "params": {
+            "name": "add", "arguments": {"a": 2, "b": 3}}});
+        let started = std::time::Instant::now();
+        if let Ok(response) = legacy_request(&other, url, Some(&session), &call).send().await
+            && response.status() == 200
+            && crate::response_messages(response)
+                .await
+                .last()
+                .is_some_and(|m| m["result"]["structuredContent"] == json!({"sum": 5}))
+        {
+            answered += 1;
+        }
+        latencies.push(started.elapsed());
+    }
+    latencies.sort();
+    (answered, latencies)
+}
+
+/// Prints the other client's figures during `flood` and asserts all of its
+/// `calls` were answered.
+pub fn report(flood: &str, calls: usize, (answered, latencies): (usize, Vec<Duration>)) {
+    let percentile = |p: usize| latencies[(latencies.len() * p / 100).min(latencies.len() - 1)];
+    eprintln!(
+        "{flood}: other client {answered}/{calls} answered 200, p50 {:?}, p99 {:?}",
+        percentile(50),
+        percentile(99)
+    );
+    assert_eq!(answered, calls, "during {flood}, {answered} of {calls} calls of another client were answered");
+}
