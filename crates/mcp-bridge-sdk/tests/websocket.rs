@@ -444,6 +444,46 @@ async fn an_unused_connection_is_closed_and_one_over_the_cap_gets_503() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_holding_every_connection_does_not_lock_another_out() {
+    use test_support::hostile::{HOSTILE, OTHER, connect_from};
+    const CAP: usize = 8;
+    let connections = ConnectionLimits::default().with_max_connections(CAP);
+    let (addr, _stop, _serving) = serve(server(), HttpOptions::default().with_connections(connections)).await;
+    let upgrade_from = |from| async move {
+        let request = format!("ws://{addr}/mcp").into_client_request().unwrap();
+        tokio_tungstenite::client_async(request, connect_from(from, addr).await).await
+    };
+    let mut hostile = Vec::new();
+    for _ in 0..CAP * 2 {
+        if let Ok((socket, _)) = upgrade_from(HOSTILE).await {
+            hostile.push(socket);
+        }
+    }
+    assert_eq!(hostile.len(), CAP, "one client alone may fill the cap, and no more");
+    let meta = test_support::request_meta(json!({}));
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ping", "arguments": {}, "_meta": meta}});
+    let mut other = Vec::new();
+    // Its fair share: half the places, each taken from the idle flood.
+    for n in 0..CAP / 2 {
+        let (mut socket, _) = upgrade_from(OTHER).await.unwrap_or_else(|e| panic!("connection {n} refused: {e}"));
+        socket.send(WsMessage::text(call.to_string())).await.unwrap();
+        let Some(Ok(WsMessage::Text(answer))) = socket.next().await else { panic!("no answer on connection {n}") };
+        assert!(answer.contains("pong"), "{answer}");
+        other.push(socket);
+    }
+    let mut given_up = 0;
+    for mut socket in hostile {
+        if let Ok(Some(Ok(WsMessage::Close(Some(frame))))) =
+            tokio::time::timeout(Duration::from_millis(100), socket.next()).await
+        {
+            assert_eq!(frame.code, CloseCode::Away);
+            given_up += 1;
+        }
+    }
+    assert_eq!(given_up, CAP / 2, "the flood's connections gave way, closed as going away");
+}
+
 #[tokio::test]
 async fn closing_a_client_sends_its_close_frame_and_fails_later_requests() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();

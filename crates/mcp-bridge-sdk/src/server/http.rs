@@ -9,6 +9,8 @@
 //! and the headers against the body (`MCP-Protocol-Version`, `Mcp-Method`,
 //! `Mcp-Name`, -32020 `HeaderMismatch` with status 400).
 
+#[cfg(any(feature = "http-server", feature = "websocket"))]
+mod activity;
 #[cfg(feature = "http-server")]
 mod connections;
 #[cfg(feature = "http-server")]
@@ -16,7 +18,7 @@ mod endpoint;
 mod limits;
 #[cfg(feature = "http-server")]
 mod listener;
-#[cfg(feature = "http-server")]
+#[cfg(any(feature = "http-server", feature = "websocket"))]
 mod slots;
 #[cfg(feature = "https-server")]
 mod tls;
@@ -32,6 +34,8 @@ pub use limits::{
 };
 #[cfg(feature = "http-server")]
 pub use listener::Listener;
+#[cfg(any(feature = "http-server", feature = "websocket"))]
+pub(crate) use slots::{Slot, Slots};
 #[cfg(feature = "https-server")]
 pub use tls::serve_router_tls;
 

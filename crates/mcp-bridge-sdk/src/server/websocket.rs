@@ -14,14 +14,14 @@ use futures_util::StreamExt;
 use mcp_bridge_protocol::decode_message;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
-use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::handshake::server::{Callback, ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode, header};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::http::{HttpOptions, refusal_by_origin_or_host, refuse_connection};
+use super::http::{HttpOptions, Slot, Slots, refusal_by_origin_or_host, refuse_connection};
 use super::protect::{Caller, Protection};
 use super::stdio::accept_until;
 use super::{Connection, Server};
@@ -40,9 +40,11 @@ impl Server {
     /// closed once its requests had the grace time; it returns when they
     /// are. `options.max_body_bytes`
     /// limits each message; a longer one closes the connection (1009). At
-    /// most `options.connections.max_connections` are open (one more gets
-    /// 503); one with nothing running and no message for
-    /// `options.connections.idle_timeout` is closed (1001).
+    /// most `options.connections.max_connections` are open: at the cap a
+    /// newcomer takes the place of the idlest connection of the client
+    /// address holding the most (closed with 1001), or gets 503 when every
+    /// address holds about as many. One with nothing running and no message
+    /// for `options.connections.idle_timeout` is closed (1001).
     ///
     /// With [`HttpOptions::protection`] each upgrade needs a token, as a
     /// POST does (a refusal is answered 401, 403 or 400 with its
@@ -58,18 +60,15 @@ impl Server {
     ) -> std::io::Result<()> {
         let options = Arc::new(options);
         let limit = options.connections.max_connections;
-        let slots = Arc::new(Semaphore::new(limit));
-        let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
+        let slots = Slots::new(limit);
+        let accept = || async { listener.accept().await };
         let (connections, stop) = (TaskTracker::new(), CancellationToken::new());
-        accept_until(accept, shutdown, "a WebSocket client", |stream| match slots.clone().try_acquire_owned() {
-            Ok(permit) => {
+        accept_until(accept, shutdown, "a WebSocket client", |(stream, client)| match slots.take(client) {
+            Some(slot) => {
                 let (server, options, stop) = (self.clone(), options.clone(), stop.child_token());
-                connections.spawn(async move {
-                    serve_connection(server, stream, &options, stop).await;
-                    drop(permit);
-                });
+                connections.spawn(async move { serve_connection(server, stream, &options, stop, Some(slot)).await });
             }
-            Err(_) => {
+            None => {
                 tracing::warn!(limit, "refusing a WebSocket connection: too many are open");
                 connections.spawn(refuse_connection(stream));
             }
@@ -157,14 +156,21 @@ impl Server {
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        serve_connection(self.clone(), stream, options, CancellationToken::new()).await;
+        serve_connection(self.clone(), stream, options, CancellationToken::new(), None).await;
     }
 }
 
 /// One WebSocket client until it closes, or `stop` is cancelled (then its
-/// requests get the grace time, their answers go out, and it is closed).
-async fn serve_connection<S>(server: Server, stream: S, options: &HttpOptions, stop: CancellationToken)
-where
+/// requests get the grace time, their answers go out, and it is closed),
+/// or its `slot` (its place under the connection cap) is given up to
+/// another client's connection.
+async fn serve_connection<S>(
+    server: Server,
+    stream: S,
+    options: &HttpOptions,
+    stop: CancellationToken,
+    slot: Option<Slot>,
+) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let limits = server.limits().clone();
@@ -187,6 +193,9 @@ where
         Ok(Err(e)) => return tracing::debug!("a WebSocket upgrade failed: {e}"),
         Err(_) => return tracing::debug!("a WebSocket client sent no upgrade in time"),
     };
+    if let Some(slot) = &slot {
+        slot.activity.upgraded();
+    }
     let (sink, mut messages_in) = stream.split();
     let (out, out_rx) = mpsc::channel(OUTGOING_QUEUE);
     let (close, close_rx) = oneshot::channel();
@@ -201,6 +210,10 @@ where
             // As at the client's end: what is queued (a listen stream's
             // completion result) still goes out before the close.
             () = stop.cancelled() => Received::End,
+            () = given_up(slot.as_ref()) => {
+                tracing::debug!("closing a WebSocket connection to make room for another client's");
+                Received::Fatal(frames::going_away("the connection made room for another client's"))
+            }
             () = tokio::time::sleep_until(idle_deadline) => {
                 if connection.is_idle() {
                     tracing::debug!("closing a WebSocket connection unused for {idle_timeout:?}");
@@ -212,6 +225,9 @@ where
             }
         };
         idle_deadline = Instant::now() + idle_timeout;
+        if let Some(slot) = &slot {
+            slot.activity.progressed();
+        }
         match received {
             Received::Text(text) => match decode_message(text.as_bytes(), limits.max_depth) {
                 Ok(message) => connection.handle(message).await,
@@ -232,5 +248,14 @@ where
     // holding the channel cannot keep the connection open.
     if tokio::time::timeout(limits.shutdown_grace, &mut writer).await.is_err() {
         writer.abort();
+    }
+}
+
+/// Completes when `slot` is given up to another client's connection; never
+/// for a connection outside the cap.
+async fn given_up(slot: Option<&Slot>) {
+    match slot {
+        Some(slot) => slot.shed.cancelled().await,
+        None => std::future::pending().await,
     }
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio_util::sync::CancellationToken;
 
-use super::connections::Activity;
+use super::activity::Activity;
 use crate::server::shares::{self, Caps, Held, Verdict};
 
 /// Every place under one endpoint's cap.
