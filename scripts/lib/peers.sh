@@ -24,6 +24,26 @@ install_llm_sdks() {
   fi
 }
 
+# fastmcp, a dual-era Python server framework (its ctx.elicit works only
+# on 2025-11-25 connections), and langchain-mcp-adapters with the Python
+# mcp 1.x client it is used with (one session per tool call).
+FASTMCP_VERSION=4.1.7
+LANGCHAIN_MCP_VERSION=0.3.2
+LANGCHAIN_PY_MCP_VERSION=1.30.0
+install_python_frameworks() {
+  if ! .peers/fastmcp/bin/python -c "import importlib.metadata as m; assert m.version('fastmcp') == '$FASTMCP_VERSION'" 2>/dev/null; then
+    echo "installing fastmcp $FASTMCP_VERSION into .peers/fastmcp" >&2
+    python3 -m venv .peers/fastmcp
+    .peers/fastmcp/bin/pip install --quiet --disable-pip-version-check "fastmcp==$FASTMCP_VERSION"
+  fi
+  if ! .peers/langchain/bin/python -c "import importlib.metadata as m; assert m.version('langchain-mcp-adapters') == '$LANGCHAIN_MCP_VERSION' and m.version('mcp') == '$LANGCHAIN_PY_MCP_VERSION'" 2>/dev/null; then
+    echo "installing langchain-mcp-adapters $LANGCHAIN_MCP_VERSION (mcp $LANGCHAIN_PY_MCP_VERSION) into .peers/langchain" >&2
+    python3 -m venv .peers/langchain
+    .peers/langchain/bin/pip install --quiet --disable-pip-version-check \
+      "langchain-mcp-adapters==$LANGCHAIN_MCP_VERSION" "mcp==$LANGCHAIN_PY_MCP_VERSION"
+  fi
+}
+
 # Google's MCP gRPC transport: its generated Python stubs with grpcio (and
 # grpcio-status, for a status's details), the peer (client and server) of
 # our gRPC transport. (Its Python server

@@ -288,6 +288,23 @@ pub fn grpc_python() -> PathBuf {
     python
 }
 
+/// The Python of `.peers/fastmcp`, with the `fastmcp` server framework.
+/// Panics with the way to install it when it is missing.
+pub fn fastmcp_python() -> PathBuf {
+    let python = workspace_root().join(".peers/fastmcp/bin/python");
+    assert!(python.is_file(), "fastmcp is not installed at {}: run scripts/test", python.display());
+    python
+}
+
+/// The Python of `.peers/langchain`, with `langchain-mcp-adapters` and the
+/// Python `mcp` 1.x client. Panics with the way to install them when they
+/// are missing.
+pub fn langchain_python() -> PathBuf {
+    let python = workspace_root().join(".peers/langchain/bin/python");
+    assert!(python.is_file(), "langchain-mcp-adapters is not installed at {}: run scripts/test", python.display());
+    python
+}
+
 /// Debian's Chromium, the real browser of the sign-in tests. Panics with
 /// the way to install it when it is missing.
 pub fn chromium() -> &'static str {
