@@ -73,6 +73,7 @@ install_npm_peer() {
 # The TypeScript SDK 1.x: the legacy client of the end-to-end bridge tests.
 install_ts_sdk() {
   install_npm_peer ts @modelcontextprotocol/sdk 1.32.2
+  install_npm_peer ts2 @modelcontextprotocol/client 2.4.0
 }
 
 # mcp-remote: what users run today in front of a remote server; benchmarked

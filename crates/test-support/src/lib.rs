@@ -328,6 +328,19 @@ pub fn ts_sdk_dir() -> PathBuf {
     dir
 }
 
+/// The TypeScript SDK 2.x client package (`@modelcontextprotocol/client`)
+/// `scripts/test` installs. Panics with the way to install it when it is
+/// missing.
+pub fn ts_client_v2_dir() -> PathBuf {
+    let dir = workspace_root().join(".peers/ts2/node_modules/@modelcontextprotocol/client");
+    assert!(
+        dir.join("package.json").is_file(),
+        "the TypeScript SDK 2.x client is not installed at {}: run scripts/test",
+        dir.display()
+    );
+    dir
+}
+
 /// Checks tool definitions with the LLM vendors' own published types
 /// (`llm/validate_tools.py`, in the Python SDKs `scripts/test` installs
 /// into `.peers/llm`): `Ok` with its summary, or `Err` with each problem.
