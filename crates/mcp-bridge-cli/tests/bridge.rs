@@ -290,6 +290,9 @@ for line in sys.stdin:
             (reply["id"].clone(), reply["error"]["code"].clone(), cause(&reply)),
             (json!(id), json!(-32099), "discover_failed")
         );
+        // The bridge's fixed message; the server's own in data.detail.
+        assert!(reply["error"]["message"].as_str().unwrap().contains("server/discover"), "{reply}");
+        assert_eq!(reply["error"]["data"]["detail"], "not today", "{reply}");
     }
     assert_eq!(peer.finish().await, Some(0));
 

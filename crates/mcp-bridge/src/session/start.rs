@@ -143,10 +143,11 @@ impl Session {
                         translate::errors::error_of_failed(&failed, ServerDiscover::NAME)
                             .unwrap_or_else(|| error_for(Cause::DiscoverFailed, None))
                     }
+                    // The seed's fixed message, the server's code, its message in data.detail.
                     mcp_bridge_sdk::Error::Rpc { error } => {
-                        let mut error = translate::upstream_error(&error);
-                        error.data = Some(json!({ "cause": "discover_failed", "detail": error.message }));
-                        error
+                        let mut failed = error_for(Cause::DiscoverFailed, Some(json!(error.message)));
+                        failed.code = translate::upstream_error(&error).code;
+                        failed
                     }
                     mcp_bridge_sdk::Error::Timeout { .. } => {
                         error_for(Cause::DiscoverFailed, Some(json!({ "timeout_ms": limit.as_millis() })))

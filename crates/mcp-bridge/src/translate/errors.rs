@@ -62,6 +62,11 @@ pub enum Cause {
     Closed,
     /// The transport to the upstream failed.
     TransportFailed,
+    /// The upstream could not be connected to (its socket or WebSocket
+    /// refused the connection).
+    NotConnected,
+    /// The upstream cancelled the task the request became.
+    TaskCancelled,
     /// The upstream's response is not valid for the method.
     InvalidResponse,
     /// An upstream error that came without its JSON-RPC error object.
@@ -101,7 +106,7 @@ pub enum Cause {
 
 impl Cause {
     /// Every cause, for the table test.
-    pub const ALL: [Cause; 42] = [
+    pub const ALL: [Cause; 44] = [
         Cause::ParseError,
         Cause::InvalidRequestShape,
         Cause::LineTooLong,
@@ -127,6 +132,8 @@ impl Cause {
         Cause::TooManyRounds,
         Cause::Closed,
         Cause::TransportFailed,
+        Cause::NotConnected,
+        Cause::TaskCancelled,
         Cause::InvalidResponse,
         Cause::Rpc,
         Cause::SignInTimeout,
@@ -174,6 +181,8 @@ impl Cause {
             Cause::TooManyRounds => "too_many_rounds",
             Cause::Closed => "closed",
             Cause::TransportFailed => "transport_failed",
+            Cause::NotConnected => "not_connected",
+            Cause::TaskCancelled => "task_cancelled",
             Cause::InvalidResponse => "invalid_response",
             Cause::Rpc => "rpc",
             Cause::SignInTimeout => "sign_in_timeout",
@@ -224,7 +233,9 @@ impl Cause {
             Cause::InvalidMeta => "Invalid params: a _meta key is not allowed",
             Cause::SpawnFailed => "The MCP server could not be started",
             Cause::ConnectFailed => "The MCP server could not be reached",
-            Cause::DiscoverFailed => "The MCP server did not answer server/discover (see --discover-timeout)",
+            Cause::DiscoverFailed => {
+                "The MCP server failed server/discover or did not answer it in time (see --discover-timeout)"
+            }
             Cause::UpstreamExited => "The MCP server stopped",
             Cause::TooManyRequests => "Too many requests in flight",
             Cause::Timeout => "The MCP server did not answer in time",
@@ -237,6 +248,8 @@ impl Cause {
             Cause::TooManyRounds => "The MCP server asked for input too many times",
             Cause::Closed => "The connection to the MCP server is closed",
             Cause::TransportFailed => "The connection to the MCP server failed",
+            Cause::NotConnected => "The MCP server could not be connected to",
+            Cause::TaskCancelled => "The MCP server cancelled the task of the request",
             Cause::InvalidResponse => "The MCP server sent a response that is not valid",
             Cause::Rpc => "The MCP server failed the request",
             Cause::SignInTimeout => {
@@ -317,6 +330,17 @@ mod tests {
     }
 
     #[test]
+    fn a_cancelled_task_and_a_refused_connection_have_causes_of_their_own() {
+        let cancelled = mcp_bridge_sdk::Error::TaskCancelled { task_id: "t-7".into() };
+        let error = error_of_sdk(&cancelled, "tools/call").unwrap();
+        assert_eq!(error.data.unwrap(), json!({"cause": "task_cancelled", "detail": {"task_id": "t-7"}}));
+        let refused = mcp_bridge_sdk::Error::Connect { source: std::io::ErrorKind::ConnectionRefused.into() };
+        assert_eq!(error_of_sdk(&refused, "tools/list").unwrap().data.unwrap()["cause"], "not_connected");
+        let upgrade = mcp_bridge_sdk::Error::Upgrade { status: Some(404), reason: "no endpoint".into() };
+        assert_eq!(error_of_sdk(&upgrade, "tools/list").unwrap().data.unwrap()["cause"], "not_connected");
+    }
+
+    #[test]
     fn codes_follow_the_seed_table() {
         let table = [
             (Cause::ParseError, -32700),
@@ -342,6 +366,8 @@ mod tests {
             (Cause::RegistrationFailed, -32603),
             (Cause::IssuerNotRegistered, -32603),
             (Cause::InvalidClientMetadataUrl, -32603),
+            (Cause::NotConnected, -32603),
+            (Cause::TaskCancelled, -32603),
         ];
         for (cause, code) in table {
             assert_eq!(cause.code(), code, "{}", cause.name());
@@ -372,6 +398,8 @@ pub fn error_of_sdk(error: &mcp_bridge_sdk::Error, method: &str) -> Option<Error
         Error::Busy { limit } => (Cause::TooManyRequests, json!(limit)),
         Error::Spawn { .. } => (Cause::SpawnFailed, Value::Null),
         Error::Transport { reason } => (Cause::TransportFailed, json!(reason)),
+        Error::Connect { .. } | Error::Upgrade { .. } => (Cause::NotConnected, Value::Null),
+        Error::TaskCancelled { task_id } => (Cause::TaskCancelled, json!({ "task_id": task_id })),
         _ => (Cause::TransportFailed, Value::Null),
     };
     Some(error_for(cause, (!detail.is_null()).then_some(detail)))
