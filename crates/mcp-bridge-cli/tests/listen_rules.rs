@@ -125,6 +125,11 @@ async fn each_exchange_with_the_upstream_gets_a_debug_line() {
     while let Ok(Ok(Some(line))) = tokio::time::timeout(test_support::LINE_DEADLINE, stderr.next_line()).await {
         log.push(line);
     }
-    let traced = log.iter().find(|l| l.contains("exchange: request 7 round 0 tools/call: complete in"));
+    // The upstream's id of the call: after discover (1) and the listen stream's.
+    let traced = log
+        .iter()
+        .find(|l| l.contains("exchange: request 7 round 0 upstream ") && l.contains(" tools/call: complete in"));
     assert!(traced.is_some_and(|l| l.contains(": debug: exchange:")), "{log:#?}");
+    let upstream_id = traced.and_then(|l| l.split(" upstream ").nth(1)?.split(' ').next()?.parse::<u64>().ok());
+    assert!(upstream_id.is_some_and(|id| id >= 2), "the line names the upstream's request id: {traced:?}");
 }

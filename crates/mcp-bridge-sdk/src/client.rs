@@ -472,6 +472,7 @@ impl Client {
     ) -> Result<Value> {
         let inner = &self.inner;
         let id = RequestId::Number(inner.next_id.fetch_add(1, Ordering::Relaxed));
+        options.diagnose(|d| d.request_id = Some(id.clone()));
         let mut params = params.clone();
         params.insert("_meta".into(), Value::Object(self.build_meta(&id, options, legacy)?));
         let (reply_tx, reply_rx) = oneshot::channel();

@@ -13,7 +13,7 @@ use mcp_bridge_protocol::types::{
 use mcp_bridge_protocol::types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, InputRequest, InputResponse,
 };
-use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification};
+use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification, RequestId};
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -314,6 +314,9 @@ pub struct Diagnostics {
     /// The request settled the era from [`super::ClientOptions::era_cache`],
     /// without the probe.
     pub era_from_cache: bool,
+    /// The id the request last went out with (a retry or an input round
+    /// goes out with a new one): what the server's own log shows of it.
+    pub request_id: Option<RequestId>,
 }
 
 /// What to do when the connection is lost before a response arrived.

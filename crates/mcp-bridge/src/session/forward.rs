@@ -156,10 +156,18 @@ impl Session {
         let mut sent_state = false;
         for round in 0..=input::MAX_ROUNDS {
             let sent_at = std::time::Instant::now();
+            // Traced, a round records the id it went out with upstream.
+            let traced;
+            let round_options = if options.diagnostics.is_none() && tracing::enabled!(tracing::Level::DEBUG) {
+                traced = options.clone().with_diagnostics(Default::default());
+                &traced
+            } else {
+                options
+            };
             // Boxed: the SDK's request future is large; inline, every slot task
             // would be that much larger, and moved whole when it is spawned.
-            let exchanged = Box::pin(upstream.request(method, params.clone(), options)).await;
-            trace_exchange(client_id, round, method, &exchanged, sent_at.elapsed());
+            let exchanged = Box::pin(upstream.request(method, params.clone(), round_options)).await;
+            trace_exchange(client_id, round, method, round_options, &exchanged, sent_at.elapsed());
             let value = match exchanged {
                 Ok(value) => value,
                 Err(crate::upstream::Failed { error: mcp_bridge_sdk::Error::Rpc { error }, .. })
@@ -219,12 +227,13 @@ fn state_refused(method: &str, error: ErrorObject) -> Result<Value, ErrorObject>
 }
 
 /// The tracer's line for one exchange with the upstream (seed:
-/// Diagnostics): the client's request id, the round, the method, the
-/// outcome and the time it took.
+/// Diagnostics): the client's request id, the round, the id it went out
+/// with upstream, the method, the outcome and the time it took.
 fn trace_exchange(
     client_id: &RequestId,
     round: usize,
     method: &str,
+    options: &RequestOptions,
     exchanged: &Result<Value, crate::upstream::Failed>,
     took: std::time::Duration,
 ) {
@@ -236,7 +245,12 @@ fn trace_exchange(
         Ok(value) => value.get("resultType").and_then(Value::as_str).unwrap_or("complete").to_owned(),
         Err(failed) => format!("failed: {}", failed.error),
     };
-    tracing::debug!("exchange: request {client_id} round {round} {method}: {outcome} in {} ms", took.as_millis());
+    let upstream_id = options.diagnostics.as_ref().and_then(|d| d.lock().ok()?.request_id.clone());
+    let upstream_id = upstream_id.map_or_else(|| "-".to_owned(), |id| id.to_string());
+    tracing::debug!(
+        "exchange: request {client_id} round {round} upstream {upstream_id} {method}: {outcome} in {} ms",
+        took.as_millis()
+    );
 }
 
 /// Forwards a notification of the upstream that belongs to no request: a
