@@ -56,7 +56,7 @@ use time_limit::TimeLimit;
 use crate::error::{Error, Result};
 #[cfg(feature = "icons")]
 use crate::icons::{IconError, IconWanted, Image};
-use crate::limits::{MAX_INPUT_ROUNDS, MAX_LOST_STREAM_RETRIES, MAX_TOTAL_TIMEOUT};
+use crate::limits::{MAX_LOST_STREAM_RETRIES, MAX_TOTAL_TIMEOUT};
 use crate::transport::Transport;
 #[cfg(feature = "stdio")]
 use crate::transport::stdio::ChildProcess;
@@ -297,13 +297,14 @@ impl Client {
             return Ok((value, 0));
         }
         let mut params = params;
-        for round in 0..=MAX_INPUT_ROUNDS {
+        let max_rounds = self.inner.options.max_input_rounds;
+        for round in 0..=max_rounds {
             let value = self.send_once(method, &params, options, limit, legacy).await?;
             if value.get("resultType").and_then(Value::as_str) != Some("input_required") {
                 options.diagnose(|d| d.rounds = round);
                 return Ok((value, round));
             }
-            if round == MAX_INPUT_ROUNDS {
+            if round == max_rounds {
                 break;
             }
             let needed: InputRequiredResult = parse_result(method, value)?;
@@ -321,7 +322,7 @@ impl Client {
                 params.insert("requestState".into(), json!(state));
             }
         }
-        Err(Error::TooManyRounds { method: method.to_owned(), limit: MAX_INPUT_ROUNDS })
+        Err(Error::TooManyRounds { method: method.to_owned(), limit: max_rounds })
     }
 
     /// The `_meta` of a request: the caller's entries (checked), then the

@@ -451,6 +451,41 @@ async fn pages_are_followed_and_a_bad_cursor_is_invalid_params() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn the_client_reads_at_most_its_max_pages_and_takes_at_most_its_max_input_rounds() {
+    let mut b = builder().page_size(2);
+    for i in 0..5 {
+        b = b.tool(tool(&format!("t{i}")), |_c, _x| async { Ok(text("x")) });
+    }
+    // A tool that asks again at every round.
+    let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = asked.clone();
+    b = b.tool(tool("insatiable"), move |_call: ToolCall, _ctx| {
+        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        async move {
+            let requests: InputRequests =
+                serde_json::from_value(json!({"name": {"method": "elicitation/create", "params": {
+                "mode": "form", "message": "Again?", "requestedSchema": {"type": "object", "properties": {}}}}}))
+                .unwrap();
+            Ok(Reply::InputRequired { requests, state: None })
+        }
+    });
+    let server = b.build();
+    let mut options = ClientOptions::new("c", "1").with_max_pages(2).with_max_input_rounds(3);
+    options.capabilities = serde_json::from_value(json!({"elicitation": {}})).unwrap();
+    options.hooks.elicit_form = Some(Arc::new(|_params| {
+        Box::pin(async {
+            Ok(serde_json::from_value::<ElicitResult>(json!({"action": "accept", "content": {}})).unwrap())
+        })
+    }));
+    let client = Client::new(options, transport::memory::connect(&server));
+    let o = RequestOptions::default();
+    assert_eq!(client.list_all_tools(&o).await.unwrap().len(), 4, "two pages of two");
+    let err = client.call_tool("insatiable", json!({}), &o).await.unwrap_err();
+    assert!(matches!(err, Error::TooManyRounds { limit: 3, .. }), "{err:?}");
+    assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 4, "the first request and three rounds");
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_declared_input_kind_without_a_hook_fails_the_request() {
     let server = builder().tool(tool("ask"), ask_name).build();
     let mut options = ClientOptions::new("c", "1");

@@ -19,7 +19,6 @@ use serde_json::{Map, Value, json};
 
 use super::{Client, RequestOptions, parse_result, to_json};
 use crate::error::{Error, Result};
-use crate::limits::MAX_AUTO_PAGES;
 
 /// The params of `tools/call`; null arguments are left out.
 pub(super) fn tool_call_params(name: &str, arguments: Value) -> Map<String, Value> {
@@ -108,7 +107,7 @@ impl Client {
         Ok(result)
     }
 
-    /// Every tool, following `nextCursor` for at most 64 pages.
+    /// Every tool, following `nextCursor` for at most `max_pages` pages (64 unless the options say otherwise).
     ///
     /// # Errors
     /// See [`Error`].
@@ -126,7 +125,7 @@ impl Client {
         self.request::<PromptsList>(page(cursor), options).await
     }
 
-    /// Every prompt, following `nextCursor` for at most 64 pages.
+    /// Every prompt, following `nextCursor` for at most `max_pages` pages (64 unless the options say otherwise).
     ///
     /// # Errors
     /// See [`Error`].
@@ -142,7 +141,7 @@ impl Client {
         self.request::<ResourcesList>(page(cursor), options).await
     }
 
-    /// Every resource, following `nextCursor` for at most 64 pages.
+    /// Every resource, following `nextCursor` for at most `max_pages` pages (64 unless the options say otherwise).
     ///
     /// # Errors
     /// See [`Error`].
@@ -162,7 +161,7 @@ impl Client {
         self.request::<ResourcesTemplatesList>(page(cursor), options).await
     }
 
-    /// Every resource template, following `nextCursor` for at most 64 pages.
+    /// Every resource template, following `nextCursor` for at most `max_pages` pages (64 unless the options say otherwise).
     ///
     /// # Errors
     /// See [`Error`].
@@ -236,7 +235,7 @@ impl Client {
     }
 
     /// Reads every page of a list, following `nextCursor` for at most
-    /// [`MAX_AUTO_PAGES`] pages.
+    /// [`ClientOptions::max_pages`](crate::ClientOptions::max_pages) pages.
     async fn all_pages<M: RequestMethod<Params = PaginatedRequestParams>, T>(
         &self,
         options: &RequestOptions,
@@ -244,7 +243,8 @@ impl Client {
     ) -> Result<Vec<T>> {
         let mut items = Vec::new();
         let mut cursor: Option<String> = None;
-        for _ in 0..MAX_AUTO_PAGES {
+        let max_pages = self.inner.options.max_pages;
+        for _ in 0..max_pages {
             let (mut batch, next) = split(self.request::<M>(page(cursor.as_deref()), options).await?);
             items.append(&mut batch);
             match next {
@@ -252,7 +252,7 @@ impl Client {
                 None => return Ok(items),
             }
         }
-        tracing::warn!(method = M::NAME, "stopped after {MAX_AUTO_PAGES} pages");
+        tracing::warn!(method = M::NAME, "stopped after {max_pages} pages");
         Ok(items)
     }
 }

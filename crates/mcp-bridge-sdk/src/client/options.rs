@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::limits::{MAX_PENDING_REQUESTS, MAX_PROGRESS_RATE_PER_S, REQUEST_TIMEOUT};
+use crate::limits::{MAX_AUTO_PAGES, MAX_INPUT_ROUNDS, MAX_PENDING_REQUESTS, MAX_PROGRESS_RATE_PER_S, REQUEST_TIMEOUT};
 use crate::{BoxError, BoxFuture};
 
 /// A callback for notifications; it gets a reference valid during the call.
@@ -224,6 +224,13 @@ pub struct ClientOptions {
     /// The most requests waiting for their answer at once; one more fails
     /// at once with [`crate::Error::Busy`] instead of queueing without end.
     pub max_pending: usize,
+    /// The most input rounds one request may take before it fails with
+    /// [`crate::Error::TooManyRounds`]; [`MAX_INPUT_ROUNDS`] by default.
+    pub max_input_rounds: usize,
+    /// The most pages `list_all_tools` and the other `list_all_*` read,
+    /// following `nextCursor`; [`MAX_AUTO_PAGES`] by default (a server whose
+    /// cursor never ends cannot keep the client reading).
+    pub max_pages: usize,
     /// The result cache; off by default.
     pub cache: super::CacheOptions,
     /// What the client accepts as an icon.
@@ -247,6 +254,8 @@ crate::setters::with_setters! {
         some with_on_notification => on_notification: NotificationCallback,
         value with_request_timeout => request_timeout: Duration,
         value with_max_pending => max_pending: usize,
+        value with_max_input_rounds => max_input_rounds: usize,
+        value with_max_pages => max_pages: usize,
         value with_cache => cache: super::CacheOptions,
         #[cfg(feature = "icons")]
     value with_icons => icons: crate::icons::IconPolicy,
@@ -282,6 +291,8 @@ impl ClientOptions {
             on_notification: None,
             request_timeout: REQUEST_TIMEOUT,
             max_pending: MAX_PENDING_REQUESTS,
+            max_input_rounds: MAX_INPUT_ROUNDS,
+            max_pages: MAX_AUTO_PAGES,
             cache: super::CacheOptions::default(),
             #[cfg(feature = "icons")]
             icons: crate::icons::IconPolicy::default(),
