@@ -161,6 +161,35 @@ async fn subscribe_without_upstream_subscriptions_is_method_not_found() {
     assert_eq!(peer.finish().await, Some(0));
 }
 
+/// A 2026-07-28 upstream that announces a tool list change, outside any
+/// listen stream, before every answer.
+const STRAY_CHANGES_UPSTREAM: &str = r#"
+import json, sys
+def send(msg):
+    print(json.dumps(msg), flush=True)
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    if msg["method"] == "server/discover":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"resultType": "complete", "supportedVersions": ["2026-07-28"],
+              "capabilities": {"tools": {}}}})
+    else:
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"resultType": "complete", "tools": [], "content": []}})
+"#;
+
+#[tokio::test]
+async fn a_change_a_2026_07_28_upstream_sends_outside_a_listen_stream_is_dropped() {
+    let mut peer = RawPeer::spawn(BRIDGE, &["--", "python3", "-u", "-c", STRAY_CHANGES_UPSTREAM]);
+    let init = legacy_initialize(&mut peer, json!({})).await;
+    assert_eq!(init["result"]["capabilities"]["tools"], json!({}), "{init}");
+    assert_eq!(methods(&initialized_and_listening(&mut peer).await), Vec::<String>::new());
+    peer.send(&call(2, "any", json!({}))).await;
+    assert_eq!(methods(&read(&mut peer, 1).await), ["id 2"], "only the answer");
+    assert_eq!(peer.finish().await, Some(0));
+}
+
 /// The longest an idle session may take to end after its input closes: the
 /// Python SDKs send SIGTERM at 2.0 s, so an exit must come well before.
 const PROMPT_EXIT: Duration = Duration::from_millis(1500);

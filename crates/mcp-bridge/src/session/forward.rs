@@ -255,15 +255,26 @@ fn trace_exchange(
 
 /// Forwards a notification of the upstream that belongs to no request: a
 /// log message at the client's level; a 2025-11-25 upstream's change
-/// notifications as they came (a 2026-07-28 upstream sends those only on
-/// the listen stream).
-pub(super) fn forward_unrouted(out: &mpsc::Sender<Outgoing>, level: &ClientLogLevel, n: &JsonRpcNotification) {
+/// notifications as they came (`relays_changes`); a 2026-07-28 upstream's
+/// are dropped, since it sends real ones only on a listen stream.
+pub(super) fn forward_unrouted(
+    out: &mpsc::Sender<Outgoing>,
+    level: &ClientLogLevel,
+    n: &JsonRpcNotification,
+    relays_changes: bool,
+) {
     let change = matches!(
         n.method.as_str(),
         ToolsListChanged::NAME | PromptsListChanged::NAME | ResourcesListChanged::NAME | ResourcesUpdated::NAME
     );
     if !change {
         return forward_log(out, level, n, None);
+    }
+    if !relays_changes {
+        // A 2026-07-28 server's change outside any listen stream: the
+        // client hears of changes from the streams the bridge opened.
+        tracing::debug!(method = %n.method, "a change notification outside a listen stream was dropped");
+        return;
     }
     if out.try_send(Outgoing::unrelated(Message::Notification(n.clone()))).is_err() {
         tracing::debug!(method = %n.method, "output queue full; a change notification was dropped");

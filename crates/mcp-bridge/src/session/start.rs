@@ -67,8 +67,11 @@ impl Session {
             .map_err(|e| Some(error_for(Cause::InvalidParams, Some(json!(e.to_string())))))?;
         let out = self.out.clone();
         let log_level = self.log_level.clone();
+        let session = Arc::downgrade(self);
         let on_unrouted: crate::upstream::OnUnrouted = Arc::new(move |n: &JsonRpcNotification| {
-            forward_unrouted(&out, &log_level, n);
+            // Only a 2025-11-25 upstream's changes come outside a listen stream.
+            let relays_changes = session.upgrade().is_some_and(|s| s.state().legacy_upstream);
+            forward_unrouted(&out, &log_level, n, relays_changes);
         });
         let upstream_capabilities = input::upstream_capabilities(&params.capabilities);
         let identity =
