@@ -568,7 +568,10 @@ async fn a_start_url_opened_twice_stops_the_sign_in() {
     let mut peer = bridge(&w, &twice, &["--sign-in-timeout", "20"]);
     let init = legacy_initialize(&mut peer, json!({})).await;
     assert_eq!(init["error"]["data"]["cause"], "sign_in_start_reused", "{init}");
-    assert!(init["error"]["message"].as_str().unwrap().contains("--no-browser"));
+    let message = init["error"]["message"].as_str().unwrap();
+    assert!(message.contains("--no-browser"), "{message}");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    assert!(message.contains(&format!("mcp-bridge runs on {})", host.trim())), "the message names the host: {message}");
     assert_eq!(w.issued.lock().unwrap().authorizations, 0, "the authorization server was never reached");
     let (_, stderr) = finish(peer).await;
     assert_no_secrets(&stderr);

@@ -405,6 +405,11 @@ pub fn error_of_sdk(error: &mcp_bridge_sdk::Error, method: &str) -> Option<Error
     Some(error_for(cause, (!detail.is_null()).then_some(detail)))
 }
 
+/// The name of the computer the bridge runs on, as its user knows it.
+fn bridge_host() -> String {
+    gethostname::gethostname().to_string_lossy().into_owned()
+}
+
 /// The cause of a failed OAuth exchange.
 pub fn cause_of_sign_in(error: &mcp_bridge_sdk::auth::SignInError) -> Cause {
     use mcp_bridge_sdk::auth::SignInError;
@@ -441,7 +446,14 @@ pub fn error_of_failed(failed: &crate::upstream::Failed, method: &str) -> Option
     let status = failed.http_status;
     let refused = matches!(status, Some(401 | 403)) && !matches!(failed.error, mcp_bridge_sdk::Error::Rpc { .. });
     let mut error = match (&failed.sign_in, refused) {
-        (Some(SignInProblem::User(failure)), _) => error_for(failure.cause(), None),
+        (Some(SignInProblem::User(failure)), _) => {
+            let mut error = error_for(failure.cause(), None);
+            if *failure == crate::signin::Failure::StartReused {
+                // Which computer "the computer that runs mcp-bridge" is.
+                error.message = format!("{} (mcp-bridge runs on {})", error.message, bridge_host());
+            }
+            error
+        }
         (Some(SignInProblem::Protocol { error, redirect_uri }), _) => error_of_sign_in(error, redirect_uri),
         (None, true) => error_for(Cause::AccessRefused, None),
         (None, false) if failed.remote && matches!(failed.error, mcp_bridge_sdk::Error::Closed) => {
