@@ -56,8 +56,8 @@ fn main() -> ExitCode {
         // reads the environment meanwhile.
         unsafe { std::env::remove_var(variable) };
     }
-    mcp_bridge::log::init("mcp-bridge", &config.log_level);
-    match run(config) {
+    let log_level = mcp_bridge::log::init("mcp-bridge", &config.log_level);
+    match run(config, log_level) {
         Ok(code) => code,
         Err(e) => {
             tracing::error!("{e:#}");
@@ -122,7 +122,9 @@ fn return_large_buffers_to_the_system() {
     }
 }
 
-fn run(mut config: config::Config) -> anyhow::Result<ExitCode> {
+/// Runs the bridge; `log_level` changes the stderr log's level when the
+/// client asks for another.
+fn run(mut config: config::Config, log_level: Option<mcp_bridge::log::LogLevel>) -> anyhow::Result<ExitCode> {
     if let Some(on) = config.listen.take() {
         return listen::run(config, on);
     }
@@ -140,6 +142,8 @@ fn run(mut config: config::Config) -> anyhow::Result<ExitCode> {
         on_initialized: gate.map(|gate| -> mcp_bridge::frontend::OnInitialized {
             Box::new(move |consent| gate.client_initialized(consent))
         }),
+        on_log_level: log_level
+            .map(|log| -> mcp_bridge::frontend::OnLogLevel { Arc::new(move |level| log.set(level)) }),
     };
     let gateway_tasks = mcp_bridge_sdk::task_group::TaskGroup::default();
     let outcome = runtime.block_on(async {

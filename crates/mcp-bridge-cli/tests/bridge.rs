@@ -450,3 +450,24 @@ async fn a_server_command_whose_dashes_a_launcher_dropped_is_started() {
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(said.contains("unexpected argument"), "{said}");
 }
+
+#[tokio::test]
+async fn the_clients_log_level_becomes_the_bridges_own() {
+    let mut command = tokio::process::Command::new(BRIDGE);
+    command.args(["--log-level", "warning", "--"]).arg(example_server()).stderr(std::process::Stdio::piped());
+    let mut peer = RawPeer::start(command);
+    ready(&mut peer).await;
+    peer.send(&request(json!(2), "tools/list", json!({}))).await;
+    assert!(peer.recv().await["result"]["tools"].is_array());
+    peer.send(&request(json!(3), "logging/setLevel", json!({"level": "debug"}))).await;
+    assert_eq!(peer.recv().await["result"], json!({}));
+    peer.send(&request(json!(4), "tools/list", json!({}))).await;
+    assert!(peer.recv().await["result"]["tools"].is_array());
+    let mut stderr = peer.child.stderr.take().unwrap();
+    assert_eq!(peer.finish().await, Some(0));
+    let mut log = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut log).await.unwrap();
+    let traced: Vec<&str> = log.lines().filter(|l| l.contains(": debug: exchange: request ")).collect();
+    assert_eq!(traced.len(), 1, "only the request after logging/setLevel debug is traced:\n{log}");
+    assert!(traced[0].contains("exchange: request 4 "), "{log}");
+}

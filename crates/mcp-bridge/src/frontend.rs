@@ -133,7 +133,13 @@ pub struct Hooks {
     /// ask the client to let the user sign in (a URL elicitation), or
     /// `None` when the client cannot show one: the sign-in gate takes it.
     pub on_initialized: Option<OnInitialized>,
+    /// Called with the level of each `logging/setLevel` of the client: the
+    /// executable's own log follows it (seed: `bridge.log`).
+    pub on_log_level: Option<OnLogLevel>,
 }
+
+/// Receives the level the client asked for (see [`Hooks`]).
+pub type OnLogLevel = Arc<dyn Fn(mcp_bridge_protocol::types::LoggingLevel) + Send + Sync>;
 
 /// Receives the way to ask the client about a sign-in (see [`Hooks`]).
 pub type OnInitialized = Box<dyn FnOnce(Option<crate::signin::Consent>) + Send>;
@@ -144,6 +150,7 @@ impl std::fmt::Debug for Hooks {
             .field("on_eof", &self.on_eof.is_some())
             .field("on_upstream_started", &self.on_upstream_started.is_some())
             .field("on_initialized", &self.on_initialized.is_some())
+            .field("on_log_level", &self.on_log_level.is_some())
             .finish()
     }
 }
@@ -177,8 +184,12 @@ where
     let stop_writer = CancellationToken::new();
     let writer_stop = stop_writer.clone();
     let writer = tokio::spawn(async move { write_lines(output, &mut rx, writer_stop).await });
-    let on_initialized = hooks.on_initialized.take();
-    let session = Session::new(config, options.clone(), out, hooks.on_upstream_started.clone(), on_initialized);
+    let session_hooks = crate::session::SessionHooks {
+        on_upstream_started: hooks.on_upstream_started.clone(),
+        on_initialized: hooks.on_initialized.take(),
+        on_log_level: hooks.on_log_level.clone(),
+    };
+    let session = Session::new(config, options.clone(), out, session_hooks);
     let mut reader = FrameReader::new(input, options.max_line_bytes);
     let max_depth = options.max_depth;
 

@@ -79,18 +79,47 @@ where
     }
 }
 
+/// The level of the installed stderr log, changeable while it runs.
+#[derive(Clone)]
+pub struct LogLevel(tracing_subscriber::reload::Handle<tracing_subscriber::EnvFilter, tracing_subscriber::Registry>);
+
+impl LogLevel {
+    /// From now on, lines at `level` and above are written (a client's
+    /// `logging/setLevel`: notice counts as info; critical, alert and
+    /// emergency as error).
+    pub fn set(&self, level: mcp_bridge_protocol::types::LoggingLevel) {
+        use mcp_bridge_protocol::types::LoggingLevel;
+        let filter = match level {
+            LoggingLevel::Debug => "debug",
+            LoggingLevel::Info | LoggingLevel::Notice => "info",
+            LoggingLevel::Warning => "warn",
+            _ => "error",
+        };
+        if self.0.reload(tracing_subscriber::EnvFilter::new(filter)).is_err() {
+            tracing::debug!("the log level could not be changed");
+        }
+    }
+}
+
+impl std::fmt::Debug for LogLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogLevel").finish_non_exhaustive()
+    }
+}
+
 /// Installs the stderr log at `level` (`error`, `warning`, `info`,
-/// `debug`, `trace`, or a tracing filter).
-pub fn init(program: &'static str, level: &str) {
+/// `debug`, `trace`, or a tracing filter); the handle changes the level
+/// later. `None` when a log was installed before.
+pub fn init(program: &'static str, level: &str) -> Option<LogLevel> {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let filter = match level {
         "warning" => "warn",
         other => other,
     };
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .event_format(LineFormat { program })
-        .try_init();
+    let (filter, handle) = tracing_subscriber::reload::Layer::new(tracing_subscriber::EnvFilter::new(filter));
+    let lines = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).event_format(LineFormat { program });
+    tracing_subscriber::registry().with(filter).with(lines).try_init().ok().map(|()| LogLevel(handle))
 }
 
 #[cfg(test)]

@@ -155,6 +155,7 @@ pub struct Session {
     /// Fired when the upstream is lost.
     lost: CancellationToken,
     on_upstream_started: Option<Arc<dyn Fn(u32) + Send + Sync>>,
+    on_log_level: Option<crate::frontend::OnLogLevel>,
     log_level: Arc<ClientLogLevel>,
     /// The number of the last `b-` id.
     last_input_id: AtomicU64,
@@ -166,18 +167,37 @@ impl std::fmt::Debug for Session {
     }
 }
 
+/// What a session tells its host (see [`crate::frontend::Hooks`]).
+#[derive(Default)]
+pub struct SessionHooks {
+    /// Gets the process id of each child started.
+    pub on_upstream_started: Option<Arc<dyn Fn(u32) + Send + Sync>>,
+    /// Called at the client's `notifications/initialized`.
+    pub on_initialized: Option<OnInitialized>,
+    /// Called with the level of each `logging/setLevel`.
+    pub on_log_level: Option<crate::frontend::OnLogLevel>,
+}
+
+impl std::fmt::Debug for SessionHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionHooks")
+            .field("on_upstream_started", &self.on_upstream_started.is_some())
+            .field("on_initialized", &self.on_initialized.is_some())
+            .field("on_log_level", &self.on_log_level.is_some())
+            .finish()
+    }
+}
+
 impl Session {
     /// A session in front of the upstream of `config`, writing every message
-    /// for the client to `out`. `on_upstream_started` gets the process id of
-    /// each child started; `on_initialized` is called at the client's
-    /// `notifications/initialized` (see [`crate::frontend::Hooks`]).
+    /// for the client to `out`, telling its host what `hooks` ask for.
     pub fn new(
         config: UpstreamConfig,
         options: FrontendOptions,
         out: mpsc::Sender<Outgoing>,
-        on_upstream_started: Option<Arc<dyn Fn(u32) + Send + Sync>>,
-        on_initialized: Option<OnInitialized>,
+        hooks: SessionHooks,
     ) -> Arc<Session> {
+        let SessionHooks { on_upstream_started, on_initialized, on_log_level } = hooks;
         Arc::new(Session {
             options,
             config,
@@ -187,6 +207,7 @@ impl Session {
             stop_slots: CancellationToken::new(),
             lost: CancellationToken::new(),
             on_upstream_started,
+            on_log_level,
             log_level: Arc::default(),
             last_input_id: AtomicU64::new(0),
         })
@@ -321,6 +342,9 @@ impl Session {
                 return match legacy::parse_set_level(request.params.as_ref()) {
                     Ok(level) => {
                         self.log_level.set(level);
+                        if let Some(hook) = &self.on_log_level {
+                            hook(level);
+                        }
                         self.reply(id, json!({})).await
                     }
                     Err(e) => self.fail_with(Some(id), Cause::InvalidParams, Some(json!(e.to_string()))).await,

@@ -407,7 +407,7 @@ async fn start_session(
         other => other.clone(),
     };
     let legacy = LegacySession::start(
-        |out| Session::new(config, options, out, None, None),
+        |out| Session::new(config, options, out, Default::default()),
         (SESSION_QUEUE, endpoint.legacy.kept_events),
         (owner, holder),
         slot,
