@@ -55,6 +55,7 @@ use serde_json::{Map, Value};
 pub use builder::{BuildError, ServerBuilder};
 pub use bus::{ChangeBus, InProcessBus};
 pub(crate) use connection::Connection;
+pub use connection::RequestOrigin;
 pub use context::RequestContext;
 pub use request_state::DEFAULT_STATE_TTL;
 #[cfg(feature = "skills")]

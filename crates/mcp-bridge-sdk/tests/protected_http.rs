@@ -142,3 +142,29 @@ async fn handlers_see_the_requests_http_headers_but_not_its_credentials() {
     let result = client.call_tool("trace", json!({}), &RequestOptions::default()).await.unwrap();
     assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "trace-42"), "{result:?}");
 }
+
+#[tokio::test]
+async fn a_host_that_mounts_the_server_itself_passes_its_headers_certificates_and_caller() {
+    use mcp_bridge_protocol::{JsonRpcRequest, Message, RequestId};
+    use mcp_bridge_sdk::server::RequestOrigin;
+    use mcp_bridge_sdk::server::protect::PeerCertificates;
+    let server = Server::builder(Implementation::new("mounted", "1"))
+        .tool(Tool::new("origin"), |_call, ctx: RequestContext| async move {
+            let who = ctx.caller.as_ref().and_then(|c| c.subject.clone()).unwrap_or_default();
+            let certificates = ctx.peer_certificates.as_ref().map_or(0, |p| p.chain().len());
+            let seen = format!("{} {who} {certificates}", trace_and_credentials(&ctx));
+            Ok(Reply::Complete(CallToolResult::text(seen)))
+        })
+        .build();
+    let mut headers = axum::http::HeaderMap::new();
+    headers.insert("x-trace", "mounted".parse().unwrap());
+    headers.insert("authorization", "Bearer s3cret".parse().unwrap());
+    let origin = RequestOrigin::default()
+        .with_http_headers(headers)
+        .with_caller(Caller::new("alice", ["read"]))
+        .with_peer_certificates(PeerCertificates::new(vec![vec![0x30, 0x03]]));
+    let params = json!({"name": "origin", "arguments": {}, "_meta": test_support::request_meta(json!({}))});
+    let request = JsonRpcRequest::new(RequestId::Number(1), "tools/call", Some(params));
+    let Message::Result(answer) = server.answer_from(request, origin).await else { panic!("no result") };
+    assert_eq!(answer.result["content"][0]["text"], "mounted alice 1", "{:?}", answer.result);
+}

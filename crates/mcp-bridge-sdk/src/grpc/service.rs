@@ -16,6 +16,8 @@
 //! has no cursor.
 
 use std::future::Future;
+
+use crate::server::RequestOrigin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -241,7 +243,9 @@ impl McpService {
     ) -> Result<Value, Status> {
         let id = RequestId::Number(i64::try_from(self.next_id.fetch_add(1, Ordering::Relaxed)).unwrap_or(0));
         let request = JsonRpcRequest::new(id, method, Some(params));
-        match self.server.answer_with_headers(request, headers.clone(), caller.cloned()).await {
+        let origin =
+            RequestOrigin { http_headers: Some(headers.clone()), caller: caller.cloned(), ..Default::default() };
+        match self.server.answer_from(request, origin).await {
             Message::Result(r) => Ok(r.result),
             Message::Error(e) => Err(status_of(&e.error)),
             _ => Err(refused(error_code::INTERNAL_ERROR, "no response")),

@@ -81,7 +81,6 @@ impl Connection {
     }
 
     /// The connection of a client that presented these TLS certificates.
-    #[cfg(feature = "http-server")]
     pub(crate) fn with_peer_certificates(mut self, peer: Option<super::protect::PeerCertificates>) -> Self {
         self.handle.peer_certificates = peer;
         self
@@ -208,6 +207,30 @@ impl Connection {
     }
 }
 
+/// What a host that reads requests itself knows of where one came from,
+/// for [`Server::answer_from`]: the handler's view of it.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct RequestOrigin {
+    /// The request's HTTP headers (or a gRPC call's metadata); handlers see
+    /// them without credentials.
+    #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
+    pub http_headers: Option<http::HeaderMap>,
+    /// The client's TLS certificates, when it presented some.
+    pub peer_certificates: Option<super::protect::PeerCertificates>,
+    /// Whom the request speaks for, as the host authenticated it.
+    pub caller: Option<super::protect::Caller>,
+}
+
+crate::setters::with_setters! {
+    RequestOrigin {
+        #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
+    some with_http_headers => http_headers: http::HeaderMap,
+        some with_peer_certificates => peer_certificates: super::protect::PeerCertificates,
+        some with_caller => caller: super::protect::Caller,
+    }
+}
+
 fn lock(map: &InFlight) -> std::sync::MutexGuard<'_, Running> {
     map.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -228,16 +251,23 @@ impl Server {
         self.answer_on(request, |connection| connection).await
     }
 
-    /// [`Server::answer`], the handler seeing `headers` as the request's
-    /// HTTP headers (a gRPC call's metadata) and `caller` as its caller.
-    #[cfg(feature = "grpc")]
-    pub(crate) async fn answer_with_headers(
-        &self,
-        request: JsonRpcRequest,
-        headers: http::HeaderMap,
-        caller: Option<super::protect::Caller>,
-    ) -> Message {
-        self.answer_on(request, move |connection| connection.with_http_headers(Some(headers)).with_caller(caller)).await
+    /// [`Server::answer`] for a host that mounts the server in its own
+    /// HTTP or TLS stack: the handler sees what `origin` says of the
+    /// request (its headers, without credentials; the client's
+    /// certificates; the caller the host authenticated).
+    pub async fn answer_from(&self, request: JsonRpcRequest, origin: RequestOrigin) -> Message {
+        if request.method == SubscriptionsListen::NAME {
+            return self.answer(request).await;
+        }
+        let RequestOrigin { caller, peer_certificates, .. } = origin;
+        #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
+        let headers = origin.http_headers;
+        self.answer_on(request, move |connection| {
+            #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
+            let connection = connection.with_http_headers(headers);
+            connection.with_caller(caller).with_peer_certificates(peer_certificates)
+        })
+        .await
     }
 
     /// Serves `request` on a connection of its own (`setup` sets its
