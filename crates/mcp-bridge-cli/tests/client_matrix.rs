@@ -72,18 +72,7 @@ async fn row(library: &Library, target: &[&str]) -> Value {
 async fn every_client_library_works_through_the_stdio_form_and_listen() {
     let server = workspace_binary("mcp-example-server", "mcp-example-server");
     let server = server.to_str().unwrap();
-    let mut listening = Command::new(BRIDGE)
-        .args(["--listen", "127.0.0.1:0", "--listen-no-auth", "--", server])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let url = test_support::stderr_line(&mut listening, "mcp-bridge", |line| {
-        line.split("serving 2025-11-25 clients at ").nth(1).map(|url| url.trim().to_owned())
-    })
-    .await;
+    let (_listening, url) = test_support::listening_bridge(BRIDGE, &["--", server]).await;
     let routes: [(&str, Vec<&str>); 2] = [("stdio form", vec![BRIDGE, "--", server]), ("--listen", vec![&url])];
     let mut table = format!("| library | route | {} |\n|---|---|{}\n", OPERATIONS.join(" | "), "---|".repeat(6));
     let mut failed = Vec::new();

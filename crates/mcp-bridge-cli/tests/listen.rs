@@ -1,7 +1,6 @@
 //! `mcp-bridge --listen`: legacy clients over Streamable HTTP, several at
 //! once, each a session in front of the one upstream child.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -14,20 +13,7 @@ const BRIDGE: &str = env!("CARGO_BIN_EXE_mcp-bridge");
 /// returns it with the endpoint URL it logs. (Access tokens and sockets:
 /// `listen_access.rs`.)
 async fn listening(args: &[&str]) -> (Child, String) {
-    let mut child = Command::new(BRIDGE)
-        .args(["--listen", "127.0.0.1:0", "--listen-no-auth"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let url = test_support::stderr_line(&mut child, "mcp-bridge", |line| {
-        line.split("serving 2025-11-25 clients at ").nth(1).map(|url| url.trim().to_owned())
-    })
-    .await;
-    (child, url)
+    test_support::listening_bridge(BRIDGE, args).await
 }
 
 fn post(url: &str, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {

@@ -149,27 +149,8 @@ async fn calls_waiting_on_an_elicitation_do_not_lock_others_out() {
 
 /// A 2025-11-25 session started from `from`; its id.
 async fn legacy_session(from: Ipv4Addr, addr: SocketAddr, capabilities: Value) -> String {
-    let client = hostile::client_from(from);
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}}});
-    let post = |session: Option<&str>, body: &Value| {
-        let mut request = client
-            .post(format!("http://{addr}/mcp"))
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-11-25")
-            .body(body.to_string());
-        if let Some(session) = session {
-            request = request.header("mcp-session-id", session);
-        }
-        request
-    };
-    let response = post(None, &init).send().await.unwrap();
-    assert_eq!(response.status(), 200);
-    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert_eq!(post(Some(&session), &initialized).send().await.unwrap().status(), 202);
-    session
+    let url = format!("http://{addr}/mcp");
+    legacy_initialize(&hostile::client_from(from), &url, capabilities).await.expect("the session was refused")
 }
 
 /// Sessions the flood opens: past the cap of 1,000.
@@ -185,7 +166,7 @@ async fn a_client_opening_every_session_does_not_lock_others_out() {
     // The flood's newest sessions take the places of its idlest ones.
     assert_eq!(opened, SESSION_FLOOD);
     let other = hostile::client_from(OTHER);
-    let session = legacy_initialize(&other, &url).await.expect("another client's initialize was refused");
+    let session = legacy_initialize(&other, &url, json!({})).await.expect("another client's initialize was refused");
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 2, "b": 3}}});
     let response = legacy_request(&other, &url, Some(&session), &call).send().await.unwrap();
     assert_eq!(response.status(), 200);

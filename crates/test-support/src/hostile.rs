@@ -71,11 +71,11 @@ pub fn legacy_request(
     request
 }
 
-/// A 2025-11-25 `initialize` and `initialized` with `client`: the session's
-/// id, or `None` when refused.
-pub async fn legacy_initialize(client: &reqwest::Client, url: &str) -> Option<String> {
+/// A 2025-11-25 `initialize` (declaring `capabilities`) and `initialized`
+/// with `client`: the session's id, or `None` when refused.
+pub async fn legacy_initialize(client: &reqwest::Client, url: &str, capabilities: Value) -> Option<String> {
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+        "protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}}});
     let response = legacy_request(client, url, None, &init).send().await.ok()?;
     if response.status() != 200 {
         return None;
@@ -96,7 +96,7 @@ pub async fn flood_sessions(url: &str, count: usize) -> usize {
             tokio::spawn(async move {
                 let mut opened = 0;
                 for _ in 0..count / 4 {
-                    opened += usize::from(legacy_initialize(&hostile, &url).await.is_some());
+                    opened += usize::from(legacy_initialize(&hostile, &url, json!({})).await.is_some());
                 }
                 opened
             })
@@ -114,7 +114,7 @@ pub async fn flood_sessions(url: &str, count: usize) -> usize {
 /// 200 with the sum, and their latencies, sorted.
 pub async fn other_legacy_client_calls(url: &str, calls: usize) -> (usize, Vec<Duration>) {
     let other = client_from(OTHER);
-    let Some(session) = legacy_initialize(&other, url).await else { return (0, vec![DEADLINE]) };
+    let Some(session) = legacy_initialize(&other, url, json!({})).await else { return (0, vec![DEADLINE]) };
     let (mut answered, mut latencies) = (0, Vec::new());
     for id in 0..calls {
         let call = json!({"jsonrpc": "2.0", "id": id + 1, "method": "tools/call", "params": {

@@ -328,6 +328,25 @@ pub fn ts_sdk_dir() -> PathBuf {
     dir
 }
 
+/// Starts `mcp-bridge --listen 127.0.0.1:0 --listen-no-auth ARGS` (the
+/// binary at `bridge`) and returns it with the endpoint URL it logs.
+pub async fn listening_bridge(bridge: &str, args: &[&str]) -> (Child, String) {
+    let mut child = tokio::process::Command::new(bridge)
+        .args(["--listen", "127.0.0.1:0", "--listen-no-auth"])
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let url = stderr_line(&mut child, "mcp-bridge", |line| {
+        line.split("serving 2025-11-25 clients at ").nth(1).map(|url| url.trim().to_owned())
+    })
+    .await;
+    (child, url)
+}
+
 /// The TypeScript SDK 2.x client package (`@modelcontextprotocol/client`)
 /// `scripts/test` installs. Panics with the way to install it when it is
 /// missing.
