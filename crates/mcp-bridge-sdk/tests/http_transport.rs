@@ -13,7 +13,7 @@ mod common;
 
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
-use mcp_bridge_protocol::types::ContentBlock;
+use mcp_bridge_protocol::types::{CallToolResult, ContentBlock};
 use mcp_bridge_sdk::BoxFuture;
 use mcp_bridge_sdk::client::Diagnostics;
 use mcp_bridge_sdk::server::http::HttpOptions;
@@ -409,4 +409,30 @@ async fn a_2025_11_25_sessions_get_stream_and_delete_follow_no_redirect_to_anoth
     let seen = seen.lock().unwrap().clone();
     assert!(seen.contains(&"GET".to_owned()) && seen.contains(&"DELETE".to_owned()), "{seen:?}");
     assert!(received.lock().unwrap().is_empty(), "the other origin got nothing");
+}
+
+#[tokio::test]
+async fn a_tool_with_invalid_header_annotations_is_removed_and_the_hook_told_why() {
+    let tool = |name: &str, header: &str| -> mcp_bridge_protocol::types::Tool {
+        serde_json::from_value(json!({"name": name, "inputSchema": {"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": header}}}}))
+        .unwrap()
+    };
+    let answer = |_call, _ctx| async { Ok(mcp_bridge_sdk::Reply::Complete(CallToolResult::text("ok"))) };
+    let server = Server::builder(mcp_bridge_protocol::types::Implementation::new("annotated", "1"))
+        .tool(tool("good", "Region"), answer)
+        .tool(tool("bad", "Bad Name"), answer)
+        .build();
+    let addr = serve(server.http_router(HttpOptions::default())).await;
+    let rejected = Arc::new(Mutex::new(Vec::new()));
+    let seen = rejected.clone();
+    let hook: mcp_bridge_sdk::transport::http::RejectedToolHook =
+        Arc::new(move |name: &str, reason: &str| seen.lock().unwrap().push((name.to_owned(), reason.to_owned())));
+    let client = client(HttpConfig::new(format!("http://{addr}/mcp")).with_on_rejected_tool(hook));
+    let tools = client.list_all_tools(&RequestOptions::default()).await.unwrap();
+    assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["good"]);
+    let rejected = rejected.lock().unwrap().clone();
+    assert_eq!(rejected.len(), 1, "{rejected:?}");
+    assert_eq!(rejected[0].0, "bad");
+    assert!(rejected[0].1.contains("Bad Name"), "the reason names the header: {rejected:?}");
 }

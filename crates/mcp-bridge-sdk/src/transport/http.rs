@@ -45,7 +45,7 @@ use legacy::{LegacySession, SessionSlot};
 
 pub use super::credentials::{AuthProvider, AuthRefusal, BearerToken, Credentials, DEFAULT_MAX_RESPONSE_BYTES};
 pub(crate) use config::build_client_with;
-pub use config::{HttpConfig, ProxyConfig};
+pub use config::{HttpConfig, ProxyConfig, RejectedToolHook};
 
 /// Whether a server that answers an `initialize` POST with this status may
 /// be one of the HTTP+SSE transport of 2024-11-05 (the transport then
@@ -389,6 +389,9 @@ fn learn_tools(shared: &Shared, message: &mut Message) {
             }
             Err(reason) => {
                 tracing::warn!(tool = %name, "tool removed from tools/list: {reason}");
+                if let Some(hook) = &shared.config.on_rejected_tool {
+                    hook(&name, &reason.to_string());
+                }
                 false
             }
         }

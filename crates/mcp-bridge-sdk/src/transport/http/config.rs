@@ -34,7 +34,14 @@ pub struct HttpConfig {
     /// Requests sent at once; more wait for a free slot (listen streams
     /// are not counted).
     pub max_in_flight: usize,
+    /// Told of each tool removed from a `tools/list` result because its
+    /// `x-mcp-header` annotations are not valid (besides the warning logged).
+    pub on_rejected_tool: Option<RejectedToolHook>,
 }
+
+/// Receives a tool's name and why its `x-mcp-header` annotations were
+/// refused (see [`HttpConfig::on_rejected_tool`]).
+pub type RejectedToolHook = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
 crate::setters::with_setters! {
     HttpConfig {
@@ -45,6 +52,7 @@ crate::setters::with_setters! {
         some with_client_identity_file => client_identity_file: impl Into<PathBuf>,
         some with_auth => auth: Arc<dyn AuthProvider>,
         value with_max_in_flight => max_in_flight: usize,
+        some with_on_rejected_tool => on_rejected_tool: RejectedToolHook,
     }
 }
 
@@ -61,6 +69,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("client_identity_file", &self.client_identity_file)
             .field("auth", &self.auth)
             .field("max_in_flight", &self.max_in_flight)
+            .field("on_rejected_tool", &self.on_rejected_tool.is_some())
             .finish()
     }
 }
@@ -97,6 +106,7 @@ impl HttpConfig {
             client_identity_file: None,
             auth: None,
             max_in_flight: crate::limits::HTTP_MAX_IN_FLIGHT,
+            on_rejected_tool: None,
         }
     }
 }
