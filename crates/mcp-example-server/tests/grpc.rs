@@ -334,3 +334,27 @@ async fn a_protected_service_checks_each_calls_bearer_token_and_scopes() {
     let saved = writer.call_tool("set_note", write, &o).await.unwrap();
     assert_eq!(text_of(&saved.content), "note://grpc saved");
 }
+
+#[tokio::test]
+async fn a_tools_annotated_parameters_go_in_the_calls_metadata() {
+    use mcp_bridge_protocol::types::{CallToolResult, Implementation, Tool};
+    use mcp_bridge_sdk::{Reply, RequestContext, Server};
+    let tool: Tool = serde_json::from_value(json!({"name": "where", "inputSchema": {"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"}}}}))
+    .unwrap();
+    let server = Server::builder(Implementation::new("annotated", "1"))
+        .tool(tool, |_call, ctx: RequestContext| async move {
+            let headers = ctx.http_headers.as_ref();
+            let region = headers.and_then(|h| h.get("mcp-param-region")).and_then(|v| v.to_str().ok());
+            Ok(Reply::Complete(CallToolResult::text(region.unwrap_or("none"))))
+        })
+        .build();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { serve(&server, listener, GrpcServeOptions::default(), std::future::pending()).await });
+    let client = client(GrpcConfig::new(format!("http://{addr}")), "Grpc");
+    let o = RequestOptions::default();
+    assert_eq!(client.list_all_tools(&o).await.unwrap().len(), 1);
+    let answer = client.call_tool("where", json!({"region": "eu-west"}), &o).await.unwrap();
+    assert_eq!(text_of(&answer.content), "eu-west", "the parameter went along as mcp-param-region");
+}

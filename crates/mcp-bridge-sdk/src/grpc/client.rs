@@ -1,8 +1,9 @@
 //! The client transport over gRPC: each request of the client becomes its
 //! RPC (one unary call each), with the protocol version in the
 //! `mcp-protocol-version` metadata key, the call's tool in `mcp-tool-name`,
-//! the read's resource in `mcp-resource-uri`, and the credentials in
-//! `authorization`.
+//! the read's resource in `mcp-resource-uri`, the tool's annotated
+//! parameters in `mcp-param-*` (learned from `tools/list`, as the HTTP
+//! transport mirrors them), and the credentials in `authorization`.
 //!
 //! The proto has no `server/discover`: the transport answers it itself, for
 //! revision 2026-07-28 with every list and completion offered (an RPC the
@@ -15,7 +16,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_bridge_protocol::meta::PROTOCOL_VERSION_KEY;
-use mcp_bridge_protocol::method::{Method, NotificationsCancelled, ServerDiscover};
+use mcp_bridge_protocol::method::{Method, NotificationsCancelled, ServerDiscover, ToolsCall, ToolsList};
 use mcp_bridge_protocol::{
     ErrorObject, JsonRpcErrorResponse, JsonRpcRequest, JsonRpcResultResponse, Message, RequestId, error_code,
 };
@@ -31,6 +32,7 @@ use super::{DEFAULT_MAX_MESSAGE_BYTES, PROTOCOL_VERSION_HEADER, RESOURCE_URI_HEA
 use crate::error::Error;
 use crate::limits::{CLOSE_GRACE, OUTGOING_QUEUE};
 use crate::task_group::TaskGroup;
+use crate::transport::tool_headers::ToolHeaders;
 use crate::transport::{Credential, Incoming, Transport};
 
 /// Where an MCP server's gRPC service is, and how to call it.
@@ -133,6 +135,7 @@ async fn pump(
 ) {
     let mut calls = JoinSet::new();
     let mut by_id: HashMap<RequestId, AbortHandle> = HashMap::new();
+    let tool_headers = ToolHeaders::default();
     loop {
         tokio::select! {
             () = closed.cancelled() => break,
@@ -144,9 +147,10 @@ async fn pump(
                 Some(Message::Request(request)) => {
                     let id = request.id.clone();
                     let (client, config, to_client) = (client.clone(), config.clone(), to_client.clone());
+                    let tool_headers = tool_headers.clone();
                     let handle = calls.spawn(async move {
                         let id = request.id.clone();
-                        for incoming in call(client, &config, request).await {
+                        for incoming in call(client, &config, &tool_headers, request).await {
                             let _ = to_client.send(incoming).await;
                         }
                         id
@@ -180,8 +184,15 @@ fn discovered(id: RequestId) -> Message {
     Message::Result(JsonRpcResultResponse::new(id, result))
 }
 
-/// One request's RPC; what the client hears of it.
-async fn call(mut client: McpClient<Channel>, config: &GrpcConfig, request: JsonRpcRequest) -> Vec<Incoming> {
+/// One request's RPC; what the client hears of it. A `tools/call` carries
+/// the parameters `tool_headers` says to mirror; a `tools/list` result
+/// teaches them.
+async fn call(
+    mut client: McpClient<Channel>,
+    config: &GrpcConfig,
+    tool_headers: &ToolHeaders,
+    request: JsonRpcRequest,
+) -> Vec<Incoming> {
     let id = request.id.clone();
     let fail = |error: ErrorObject| {
         vec![Incoming::Message(Message::Error(JsonRpcErrorResponse::new(Some(id.clone()), error)))]
@@ -190,7 +201,15 @@ async fn call(mut client: McpClient<Channel>, config: &GrpcConfig, request: Json
         Some(Value::Object(params)) => params,
         _ => Map::new(),
     };
-    let metadata = match call_metadata(config, &request.method, &params) {
+    let mirrored = if request.method == ToolsCall::NAME {
+        match tool_headers.of_call(Some(&Value::Object(params.clone()))) {
+            Ok(mirrored) => mirrored,
+            Err(e) => return vec![Incoming::Failed { id, error: Error::InvalidRequest { reason: e.to_string() } }],
+        }
+    } else {
+        Vec::new()
+    };
+    let metadata = match call_metadata(config, &request.method, &params, &mirrored) {
         Ok(metadata) => metadata,
         Err(error) => return vec![Incoming::Failed { id, error }],
     };
@@ -215,7 +234,12 @@ async fn call(mut client: McpClient<Channel>, config: &GrpcConfig, request: Json
         Ok(response) => {
             let status = Incoming::HttpStatus { id: id.clone(), status: 200 };
             match response.into_json() {
-                Ok(result) => vec![status, Incoming::Message(Message::Result(JsonRpcResultResponse::new(id, result)))],
+                Ok(mut result) => {
+                    if method == ToolsList::NAME {
+                        tool_headers.learn(&mut result, None);
+                    }
+                    vec![status, Incoming::Message(Message::Result(JsonRpcResultResponse::new(id, result)))]
+                }
                 Err(e) => vec![
                     status,
                     Incoming::Failed { id, error: Error::InvalidResponse { method: method.into(), reason: e.0 } },
@@ -238,11 +262,12 @@ async fn call(mut client: McpClient<Channel>, config: &GrpcConfig, request: Json
 }
 
 /// The metadata of one call: the protocol version, the routing keys, the
-/// credentials and the configured headers.
+/// mirrored parameters, the credentials and the configured headers.
 fn call_metadata(
     config: &GrpcConfig,
     method: &str,
     params: &Map<String, Value>,
+    mirrored: &[(String, String)],
 ) -> Result<tonic::metadata::MetadataMap, Error> {
     let mut headers = http::HeaderMap::new();
     let invalid = |name: &str| Error::InvalidRequest { reason: format!("the {name} metadata value is not valid") };
@@ -252,7 +277,7 @@ fn call_metadata(
         headers.insert(name, value);
         Ok(())
     };
-    for (name, value) in &config.headers {
+    for (name, value) in config.headers.iter().chain(mirrored) {
         put(name, value)?;
     }
     if let Some(value) = authorization(config) {

@@ -25,13 +25,12 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::sse::SseParser;
+use super::tool_headers::ToolHeaders;
 use super::{Incoming, Transport};
 use crate::error::Error;
 use crate::limits::{CLOSE_GRACE, OUTGOING_QUEUE};
 use crate::task_group::TaskGroup;
-use mcp_bridge_protocol::headers::{
-    HeaderError, HeaderParam, encode_header_value, header_params, header_values, name_member,
-};
+use mcp_bridge_protocol::headers::{HeaderError, encode_header_value, name_member};
 
 mod answer;
 mod config;
@@ -44,8 +43,9 @@ use answer::read_answer;
 use legacy::{LegacySession, SessionSlot};
 
 pub use super::credentials::{AuthProvider, AuthRefusal, BearerToken, Credentials, DEFAULT_MAX_RESPONSE_BYTES};
+pub use super::tool_headers::RejectedToolHook;
 pub(crate) use config::build_client_with;
-pub use config::{HttpConfig, ProxyConfig, RejectedToolHook};
+pub use config::{HttpConfig, ProxyConfig};
 
 /// Whether a server that answers an `initialize` POST with this status may
 /// be one of the HTTP+SSE transport of 2024-11-05 (the transport then
@@ -134,9 +134,6 @@ fn client_and_tunnel(config: &HttpConfig) -> Result<(reqwest::Client, Option<()>
 /// Each request's exchange, by its id: cancelled to close its stream.
 type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
 
-/// The `x-mcp-header` annotations of the tools, learned from `tools/list`.
-type Annotations = Arc<Mutex<HashMap<String, Vec<HeaderParam>>>>;
-
 /// What the pump shares with each exchange.
 #[derive(Clone)]
 struct Shared {
@@ -144,7 +141,8 @@ struct Shared {
     config: Arc<HttpConfig>,
     to_client: mpsc::Sender<Incoming>,
     in_flight: InFlight,
-    annotations: Annotations,
+    /// The tools' `x-mcp-header` annotations, learned from `tools/list`.
+    tool_headers: ToolHeaders,
     /// Slots for requests sent at once.
     slots: Arc<tokio::sync::Semaphore>,
     /// The 2025-11-25 session, once an `initialize` started one.
@@ -173,7 +171,7 @@ async fn pump(
         config,
         to_client,
         in_flight: Arc::default(),
-        annotations: Arc::default(),
+        tool_headers: ToolHeaders::default(),
         slots,
         session,
         old_sse: Arc::default(),
@@ -364,38 +362,15 @@ fn param_headers(shared: &Shared, request: &JsonRpcRequest) -> Result<Vec<(Strin
     if request.method != ToolsCall::NAME {
         return Ok(Vec::new());
     }
-    let params = request.params.as_ref();
-    let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else { return Ok(Vec::new()) };
-    let annotated = lock(&shared.annotations).get(name).cloned().unwrap_or_default();
-    header_values(&annotated, params.and_then(|p| p.get("arguments")))
+    shared.tool_headers.of_call(request.params.as_ref())
 }
 
-/// Removes the tools whose `x-mcp-header` annotations are invalid from a
-/// `tools/list` result, and learns the annotations of the others.
+/// Learns the tools' header annotations from a `tools/list` result,
+/// removing the tools whose annotations are not valid.
 fn learn_tools(shared: &Shared, message: &mut Message) {
-    let Message::Result(result) = message else { return };
-    let Some(tools) = result.result.get_mut("tools").and_then(Value::as_array_mut) else { return };
-    let mut annotations = lock(&shared.annotations);
-    tools.retain(|tool| {
-        let name = tool.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
-        match header_params(tool.get("inputSchema").unwrap_or(&Value::Null)) {
-            Ok(params) => {
-                if params.is_empty() {
-                    annotations.remove(&name);
-                } else {
-                    annotations.insert(name, params);
-                }
-                true
-            }
-            Err(reason) => {
-                tracing::warn!(tool = %name, "tool removed from tools/list: {reason}");
-                if let Some(hook) = &shared.config.on_rejected_tool {
-                    hook(&name, &reason.to_string());
-                }
-                false
-            }
-        }
-    });
+    if let Message::Result(result) = message {
+        shared.tool_headers.learn(&mut result.result, shared.config.on_rejected_tool.as_ref());
+    }
 }
 
 /// One POST of a request, with its credentials when there is a provider.

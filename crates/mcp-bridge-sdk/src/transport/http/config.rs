@@ -10,6 +10,7 @@ use crate::error::Error;
 use crate::limits::HTTP_MAX_REDIRECTS;
 use crate::transport::credentials::{AuthProvider, DEFAULT_MAX_RESPONSE_BYTES, without_credentials};
 use crate::transport::tls::read_pem;
+use crate::transport::tool_headers::RejectedToolHook;
 
 /// Where and how to reach a Streamable HTTP server.
 #[derive(Clone)]
@@ -38,10 +39,6 @@ pub struct HttpConfig {
     /// `x-mcp-header` annotations are not valid (besides the warning logged).
     pub on_rejected_tool: Option<RejectedToolHook>,
 }
-
-/// Receives a tool's name and why its `x-mcp-header` annotations were
-/// refused (see [`HttpConfig::on_rejected_tool`]).
-pub type RejectedToolHook = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
 crate::setters::with_setters! {
     HttpConfig {
