@@ -180,8 +180,13 @@ async fn a_client_opening_every_session_does_not_lock_others_out() {
 /// (about 20 MiB) and the allocator's leftovers of building them.
 const RSS_BOUND_KIB: u64 = 96 * 1024;
 
+/// The two memory tests run one after the other: each builds 512 MiB of
+/// results, and their servers' memory is what they measure.
+static ONE_BIG_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn big_results_never_read_do_not_pile_up_in_memory() {
+    let _alone = ONE_BIG_AT_A_TIME.lock().await;
     let (server, addr) = start(&[]).await;
     let headers = "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: big\r\n";
     let call = |id| {
@@ -196,6 +201,7 @@ async fn big_results_never_read_do_not_pile_up_in_memory() {
 /// are bounded as the SDK's are.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn big_legacy_results_never_read_do_not_pile_up_in_memory() {
+    let _alone = ONE_BIG_AT_A_TIME.lock().await;
     let (server, addr) = start(&[]).await;
     let session = legacy_session(HOSTILE, addr, json!({})).await;
     let headers = format!("MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {session}\r\n");

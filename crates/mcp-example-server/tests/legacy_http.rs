@@ -13,14 +13,19 @@ use test_support::request_meta;
 use tokio_util::sync::CancellationToken;
 
 async fn start(legacy: LegacyHttpOptions) -> (SocketAddr, CancellationToken) {
+    start_with(HttpOptions::default(), legacy).await
+}
+
+/// [`start`] with these HTTP options.
+async fn start_with(http: HttpOptions, legacy: LegacyHttpOptions) -> (SocketAddr, CancellationToken) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let stop = CancellationToken::new();
     let server = mcp_example_server::build_server();
     let stopped = stop.clone();
-    tokio::spawn(async move {
-        serve_http(&server, listener, HttpOptions::default(), legacy, async move { stopped.cancelled().await }).await
-    });
+    tokio::spawn(
+        async move { serve_http(&server, listener, http, legacy, async move { stopped.cancelled().await }).await },
+    );
     (addr, stop)
 }
 
@@ -240,9 +245,11 @@ async fn sessions_end_with_delete_and_bad_or_missing_ids_versions_and_floods_are
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unused_session_ends_after_its_idle_time_and_oversized_bodies_are_refused() {
     let legacy = LegacyHttpOptions::default().with_idle_timeout(Duration::from_millis(200));
-    let (addr, stop) = start(legacy).await;
+    // A low limit: the oversized body fits the socket's buffers whole, so
+    // the 413 is read rather than lost to a reset under the client's write.
+    let (addr, stop) = start_with(HttpOptions::default().with_max_body_bytes(1024), legacy).await;
     let session = initialize(addr, json!({})).await;
-    let big = request(json!(1), "tools/call", json!({"name": "echo", "arguments": {"text": "x".repeat(5 << 20)}}));
+    let big = request(json!(1), "tools/call", json!({"name": "echo", "arguments": {"text": "x".repeat(2048)}}));
     assert_eq!(post(addr, Some(&session), &big).send().await.unwrap().status(), 413);
     let ping = request(json!(2), "ping", json!({}));
     // Unused, the session ends within a few sweeps of its idle time. Each
