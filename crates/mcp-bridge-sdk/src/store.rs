@@ -255,7 +255,11 @@ impl<S: RecordStore> Indexed<S> {
     fn update_index(&self, change: impl FnOnce(&mut Vec<String>)) -> Result<(), StoreError> {
         let mut keys = self.keys()?;
         change(&mut keys);
-        self.inner.save(INDEX_KEY, &serde_json::to_string(&keys).map_err(|e| StoreError::Encode(e.to_string()))?)
+        self.write_index(&keys)
+    }
+
+    fn write_index(&self, keys: &[String]) -> Result<(), StoreError> {
+        self.inner.save(INDEX_KEY, &serde_json::to_string(keys).map_err(|e| StoreError::Encode(e.to_string()))?)
     }
 
     /// Removes every record: those the index names, then, where the store
@@ -269,8 +273,8 @@ impl<S: RecordStore> Indexed<S> {
             let keys = self.keys()?;
             for (done, key) in keys.iter().enumerate() {
                 if let Err(e) = self.inner.remove(key) {
-                    let left = keys[done..].to_vec();
-                    let _ = self.inner.save(INDEX_KEY, &serde_json::to_string(&left).unwrap_or_default());
+                    // The records not removed stay indexed; the store's error is the one to report.
+                    let _ = self.write_index(&keys[done..]);
                     return Err(e);
                 }
             }
