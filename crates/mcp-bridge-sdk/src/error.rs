@@ -121,6 +121,15 @@ pub enum Error {
         /// What went wrong.
         reason: String,
     },
+    /// A task was polled as often as the client's budget allows and had
+    /// still not ended (Tasks extension); it was cancelled on the server.
+    #[error("task {task_id} had not ended after {polls} polls")]
+    TaskPollBudget {
+        /// The task.
+        task_id: String,
+        /// The budget: `ClientOptions::max_task_polls`.
+        polls: usize,
+    },
     /// The server cancelled the task the request became (Tasks extension).
     #[error("task {task_id} was cancelled")]
     TaskCancelled {

@@ -36,6 +36,11 @@ pub const HTTP_MAX_IN_FLIGHT: usize = 64;
 /// loop.
 pub const HTTP_MAX_REDIRECTS: usize = 5;
 
+/// Polls of one task before `await_task` gives up and cancels it: the
+/// deadline bounds the time, this the requests, so a server suggesting the
+/// shortest interval for ten minutes cannot draw 12,000 polls out of a client.
+pub const MAX_TASK_POLLS: usize = 1_000;
+
 /// Pages the automatic pagination helpers read before they stop.
 pub const MAX_AUTO_PAGES: usize = 64;
 

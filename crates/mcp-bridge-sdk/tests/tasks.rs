@@ -240,6 +240,22 @@ async fn failures_cancellation_and_time_limits() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_task_polled_as_often_as_the_budget_allows_is_cancelled() {
+    let server = server();
+    let capabilities = serde_json::from_value(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})).unwrap();
+    let options = ClientOptions::new("tasks-client", "1").with_capabilities(capabilities).with_max_task_polls(3);
+    let client = Client::new(options, transport::memory::connect(&server));
+    let o = RequestOptions::default();
+    let ToolOutcome::Task(slow) = client.call_tool_or_task("sleep", json!({"ms": 60_000}), &o).await.unwrap() else {
+        panic!()
+    };
+    // Long before the ten-minute deadline: three polls 20 ms apart.
+    let over = client.await_task(&slow.task_id, &o).await.unwrap_err();
+    assert!(matches!(&over, Error::TaskPollBudget { polls: 3, task_id } if *task_id == slow.task_id), "{over:?}");
+    assert_eq!(client.get_task(&slow.task_id, &o).await.unwrap().status, TaskStatus::Cancelled);
+}
+
+#[tokio::test(start_paused = true)]
 async fn input_rounds_then_a_task_and_status_notifications_on_a_listen_stream() {
     let server = server();
     let asked = Arc::new(AtomicUsize::new(0));

@@ -8,7 +8,6 @@ use serde_json::{Map, Value, json};
 use super::{Client, RequestOptions, cursor_params, parse_result};
 use crate::apps::{APP_MIME_TYPE, UiResource};
 use crate::error::{Error, Result};
-use crate::limits::MAX_AUTO_PAGES;
 
 fn uri_params(uri: &str) -> Map<String, Value> {
     Map::from_iter([("uri".to_owned(), json!(uri))])
@@ -37,27 +36,16 @@ impl Client {
     /// # Errors
     /// See [`Error`].
     pub async fn list_skills(&self, cursor: Option<&str>, options: &RequestOptions) -> Result<ListSkillsResult> {
-        let value = self.request_raw(SkillsList::NAME, cursor_params(cursor), options).await?;
-        parse_result(SkillsList::NAME, value)
+        self.request::<SkillsList>(super::methods::page(cursor), options).await
     }
 
-    /// Every skill, following `nextCursor` for at most 64 pages.
+    /// Every skill, following `nextCursor` for at most
+    /// [`ClientOptions::max_pages`](crate::ClientOptions::max_pages) pages.
     ///
     /// # Errors
     /// See [`Error`].
     pub async fn list_all_skills(&self, options: &RequestOptions) -> Result<Vec<Skill>> {
-        let mut skills = Vec::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_AUTO_PAGES {
-            let mut page = self.list_skills(cursor.as_deref(), options).await?;
-            skills.append(&mut page.skills);
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => return Ok(skills),
-            }
-        }
-        tracing::warn!("skills/list stopped after {MAX_AUTO_PAGES} pages");
-        Ok(skills)
+        self.all_pages::<SkillsList, _>(options, |r: ListSkillsResult| (r.skills, r.next_cursor)).await
     }
 
     /// `skills/get`: the entry of the skill whose `SKILL.md` is at `uri`.

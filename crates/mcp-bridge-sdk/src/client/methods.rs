@@ -38,7 +38,7 @@ pub(super) fn cursor_params(cursor: Option<&str>) -> Map<String, Value> {
 }
 
 /// A page's params.
-fn page(cursor: Option<&str>) -> PaginatedRequestParams {
+pub(super) fn page(cursor: Option<&str>) -> PaginatedRequestParams {
     PaginatedRequestParams { cursor: cursor.map(str::to_owned), ..Default::default() }
 }
 
@@ -236,7 +236,7 @@ impl Client {
 
     /// Reads every page of a list, following `nextCursor` for at most
     /// [`ClientOptions::max_pages`](crate::ClientOptions::max_pages) pages.
-    async fn all_pages<M: RequestMethod<Params = PaginatedRequestParams>, T>(
+    pub(super) async fn all_pages<M: RequestMethod<Params = PaginatedRequestParams>, T>(
         &self,
         options: &RequestOptions,
         split: impl Fn(M::Result) -> (Vec<T>, Option<String>),

@@ -18,7 +18,9 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::limits::{MAX_AUTO_PAGES, MAX_INPUT_ROUNDS, MAX_PENDING_REQUESTS, MAX_PROGRESS_RATE_PER_S, REQUEST_TIMEOUT};
+use crate::limits::{
+    MAX_AUTO_PAGES, MAX_INPUT_ROUNDS, MAX_PENDING_REQUESTS, MAX_PROGRESS_RATE_PER_S, MAX_TASK_POLLS, REQUEST_TIMEOUT,
+};
 use crate::{BoxError, BoxFuture};
 
 /// A callback for notifications; it gets a reference valid during the call.
@@ -231,6 +233,10 @@ pub struct ClientOptions {
     /// following `nextCursor`; [`MAX_AUTO_PAGES`] by default (a server whose
     /// cursor never ends cannot keep the client reading).
     pub max_pages: usize,
+    /// The most `tasks/get` polls `await_task` makes of one task before it
+    /// cancels the task and fails with [`crate::Error::TaskPollBudget`];
+    /// [`MAX_TASK_POLLS`] by default. The time limit applies as well.
+    pub max_task_polls: usize,
     /// The result cache; off by default.
     pub cache: super::CacheOptions,
     /// What the client accepts as an icon.
@@ -256,6 +262,7 @@ crate::setters::with_setters! {
         value with_max_pending => max_pending: usize,
         value with_max_input_rounds => max_input_rounds: usize,
         value with_max_pages => max_pages: usize,
+        value with_max_task_polls => max_task_polls: usize,
         value with_cache => cache: super::CacheOptions,
         #[cfg(feature = "icons")]
     value with_icons => icons: crate::icons::IconPolicy,
@@ -293,6 +300,7 @@ impl ClientOptions {
             max_pending: MAX_PENDING_REQUESTS,
             max_input_rounds: MAX_INPUT_ROUNDS,
             max_pages: MAX_AUTO_PAGES,
+            max_task_polls: MAX_TASK_POLLS,
             cache: super::CacheOptions::default(),
             #[cfg(feature = "icons")]
             icons: crate::icons::IconPolicy::default(),

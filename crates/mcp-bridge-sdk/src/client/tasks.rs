@@ -165,13 +165,16 @@ impl Client {
     /// Follows a task to its end: polls at the server's suggested interval,
     /// answers each new input request once with the hooks, and returns the
     /// completed task (see [`task_result`]). The time limit is
-    /// `options.timeout` (600 s when unset); when it passes, or
-    /// `options.cancel` fires, the task is cancelled on the server too.
+    /// `options.timeout` (600 s when unset) and the poll budget
+    /// [`ClientOptions::max_task_polls`](crate::ClientOptions::max_task_polls);
+    /// when either runs out, or `options.cancel` fires, the task is
+    /// cancelled on the server too.
     ///
     /// # Errors
     /// [`Error::Rpc`] with the task's error (also in the diagnostics) when
     /// it failed, [`Error::TaskCancelled`] when it was cancelled,
-    /// [`Error::Timeout`] or [`Error::Cancelled`] as above.
+    /// [`Error::Timeout`], [`Error::TaskPollBudget`] or [`Error::Cancelled`]
+    /// as above.
     pub async fn await_task(&self, task_id: &str, options: &RequestOptions) -> Result<Task> {
         let limit =
             options.timeout.unwrap_or(MAX_TOTAL_TIMEOUT).min(options.max_total_timeout.unwrap_or(MAX_TOTAL_TIMEOUT));
@@ -196,6 +199,7 @@ impl Client {
                 | Err(Error::Rpc { .. }
                     | Error::TaskCancelled { .. }
                     | Error::Timeout { .. }
+                    | Error::TaskPollBudget { .. }
                     | Error::Cancelled { .. })
         );
         if let (Some(store), true) = (store, over)
@@ -251,7 +255,13 @@ impl Client {
         answered: &mut BTreeSet<String>,
     ) -> Result<Task> {
         let cancel = options.cancel.clone().unwrap_or_default();
+        let budget = self.inner.options.max_task_polls;
+        let mut polls = 0;
         let stopped = loop {
+            if polls == budget {
+                break Error::TaskPollBudget { task_id: task_id.to_owned(), polls };
+            }
+            polls += 1;
             let task = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => break Error::Cancelled { method: TasksGet::NAME.into() },

@@ -400,6 +400,9 @@ pub fn error_of_sdk(error: &mcp_bridge_sdk::Error, method: &str) -> Option<Error
         Error::Transport { reason } => (Cause::TransportFailed, json!(reason)),
         Error::Connect { .. } | Error::Upgrade { .. } => (Cause::NotConnected, Value::Null),
         Error::TaskCancelled { task_id } => (Cause::TaskCancelled, json!({ "task_id": task_id })),
+        Error::TaskPollBudget { task_id, polls } => {
+            (Cause::Timeout, json!({ "method": method, "task_id": task_id, "polls": polls }))
+        }
         _ => (Cause::TransportFailed, Value::Null),
     };
     Some(error_for(cause, (!detail.is_null()).then_some(detail)))
