@@ -189,6 +189,17 @@ pub(crate) struct Connection {
     #[arg(long, value_name = "FILE")]
     pub(crate) ca_file: Option<PathBuf>,
 
+    /// Trust the CA certificates of --ca-file only, not the system's roots
+    /// (for the server and its sign-in).
+    #[arg(long, requires = "ca_file")]
+    pub(crate) ca_file_only: bool,
+
+    /// A certificate revocation list, PEM (repeatable): the server's
+    /// certificate is refused when it is revoked, or when no list is from
+    /// its issuer.
+    #[arg(long = "crl-file", value_name = "FILE")]
+    pub(crate) crl_files: Vec<PathBuf>,
+
     /// The largest JSON response, or event of a stream, from the URL.
     #[arg(long, default_value_t = 64 * 1024 * 1024, value_name = "BYTES")]
     pub(crate) max_response_bytes: usize,

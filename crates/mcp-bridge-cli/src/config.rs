@@ -12,6 +12,7 @@ use mcp_bridge_sdk::auth::{
 };
 use mcp_bridge_sdk::client::Era;
 use mcp_bridge_sdk::toolset::config::ServerEntry;
+use mcp_bridge_sdk::transport::TlsClientOptions;
 use mcp_bridge_sdk::transport::http::{HttpConfig, ProxyConfig};
 use mcp_bridge_sdk::transport::stdio::StdioCommand;
 
@@ -109,7 +110,10 @@ pub(crate) fn http_config(connection: &Connection, url: &str) -> Result<(HttpCon
     let mut http = HttpConfig::new(url);
     http.max_response_bytes = connection.max_response_bytes;
     http.proxy = ProxyConfig::from_environment(url, |name| std::env::var(name).ok());
-    http.ca_file = connection.ca_file.clone();
+    http.tls = TlsClientOptions::default()
+        .with_only_ca_file(connection.ca_file_only)
+        .with_crl_files(connection.crl_files.clone());
+    http.tls.ca_file = connection.ca_file.clone();
     http.headers = headers;
     http.check().map_err(|e| format!("{e}"))?;
     Ok((http, variables))

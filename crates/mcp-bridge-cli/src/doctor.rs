@@ -109,10 +109,7 @@ async fn examine_url(report: &mut Report, mut http: HttpConfig) {
     let first = first_post(&probe, &http).await;
     report.reach = first.reach;
     report.tls = first.tls.map(|mut tls| {
-        tls.trusted_by = match &http.ca_file {
-            Some(file) => format!("the system's roots and {}", file.display()),
-            None => "the system's roots".into(),
-        };
+        tls.trusted_by = http.tls.trusted_by();
         tls
     });
     report.clock_skew_s = first.skew;

@@ -26,9 +26,15 @@ fn home(name: &str) -> PathBuf {
 
 /// Runs the doctor with `args` in `home`; its exit code, stdout.
 async fn doctor(home: &Path, args: &[&str]) -> (i32, String) {
+    doctor_with(home, &[], args).await
+}
+
+/// [`doctor`] with more environment variables.
+async fn doctor_with(home: &Path, env: &[(&str, &Path)], args: &[&str]) -> (i32, String) {
     let output = tokio::process::Command::new(BRIDGE)
         .arg("doctor")
         .args(args)
+        .envs(env.iter().copied())
         .env("HOME", home)
         .env_remove("XDG_STATE_HOME")
         .env_remove("XDG_CONFIG_HOME")
@@ -100,6 +106,43 @@ async fn the_certificate_of_an_https_server_is_reported_and_an_untrusted_one_nam
     assert_eq!(code, 1, "{report}");
     let fixes: Vec<&str> = report["problems"].as_array().unwrap().iter().filter_map(|p| p["fix"].as_str()).collect();
     assert!(fixes.iter().any(|f| f.contains("--ca-file")), "{fixes:?}");
+}
+
+#[tokio::test]
+async fn trust_can_be_limited_to_the_ca_file_and_revoked_certificates_are_refused() {
+    let home = home("trust");
+    let pki = TestPki::new(&home.join("pki"));
+    let stranger = TestPki::new(&home.join("stranger"));
+    let router = mcp_example_server::build_server().http_router(Default::default());
+    let url = format!("{}/mcp", serve(router, Some(&pki)).await);
+    // The test CA stands in for a public one: the system's trust is read from SSL_CERT_FILE.
+    let run = async |args: Vec<&str>| {
+        let mut all = vec!["--json"];
+        all.extend(args);
+        all.push(&url);
+        let (code, out) = doctor_with(&home, &[("SSL_CERT_FILE", pki.ca_file.as_path())], &all).await;
+        (code, serde_json::from_str::<Value>(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}")))
+    };
+    let (code, report) = run(vec![]).await;
+    assert_eq!(code, 0, "the system's roots vouch for the server: {report}");
+    let other_ca = stranger.ca_file.to_str().unwrap();
+    let (code, report) = run(vec!["--ca-file", other_ca]).await;
+    assert_eq!(code, 0, "a CA file adds to the system's roots: {report}");
+    let (code, report) = run(vec!["--ca-file", other_ca, "--ca-file-only"]).await;
+    assert_eq!(code, 1, "only the CA file, which does not vouch for the server: {report}");
+    assert!(report["reach"]["error"].as_str().unwrap().contains("invalid peer certificate"), "{report}");
+    let own_ca = pki.ca_file.to_str().unwrap();
+    let (code, report) = run(vec!["--ca-file", own_ca, "--ca-file-only"]).await;
+    assert_eq!(code, 0, "{report}");
+    assert!(report["tls"]["trusted_by"].as_str().unwrap().ends_with("test-ca.pem only"), "{report}");
+
+    let revoked = pki.revocation_list(true);
+    let (code, report) = run(vec!["--crl-file", revoked.to_str().unwrap()]).await;
+    assert_eq!(code, 1, "{report}");
+    assert!(report["reach"]["error"].as_str().unwrap().contains("Revoked"), "{report}");
+    let current = pki.revocation_list(false);
+    let (code, report) = run(vec!["--crl-file", current.to_str().unwrap()]).await;
+    assert_eq!(code, 0, "{report}");
 }
 
 #[tokio::test]

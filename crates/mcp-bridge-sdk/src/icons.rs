@@ -11,7 +11,6 @@
 mod fetch;
 mod format;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -145,10 +144,9 @@ pub struct IconPolicy {
     pub max_dimension: u32,
     /// The time limit of one fetch, redirects included.
     pub timeout: Duration,
-    /// More trust anchors for the fetch (a PEM file).
-    pub ca_file: Option<PathBuf>,
-    /// A client certificate for the fetch (PEM, certificate and key).
-    pub client_identity_file: Option<PathBuf>,
+    /// The trust anchors, revocation lists and client certificate of the
+    /// fetch.
+    pub tls: crate::transport::TlsClientOptions,
 }
 
 crate::setters::with_setters! {
@@ -161,8 +159,7 @@ crate::setters::with_setters! {
         value with_max_bytes => max_bytes: usize,
         value with_max_dimension => max_dimension: u32,
         value with_timeout => timeout: Duration,
-        some with_ca_file => ca_file: impl Into<PathBuf>,
-        some with_client_identity_file => client_identity_file: impl Into<PathBuf>,
+        value with_tls => tls: crate::transport::TlsClientOptions,
     }
 }
 
@@ -179,8 +176,7 @@ impl Default for IconPolicy {
             max_bytes: 1024 * 1024,
             max_dimension: 1024,
             timeout: Duration::from_secs(10),
-            ca_file: None,
-            client_identity_file: None,
+            tls: crate::transport::TlsClientOptions::default(),
         }
     }
 }

@@ -26,6 +26,8 @@ pub(crate) mod sse;
 pub mod stdio;
 #[cfg(all(feature = "client", any(feature = "http-client", feature = "websocket")))]
 mod tls;
+#[cfg(all(feature = "client", any(feature = "http-client", feature = "websocket")))]
+pub use tls::TlsClientOptions;
 #[cfg(any(feature = "http-client", all(feature = "client", feature = "grpc")))]
 pub(crate) mod tool_headers;
 #[cfg(all(unix, feature = "unix", feature = "client"))]

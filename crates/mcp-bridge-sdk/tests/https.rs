@@ -6,6 +6,7 @@
 use base64::Engine;
 use mcp_bridge_protocol::types::{CallToolResult, ContentBlock, Implementation, Tool};
 use mcp_bridge_sdk::server::http::HttpOptions;
+use mcp_bridge_sdk::transport::TlsClientOptions;
 use mcp_bridge_sdk::transport::http::{HttpConfig, connect};
 use mcp_bridge_sdk::{Client, ClientOptions, Reply, RequestContext, RequestOptions, Server};
 use serde_json::json;
@@ -68,5 +69,45 @@ async fn with_mutual_tls_the_handler_sees_the_clients_certificate() {
     assert_eq!(seen, first_certificate(&std::fs::read_to_string(&identity).unwrap()), "the client's own certificate");
     let anonymous = peer_of(HttpConfig::new(&url).with_ca_file(&pki.ca_file)).await;
     assert!(anonymous.is_err(), "no certificate, no connection: {anonymous:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_server_certificate_revoked_by_its_issuers_list_is_refused() {
+    let dir = std::env::temp_dir().join(format!("mcp-crl-{}", std::process::id()));
+    let pki = TestPki::new(&dir);
+    let stranger = TestPki::new(&dir.join("stranger"));
+    let url = served(&pki).await;
+    let checked = |lists: Vec<std::path::PathBuf>| {
+        HttpConfig::new(&url).with_tls(TlsClientOptions::default().with_ca_file(&pki.ca_file).with_crl_files(lists))
+    };
+    assert_eq!(peer_of(checked(vec![pki.revocation_list(false)])).await.unwrap(), "none", "not on the list");
+    let revoked = peer_of(checked(vec![pki.revocation_list(true)])).await.unwrap_err();
+    assert!(revoked.to_string().contains("invalid peer certificate: Revoked"), "{revoked}");
+    // A list under the issuer's name but not signed by its key proves nothing.
+    let forged = peer_of(checked(vec![stranger.revocation_list(false)])).await.unwrap_err();
+    assert!(forged.to_string().contains("invalid certificate revocation list"), "{forged}");
+    // A file that holds no list is a configuration error, before any connection.
+    let error = connect(checked(vec![pki.ca_file.clone()])).err().unwrap();
+    assert!(error.to_string().contains("holds no revocation list"), "{error}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn trust_limited_to_the_given_anchors_refuses_a_server_only_others_vouch_for() {
+    let dir = std::env::temp_dir().join(format!("mcp-anchors-{}", std::process::id()));
+    let pki = TestPki::new(&dir);
+    let stranger = TestPki::new(&dir.join("stranger"));
+    let url = served(&pki).await;
+    let only = |ca: &std::path::Path| {
+        HttpConfig::new(&url).with_tls(TlsClientOptions::default().with_ca_file(ca).with_only_ca_file(true))
+    };
+    assert_eq!(peer_of(only(&pki.ca_file)).await.unwrap(), "none");
+    let refused = peer_of(only(&stranger.ca_file)).await.unwrap_err();
+    // The stranger's CA has the test CA's name but not its key.
+    assert!(refused.to_string().contains("invalid peer certificate"), "{refused}");
+    let nothing = HttpConfig::new(&url).with_tls(TlsClientOptions::default().with_only_ca_file(true));
+    let error = connect(nothing).err().unwrap();
+    assert!(error.to_string().contains("no CA file is given"), "{error}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -15,6 +15,7 @@ use mcp_bridge_sdk::icons::{
     select,
 };
 use mcp_bridge_sdk::server::http::HttpOptions;
+use mcp_bridge_sdk::transport::TlsClientOptions;
 use mcp_bridge_sdk::transport::http::{BearerToken, HttpConfig};
 use mcp_bridge_sdk::{Client, ClientOptions, Server};
 use serde_json::json;
@@ -286,7 +287,9 @@ async fn fetches_follow_the_rules_of_origin_redirects_type_and_size() {
     let seen: Seen = Arc::default();
     let base = serve(icon_routes(seen.clone(), other.clone()), Some(&pki)).await;
     let endpoint = format!("{base}/mcp");
-    let policy = IconPolicy::default().with_ca_file(pki.ca_file.clone()).with_timeout(Duration::from_millis(500));
+    let policy = IconPolicy::default()
+        .with_tls(TlsClientOptions::default().with_ca_file(pki.ca_file.clone()))
+        .with_timeout(Duration::from_millis(500));
     let get = |path: &str| {
         let (icon, endpoint, policy) = (icon(&format!("{base}{path}")), endpoint.clone(), policy.clone());
         async move { fetch(&icon, Some(&endpoint), &policy).await }
@@ -329,7 +332,8 @@ async fn the_client_fetches_icons_of_its_endpoint_without_its_credentials() {
     let config = HttpConfig::new(format!("{base}/mcp"))
         .with_ca_file(pki.ca_file.clone())
         .with_auth(Arc::new(BearerToken::new("mcp-token-s3cret")));
-    let options = ClientOptions::new("c", "1").with_icons(IconPolicy::default().with_ca_file(pki.ca_file.clone()));
+    let options = ClientOptions::new("c", "1")
+        .with_icons(IconPolicy::default().with_tls(TlsClientOptions::default().with_ca_file(pki.ca_file.clone())));
     let client = Client::new(options, mcp_bridge_sdk::transport::http::connect(config).unwrap());
     client.discover(&Default::default()).await.unwrap();
     let icons = [icon("https://elsewhere.example/i.png"), icon(&format!("{base}/icon.png"))];

@@ -381,11 +381,11 @@ async fn wss_trusts_a_ca_file_and_refuses_an_unknown_issuer() {
     let untrusted = connect(WebSocketConfig::new(&url)).await.unwrap_err();
     assert!(matches!(untrusted, Error::Connect { .. }), "{untrusted:?}");
     let mut config = WebSocketConfig::new(&url);
-    config.ca_file = Some(pki.ca_file.clone());
+    config.tls.ca_file = Some(pki.ca_file.clone());
     let client = client(config).await;
     assert!(pong(&client.call_tool("ping", json!({}), &RequestOptions::default()).await.unwrap()));
     let mut missing = WebSocketConfig::new(&url);
-    missing.ca_file = Some(dir.join("nothing.pem"));
+    missing.tls.ca_file = Some(dir.join("nothing.pem"));
     let e = connect(missing).await.unwrap_err();
     assert!(matches!(&e, Error::InvalidRequest { reason } if reason.contains("cannot read the CA file")), "{e:?}");
     let _ = std::fs::remove_dir_all(&dir);

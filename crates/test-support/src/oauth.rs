@@ -89,6 +89,9 @@ pub struct TestPki {
     /// The server certificate's private key, PEM, in a file.
     pub server_key_file: PathBuf,
     config: Arc<rustls::ServerConfig>,
+    dir: PathBuf,
+    ca: rcgen::Certificate,
+    ca_key: rcgen::KeyPair,
 }
 
 impl TestPki {
@@ -121,6 +124,7 @@ impl TestPki {
         let key = KeyPair::generate().unwrap();
         let mut params = CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()]).unwrap();
         params.distinguished_name = named("127.0.0.1");
+        params.serial_number = Some(rcgen::SerialNumber::from(SERVER_SERIAL.to_vec()));
         let cert = params.signed_by(&key, &ca, &ca_key).unwrap();
         std::fs::create_dir_all(dir).unwrap();
         let ca_file = dir.join("test-ca.pem");
@@ -153,9 +157,45 @@ impl TestPki {
         let private = rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).unwrap();
         let mut config = builder.with_single_cert(vec![cert.der().clone()], private).unwrap();
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        TestPki { ca_file, client_identity_file, server_cert_file, server_key_file, config: Arc::new(config) }
+        TestPki {
+            ca_file,
+            client_identity_file,
+            server_cert_file,
+            server_key_file,
+            config: Arc::new(config),
+            dir: dir.to_owned(),
+            ca,
+            ca_key,
+        }
+    }
+
+    /// Writes a certificate revocation list of the test CA, listing the
+    /// server's certificate when `revoke_server`; returns its PEM file.
+    pub fn revocation_list(&self, revoke_server: bool) -> PathBuf {
+        use rcgen::{CertificateRevocationListParams, KeyIdMethod, RevokedCertParams, SerialNumber};
+        let revoked = RevokedCertParams {
+            serial_number: SerialNumber::from(SERVER_SERIAL.to_vec()),
+            revocation_time: rcgen::date_time_ymd(2026, 1, 1),
+            reason_code: None,
+            invalidity_date: None,
+        };
+        let params = CertificateRevocationListParams {
+            this_update: rcgen::date_time_ymd(2026, 1, 1),
+            next_update: rcgen::date_time_ymd(2099, 1, 1),
+            crl_number: SerialNumber::from(1u64),
+            issuing_distribution_point: None,
+            revoked_certs: if revoke_server { vec![revoked] } else { Vec::new() },
+            key_identifier_method: KeyIdMethod::Sha256,
+        };
+        let list = params.signed_by(&self.ca, &self.ca_key).unwrap();
+        let file = self.dir.join(if revoke_server { "revoked.crl.pem" } else { "empty.crl.pem" });
+        std::fs::write(&file, list.pem().unwrap()).unwrap();
+        file
     }
 }
+
+/// The serial number of every test server certificate.
+const SERVER_SERIAL: [u8; 4] = [0x0a, 0x0b, 0x0c, 0x0d];
 
 impl TestPki {
     /// The server side of TLS with the test certificate, for a server the

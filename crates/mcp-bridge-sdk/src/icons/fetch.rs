@@ -27,11 +27,7 @@ pub async fn fetch(icon: &Icon, endpoint: Option<&str>, policy: &IconPolicy) -> 
 /// The body and content type at `url`, following at most
 /// [`MAX_REDIRECT_HOPS`] redirects on its origin.
 async fn download(url: reqwest::Url, policy: &IconPolicy) -> Result<(Vec<u8>, Option<String>), IconError> {
-    let config = HttpConfig {
-        ca_file: policy.ca_file.clone(),
-        client_identity_file: policy.client_identity_file.clone(),
-        ..HttpConfig::new(url.as_str())
-    };
+    let config = HttpConfig::new(url.as_str()).with_tls(policy.tls.clone());
     // No cookie store and no Authorization: the client is built for icons only.
     let http =
         build_client_with(&config, reqwest::redirect::Policy::none()).map_err(|e| IconError::Fetch(e.to_string()))?;

@@ -1,20 +1,60 @@
-//! The TLS client settings of the transports that run TLS themselves
-//! (WebSocket): the same trust as the HTTP client's — the system's anchors,
-//! the bundled web roots and the anchors of a PEM file — and an optional
-//! client certificate.
+//! The TLS client settings of every transport that runs on rustls (HTTP,
+//! the OAuth and key fetches, icons, WebSocket): one trust rule — the
+//! system's anchors, the bundled web roots and those of a PEM file, or the
+//! file's alone — one revocation check, and an optional client certificate.
+//!
+//! What rustls does not offer is not offered here: record padding, OCSP
+//! (stapled or fetched), TLS 1.0/1.1 and a cipher-suite list by name (the
+//! suites are rustls's safe defaults).
 
-use std::path::Path;
-#[cfg(feature = "websocket")]
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-#[cfg(feature = "websocket")]
+use tokio_rustls::rustls::client::WebPkiServerVerifier;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
-#[cfg(feature = "websocket")]
-use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
-#[cfg(feature = "websocket")]
+use tokio_rustls::rustls::pki_types::{CertificateDer, CertificateRevocationListDer, PrivateKeyDer};
 use tokio_rustls::rustls::{ClientConfig, RootCertStore};
 
 use crate::error::Error;
+
+/// Whom a TLS client trusts, which revoked certificates it refuses, and
+/// the certificate it presents.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TlsClientOptions {
+    /// A PEM file of CA certificates: trusted beside the system's anchors
+    /// and the bundled web roots, or alone with `only_ca_file`.
+    pub ca_file: Option<PathBuf>,
+    /// Trust the anchors of `ca_file` and no others (a private deployment
+    /// that must not accept a certificate any public CA issued).
+    pub only_ca_file: bool,
+    /// PEM files of certificate revocation lists. When given, the server's
+    /// certificate is checked against them and refused when revoked, or
+    /// when none of them comes from its issuer.
+    pub crl_files: Vec<PathBuf>,
+    /// A client certificate: a PEM file with the chain and its private key.
+    pub identity_file: Option<PathBuf>,
+}
+
+crate::setters::with_setters! {
+    TlsClientOptions {
+        some with_ca_file => ca_file: impl Into<PathBuf>,
+        value with_only_ca_file => only_ca_file: bool,
+        value with_crl_files => crl_files: Vec<PathBuf>,
+        some with_identity_file => identity_file: impl Into<PathBuf>,
+    }
+}
+
+impl TlsClientOptions {
+    /// Where the client's trust comes from, in words (for a report).
+    pub fn trusted_by(&self) -> String {
+        match (&self.ca_file, self.only_ca_file) {
+            (Some(file), true) => format!("{} only", file.display()),
+            (Some(file), false) => format!("the system's roots and {}", file.display()),
+            (None, _) => "the system's roots".into(),
+        }
+    }
+}
 
 /// The bytes of a PEM file, or an error naming the file and its role.
 pub(crate) fn read_pem(path: &Path, what: &str) -> Result<Vec<u8>, Error> {
@@ -22,43 +62,78 @@ pub(crate) fn read_pem(path: &Path, what: &str) -> Result<Vec<u8>, Error> {
         .map_err(|e| Error::InvalidRequest { reason: format!("cannot read the {what} {}: {e}", path.display()) })
 }
 
-/// A TLS client configuration trusting the system's anchors, the bundled
-/// web roots and those of `ca_file`, presenting the certificate of
-/// `identity_file` when one is given, and offering `alpn`.
-///
-/// # Errors
-/// [`Error::InvalidRequest`] for a CA or identity file that cannot be read
-/// or parsed (never quoting key material).
-#[cfg(feature = "websocket")]
-pub(crate) fn client_config(
-    ca_file: Option<&Path>,
-    identity_file: Option<&Path>,
-    alpn: &[&[u8]],
-) -> Result<ClientConfig, Error> {
-    let invalid = |reason: String| Error::InvalidRequest { reason };
-    let mut roots = RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
-    // A system anchor rustls cannot use is skipped, as reqwest does.
-    let (_, _) = roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
-    if let Some(path) = ca_file {
-        let pem = read_pem(path, "CA file")?;
-        let certificates: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&pem)
-            .collect::<Result<_, _>>()
-            .map_err(|e| invalid(format!("the CA file {} is not valid PEM: {e}", path.display())))?;
-        if certificates.is_empty() {
-            return Err(invalid(format!("the CA file {} holds no certificate", path.display())));
+fn invalid(reason: String) -> Error {
+    Error::InvalidRequest { reason }
+}
+
+/// The anchors `options` trusts.
+fn anchors(options: &TlsClientOptions) -> Result<RootCertStore, Error> {
+    let mut roots = RootCertStore::empty();
+    if !options.only_ca_file {
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        // A system anchor rustls cannot use is skipped, as reqwest does.
+        let (_, _) = roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+    }
+    match &options.ca_file {
+        Some(path) => {
+            let pem = read_pem(path, "CA file")?;
+            let certificates: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&pem)
+                .collect::<Result<_, _>>()
+                .map_err(|e| invalid(format!("the CA file {} is not valid PEM: {e}", path.display())))?;
+            if certificates.is_empty() {
+                return Err(invalid(format!("the CA file {} holds no certificate", path.display())));
+            }
+            for certificate in certificates {
+                roots.add(certificate).map_err(|e| {
+                    invalid(format!("the CA file {} holds an unusable certificate: {e}", path.display()))
+                })?;
+            }
         }
-        for certificate in certificates {
-            roots
-                .add(certificate)
-                .map_err(|e| invalid(format!("the CA file {} holds an unusable certificate: {e}", path.display())))?;
+        None if options.only_ca_file => {
+            return Err(invalid("only the CA file is to be trusted, but no CA file is given".into()));
+        }
+        None => {}
+    }
+    Ok(roots)
+}
+
+/// The revocation lists of `options.crl_files`.
+fn revocation_lists(options: &TlsClientOptions) -> Result<Vec<CertificateRevocationListDer<'static>>, Error> {
+    let mut lists = Vec::new();
+    for path in &options.crl_files {
+        let pem = read_pem(path, "CRL file")?;
+        let before = lists.len();
+        for list in CertificateRevocationListDer::pem_slice_iter(&pem) {
+            lists.push(list.map_err(|e| invalid(format!("the CRL file {} is not valid PEM: {e}", path.display())))?);
+        }
+        if lists.len() == before {
+            return Err(invalid(format!("the CRL file {} holds no revocation list", path.display())));
         }
     }
+    Ok(lists)
+}
+
+/// A TLS client configuration as `options` say, offering `alpn`.
+///
+/// # Errors
+/// [`Error::InvalidRequest`] for a CA, CRL or identity file that cannot be
+/// read or parsed (never quoting key material).
+pub(crate) fn client_config(options: &TlsClientOptions, alpn: &[&[u8]]) -> Result<ClientConfig, Error> {
     let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let roots = Arc::new(anchors(options)?);
+    let lists = revocation_lists(options)?;
+    let mut verifier = WebPkiServerVerifier::builder_with_provider(roots, provider.clone());
+    if !lists.is_empty() {
+        // As OpenSSL's CRL check: the server's own certificate, whose
+        // issuer must have a list among those given.
+        verifier = verifier.with_crls(lists).only_check_end_entity_revocation();
+    }
+    let verifier = verifier.build().map_err(|e| invalid(format!("the TLS trust cannot be used: {e}")))?;
     let builder = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| invalid(format!("TLS cannot be set up: {e}")))?
-        .with_root_certificates(roots);
-    let mut config = match identity_file {
+        .with_webpki_verifier(verifier);
+    let mut config = match &options.identity_file {
         None => builder.with_no_client_auth(),
         Some(path) => {
             let pem = read_pem(path, "client identity file")?;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::error::Error;
 use crate::limits::HTTP_MAX_REDIRECTS;
 use crate::transport::credentials::{AuthProvider, DEFAULT_MAX_RESPONSE_BYTES, without_credentials};
-use crate::transport::tls::read_pem;
+use crate::transport::tls::{TlsClientOptions, client_config};
 use crate::transport::tool_headers::RejectedToolHook;
 
 /// Where and how to reach a Streamable HTTP server.
@@ -24,12 +24,8 @@ pub struct HttpConfig {
     pub headers: Vec<(String, String)>,
     /// The proxy the connections go through; none by default.
     pub proxy: ProxyConfig,
-    /// More trust anchors for HTTPS: a PEM file of CA certificates, trusted
-    /// beside the system's and the bundled web roots.
-    pub ca_file: Option<PathBuf>,
-    /// A client certificate for HTTPS: a PEM file with the certificate
-    /// chain and its private key.
-    pub client_identity_file: Option<PathBuf>,
+    /// The trust anchors, revocation lists and client certificate of HTTPS.
+    pub tls: TlsClientOptions,
     /// Credentials of each request; told when the server refuses them.
     pub auth: Option<Arc<dyn AuthProvider>>,
     /// Requests sent at once; more wait for a free slot (listen streams
@@ -45,8 +41,7 @@ crate::setters::with_setters! {
         value with_max_response_bytes => max_response_bytes: usize,
         value with_headers => headers: Vec<(String, String)>,
         value with_proxy => proxy: ProxyConfig,
-        some with_ca_file => ca_file: impl Into<PathBuf>,
-        some with_client_identity_file => client_identity_file: impl Into<PathBuf>,
+        value with_tls => tls: TlsClientOptions,
         some with_auth => auth: Arc<dyn AuthProvider>,
         value with_max_in_flight => max_in_flight: usize,
         some with_on_rejected_tool => on_rejected_tool: RejectedToolHook,
@@ -62,8 +57,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("max_response_bytes", &self.max_response_bytes)
             .field("headers", &names)
             .field("proxy", &self.proxy)
-            .field("ca_file", &self.ca_file)
-            .field("client_identity_file", &self.client_identity_file)
+            .field("tls", &self.tls)
             .field("auth", &self.auth)
             .field("max_in_flight", &self.max_in_flight)
             .field("on_rejected_tool", &self.on_rejected_tool.is_some())
@@ -92,6 +86,21 @@ impl HttpConfig {
         builder(self, reqwest::redirect::Policy::none(), None)
     }
 
+    /// Trusts the CA certificates of a PEM file beside the system's anchors
+    /// (the common case of [`HttpConfig::tls`]).
+    #[must_use]
+    pub fn with_ca_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.tls.ca_file = Some(path.into());
+        self
+    }
+
+    /// Presents the client certificate of a PEM file (chain and key).
+    #[must_use]
+    pub fn with_client_identity_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.tls.identity_file = Some(path.into());
+        self
+    }
+
     /// A configuration with the default limits, no proxy and no credentials.
     pub fn new(url: impl Into<String>) -> Self {
         HttpConfig {
@@ -99,8 +108,7 @@ impl HttpConfig {
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             headers: Vec::new(),
             proxy: ProxyConfig::None,
-            ca_file: None,
-            client_identity_file: None,
+            tls: TlsClientOptions::default(),
             auth: None,
             max_in_flight: crate::limits::HTTP_MAX_IN_FLIGHT,
             on_rejected_tool: None,
@@ -299,29 +307,9 @@ fn builder(
     }
     #[cfg(not(unix))]
     let _ = tunnel;
-    if let Some(path) = &config.ca_file {
-        let pem = read_pem(path, "CA file")?;
-        let certificates = reqwest::Certificate::from_pem_bundle(&pem)
-            .map_err(|e| invalid(format!("the CA file {} is not valid PEM: {e}", path.display())))?;
-        if certificates.is_empty() {
-            return Err(invalid(format!("the CA file {} holds no certificate", path.display())));
-        }
-        for certificate in certificates {
-            builder = builder.add_root_certificate(certificate);
-        }
-    }
-    if let Some(path) = &config.client_identity_file {
-        let pem = read_pem(path, "client identity file")?;
-        // The message of a key parse error could quote key material: only
-        // the file is named.
-        let identity = reqwest::Identity::from_pem(&pem).map_err(|_| {
-            invalid(format!(
-                "the client identity file {} needs a certificate and its private key in PEM",
-                path.display()
-            ))
-        })?;
-        builder = builder.identity(identity);
-    }
+    // One rustls configuration for every HTTPS connection: the trust,
+    // revocation and identity rules the WebSocket transport uses too.
+    builder = builder.use_preconfigured_tls(client_config(&config.tls, &[b"http/1.1"])?);
     Ok(builder)
 }
 

@@ -22,7 +22,7 @@ use crate::error::Error;
 use crate::limits::{CLOSE_GRACE, OUTGOING_QUEUE};
 use crate::task_group::TaskGroup;
 use crate::transport::credentials::{AuthProvider, AuthRefusal, DEFAULT_MAX_RESPONSE_BYTES, without_credentials};
-use crate::transport::{Credential, Incoming, Transport};
+use crate::transport::{Credential, Incoming, TlsClientOptions, Transport};
 
 use super::SUBPROTOCOL;
 use super::frames::{self, Received};
@@ -40,12 +40,8 @@ pub struct WebSocketConfig {
     pub max_message_bytes: usize,
     /// Headers added to the upgrade request.
     pub headers: Vec<(String, String)>,
-    /// More trust anchors for `wss`: a PEM file of CA certificates, trusted
-    /// beside the system's and the bundled web roots.
-    pub ca_file: Option<PathBuf>,
-    /// A client certificate for `wss`: a PEM file with the certificate
-    /// chain and its private key.
-    pub client_identity_file: Option<PathBuf>,
+    /// The trust anchors, revocation lists and client certificate of `wss`.
+    pub tls: TlsClientOptions,
     /// Credentials of the upgrade request; asked once more when the server
     /// refuses them with 401 or 403.
     pub auth: Option<Arc<dyn AuthProvider>>,
@@ -57,22 +53,35 @@ crate::setters::with_setters! {
     WebSocketConfig {
         value with_max_message_bytes => max_message_bytes: usize,
         value with_headers => headers: Vec<(String, String)>,
-        some with_ca_file => ca_file: impl Into<PathBuf>,
-        some with_client_identity_file => client_identity_file: impl Into<PathBuf>,
+        value with_tls => tls: TlsClientOptions,
         some with_auth => auth: Arc<dyn AuthProvider>,
         value with_connect_timeout => connect_timeout: Duration,
     }
 }
 
 impl WebSocketConfig {
+    /// Trusts the CA certificates of a PEM file beside the system's anchors
+    /// (the common case of [`WebSocketConfig::tls`]).
+    #[must_use]
+    pub fn with_ca_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.tls.ca_file = Some(path.into());
+        self
+    }
+
+    /// Presents the client certificate of a PEM file (chain and key).
+    #[must_use]
+    pub fn with_client_identity_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.tls.identity_file = Some(path.into());
+        self
+    }
+
     /// A configuration with the default limits and no credentials.
     pub fn new(url: impl Into<String>) -> Self {
         WebSocketConfig {
             url: url.into(),
             max_message_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             headers: Vec::new(),
-            ca_file: None,
-            client_identity_file: None,
+            tls: TlsClientOptions::default(),
             auth: None,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
         }
@@ -87,8 +96,7 @@ impl std::fmt::Debug for WebSocketConfig {
             .field("url", &without_credentials(&self.url))
             .field("max_message_bytes", &self.max_message_bytes)
             .field("headers", &names)
-            .field("ca_file", &self.ca_file)
-            .field("client_identity_file", &self.client_identity_file)
+            .field("tls", &self.tls)
             .field("auth", &self.auth)
             .field("connect_timeout", &self.connect_timeout)
             .finish()
@@ -153,11 +161,7 @@ async fn open(config: &WebSocketConfig) -> Result<WebSocketStream<Box<dyn Socket
     let endpoint = endpoint(&config.url)?;
     let tls = match endpoint.tls {
         true => {
-            let settings = crate::transport::tls::client_config(
-                config.ca_file.as_deref(),
-                config.client_identity_file.as_deref(),
-                &[b"http/1.1"],
-            )?;
+            let settings = crate::transport::tls::client_config(&config.tls, &[b"http/1.1"])?;
             let name = ServerName::try_from(endpoint.host.clone())
                 .map_err(|_| Error::InvalidRequest { reason: "the WebSocket URL's host is not a valid name".into() })?;
             Some((TlsConnector::from(Arc::new(settings)), name))
