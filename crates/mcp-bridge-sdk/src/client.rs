@@ -350,7 +350,7 @@ impl Client {
         };
         meta.insert(PROTOCOL_VERSION_KEY.into(), json!(opts.protocol_version));
         meta.insert(CLIENT_INFO_KEY.into(), to_json(info)?);
-        meta.insert(CLIENT_CAPABILITIES_KEY.into(), to_json(capabilities)?);
+        meta.insert(CLIENT_CAPABILITIES_KEY.into(), to_json(&declared(capabilities, options))?);
         if let Some(level) = options.log_level.or(opts.log_level) {
             meta.insert(LOG_LEVEL_KEY.into(), to_json(&level)?);
         }
@@ -600,4 +600,23 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<Value> {
 fn parse_result<T: DeserializeOwned>(method: &str, value: Value) -> Result<T> {
     serde_json::from_value(value)
         .map_err(|e| Error::InvalidResponse { method: method.to_owned(), reason: e.to_string() })
+}
+
+/// The capabilities a request declares: the client's, with the Tasks
+/// extension added when the request's caller uses tasks (so no client has
+/// to list it up front to follow a task).
+fn declared<'a>(
+    capabilities: &'a mcp_bridge_protocol::types::ClientCapabilities,
+    options: &RequestOptions,
+) -> std::borrow::Cow<'a, mcp_bridge_protocol::types::ClientCapabilities> {
+    #[cfg(feature = "tasks")]
+    if options.uses_tasks {
+        let mut with_tasks = capabilities.clone();
+        let extensions = with_tasks.extensions.get_or_insert_default();
+        extensions.entry(mcp_bridge_protocol::types::TASKS_EXTENSION.to_owned()).or_insert(json!({}));
+        return std::borrow::Cow::Owned(with_tasks);
+    }
+    #[cfg(not(feature = "tasks"))]
+    let _ = options;
+    std::borrow::Cow::Borrowed(capabilities)
 }

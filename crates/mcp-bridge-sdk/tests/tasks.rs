@@ -161,19 +161,40 @@ async fn a_task_is_created_for_a_declaring_client_and_followed_to_its_result() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_client_without_the_extension_gets_the_result_or_a_capability_error() {
+async fn a_client_that_did_not_declare_the_extension_declares_it_when_its_caller_uses_tasks() {
     let server = server();
     let client = client(&server, false, Arc::default());
     let o = RequestOptions::default();
-    let outcome = client.call_tool_or_task("sleep", json!({"ms": 10}), &o).await.unwrap();
-    let ToolOutcome::Complete(result) = outcome else { panic!("no task for this client: {outcome:?}") };
+    // call_tool declares what the client declares: a result, or -32021 for
+    // what cannot run without a task.
+    let result = client.call_tool("sleep", json!({"ms": 10}), &o).await.unwrap();
     assert_eq!(text_of(&result), "slept 10 ms in no task");
     assert_eq!(code(client.call_tool("only_task", json!({}), &o).await), -32021);
-    assert_eq!(code(client.get_task("anything", &o).await), -32021);
-    // Work that needs input cannot run without a task.
     assert_eq!(code(client.call_tool("ask", json!({}), &o).await), -32021);
-    let filter = SubscriptionFilter { task_ids: Some(vec!["x".into()]), ..Default::default() };
-    assert_eq!(code(client.listen(filter, &o).await), -32021);
+
+    // The methods of tasks declare the extension for their own requests.
+    let ToolOutcome::Task(task) = client.call_tool_or_task("sleep", json!({"ms": 300}), &o).await.unwrap() else {
+        panic!("call_tool_or_task asks for a task")
+    };
+    let completed = Arc::new(tokio::sync::Notify::new());
+    let on_completed = completed.clone();
+    let listen_options = RequestOptions::default().with_on_notification(Arc::new(move |n| {
+        if task_of_notification(n).is_some_and(|t| t.status == TaskStatus::Completed) {
+            on_completed.notify_one();
+        }
+    }));
+    let filter = SubscriptionFilter { task_ids: Some(vec![task.task_id.clone()]), ..Default::default() };
+    let listener = client.clone();
+    let listening = tokio::spawn(async move { listener.listen(filter, &listen_options).await });
+    let done = client.await_task(&task.task_id, &o).await.unwrap();
+    assert_eq!(text_of(&task_result(&done).unwrap()), format!("slept 300 ms in {}", task.task_id));
+    tokio::time::timeout(Duration::from_secs(10), completed.notified())
+        .await
+        .expect("a listen for task ids declares it");
+    assert!(!listening.is_finished(), "the listen stream was not refused: {listening:?}");
+    assert_eq!(code(client.get_task("no-such-task", &o).await), -32602, "unknown, not undeclared");
+    let ToolOutcome::Task(only) = client.call_tool_or_task("only_task", json!({}), &o).await.unwrap() else { panic!() };
+    client.cancel_task(&only.task_id, &o).await.unwrap();
 }
 
 #[tokio::test(start_paused = true)]

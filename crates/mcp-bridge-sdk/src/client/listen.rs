@@ -106,6 +106,10 @@ impl Client {
             .timeout
             .map(|t| TimeLimit::starting_now(t.min(options.max_total_timeout.unwrap_or(MAX_TOTAL_TIMEOUT))));
         let mut options = options.clone();
+        #[cfg(feature = "tasks")]
+        if filter.task_ids.is_some() {
+            options = options.using_tasks();
+        }
         if let Some(cache) = self.inner.cache.clone() {
             // A change event makes the cached list stale before the caller hears of it.
             let caller = options.on_notification.take();

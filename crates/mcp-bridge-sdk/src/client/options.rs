@@ -408,6 +408,11 @@ pub struct RequestOptions {
     /// a gateway answers each user's server requests through that user.
     /// `None`: the client's hooks.
     pub hooks: Option<InputHooks>,
+    /// Whether the request declares the Tasks extension whatever the
+    /// client's capabilities say: set by the methods whose caller uses
+    /// tasks (`tasks/*`, `call_tool_or_task`, a listen for task ids).
+    #[cfg(feature = "tasks")]
+    pub(crate) uses_tasks: bool,
 }
 
 crate::setters::with_setters! {
@@ -459,6 +464,12 @@ impl std::fmt::Debug for RequestOptions {
 }
 
 impl RequestOptions {
+    /// These options for a request whose caller uses tasks.
+    #[cfg(feature = "tasks")]
+    pub(crate) fn using_tasks(&self) -> RequestOptions {
+        RequestOptions { uses_tasks: true, ..self.clone() }
+    }
+
     pub(crate) fn diagnose(&self, f: impl FnOnce(&mut Diagnostics)) {
         if let Some(d) = &self.diagnostics {
             f(&mut d.lock().unwrap_or_else(|e| e.into_inner()));

@@ -64,26 +64,28 @@ fn task_params(task_id: &str) -> Map<String, Value> {
 }
 
 impl Client {
-    /// Whether this client declares the Tasks extension.
-    fn declares_tasks(&self) -> bool {
-        self.inner.options.capabilities.extensions.as_ref().is_some_and(|e| e.contains_key(TASKS_EXTENSION))
-    }
-
-    /// `tools/call` that gives a task as it is, when the server makes one
-    /// (only for a client that declares the Tasks extension).
+    /// `tools/call` that gives a task as it is, when the server makes one:
+    /// the request declares the Tasks extension whatever the client's
+    /// capabilities say.
     ///
     /// # Errors
-    /// See [`Error`]; a task for a client that did not declare the
-    /// extension is an [`Error::InvalidResponse`].
+    /// See [`Error`].
     pub async fn call_tool_or_task(
         &self,
         name: &str,
         arguments: Value,
         options: &RequestOptions,
     ) -> Result<ToolOutcome> {
+        self.tool_outcome(name, arguments, &options.using_tasks()).await
+    }
+
+    /// `tools/call` declaring what `options` and the client declare; a task
+    /// for a request that did not declare the extension is an
+    /// [`Error::InvalidResponse`].
+    async fn tool_outcome(&self, name: &str, arguments: Value, options: &RequestOptions) -> Result<ToolOutcome> {
         let value = self.request_raw(ToolsCall::NAME, super::tool_call_params(name, arguments), options).await?;
         if value.get("resultType").and_then(Value::as_str) == Some("task") {
-            if !self.declares_tasks() {
+            if !options.uses_tasks && !self.declares_tasks() {
                 return Err(Error::InvalidResponse {
                     method: ToolsCall::NAME.into(),
                     reason: "a task, but this client did not declare the Tasks extension".into(),
@@ -96,6 +98,11 @@ impl Client {
         let result: CallToolResult = parse_result(ToolsCall::NAME, value)?;
         self.check_structured_content(name, &result, options);
         Ok(ToolOutcome::Complete(result))
+    }
+
+    /// Whether this client declares the Tasks extension in its options.
+    fn declares_tasks(&self) -> bool {
+        self.inner.options.capabilities.extensions.as_ref().is_some_and(|e| e.contains_key(TASKS_EXTENSION))
     }
 
     /// Records a task a tool call created; when that fails, the task is
@@ -139,7 +146,7 @@ impl Client {
     /// # Errors
     /// See [`Error`]; an unknown or expired task is an [`Error::Rpc`] -32602.
     pub async fn get_task(&self, task_id: &str, options: &RequestOptions) -> Result<Task> {
-        let value = self.request_raw(TasksGet::NAME, task_params(task_id), options).await?;
+        let value = self.request_raw(TasksGet::NAME, task_params(task_id), &options.using_tasks()).await?;
         parse_result(TasksGet::NAME, value)
     }
 
@@ -150,7 +157,7 @@ impl Client {
     pub async fn update_task(&self, task_id: &str, responses: InputResponses, options: &RequestOptions) -> Result<()> {
         let mut params = task_params(task_id);
         params.insert("inputResponses".into(), to_json(&responses)?);
-        self.request_raw(TasksUpdate::NAME, params, options).await.map(|_| ())
+        self.request_raw(TasksUpdate::NAME, params, &options.using_tasks()).await.map(|_| ())
     }
 
     /// `tasks/cancel`: asks the server to stop the task (it may still end
@@ -159,7 +166,7 @@ impl Client {
     /// # Errors
     /// See [`Error`].
     pub async fn cancel_task(&self, task_id: &str, options: &RequestOptions) -> Result<()> {
-        self.request_raw(TasksCancel::NAME, task_params(task_id), options).await.map(|_| ())
+        self.request_raw(TasksCancel::NAME, task_params(task_id), &options.using_tasks()).await.map(|_| ())
     }
 
     /// Follows a task to its end: polls at the server's suggested interval,
@@ -319,15 +326,16 @@ impl Client {
         Err(stopped)
     }
 
-    /// `tools/call` to the end: a task the server makes of it is followed
-    /// with [`Client::await_task`].
+    /// `tools/call` to the end, declaring the Tasks extension only when the
+    /// client does: a task the server makes of it is followed with
+    /// [`Client::await_task`].
     pub(crate) async fn call_tool_to_the_end(
         &self,
         name: &str,
         arguments: Value,
         options: &RequestOptions,
     ) -> Result<CallToolResult> {
-        match self.call_tool_or_task(name, arguments, options).await? {
+        match self.tool_outcome(name, arguments, options).await? {
             ToolOutcome::Complete(result) => Ok(result),
             ToolOutcome::Task(task) => {
                 let done = self.await_task(&task.task_id, options).await?;
