@@ -495,6 +495,39 @@ async fn answer_collecting(
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn an_initialized_notification_before_the_initialize_result_is_ignored() {
+    let w = world("early-initialized").await;
+    let mut peer = bridge(&w, &w.dir.join("browser.py"), &[]);
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}, "url": {}}},
+        "clientInfo": {"name": "hasty", "version": "1"}}});
+    peer.send(&init.to_string()).await;
+    // Sent too early: the sign-in of the start still opens the browser, and
+    // the client is asked nothing before its initialize result.
+    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    let first = peer.recv().await;
+    assert_eq!(first["id"], 0, "the initialize result comes first, no request before it: {first}");
+    assert_eq!(first["result"]["serverInfo"]["name"], "mcp-example-server", "{first}");
+    let opened = std::fs::read_to_string(w.dir.join("browser.log")).unwrap();
+    assert!(opened.contains("/start/"), "the browser got the start URL: {opened}");
+    // The notification after the result counts: a new sign-in asks the client.
+    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    {
+        let mut issued = w.issued.lock().unwrap();
+        issued.valid.clear();
+        issued.refuse_refresh = true;
+    }
+    peer.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#).await;
+    let (listed, asked) = answer_until(&mut peer, &w, 3, true).await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    assert_eq!(asked, 1, "the client was asked once");
+    let (code, stderr) = finish(peer).await;
+    assert_eq!(code, Some(0));
+    assert_no_secrets(&stderr);
+    let _ = std::fs::remove_dir_all(&w.dir);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn after_initialized_a_new_sign_in_asks_the_client_and_a_decline_cools_down() {
     let w = world("consent").await;
     let mut peer = bridge(&w, &w.dir.join("browser.py"), &[]);

@@ -317,6 +317,12 @@ impl Session {
     pub(super) fn handle_notification(self: &Arc<Self>, n: JsonRpcNotification) {
         match legacy::classify_notification(&n.method) {
             NotificationClass::Initialized => {
+                // Before the initialize result it means nothing (the seed's
+                // lifecycle table): a sign-in of the start still opens the
+                // browser, and the client is asked nothing yet.
+                if !matches!(self.state().lifecycle, Lifecycle::Ready(_)) {
+                    return tracing::debug!("notifications/initialized before the initialize result; ignored");
+                }
                 self.listener();
                 self.offer_consent();
             }
