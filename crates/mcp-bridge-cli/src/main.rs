@@ -41,7 +41,7 @@ fn main() -> ExitCode {
         Ok(config::Job::Bridge(config)) => *config,
         Ok(config::Job::Logout { url }) => return logout(url.as_deref()),
         Ok(config::Job::Doctor { json, target }) => {
-            mcp_bridge::log::init("mcp-bridge", "error");
+            let _log = mcp_bridge::log::init("mcp-bridge", "error");
             return doctor::run(target, json);
         }
         Err(message) => {
@@ -56,14 +56,29 @@ fn main() -> ExitCode {
         // reads the environment meanwhile.
         unsafe { std::env::remove_var(variable) };
     }
-    let log_level = mcp_bridge::log::init("mcp-bridge", &config.log_level);
-    match run(config, log_level) {
+    let log = mcp_bridge::log::init("mcp-bridge", &config.log_level);
+    let level = log.as_ref().map(|log| log.level.clone());
+    *STDERR_LOG.lock().unwrap_or_else(|e| e.into_inner()) = log;
+    let code = match run(config, level) {
         Ok(code) => code,
         Err(e) => {
             tracing::error!("{e:#}");
             ExitCode::from(1)
         }
-    }
+    };
+    flush_log();
+    code
+}
+
+/// The stderr log, kept here so that the watchdog, which exits without
+/// returning from `main`, writes its queued lines too.
+static STDERR_LOG: std::sync::Mutex<Option<mcp_bridge::log::StderrLog>> = std::sync::Mutex::new(None);
+
+/// Writes what the stderr log has queued (about a second at most when
+/// nobody reads stderr).
+fn flush_log() {
+    let log = STDERR_LOG.lock().unwrap_or_else(|e| e.into_inner()).take();
+    drop(log);
 }
 
 /// Forgets the stored sign-in of `url`, or every one.
@@ -98,14 +113,23 @@ fn logout(url: Option<&str>) -> ExitCode {
 /// Starts the watchdog: a plain thread, so it fires even when every task is
 /// stuck. It stops the server's process tree and exits 0.
 fn start_watchdog(upstream_group: Arc<AtomicU32>) {
+    watchdog(WATCHDOG, upstream_group, || {
+        flush_log();
+        std::process::exit(0)
+    });
+}
+
+/// After `after`, stops the process tree of the server in `upstream_group`
+/// (when one started), says so, and calls `exit`.
+fn watchdog(after: Duration, upstream_group: Arc<AtomicU32>, exit: impl FnOnce() + Send + 'static) {
     std::thread::spawn(move || {
-        std::thread::sleep(WATCHDOG);
+        std::thread::sleep(after);
         let pid = upstream_group.load(Ordering::SeqCst);
         if pid > 0 {
             mcp_bridge_sdk::transport::stdio::kill_process_tree(pid);
         }
-        tracing::warn!("shutdown took longer than {} s; exiting", WATCHDOG.as_secs());
-        std::process::exit(0);
+        tracing::warn!("shutdown took longer than {} s; exiting", after.as_secs());
+        exit();
     });
 }
 
@@ -160,5 +184,62 @@ fn run(mut config: config::Config, log_level: Option<mcp_bridge::log::LogLevel>)
         // The client went away mid-write: a clean end, as for end of input.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
         Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn the_watchdog_stops_the_servers_process_tree_then_exits() {
+        use std::os::unix::process::CommandExt;
+        // A server that started a child of its own and ignores SIGTERM: the
+        // watchdog's SIGKILL to the group ends both.
+        let mut server = std::process::Command::new("sh")
+            .args(["-c", "trap '' TERM; sleep 300 & wait"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let group = Arc::new(AtomicU32::new(server.id()));
+        let (exited, exit_called) = std::sync::mpsc::channel();
+        watchdog(Duration::from_millis(50), group, move || exited.send(()).unwrap());
+        exit_called.recv_timeout(Duration::from_secs(30)).expect("the watchdog called exit");
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = server.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                // SAFETY: a signal to the group this test started.
+                unsafe { libc::kill(-(server.id() as i32), libc::SIGKILL) };
+                panic!("the server still ran when the watchdog exited");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
+        // The server's own child went with the group (a zombie counts as gone).
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !living_in_group(server.id()).is_empty() {
+            assert!(std::time::Instant::now() < deadline, "left in the group: {:?}", living_in_group(server.id()));
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// The processes of group `group` that are not zombies.
+    fn living_in_group(group: u32) -> Vec<u32> {
+        let mut living = Vec::new();
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+            // After the command's closing parenthesis: state, ppid, pgrp, ...
+            let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+            if fields.get(2) == Some(&group.to_string().as_str()) && fields.first() != Some(&"Z") {
+                living.push(pid);
+            }
+        }
+        living
     }
 }

@@ -249,6 +249,29 @@ async fn a_burst_of_10000_requests_gets_exactly_one_answer_each() {
     finish_clean(peer, 0).await;
 }
 
+#[tokio::test]
+async fn a_client_that_never_reads_stderr_does_not_stall_the_bridge() {
+    // Every exchange is a debug line: 2,000 of them are far more than a
+    // pipe holds (64 KiB), and nobody reads the pipe.
+    let mut command = tokio::process::Command::new(BRIDGE);
+    command.args(["--log-level", "debug", "--", "python3", "-u", "-c", &faulty("    ok(msg)")]);
+    command.stderr(std::process::Stdio::piped());
+    let mut peer = RawPeer::start(command);
+    let unread_stderr = peer.child.stderr.take();
+    ready(&mut peer).await;
+    for batch in 0..20 {
+        let ids = batch * 100 + 1..=batch * 100 + 100;
+        let lines: String = ids.clone().map(|id| call(id) + "\n").collect();
+        peer.send_bytes(lines.as_bytes()).await;
+        for id in ids {
+            let answer = peer.recv_response(id).await;
+            assert!(answer["result"].is_object(), "{answer}");
+        }
+    }
+    finish_clean(peer, 0).await;
+    drop(unread_stderr);
+}
+
 fn peak_rss_kib(pid: u32) -> u64 {
     test_support::proc_status_kib(pid, "VmHWM").unwrap_or(0)
 }

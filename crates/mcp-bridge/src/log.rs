@@ -107,10 +107,31 @@ impl std::fmt::Debug for LogLevel {
     }
 }
 
+/// Lines queued for stderr before new ones are dropped: a client that does
+/// not read the bridge's stderr loses log lines, never the bridge's
+/// progress (a blocking write would stop every task once the pipe's 64 KiB
+/// are full); about 1 MiB at the longest lines.
+const QUEUED_LINES: usize = 4096;
+
+/// The installed stderr log: the handle of its level, and its writer
+/// thread, which writes what is queued when this is dropped (waiting about
+/// a second at most for a stderr nobody reads).
+pub struct StderrLog {
+    /// Changes the level while the log runs.
+    pub level: LogLevel,
+    _writer: tracing_appender::non_blocking::WorkerGuard,
+}
+
+impl std::fmt::Debug for StderrLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StderrLog").finish_non_exhaustive()
+    }
+}
+
 /// Installs the stderr log at `level` (`error`, `warning`, `info`,
-/// `debug`, `trace`, or a tracing filter); the handle changes the level
-/// later. `None` when a log was installed before.
-pub fn init(program: &'static str, level: &str) -> Option<LogLevel> {
+/// `debug`, `trace`, or a tracing filter), written by a thread of its own.
+/// `None` when a log was installed before.
+pub fn init(program: &'static str, level: &str) -> Option<StderrLog> {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     let filter = match level {
@@ -118,8 +139,14 @@ pub fn init(program: &'static str, level: &str) -> Option<LogLevel> {
         other => other,
     };
     let (filter, handle) = tracing_subscriber::reload::Layer::new(tracing_subscriber::EnvFilter::new(filter));
-    let lines = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).event_format(LineFormat { program });
-    tracing_subscriber::registry().with(filter).with(lines).try_init().ok().map(|()| LogLevel(handle))
+    let (stderr, writer) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(true)
+        .buffered_lines_limit(QUEUED_LINES)
+        .thread_name("mcp-bridge-log")
+        .finish(std::io::stderr());
+    let lines = tracing_subscriber::fmt::layer().with_writer(stderr).event_format(LineFormat { program });
+    tracing_subscriber::registry().with(filter).with(lines).try_init().ok()?;
+    Some(StderrLog { level: LogLevel(handle), _writer: writer })
 }
 
 #[cfg(test)]
