@@ -15,6 +15,11 @@ use test_support::oauth::TestPki;
 /// A server whose `peer` tool answers with the client's certificate
 /// (base64 DER) or "none", served over TLS with `pki`'s certificate.
 async fn served(pki: &TestPki) -> String {
+    served_with(pki.server_config()).await
+}
+
+/// [`served`] with this TLS configuration.
+async fn served_with(tls: std::sync::Arc<rustls::ServerConfig>) -> String {
     let server = Server::builder(Implementation::new("tls", "1"))
         .tool(Tool::new("peer"), |_call, ctx: RequestContext| async move {
             let leaf = ctx.peer_certificates.as_ref().and_then(|p| p.leaf().map(<[u8]>::to_vec));
@@ -25,7 +30,6 @@ async fn served(pki: &TestPki) -> String {
         .build();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("https://localhost:{}/mcp", listener.local_addr().unwrap().port());
-    let tls = pki.server_config();
     tokio::spawn(
         async move { server.serve_https(listener, tls, HttpOptions::default(), std::future::pending()).await },
     );
@@ -109,5 +113,44 @@ async fn trust_limited_to_the_given_anchors_refuses_a_server_only_others_vouch_f
     let nothing = HttpConfig::new(&url).with_tls(TlsClientOptions::default().with_only_ca_file(true));
     let error = connect(nothing).err().unwrap();
     assert!(error.to_string().contains("no CA file is given"), "{error}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The test server's certificate, offering only the cipher suite `name`.
+fn server_offering(pki: &TestPki, name: &str) -> std::sync::Arc<rustls::ServerConfig> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let mut provider = rustls::crypto::ring::default_provider();
+    provider.cipher_suites.retain(|s| format!("{:?}", s.suite()) == name);
+    let chain: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_file_iter(&pki.server_cert_file).unwrap().collect::<Result<_, _>>().unwrap();
+    let key = PrivateKeyDer::from_pem_file(&pki.server_key_file).unwrap();
+    let mut config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(provider))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .unwrap();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    std::sync::Arc::new(config)
+}
+
+#[tokio::test]
+async fn the_client_offers_only_the_cipher_suites_it_is_given() {
+    let dir = std::env::temp_dir().join(format!("mcp-suites-{}", std::process::id()));
+    let pki = TestPki::new(&dir);
+    let url = served_with(server_offering(&pki, "TLS13_AES_128_GCM_SHA256")).await;
+    let offering = |suites: &[&str]| {
+        let tls = TlsClientOptions::default()
+            .with_ca_file(&pki.ca_file)
+            .with_cipher_suites(suites.iter().map(|s| (*s).to_owned()).collect());
+        HttpConfig::new(&url).with_tls(tls)
+    };
+    assert_eq!(peer_of(offering(&[])).await.unwrap(), "none", "rustls's defaults include the server's");
+    assert_eq!(peer_of(offering(&["TLS13_AES_128_GCM_SHA256"])).await.unwrap(), "none");
+    let refused = peer_of(offering(&["TLS13_CHACHA20_POLY1305_SHA256"])).await.unwrap_err();
+    assert!(refused.to_string().contains("HandshakeFailure"), "no suite in common: {refused}");
+    let unknown = connect(offering(&["TLS_RSA_WITH_RC4_128_MD5"])).err().unwrap();
+    assert!(unknown.to_string().contains("unknown cipher suite \"TLS_RSA_WITH_RC4_128_MD5\""), "{unknown}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,16 +4,17 @@
 //! file's alone — one revocation check, and an optional client certificate.
 //!
 //! What rustls does not offer is not offered here: record padding, OCSP
-//! (stapled or fetched), TLS 1.0/1.1 and a cipher-suite list by name (the
-//! suites are rustls's safe defaults).
+//! (stapled or fetched), TLS 1.0/1.1 and cipher suites outside its safe
+//! defaults.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tokio_rustls::rustls::client::WebPkiServerVerifier;
+use tokio_rustls::rustls::crypto::CryptoProvider;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, CertificateRevocationListDer, PrivateKeyDer};
-use tokio_rustls::rustls::{ClientConfig, RootCertStore};
+use tokio_rustls::rustls::{ClientConfig, RootCertStore, SupportedCipherSuite};
 
 use crate::error::Error;
 
@@ -34,6 +35,10 @@ pub struct TlsClientOptions {
     pub crl_files: Vec<PathBuf>,
     /// A client certificate: a PEM file with the chain and its private key.
     pub identity_file: Option<PathBuf>,
+    /// The cipher suites offered, by their IANA names (such as
+    /// `TLS13_AES_256_GCM_SHA384`), among rustls's defaults; all of them
+    /// when empty.
+    pub cipher_suites: Vec<String>,
 }
 
 crate::setters::with_setters! {
@@ -42,6 +47,7 @@ crate::setters::with_setters! {
         value with_only_ca_file => only_ca_file: bool,
         value with_crl_files => crl_files: Vec<PathBuf>,
         some with_identity_file => identity_file: impl Into<PathBuf>,
+        value with_cipher_suites => cipher_suites: Vec<String>,
     }
 }
 
@@ -97,6 +103,21 @@ fn anchors(options: &TlsClientOptions) -> Result<RootCertStore, Error> {
     Ok(roots)
 }
 
+/// rustls's cryptography with the cipher suites `named` (all when empty).
+fn provider(named: &[String]) -> Result<CryptoProvider, Error> {
+    let mut provider = tokio_rustls::rustls::crypto::ring::default_provider();
+    if named.is_empty() {
+        return Ok(provider);
+    }
+    let name_of = |suite: &SupportedCipherSuite| format!("{:?}", suite.suite());
+    if let Some(unknown) = named.iter().find(|n| !provider.cipher_suites.iter().any(|s| name_of(s) == **n)) {
+        let known: Vec<String> = provider.cipher_suites.iter().map(name_of).collect();
+        return Err(invalid(format!("unknown cipher suite {unknown:?}; rustls offers {}", known.join(", "))));
+    }
+    provider.cipher_suites.retain(|s| named.contains(&name_of(s)));
+    Ok(provider)
+}
+
 /// The revocation lists of `options.crl_files`.
 fn revocation_lists(options: &TlsClientOptions) -> Result<Vec<CertificateRevocationListDer<'static>>, Error> {
     let mut lists = Vec::new();
@@ -119,7 +140,7 @@ fn revocation_lists(options: &TlsClientOptions) -> Result<Vec<CertificateRevocat
 /// [`Error::InvalidRequest`] for a CA, CRL or identity file that cannot be
 /// read or parsed (never quoting key material).
 pub(crate) fn client_config(options: &TlsClientOptions, alpn: &[&[u8]]) -> Result<ClientConfig, Error> {
-    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let provider = Arc::new(provider(&options.cipher_suites)?);
     let roots = Arc::new(anchors(options)?);
     let lists = revocation_lists(options)?;
     let mut verifier = WebPkiServerVerifier::builder_with_provider(roots, provider.clone());
