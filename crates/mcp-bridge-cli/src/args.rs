@@ -195,8 +195,9 @@ pub(crate) struct Connection {
     pub(crate) ca_file_only: bool,
 
     /// A certificate revocation list, PEM (repeatable): the server's
-    /// certificate is refused when it is revoked, or when no list is from
-    /// its issuer.
+    /// certificate is refused when it is revoked, when its issuer's list
+    /// has expired, or when no list is from its issuer (the sign-in's
+    /// servers are refused only when revoked).
     #[arg(long = "crl-file", value_name = "FILE")]
     pub(crate) crl_files: Vec<PathBuf>,
 

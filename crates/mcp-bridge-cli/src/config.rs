@@ -210,7 +210,11 @@ fn http_upstream(args: &Args, url: &str) -> Result<(UpstreamConfig, Option<Arc<G
     let announce = Arc::new(|url: &str| eprintln!("mcp-bridge: sign in at {url}"));
     let sign_in = SignIn::new(options, gate.clone(), announce);
     let store = mcp_bridge::signin::tokens::open().map_err(|e| format!("the token store does not open: {e}"))?;
-    let mut config = OAuthConfig::new(url, sign_in.redirect_uri(), "mcp-bridge").with_connection(http.clone());
+    // The revocation lists are for the server: an identity provider whose
+    // issuer has none among them is not refused for that alone.
+    let mut sign_in_connection = http.clone();
+    sign_in_connection.tls.allow_unknown_revocation_status = true;
+    let mut config = OAuthConfig::new(url, sign_in.redirect_uri(), "mcp-bridge").with_connection(sign_in_connection);
     config.client_metadata_url = args.client_metadata_url.clone();
     config.dpop = args.dpop;
     config.pre_registered = static_client(&args.static_client, |name| std::env::var(name).ok())?;

@@ -191,7 +191,7 @@ fn run(mut config: config::Config, log_level: Option<mcp_bridge::log::LogLevel>)
 mod tests {
     use super::*;
 
-    #[cfg(unix)]
+    #[cfg(target_os = "linux")]
     #[test]
     fn the_watchdog_stops_the_servers_process_tree_then_exits() {
         use std::os::unix::process::CommandExt;

@@ -37,9 +37,10 @@ pub const HTTP_MAX_IN_FLIGHT: usize = 64;
 pub const HTTP_MAX_REDIRECTS: usize = 5;
 
 /// Polls of one task before `await_task` gives up and cancels it: the
-/// deadline bounds the time, this the requests, so a server suggesting the
-/// shortest interval for ten minutes cannot draw 12,000 polls out of a client.
-pub const MAX_TASK_POLLS: usize = 1_000;
+/// deadline bounds the time, this the requests. An hour at the usual
+/// one-second interval, and three minutes for a server that asks for the
+/// shortest one (50 ms) instead of 12,000 polls in the ten-minute default.
+pub const MAX_TASK_POLLS: usize = 3_600;
 
 /// Pages the automatic pagination helpers read before they stop.
 pub const MAX_AUTO_PAGES: usize = 64;

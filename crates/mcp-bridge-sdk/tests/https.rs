@@ -88,6 +88,21 @@ async fn a_server_certificate_revoked_by_its_issuers_list_is_refused() {
     assert_eq!(peer_of(checked(vec![pki.revocation_list(false)])).await.unwrap(), "none", "not on the list");
     let revoked = peer_of(checked(vec![pki.revocation_list(true)])).await.unwrap_err();
     assert!(revoked.to_string().contains("invalid peer certificate: Revoked"), "{revoked}");
+    let expired = peer_of(checked(vec![pki.expired_revocation_list()])).await.unwrap_err();
+    assert!(
+        expired.to_string().contains("certificate revocation list expired"),
+        "a list past its next update: {expired}"
+    );
+    // A list from another issuer only: the certificate's status is unknown,
+    // refused unless unknown status is allowed.
+    let unrelated = TestPki::with_ca_named(&dir.join("unrelated"), "another test CA");
+    let unknown = peer_of(checked(vec![unrelated.revocation_list(true)])).await.unwrap_err();
+    assert!(unknown.to_string().contains("UnknownRevocationStatus"), "{unknown}");
+    let lenient = TlsClientOptions::default()
+        .with_ca_file(&pki.ca_file)
+        .with_crl_files(vec![unrelated.revocation_list(true)])
+        .with_allow_unknown_revocation_status(true);
+    assert_eq!(peer_of(HttpConfig::new(&url).with_tls(lenient)).await.unwrap(), "none");
     // A list under the issuer's name but not signed by its key proves nothing.
     let forged = peer_of(checked(vec![stranger.revocation_list(false)])).await.unwrap_err();
     assert!(forged.to_string().contains("invalid certificate revocation list"), "{forged}");

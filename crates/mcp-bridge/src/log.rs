@@ -3,6 +3,9 @@
 //! spaces so a line stays a line in the client's output channel.
 
 use std::fmt;
+use std::time::Duration;
+
+mod stderr_queue;
 
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::fmt::format::Writer;
@@ -109,22 +112,37 @@ impl std::fmt::Debug for LogLevel {
 
 /// Lines queued for stderr before new ones are dropped: a client that does
 /// not read the bridge's stderr loses log lines, never the bridge's
-/// progress (a blocking write would stop every task once the pipe's 64 KiB
-/// are full); about 1 MiB at the longest lines.
+/// progress; about 1 MiB at the longest lines.
 const QUEUED_LINES: usize = 4096;
 
-/// The installed stderr log: the handle of its level, and its writer
-/// thread, which writes what is queued when this is dropped (waiting about
-/// a second at most for a stderr nobody reads).
+/// How long the end of the program waits for the queued lines to be
+/// written: a stderr nobody reads must not hold the exit.
+const DRAIN_AT_EXIT: Duration = Duration::from_secs(1);
+
+/// The installed stderr log: the handle of its level, and its queue, whose
+/// lines are written (for at most a second) when this is dropped.
 pub struct StderrLog {
     /// Changes the level while the log runs.
     pub level: LogLevel,
-    _writer: tracing_appender::non_blocking::WorkerGuard,
+    queue: stderr_queue::StderrQueue,
+    drain: stderr_queue::Drain,
 }
 
 impl std::fmt::Debug for StderrLog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StderrLog").finish_non_exhaustive()
+    }
+}
+
+impl Drop for StderrLog {
+    fn drop(&mut self) {
+        let dropped = self.drain.dropped();
+        if dropped > 0 {
+            use std::io::Write;
+            let note = format!("mcp-bridge: log: warning: {dropped} lines were dropped: stderr was not read\n");
+            let _ = self.queue.write_all(note.as_bytes());
+        }
+        self.drain.wait(DRAIN_AT_EXIT);
     }
 }
 
@@ -139,14 +157,10 @@ pub fn init(program: &'static str, level: &str) -> Option<StderrLog> {
         other => other,
     };
     let (filter, handle) = tracing_subscriber::reload::Layer::new(tracing_subscriber::EnvFilter::new(filter));
-    let (stderr, writer) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(true)
-        .buffered_lines_limit(QUEUED_LINES)
-        .thread_name("mcp-bridge-log")
-        .finish(std::io::stderr());
-    let lines = tracing_subscriber::fmt::layer().with_writer(stderr).event_format(LineFormat { program });
+    let (queue, drain) = stderr_queue::StderrQueue::start(QUEUED_LINES, std::io::stderr());
+    let lines = tracing_subscriber::fmt::layer().with_writer(queue.clone()).event_format(LineFormat { program });
     tracing_subscriber::registry().with(filter).with(lines).try_init().ok()?;
-    Some(StderrLog { level: LogLevel(handle), _writer: writer })
+    Some(StderrLog { level: LogLevel(handle), queue, drain })
 }
 
 #[cfg(test)]

@@ -97,15 +97,20 @@ pub struct TestPki {
 impl TestPki {
     /// Makes the CA and the server certificate; files go into `dir`.
     pub fn new(dir: &Path) -> TestPki {
-        TestPki::make(dir, false)
+        TestPki::make(dir, false, "mcp-bridge test CA")
+    }
+
+    /// [`TestPki::new`] with a CA of another name (another issuer).
+    pub fn with_ca_named(dir: &Path, ca_name: &str) -> TestPki {
+        TestPki::make(dir, false, ca_name)
     }
 
     /// [`TestPki::new`], and the server requires a client certificate.
     pub fn with_client_certificates(dir: &Path) -> TestPki {
-        TestPki::make(dir, true)
+        TestPki::make(dir, true, "mcp-bridge test CA")
     }
 
-    fn make(dir: &Path, client_certificates: bool) -> TestPki {
+    fn make(dir: &Path, client_certificates: bool, ca_name: &str) -> TestPki {
         use rcgen::{
             BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
         };
@@ -119,7 +124,7 @@ impl TestPki {
         ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         // OpenSSL takes a certificate whose issuer is its subject for a
         // self-signed one: the CA and the server get names of their own.
-        ca_params.distinguished_name = named("mcp-bridge test CA");
+        ca_params.distinguished_name = named(ca_name);
         let ca = ca_params.self_signed(&ca_key).unwrap();
         let key = KeyPair::generate().unwrap();
         let mut params = CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()]).unwrap();
@@ -172,6 +177,17 @@ impl TestPki {
     /// Writes a certificate revocation list of the test CA, listing the
     /// server's certificate when `revoke_server`; returns its PEM file.
     pub fn revocation_list(&self, revoke_server: bool) -> PathBuf {
+        self.write_revocation_list(revoke_server, 2099)
+    }
+
+    /// A list of the test CA that lists nothing and expired on 2026-01-02
+    /// (its next update).
+    pub fn expired_revocation_list(&self) -> PathBuf {
+        self.write_revocation_list(false, 2026)
+    }
+
+    /// A list next updated on January 2nd of `next_update_year`.
+    fn write_revocation_list(&self, revoke_server: bool, next_update_year: i32) -> PathBuf {
         use rcgen::{CertificateRevocationListParams, KeyIdMethod, RevokedCertParams, SerialNumber};
         let revoked = RevokedCertParams {
             serial_number: SerialNumber::from(SERVER_SERIAL.to_vec()),
@@ -181,14 +197,15 @@ impl TestPki {
         };
         let params = CertificateRevocationListParams {
             this_update: rcgen::date_time_ymd(2026, 1, 1),
-            next_update: rcgen::date_time_ymd(2099, 1, 1),
+            next_update: rcgen::date_time_ymd(next_update_year, 1, 2),
             crl_number: SerialNumber::from(1u64),
             issuing_distribution_point: None,
             revoked_certs: if revoke_server { vec![revoked] } else { Vec::new() },
             key_identifier_method: KeyIdMethod::Sha256,
         };
         let list = params.signed_by(&self.ca, &self.ca_key).unwrap();
-        let file = self.dir.join(if revoke_server { "revoked.crl.pem" } else { "empty.crl.pem" });
+        let file =
+            self.dir.join(format!("{}-{next_update_year}.crl.pem", if revoke_server { "revoked" } else { "empty" }));
         std::fs::write(&file, list.pem().unwrap()).unwrap();
         file
     }

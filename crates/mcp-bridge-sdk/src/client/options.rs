@@ -235,7 +235,8 @@ pub struct ClientOptions {
     pub max_pages: usize,
     /// The most `tasks/get` polls `await_task` makes of one task before it
     /// cancels the task and fails with [`crate::Error::TaskPollBudget`];
-    /// [`MAX_TASK_POLLS`] by default. The time limit applies as well.
+    /// [`MAX_TASK_POLLS`] by default (0: cancel without polling). The time
+    /// limit applies as well: raise both to follow a task for longer.
     pub max_task_polls: usize,
     /// The result cache; off by default.
     pub cache: super::CacheOptions,

@@ -1,11 +1,12 @@
-//! The TLS client settings of every transport that runs on rustls (HTTP,
-//! the OAuth and key fetches, icons, WebSocket): one trust rule — the
+//! The TLS client settings of HTTP (and of the OAuth, key and icon fetches,
+//! which go through its client) and of WebSocket: one trust rule — the
 //! system's anchors, the bundled web roots and those of a PEM file, or the
 //! file's alone — one revocation check, and an optional client certificate.
 //!
 //! What rustls does not offer is not offered here: record padding, OCSP
 //! (stapled or fetched), TLS 1.0/1.1 and cipher suites outside its safe
-//! defaults.
+//! defaults. The gRPC client is tonic's, with a TLS configuration of its own
+//! (the system's roots and `GrpcConfig::ca_certificate_pem`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -30,9 +31,14 @@ pub struct TlsClientOptions {
     /// that must not accept a certificate any public CA issued).
     pub only_ca_file: bool,
     /// PEM files of certificate revocation lists. When given, the server's
-    /// certificate is checked against them and refused when revoked, or
-    /// when none of them comes from its issuer.
+    /// certificate is checked against them and refused when revoked, when a
+    /// list has expired, or (unless `allow_unknown_revocation_status`) when
+    /// none of them comes from its issuer.
     pub crl_files: Vec<PathBuf>,
+    /// Accepts a certificate whose issuer has no list among `crl_files`
+    /// (for connections beside the one the lists are for, such as a
+    /// sign-in at a public identity provider).
+    pub allow_unknown_revocation_status: bool,
     /// A client certificate: a PEM file with the chain and its private key.
     pub identity_file: Option<PathBuf>,
     /// The cipher suites offered, by their IANA names (such as
@@ -46,6 +52,7 @@ crate::setters::with_setters! {
         some with_ca_file => ca_file: impl Into<PathBuf>,
         value with_only_ca_file => only_ca_file: bool,
         value with_crl_files => crl_files: Vec<PathBuf>,
+        value with_allow_unknown_revocation_status => allow_unknown_revocation_status: bool,
         some with_identity_file => identity_file: impl Into<PathBuf>,
         value with_cipher_suites => cipher_suites: Vec<String>,
     }
@@ -103,9 +110,12 @@ fn anchors(options: &TlsClientOptions) -> Result<RootCertStore, Error> {
     Ok(roots)
 }
 
-/// rustls's cryptography with the cipher suites `named` (all when empty).
+/// The process's rustls cryptography (ring unless the application
+/// installed another, such as a FIPS one) with the cipher suites `named`
+/// (all when empty).
 fn provider(named: &[String]) -> Result<CryptoProvider, Error> {
-    let mut provider = tokio_rustls::rustls::crypto::ring::default_provider();
+    let mut provider = CryptoProvider::get_default()
+        .map_or_else(tokio_rustls::rustls::crypto::ring::default_provider, |installed| (**installed).clone());
     if named.is_empty() {
         return Ok(provider);
     }
@@ -145,9 +155,12 @@ pub(crate) fn client_config(options: &TlsClientOptions, alpn: &[&[u8]]) -> Resul
     let lists = revocation_lists(options)?;
     let mut verifier = WebPkiServerVerifier::builder_with_provider(roots, provider.clone());
     if !lists.is_empty() {
-        // As OpenSSL's CRL check: the server's own certificate, whose
-        // issuer must have a list among those given.
-        verifier = verifier.with_crls(lists).only_check_end_entity_revocation();
+        // As OpenSSL's CRL check: the server's own certificate, against a
+        // list of its issuer that has not expired.
+        verifier = verifier.with_crls(lists).only_check_end_entity_revocation().enforce_revocation_expiration();
+        if options.allow_unknown_revocation_status {
+            verifier = verifier.allow_unknown_revocation_status();
+        }
     }
     let verifier = verifier.build().map_err(|e| invalid(format!("the TLS trust cannot be used: {e}")))?;
     let builder = ClientConfig::builder_with_provider(provider)
