@@ -59,6 +59,18 @@ install_grpc_peer() {
   fi
 }
 
+# What scripts/package builds the Python package with: maturin, and zig
+# (the ziglang package) as the linker that targets glibc 2.17.
+MATURIN_VERSION=1.16.0
+ZIGLANG_VERSION=0.15.2
+install_packaging_tools() {
+  if ! .peers/packaging/bin/python -c "import importlib.metadata as m; assert m.version('maturin') == '$MATURIN_VERSION' and m.version('ziglang') == '$ZIGLANG_VERSION'" 2>/dev/null; then
+    echo "installing maturin $MATURIN_VERSION and ziglang $ZIGLANG_VERSION into .peers/packaging" >&2
+    python3 -m venv .peers/packaging
+    .peers/packaging/bin/pip install --quiet --disable-pip-version-check "maturin==$MATURIN_VERSION" "ziglang==$ZIGLANG_VERSION"
+  fi
+}
+
 # An npm package at an exact version into .peers/DIR.
 install_npm_peer() {
   local dir="$1" package="$2" version="$3"
