@@ -3,8 +3,12 @@
 //! client like VS Code sends (→) and what it gets back (←).
 //!
 //! ```sh
-//! cargo build -p mcp-bridge-cli -p mcp-example-server && cargo run -p mcp-bridge-cli --example legacy-session
+//! cargo run -p mcp-bridge-cli --example legacy-session
 //! ```
+//!
+//! It builds the two programs it starts first, in one cargo invocation with
+//! this example's own selection (so with the same features: the tree is
+//! built once, not once for the programs and again for the example).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -12,16 +16,43 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-/// The binaries sit beside this example's own directory (`target/<profile>/`).
-fn binary(name: &str) -> PathBuf {
+/// `target/<profile>/`, where this example's own directory is.
+fn target_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("the example knows where it runs");
-    let dir = exe.parent().and_then(|examples| examples.parent()).expect("target/<profile>/examples/");
-    let path = dir.join(name);
-    if !path.is_file() {
-        eprintln!("{} is missing: run `cargo build -p mcp-bridge-cli -p mcp-example-server` first", path.display());
+    exe.parent().and_then(|examples| examples.parent()).expect("target/<profile>/examples/").to_owned()
+}
+
+/// Builds `mcp-bridge` and `mcp-example-server` with the profile this
+/// example was built with (a no-op when they are current).
+fn build_programs(target: &std::path::Path) -> std::io::Result<()> {
+    let profile = match target.file_name().and_then(|n| n.to_str()) {
+        Some("debug") | None => "dev",
+        Some(other) => other,
+    };
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut build = Command::new(cargo);
+    // What `cargo run` set for this example is not the build's: build
+    // scripts that watch such a variable (ring's CARGO_MANIFEST_DIR) would
+    // otherwise run again, and the next `cargo run` once more.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let set_by_cargo_run = name.starts_with("CARGO_PKG_")
+            || ["CARGO_MANIFEST_DIR", "CARGO_MANIFEST_PATH", "CARGO_CRATE_NAME", "CARGO_PRIMARY_PACKAGE"]
+                .contains(&name.as_ref());
+        if set_by_cargo_run {
+            build.env_remove(name.as_ref());
+        }
+    }
+    let status = build
+        .args(["build", "--quiet", "--profile", profile, "-p", "mcp-bridge-cli", "-p", "mcp-example-server"])
+        .args(["--bins", "--example", "legacy-session"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()?;
+    if !status.success() {
+        eprintln!("building mcp-bridge and mcp-example-server failed");
         std::process::exit(2);
     }
-    path
+    Ok(())
 }
 
 fn show(arrow: &str, message: &Value) {
@@ -34,7 +65,9 @@ fn show(arrow: &str, message: &Value) {
 }
 
 fn main() -> std::io::Result<()> {
-    let (bridge, server) = (binary("mcp-bridge"), binary("mcp-example-server"));
+    let target = target_dir();
+    build_programs(&target)?;
+    let (bridge, server) = (target.join("mcp-bridge"), target.join("mcp-example-server"));
     println!("$ {} -- {}\n", bridge.display(), server.display());
     let mut child = Command::new(&bridge)
         .arg("--")
