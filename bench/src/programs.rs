@@ -28,6 +28,9 @@ pub struct Programs {
     /// server-everything's entry script (a 2025-11-25 server); the legacy
     /// start-up scenario is left out without it.
     pub server_everything: Option<PathBuf>,
+    /// The `mcp-bridge` commands installed from the packages, by how they
+    /// were installed; their scenario is left out without them.
+    pub installed_bridges: Vec<(String, PathBuf)>,
     /// A directory for the programs' own files (mcp-remote's config).
     pub scratch: PathBuf,
 }
@@ -72,6 +75,10 @@ impl Programs {
             server_everything: optional(
                 root.join(".peers/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
             ),
+            installed_bridges: [("pip (wheel)", "venv/bin/mcp-bridge"), ("npm (tarballs)", "npm/bin/mcp-bridge")]
+                .into_iter()
+                .filter_map(|(how, path)| optional(root.join(".peers/installed").join(path)).map(|p| (how.into(), p)))
+                .collect(),
             scratch: root.join("target/bench"),
         }
     }

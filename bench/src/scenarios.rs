@@ -481,6 +481,65 @@ pub async fn legacy_startup(p: &Programs, t: &Timing, everything: &std::path::Pa
     })
 }
 
+/// Scenario 8: the `mcp-bridge` commands people install without Rust (the
+/// wheel's binary, the npm launcher that runs its platform package's),
+/// from spawn to the first answer, beside the release build and the
+/// upstream alone.
+pub async fn installed(p: &Programs, t: &Timing) -> io::Result<Section> {
+    let mut routes = vec![Route { name: "target/release/mcp-bridge".into(), ..bridge_route(p) }];
+    for (name, program) in &p.installed_bridges {
+        routes.push(Route { name: name.clone(), program: program.clone(), ..bridge_route(p) });
+    }
+    routes.push(Route { name: "mcp-example-server alone".into(), ..direct_route(p) });
+    let starts = startups(&routes.iter().collect::<Vec<_>>(), t).await?;
+    let upstream_ms = starts.last().map_or(0.0, |s| s.0);
+    let mut header = vec![format!("measure (median of {})", t.startups)];
+    header.extend(routes.iter().map(|r| r.name.clone()));
+    let mut table = Table::new(&header.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut first = vec!["spawn to first answer".to_owned()];
+    first.extend(starts.iter().map(|(ms, _)| format!("{ms:.2} ms")));
+    table.row(first);
+    let bridges = &starts[..starts.len() - 1];
+    let mut beyond = vec!["beyond the upstream's own".to_owned()];
+    beyond.extend(bridges.iter().map(|(ms, _)| format!("{:+.2} ms", ms - upstream_ms)));
+    beyond.push("—".into());
+    table.row(beyond);
+    let targets = routes
+        .iter()
+        .zip(bridges)
+        .skip(1)
+        .map(|(route, (ms, _))| {
+            let extra = ms - upstream_ms;
+            format!(
+                "{}: {extra:.2} ms beyond the upstream's start; target < 100 ms: {}",
+                route.name,
+                verdict(extra < 100.0)
+            )
+        })
+        .collect();
+    Ok(Section {
+        name: "installed",
+        title: "8. The installed commands".into(),
+        intro: "Time from spawning each `mcp-bridge -- mcp-example-server` to its `initialize` response: the release \
+                build, the command the Python wheel installs (its binary, linked for glibc 2.17) and the one the npm \
+                packages install (a Node launcher that starts its platform package's binary), beside \
+                `mcp-example-server` alone (to its `server/discover` response). `scripts/bench` builds the packages \
+                with `scripts/package` and installs them into `.peers/installed/` as `scripts/check-packages` does."
+            .into(),
+        tables: vec![table],
+        targets,
+        chart: Chart {
+            title: "The installed commands".into(),
+            series: routes.iter().map(|r| r.name.clone()).collect(),
+            groups: vec![Group {
+                label: "spawn to first answer".into(),
+                unit: "ms",
+                values: starts.iter().map(|(ms, _)| Some(*ms)).collect(),
+            }],
+        },
+    })
+}
+
 /// The figures of one proxy in the mcp-remote scenario.
 struct RemoteFigures {
     start_ms: f64,

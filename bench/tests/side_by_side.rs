@@ -26,6 +26,8 @@ fn programs() -> Programs {
             ts_server_under(&root).expect("the TypeScript SDK 2.x is not installed in .peers/bench: run scripts/test"),
         ),
         server_everything: Some(test_support::server_everything()),
+        // Built by scripts/package after the tests: scripts/bench measures them.
+        installed_bridges: Vec::new(),
         scratch: std::env::temp_dir().join(format!("mcp-bench-{}", std::process::id())),
     }
 }

@@ -15,8 +15,18 @@ use mcp_bench::programs::{Programs, TS_SERVER_VERSION, Timing};
 use mcp_bench::report::{self, Section};
 use mcp_bench::scenarios;
 
-const SCENARIOS: [&str; 9] =
-    ["stdio", "startup", "remote", "servers", "input", "legacy-http", "legacy-startup", "protected", "replicas"];
+const SCENARIOS: [&str; 10] = [
+    "stdio",
+    "startup",
+    "remote",
+    "servers",
+    "input",
+    "legacy-http",
+    "legacy-startup",
+    "protected",
+    "replicas",
+    "installed",
+];
 
 /// What the command line asked for.
 struct Options {
@@ -112,6 +122,8 @@ async fn run(options: &Options, programs: &Programs) -> std::io::Result<Vec<Sect
             "protected" => scenarios::protected(programs, &timing).await?,
             "replicas" => scenarios::replicas(programs, &timing).await?,
             "legacy-http" => scenarios::legacy_http(programs, &timing).await?,
+            "installed" if programs.installed_bridges.is_empty() => continue,
+            "installed" => scenarios::installed(programs, &timing).await?,
             "legacy-startup" => match &programs.server_everything {
                 Some(everything) => scenarios::legacy_startup(programs, &timing, everything).await?,
                 None => continue,
