@@ -92,6 +92,36 @@ pub fn replace_generated(document: &str, generated: &str) -> String {
     }
 }
 
+/// `document` with only these sections of its generated part replaced
+/// (each from its `### ` heading to the next heading or the end marker),
+/// and any it lacks added at the end of that part: a run of some scenarios
+/// keeps the figures of the others. Without a generated part, as
+/// [`replace_generated`].
+pub fn replace_sections(document: &str, sections: &[(String, String)]) -> String {
+    let (Some(begin), Some(end)) = (document.find(BEGIN), document.find(END)) else {
+        let all: String = sections.iter().map(|(_, text)| text.as_str()).collect();
+        return replace_generated(document, &all);
+    };
+    let mut block = document[begin..end].to_owned();
+    for (title, text) in sections {
+        let heading = format!("### {title}\n");
+        match block.find(&heading) {
+            Some(start) => {
+                let after = start + heading.len();
+                let stop = block[after..].find("\n### ").map_or(block.len(), |i| after + i + 1);
+                block.replace_range(start..stop, text);
+            }
+            None => {
+                if !block.ends_with("\n\n") {
+                    block.push('\n');
+                }
+                block.push_str(text);
+            }
+        }
+    }
+    format!("{}{block}{}", &document[..begin], &document[end..])
+}
+
 /// Writes each section's chart into `charts_dir` and returns the sections
 /// in Markdown after `preamble`.
 pub fn write(preamble: &str, sections: &[Section], charts_dir: &Path, charts_link: &str) -> io::Result<String> {
@@ -113,6 +143,21 @@ mod tests {
         let mut table = Table::new(&["a", "b"]);
         table.row(vec!["1".into(), "2".into()]);
         assert_eq!(table.to_markdown(), "| a | b |\n|---|---|\n| 1 | 2 |\n");
+    }
+
+    #[test]
+    fn a_run_of_some_scenarios_replaces_only_their_sections() {
+        let document =
+            format!("intro\n{BEGIN}\n\npreamble\n\n### 1. A\n\nold a\n\n### 2. B\n\nold b\n\n{END}\nafter\n");
+        let replaced = replace_sections(&document, &[("2. B".into(), "### 2. B\n\nnew b\n\n".into())]);
+        assert_eq!(
+            replaced,
+            format!("intro\n{BEGIN}\n\npreamble\n\n### 1. A\n\nold a\n\n### 2. B\n\nnew b\n\n{END}\nafter\n")
+        );
+        let added = replace_sections(&replaced, &[("3. C".into(), "### 3. C\n\nc\n\n".into())]);
+        assert!(added.contains("new b\n\n### 3. C\n\nc\n\n<!--"), "{added}");
+        let first = replace_sections(&document, &[("1. A".into(), "### 1. A\n\nnew a\n\n".into())]);
+        assert!(first.contains("### 1. A\n\nnew a\n\n### 2. B\n\nold b"), "{first}");
     }
 
     #[test]

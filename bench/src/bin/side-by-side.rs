@@ -171,8 +171,17 @@ fn main() -> Result<(), String> {
     println!("{text}");
     if let Some(path) = &options.benchmarks {
         let document = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        std::fs::write(path, report::replace_generated(&document, &text))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let every_scenario = SCENARIOS.iter().all(|name| options.scenarios.iter().any(|s| s == name));
+        let updated = if every_scenario {
+            report::replace_generated(&document, &text)
+        } else {
+            // Some scenarios only: the others keep the figures of their last run.
+            let link = relative(&charts, &link_base);
+            let sections: Vec<(String, String)> =
+                sections.iter().map(|s| (s.title.clone(), s.to_markdown(&link))).collect();
+            report::replace_sections(&document, &sections)
+        };
+        std::fs::write(path, updated).map_err(|e| format!("{}: {e}", path.display()))?;
         eprintln!("side-by-side: wrote {} and the charts in {}", path.display(), charts.display());
     }
     Ok(())
