@@ -13,43 +13,11 @@ import json
 import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
-# npm's platform and arch -> the wheel's platform tag, the binary's name.
-WHEELS = {
-    "linux-x64": ("manylinux_2_17_x86_64", "mcp-bridge"),
-    "linux-arm64": ("manylinux_2_17_aarch64", "mcp-bridge"),
-    "darwin-x64": ("macosx_10_12_x86_64", "mcp-bridge"),
-    "darwin-arm64": ("macosx_11_0_arm64", "mcp-bridge"),
-    "win32-x64": ("win_amd64", "mcp-bridge.exe"),
-}
-ROOT = Path(__file__).resolve().parents[2]
+from release_files import ROOT, WHEELS, binary_from_wheel, version
+
 LAUNCHER = ROOT / "packaging" / "npm" / "mcp-bridge"
-
-
-def version() -> str:
-    metadata = json.loads(
-        subprocess.run(
-            ["cargo", "metadata", "--no-deps", "--format-version", "1", "--locked"],
-            check=True, capture_output=True, text=True, cwd=ROOT,
-        ).stdout
-    )
-    return next(p["version"] for p in metadata["packages"] if p["name"] == "mcp-bridge-cli")
-
-
-def binary_from_wheel(out: Path, platform: str, into: Path) -> None:
-    tag, name = WHEELS[platform]
-    wheels = [w for w in out.glob("mcp_bridge_cli-*.whl") if tag in w.name]
-    if len(wheels) != 1:
-        sys.exit(f"npm_packages: expected one wheel for {platform} ({tag}) in {out}, found {wheels}")
-    with zipfile.ZipFile(wheels[0]) as wheel:
-        member = next((m for m in wheel.namelist() if m.endswith(f".data/scripts/{name}")), None)
-        if member is None:
-            sys.exit(f"npm_packages: {wheels[0].name} holds no {name}")
-        into.parent.mkdir(parents=True, exist_ok=True)
-        into.write_bytes(wheel.read(member))
-    into.chmod(0o755)
 
 
 def pack(staging: Path, out: Path) -> None:

@@ -2,72 +2,79 @@
 # into .peers/ when missing or of another version. Sourced by scripts/test
 # and scripts/bench from the repository root.
 
-# The Python MCP SDK: the interoperability tests' peer and a benchmarked server.
-PY_MCP_VERSION=2.3.0
-install_python_peer() {
-  if ! .peers/py/bin/python -c "import mcp, importlib.metadata as m; assert m.version('mcp') == '$PY_MCP_VERSION'" 2>/dev/null; then
-    echo "installing the Python mcp $PY_MCP_VERSION peer into .peers/py" >&2
-    python3 -m venv .peers/py
-    .peers/py/bin/pip install --quiet --disable-pip-version-check "mcp==$PY_MCP_VERSION"
+# A virtual environment .peers/DIR holding exactly the given
+# PACKAGE==VERSION pins (extras allowed: name[extra]==version); made anew
+# when one is missing or of another version.
+install_python_venv() {
+  local dir="$1"
+  shift
+  if ! ".peers/$dir/bin/python" - "$@" 2>/dev/null <<'PY'
+import importlib.metadata as m, re, sys
+pins = [re.match(r"([^\[=]+)(?:\[.*\])?==(.+)", pin).groups() for pin in sys.argv[1:]]
+sys.exit(any(m.version(name) != version for name, version in pins))
+PY
+  then
+    echo "installing $* into .peers/$dir" >&2
+    python3 -m venv ".peers/$dir"
+    ".peers/$dir/bin/pip" install --quiet --disable-pip-version-check "$@"
   fi
+}
+
+# The Python MCP SDK: the interoperability tests' peer and a benchmarked server.
+install_python_peer() {
+  install_python_venv py "mcp==2.3.0"
 }
 
 # The LLM vendors' Python SDKs, whose published tool types check the
 # definitions a Toolset exports (OpenAI's and Anthropic's `tools`).
-LLM_OPENAI_VERSION=3.57.0
-LLM_ANTHROPIC_VERSION=2.15.0
 install_llm_sdks() {
-  if ! .peers/llm/bin/python -c "import importlib.metadata as m; assert m.version('openai') == '$LLM_OPENAI_VERSION' and m.version('anthropic') == '$LLM_ANTHROPIC_VERSION'" 2>/dev/null; then
-    echo "installing openai $LLM_OPENAI_VERSION and anthropic $LLM_ANTHROPIC_VERSION into .peers/llm" >&2
-    python3 -m venv .peers/llm
-    .peers/llm/bin/pip install --quiet --disable-pip-version-check "openai==$LLM_OPENAI_VERSION" "anthropic==$LLM_ANTHROPIC_VERSION"
-  fi
+  install_python_venv llm "openai==3.57.0" "anthropic==2.15.0"
 }
 
 # fastmcp, a dual-era Python server framework (its ctx.elicit works only
 # on 2025-11-25 connections), and langchain-mcp-adapters with the Python
 # mcp 1.x client it is used with (one session per tool call).
-FASTMCP_VERSION=4.1.7
-LANGCHAIN_MCP_VERSION=0.3.2
-LANGCHAIN_PY_MCP_VERSION=1.30.0
 install_python_frameworks() {
-  if ! .peers/fastmcp/bin/python -c "import importlib.metadata as m; assert m.version('fastmcp') == '$FASTMCP_VERSION'" 2>/dev/null; then
-    echo "installing fastmcp $FASTMCP_VERSION into .peers/fastmcp" >&2
-    python3 -m venv .peers/fastmcp
-    .peers/fastmcp/bin/pip install --quiet --disable-pip-version-check "fastmcp==$FASTMCP_VERSION"
-  fi
-  if ! .peers/langchain/bin/python -c "import importlib.metadata as m; assert m.version('langchain-mcp-adapters') == '$LANGCHAIN_MCP_VERSION' and m.version('mcp') == '$LANGCHAIN_PY_MCP_VERSION'" 2>/dev/null; then
-    echo "installing langchain-mcp-adapters $LANGCHAIN_MCP_VERSION (mcp $LANGCHAIN_PY_MCP_VERSION) into .peers/langchain" >&2
-    python3 -m venv .peers/langchain
-    .peers/langchain/bin/pip install --quiet --disable-pip-version-check \
-      "langchain-mcp-adapters==$LANGCHAIN_MCP_VERSION" "mcp==$LANGCHAIN_PY_MCP_VERSION"
-  fi
+  install_python_venv fastmcp "fastmcp==4.1.7"
+  install_python_venv langchain "langchain-mcp-adapters==0.3.2" "mcp==1.30.0"
 }
 
 # Google's MCP gRPC transport: its generated Python stubs with grpcio (and
 # grpcio-status, for a status's details), the peer (client and server) of
-# our gRPC transport. (Its Python server
-# package, mcp-grpc-transport 0.0.1, is an empty placeholder.)
-GRPC_PROTO_VERSION=0.2.0
-GRPCIO_VERSION=1.85.3
+# our gRPC transport. (Its Python server package, mcp-grpc-transport 0.0.1,
+# is an empty placeholder.)
 install_grpc_peer() {
-  if ! .peers/grpc/bin/python -c "import importlib.metadata as m; assert m.version('mcp-grpc-transport-proto') == '$GRPC_PROTO_VERSION' and m.version('grpcio') == '$GRPCIO_VERSION' and m.version('grpcio-status') == '$GRPCIO_VERSION'" 2>/dev/null; then
-    echo "installing mcp-grpc-transport-proto $GRPC_PROTO_VERSION and grpcio $GRPCIO_VERSION into .peers/grpc" >&2
-    python3 -m venv .peers/grpc
-    .peers/grpc/bin/pip install --quiet --disable-pip-version-check "mcp-grpc-transport-proto==$GRPC_PROTO_VERSION" \
-      "grpcio==$GRPCIO_VERSION" "grpcio-status==$GRPCIO_VERSION"
-  fi
+  install_python_venv grpc "mcp-grpc-transport-proto==0.2.0" "grpcio==1.85.3" "grpcio-status==1.85.3"
 }
 
 # What scripts/package builds the Python package with: maturin, and zig
 # (the ziglang package) as the linker that targets glibc 2.17.
-MATURIN_VERSION=1.16.0
-ZIGLANG_VERSION=0.15.2
 install_packaging_tools() {
-  if ! .peers/packaging/bin/python -c "import importlib.metadata as m; assert m.version('maturin') == '$MATURIN_VERSION' and m.version('ziglang') == '$ZIGLANG_VERSION'" 2>/dev/null; then
-    echo "installing maturin $MATURIN_VERSION and ziglang $ZIGLANG_VERSION into .peers/packaging" >&2
-    python3 -m venv .peers/packaging
-    .peers/packaging/bin/pip install --quiet --disable-pip-version-check "maturin==$MATURIN_VERSION" "ziglang==$ZIGLANG_VERSION"
+  install_python_venv packaging "maturin==1.16.0" "ziglang==0.15.2"
+}
+
+# @anthropic-ai/mcpb: validates and packs the MCP Bundle (.mcpb) that
+# Claude Desktop installs in one click.
+MCPB_VERSION=2.1.2
+install_mcpb() {
+  install_npm_peer mcpb @anthropic-ai/mcpb "$MCPB_VERSION"
+}
+
+# The MCP Registry's server.json schema, as published (2025-12-11, the
+# newest): skillsaw bundles each released schema byte for byte from
+# modelcontextprotocol/static; jsonschema checks server.json against it.
+install_registry_schema() {
+  install_python_venv registry "skillsaw==0.22.0" "jsonschema[format-nongpl]==4.25.1"
+}
+
+# mdBook: builds the book in docs/. Without its server and file watcher,
+# which only `mdbook serve` needs.
+MDBOOK_VERSION=0.5.4
+install_mdbook() {
+  if ! .peers/mdbook/bin/mdbook --version 2>/dev/null | grep -qx "mdbook v$MDBOOK_VERSION"; then
+    echo "installing mdbook $MDBOOK_VERSION into .peers/mdbook" >&2
+    cargo install --quiet --locked --root .peers/mdbook --no-default-features --features search \
+      --version "$MDBOOK_VERSION" mdbook
   fi
 }
 

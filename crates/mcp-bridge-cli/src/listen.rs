@@ -106,6 +106,7 @@ async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
     let upstream = Upstream::connect(&config.upstream, speaker, on_unrouted)?;
     match &bound {
         Bound::Tcp(_, local) => tracing::info!("serving 2025-11-25 clients at http://{local}/mcp"),
+        #[cfg(unix)]
         Bound::Unix(_, path) => {
             tracing::info!("serving 2025-11-25 clients at http://localhost/mcp on the socket {}", path.display());
         }
@@ -195,10 +196,9 @@ fn access_token(access: Access, bound: &Bound) -> anyhow::Result<(Option<AccessT
             );
             return Ok((None, None));
         }
-        (Access::Open, _) => return Ok((None, None)),
         (Access::Generated, Bound::Tcp(_, local)) => *local,
         #[cfg(unix)]
-        (Access::Generated, Bound::Unix(..)) => return Ok((None, None)),
+        (_, Bound::Unix(..)) => return Ok((None, None)),
     };
     let (token, secret) = AccessToken::generate().map_err(|e| anyhow::anyhow!("no random access token: {e}"))?;
     let state = mcp_bridge::dirs::state_dir().map_err(|e| anyhow::anyhow!("no folder for the access token: {e}"))?;

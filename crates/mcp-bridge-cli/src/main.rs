@@ -187,11 +187,10 @@ fn run(mut config: config::Config, log_level: Option<mcp_bridge::log::LogLevel>)
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 
-    #[cfg(target_os = "linux")]
     #[test]
     fn the_watchdog_stops_the_servers_process_tree_then_exits() {
         use std::os::unix::process::CommandExt;

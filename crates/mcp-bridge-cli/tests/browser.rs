@@ -4,6 +4,8 @@
 //! authorization server, which approves, and the redirect back to the
 //! bridge's loopback receiver; the legacy client's pending initialize and
 //! its tools/list then succeed.
+// The browser is a shell-script wrapper: Unix only.
+#![cfg(unix)]
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;

@@ -3,7 +3,7 @@
 //! only on 2025-11-25 connections. With `--protocol auto` (the default) the
 //! bridge speaks 2026-07-28 and the tool's error reaches the client as the
 //! server said it; with `--protocol 2025-11-25` the elicitation is relayed
-//! and answered. The README's failure table names the flag.
+//! and answered. The book's failure table (docs/src/clients.md) names the flag.
 
 use serde_json::{Value, json};
 use test_support::{RawPeer, legacy_initialize};

@@ -5,6 +5,8 @@
 //! approval and the redirect back to the bridge's loopback receiver, as a
 //! browser whose user approves does. (The real-browser test with Chromium
 //! is the OAuth issue's next step.)
+// The "browser" is an executable script run through its #! line: Unix only.
+#![cfg(unix)]
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -456,6 +458,23 @@ fn open_in_browser(w: &World, url: &str) {
     assert!(status.success());
 }
 
+/// The authorization server forgets every token and refuses every refresh
+/// token: the next request needs a new sign-in.
+fn forget_every_token(w: &World) {
+    let mut issued = w.issued.lock().unwrap();
+    issued.valid.clear();
+    issued.refuse_refresh = true;
+}
+
+/// `tools/list` (id 3) after [`forget_every_token`]: the client is asked
+/// once to sign in, approves, and gets the tools.
+async fn list_through_a_sign_in_the_client_approves(peer: &mut RawPeer, w: &World) {
+    peer.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#).await;
+    let (listed, asked) = answer_until(peer, w, 3, true).await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    assert_eq!(asked, 1, "the client was asked once");
+}
+
 /// Reads messages until the response to `id`, answering the bridge's URL
 /// elicitation with `accept` (after opening the URL) or a decline.
 async fn answer_until(peer: &mut RawPeer, w: &World, id: i64, accept: bool) -> (serde_json::Value, usize) {
@@ -512,15 +531,8 @@ async fn an_initialized_notification_before_the_initialize_result_is_ignored() {
     assert!(opened.contains("/start/"), "the browser got the start URL: {opened}");
     // The notification after the result counts: a new sign-in asks the client.
     peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
-    {
-        let mut issued = w.issued.lock().unwrap();
-        issued.valid.clear();
-        issued.refuse_refresh = true;
-    }
-    peer.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#).await;
-    let (listed, asked) = answer_until(&mut peer, &w, 3, true).await;
-    assert!(listed["result"]["tools"].is_array(), "{listed}");
-    assert_eq!(asked, 1, "the client was asked once");
+    forget_every_token(&w);
+    list_through_a_sign_in_the_client_approves(&mut peer, &w).await;
     let (code, stderr) = finish(peer).await;
     assert_eq!(code, Some(0));
     assert_no_secrets(&stderr);
@@ -534,15 +546,8 @@ async fn after_initialized_a_new_sign_in_asks_the_client_and_a_decline_cools_dow
     legacy_initialize(&mut peer, json!({"elicitation": {"form": {}, "url": {}}})).await;
     peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
     // The server forgets every token and refresh token: a new sign-in.
-    {
-        let mut issued = w.issued.lock().unwrap();
-        issued.valid.clear();
-        issued.refuse_refresh = true;
-    }
-    peer.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#).await;
-    let (listed, asked) = answer_until(&mut peer, &w, 3, true).await;
-    assert!(listed["result"]["tools"].is_array(), "{listed}");
-    assert_eq!(asked, 1, "the client was asked once");
+    forget_every_token(&w);
+    list_through_a_sign_in_the_client_approves(&mut peer, &w).await;
     assert_eq!(
         std::fs::read_to_string(w.dir.join("browser.log")).unwrap().lines().count(),
         1,
@@ -692,11 +697,7 @@ async fn a_refused_listen_stream_waits_for_the_next_sign_in_of_a_request() {
     peer.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"end_streams","arguments":{}}}"#).await;
     let (ended, _) = answer_until(&mut peer, &w, 3, true).await;
     assert!(ended["result"].is_object(), "{ended}");
-    {
-        let mut issued = w.issued.lock().unwrap();
-        issued.valid.clear();
-        issued.refuse_refresh = true;
-    }
+    forget_every_token(&w);
     // The refused stream asks nobody: nothing comes for a while.
     let quiet = tokio::time::timeout(std::time::Duration::from_millis(1500), peer.recv()).await;
     assert!(quiet.is_err(), "the listen stream started a sign-in: {quiet:?}");
@@ -725,11 +726,7 @@ async fn a_later_sign_in_with_a_client_that_cannot_show_urls_fails_fast() {
     let init = legacy_initialize(&mut peer, json!({"elicitation": {"form": {}}})).await;
     assert!(init["result"].is_object(), "{init}");
     peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
-    {
-        let mut issued = w.issued.lock().unwrap();
-        issued.valid.clear();
-        issued.refuse_refresh = true;
-    }
+    forget_every_token(&w);
     peer.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).await;
     let failed = peer.recv_response(2).await;
     assert_eq!(failed["error"]["data"]["cause"], "reauthorization_required", "{failed}");

@@ -176,3 +176,15 @@ pub use client::{Client, ClientOptions, RequestOptions};
 pub use error::{Error, HandlerError, Result};
 #[cfg(feature = "server")]
 pub use server::{Reply, RequestContext, Server};
+
+/// The book's Rust samples (`docs/src/`), compiled as doctests of this crate.
+#[cfg(doctest)]
+mod book {
+    #[cfg(all(feature = "schemars", feature = "stdio"))]
+    #[doc = include_str!("../../../docs/src/sdk.md")]
+    struct BuildWithTheSdk;
+
+    #[cfg(all(feature = "grpc", feature = "client", feature = "server"))]
+    #[doc = include_str!("../../../docs/src/grpc.md")]
+    struct Grpc;
+}

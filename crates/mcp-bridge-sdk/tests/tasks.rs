@@ -385,11 +385,14 @@ async fn recorded_tasks_survive_a_restart_and_saved_answers_are_not_asked_again(
         raw.save("tasks", &serde_json::to_string(&tasks).unwrap()).unwrap();
         (a.task_id, b.task_id)
     };
-    // Owner-only, and nothing readable in the file.
-    use std::os::unix::fs::PermissionsExt;
+    // Owner-only (on Unix), and nothing readable in the file.
     for entry in std::fs::read_dir(&records).unwrap() {
         let path = entry.unwrap().path();
-        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        }
         assert!(!String::from_utf8_lossy(&std::fs::read(&path).unwrap()).contains("saved before the crash"));
     }
     // The second process resumes both.

@@ -432,6 +432,7 @@ async fn without_restarts_a_forced_retry_still_fails_with_closed() {
 /// The server's stdin and stdout as a Node.js client hands them over (one
 /// socket of a pair for both) and as a shell does with `< file`: the same
 /// answers as over pipes.
+#[cfg(unix)]
 #[test]
 fn stdin_and_stdout_may_be_a_socket_pair_or_a_file() {
     use std::io::{BufRead, BufReader, Write};

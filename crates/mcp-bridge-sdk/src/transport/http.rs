@@ -39,6 +39,8 @@ mod legacy;
 #[cfg(unix)]
 mod tunnel;
 
+#[cfg(not(unix))]
+use super::credentials::without_credentials;
 use answer::read_answer;
 use legacy::{LegacySession, SessionSlot};
 
@@ -93,6 +95,7 @@ pub fn connect(config: HttpConfig) -> Result<Transport, Error> {
     tasks.spawn_to_finish(CLOSE_GRACE, async move {
         pump(http, Arc::new(config), out_rx, to_client, pump_tasks).await;
         // The tunnel's socket lives as long as the transport.
+        #[cfg_attr(not(unix), allow(dropping_copy_types))]
         drop(tunnel);
     });
     Ok(Transport { credential, endpoint, address, ..Transport::remote(outgoing, incoming, tasks) })

@@ -189,3 +189,29 @@ pub(crate) fn client_config(options: &TlsClientOptions, alpn: &[&[u8]]) -> Resul
     config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
     Ok(config)
 }
+
+/// `with_ca_file` and `with_client_identity_file` for a client
+/// configuration with a `tls: TlsClientOptions` field: the common cases of
+/// its TLS options, one call each.
+macro_rules! tls_file_setters {
+    ($config:ident) => {
+        impl $config {
+            /// Trusts the CA certificates of a PEM file beside the system's
+            /// anchors (the common case of [`Self::tls`]).
+            #[must_use]
+            pub fn with_ca_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+                self.tls.ca_file = Some(path.into());
+                self
+            }
+
+            /// Presents the client certificate of a PEM file (chain and key).
+            #[must_use]
+            pub fn with_client_identity_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+                self.tls.identity_file = Some(path.into());
+                self
+            }
+        }
+    };
+}
+
+pub(crate) use tls_file_setters;

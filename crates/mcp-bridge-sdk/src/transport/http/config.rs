@@ -3,7 +3,6 @@
 //! provider of credentials. [`build_client`] turns it into the `reqwest`
 //! client every POST goes through.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::error::Error;
@@ -35,6 +34,8 @@ pub struct HttpConfig {
     /// `x-mcp-header` annotations are not valid (besides the warning logged).
     pub on_rejected_tool: Option<RejectedToolHook>,
 }
+
+crate::transport::tls::tls_file_setters!(HttpConfig);
 
 crate::setters::with_setters! {
     HttpConfig {
@@ -84,21 +85,6 @@ impl HttpConfig {
     /// As [`HttpConfig::check`].
     pub fn client_builder(&self) -> Result<reqwest::ClientBuilder, Error> {
         builder(self, reqwest::redirect::Policy::none(), None)
-    }
-
-    /// Trusts the CA certificates of a PEM file beside the system's anchors
-    /// (the common case of [`HttpConfig::tls`]).
-    #[must_use]
-    pub fn with_ca_file(mut self, path: impl Into<PathBuf>) -> Self {
-        self.tls.ca_file = Some(path.into());
-        self
-    }
-
-    /// Presents the client certificate of a PEM file (chain and key).
-    #[must_use]
-    pub fn with_client_identity_file(mut self, path: impl Into<PathBuf>) -> Self {
-        self.tls.identity_file = Some(path.into());
-        self
     }
 
     /// A configuration with the default limits, no proxy and no credentials.
@@ -237,6 +223,7 @@ pub(crate) fn build_tunnelled_client(config: &HttpConfig, socket: &std::path::Pa
 /// `no_proxy` as itself, as a parent domain (`example.com` and
 /// `.example.com` cover `a.example.com`), as an IP address or in a listed
 /// network (`10.0.0.0/8`), or `*` is listed.
+#[cfg(any(unix, test))]
 pub(crate) fn bypasses_proxy(host: &str, no_proxy: &[String]) -> bool {
     let host = host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
     let address: Option<std::net::IpAddr> = host.parse().ok();
@@ -253,6 +240,7 @@ pub(crate) fn bypasses_proxy(host: &str, no_proxy: &[String]) -> bool {
 }
 
 /// Whether `address` is `entry` (an address) or in it (`address/bits`).
+#[cfg(any(unix, test))]
 fn in_network(address: std::net::IpAddr, entry: &str) -> bool {
     use std::net::IpAddr;
     let entry = entry.trim_start_matches('[').trim_end_matches(']');

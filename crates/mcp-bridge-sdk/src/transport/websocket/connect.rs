@@ -1,7 +1,6 @@
 //! The client's WebSocket transport: TCP, TLS for `wss`, the upgrade with
 //! its credentials, then one JSON-RPC message per text message.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,6 +48,8 @@ pub struct WebSocketConfig {
     pub connect_timeout: Duration,
 }
 
+crate::transport::tls::tls_file_setters!(WebSocketConfig);
+
 crate::setters::with_setters! {
     WebSocketConfig {
         value with_max_message_bytes => max_message_bytes: usize,
@@ -60,21 +61,6 @@ crate::setters::with_setters! {
 }
 
 impl WebSocketConfig {
-    /// Trusts the CA certificates of a PEM file beside the system's anchors
-    /// (the common case of [`WebSocketConfig::tls`]).
-    #[must_use]
-    pub fn with_ca_file(mut self, path: impl Into<PathBuf>) -> Self {
-        self.tls.ca_file = Some(path.into());
-        self
-    }
-
-    /// Presents the client certificate of a PEM file (chain and key).
-    #[must_use]
-    pub fn with_client_identity_file(mut self, path: impl Into<PathBuf>) -> Self {
-        self.tls.identity_file = Some(path.into());
-        self
-    }
-
     /// A configuration with the default limits and no credentials.
     pub fn new(url: impl Into<String>) -> Self {
         WebSocketConfig {
