@@ -1,4 +1,4 @@
-//! A stdio server with one typed tool: the README's quick-start.
+//! A stdio server with one typed tool: the quick-start of the book (docs/src/sdk.md).
 //! Run it under any MCP client, or: `cargo run --example client`.
 use mcp_bridge_sdk::prelude::*;
 

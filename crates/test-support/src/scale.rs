@@ -124,7 +124,7 @@ pub struct Haproxy {
 
 impl Haproxy {
     /// The configuration for `backends` (`host:port` each, named `r1`,
-    /// `r2`, … in order) behind `bind`: the one the README shows, with the
+    /// `r2`, … in order) behind `bind`: the one the book shows (docs/src/serving.md), with the
     /// log on stderr.
     pub fn config(bind: &str, backends: &[String]) -> String {
         let mut config = format!(
