@@ -77,6 +77,7 @@ static STDERR_LOG: std::sync::Mutex<Option<mcp_bridge::log::StderrLog>> = std::s
 /// Writes what the stderr log has queued (about a second at most when
 /// nobody reads stderr).
 fn flush_log() {
+    // Taken out first: the lock is not held while the queue drains.
     let log = STDERR_LOG.lock().unwrap_or_else(|e| e.into_inner()).take();
     drop(log);
 }

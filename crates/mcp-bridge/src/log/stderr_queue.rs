@@ -55,13 +55,11 @@ impl StderrQueue {
         let (sender, receiver) = sync_channel(capacity);
         let shared = Arc::new(Shared::default());
         let writer = shared.clone();
-        let spawned = std::thread::Builder::new().name("mcp-bridge-log".into()).spawn(move || {
+        // No thread, no log: the receiver goes with the closure, so every
+        // line fails to queue and is counted as dropped.
+        let _ = std::thread::Builder::new().name("mcp-bridge-log".into()).spawn(move || {
             write_all(receiver, sink, &writer);
         });
-        if spawned.is_err() {
-            // No thread, no log: every line is dropped and counted.
-            shared.dropped.fetch_add(1, Ordering::Relaxed);
-        }
         (StderrQueue { sender, shared: shared.clone() }, Drain { shared })
     }
 }
