@@ -194,8 +194,10 @@ async fn an_explicit_proxy_carries_the_requests_and_gets_its_credentials() {
     let heads = heads.lock().unwrap();
     assert!(!heads.is_empty(), "the request went through the proxy");
     assert!(heads.iter().all(|h| h.to_ascii_lowercase().contains("proxy-authorization: basic")), "{heads:?}");
-    // A plain http:// endpoint is tunnelled too: the proxy sees no request.
-    assert!(heads.iter().all(|h| h.starts_with(&format!("CONNECT {origin} "))), "{heads:?}");
+    // On Unix a plain http:// endpoint is tunnelled too: the proxy sees no
+    // request. Elsewhere reqwest forwards it (an absolute URL).
+    let through = if cfg!(unix) { format!("CONNECT {origin} ") } else { format!("POST http://{origin}/mcp ") };
+    assert!(heads.iter().all(|h| h.starts_with(&through)), "{heads:?}");
 }
 
 #[tokio::test]
@@ -214,11 +216,12 @@ async fn a_proxy_that_refuses_the_tunnel_fails_the_request_without_hanging() {
     let log = lines.text();
     let warning = log.lines().find(|l| l.contains("mcp_proxy")).unwrap_or_else(|| panic!("no proxy warning: {log}"));
     assert!(
-        warning.contains(&format!("http://{proxy_addr}"))
-            && warning.contains("mcp.example.test:443")
-            && warning.contains("HTTP 403"),
-        "the warning names the proxy, the target and the status: {warning}"
+        warning.contains(&format!("http://{proxy_addr}")) && warning.contains("mcp.example.test:443"),
+        "the warning names the proxy and the target: {warning}"
     );
+    // Only our own tunnel (Unix) reads the proxy's status; reqwest's says
+    // "unsuccessful".
+    assert!(!cfg!(unix) || warning.contains("HTTP 403"), "the warning names the status: {warning}");
 }
 
 #[tokio::test]

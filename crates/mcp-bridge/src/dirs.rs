@@ -1,39 +1,42 @@
-//! Where the bridge keeps what outlives a session, per user: the XDG base
-//! directories, else their defaults under `HOME`.
+//! Where the bridge keeps what outlives a session, per user, in each
+//! system's own place (the `directories` crate): on Linux the XDG base
+//! directories, on macOS `~/Library/Application Support`, on Windows the
+//! user's application data folders.
 
 use std::path::PathBuf;
 
-/// `$XDG_STATE_HOME/mcp-bridge` (else `~/.local/state/mcp-bridge`): token
-/// files, the era cache.
+use directories::ProjectDirs;
+
+/// Token files and the era cache: on Linux `$XDG_STATE_HOME/mcp-bridge`
+/// (else `~/.local/state/mcp-bridge`); on macOS
+/// `~/Library/Application Support/mcp-bridge`; on Windows
+/// `%LOCALAPPDATA%\mcp-bridge\data`.
 ///
 /// # Errors
-/// [`NoUserDir`]: neither variable is set.
+/// [`NoUserDir`]: the user has no home folder.
 pub fn state_dir() -> Result<PathBuf, NoUserDir> {
-    base("XDG_STATE_HOME", ".local/state").map(|d| d.join("mcp-bridge"))
+    let dirs = project_dirs()?;
+    Ok(dirs.state_dir().unwrap_or_else(|| dirs.data_local_dir()).to_path_buf())
 }
 
-/// `$XDG_CONFIG_HOME/mcp-bridge` (else `~/.config/mcp-bridge`): the token
-/// files' key.
+/// The token files' key: on Linux `$XDG_CONFIG_HOME/mcp-bridge` (else
+/// `~/.config/mcp-bridge`); on macOS
+/// `~/Library/Application Support/mcp-bridge`; on Windows
+/// `%APPDATA%\mcp-bridge\config`.
 ///
 /// # Errors
-/// [`NoUserDir`]: neither variable is set.
+/// [`NoUserDir`]: the user has no home folder.
 pub fn config_dir() -> Result<PathBuf, NoUserDir> {
-    base("XDG_CONFIG_HOME", ".config").map(|d| d.join("mcp-bridge"))
+    Ok(project_dirs()?.config_dir().to_path_buf())
 }
 
-/// Neither the XDG base directory variable nor `HOME` is set, so there is
-/// no per-user folder to keep things in.
+/// The user has no home folder (on Unix neither `HOME` nor an entry in
+/// the password database), so there is no per-user folder to keep things
+/// in.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("neither {variable} nor HOME is set")]
-pub struct NoUserDir {
-    /// The XDG variable that was looked for.
-    pub variable: &'static str,
-}
+#[error("the user has no home folder to keep mcp-bridge's files in")]
+pub struct NoUserDir;
 
-fn base(xdg: &'static str, fallback: &str) -> Result<PathBuf, NoUserDir> {
-    if let Some(dir) = std::env::var_os(xdg).filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(dir));
-    }
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-    home.map(|h| h.join(fallback)).ok_or(NoUserDir { variable: xdg })
+fn project_dirs() -> Result<ProjectDirs, NoUserDir> {
+    ProjectDirs::from_path(PathBuf::from("mcp-bridge")).ok_or(NoUserDir)
 }

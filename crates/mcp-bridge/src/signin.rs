@@ -375,32 +375,25 @@ pub fn is_secret_variable(name: &str) -> bool {
         .any(|word| upper.contains(word))
 }
 
-/// The programs that open a URL in the default browser, by system; each
-/// takes the URL as its only argument, without a shell (on Windows,
-/// `explorer.exe URL` hands it to the default browser).
-const BROWSER_OPENERS: &[&str] = if cfg!(windows) {
-    &["explorer.exe"]
-} else if cfg!(target_os = "macos") {
-    &["open"]
-} else {
-    &["xdg-open", "open"]
-};
-
 /// The browser opener of the platform: `$BROWSER`, else the system's
-/// opener (`BROWSER_OPENERS`); the URL as the only argument, no shell,
-/// null stdio, and the environment without secret variables (nor
-/// `extra_secrets`).
+/// openers from the `open` crate, in its order (`xdg-open`, `gio`, … on
+/// Linux; `open` on macOS; PowerShell's `Start-Process`, then
+/// `explorer.exe` on Windows), each tried until one starts; the URL as an
+/// argument, never through a shell; null stdio, and the environment
+/// without secret variables (nor `extra_secrets`).
 pub fn system_opener(extra_secrets: Vec<String>) -> Opener {
     Arc::new(move |url: &str| {
-        let candidates: Vec<String> = match std::env::var("BROWSER") {
-            Ok(browser) if !browser.trim().is_empty() => vec![browser],
-            _ => BROWSER_OPENERS.iter().map(|p| (*p).to_owned()).collect(),
+        let candidates = match std::env::var("BROWSER") {
+            Ok(browser) if !browser.trim().is_empty() => {
+                let mut command = std::process::Command::new(browser);
+                command.arg(url);
+                vec![command]
+            }
+            _ => open::commands(url),
         };
         let mut last = String::from("no browser program");
-        for program in candidates {
-            let mut command = std::process::Command::new(&program);
+        for mut command in candidates {
             command
-                .arg(url)
                 .stdin(std::process::Stdio::null())
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null());
@@ -416,7 +409,7 @@ pub fn system_opener(extra_secrets: Vec<String>) -> Opener {
                     std::thread::spawn(move || child.wait());
                     return Ok(());
                 }
-                Err(e) => last = format!("{program}: {e}"),
+                Err(e) => last = format!("{}: {e}", command.get_program().to_string_lossy()),
             }
         }
         Err(last.into())

@@ -110,7 +110,7 @@ fn client_and_tunnel(config: &HttpConfig) -> Result<(reqwest::Client, Option<tun
     };
     let endpoint = reqwest::Url::parse(&config.url)
         .map_err(|e| Error::InvalidRequest { reason: format!("the server URL is not valid: {e}") })?;
-    let (Some(host), Some(port)) = (endpoint.host_str(), endpoint.port_or_known_default()) else {
+    let (Some(host), Some(target)) = (endpoint.host_str(), proxy_target(&endpoint)) else {
         return Ok((config::build_client(config)?, None));
     };
     if config::bypasses_proxy(host, no_proxy) {
@@ -118,14 +118,20 @@ fn client_and_tunnel(config: &HttpConfig) -> Result<(reqwest::Client, Option<tun
     }
     // Checks the proxy URL as the plain client does.
     config::build_client(config)?;
-    let target = if host.contains(':') && !host.starts_with('[') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    };
     let tunnel = tunnel::Tunnel::start(proxy, target)
         .map_err(|e| Error::InvalidRequest { reason: format!("the proxy tunnel cannot be set up: {e}") })?;
     Ok((config::build_tunnelled_client(config, &tunnel.socket())?, Some(tunnel)))
+}
+
+/// `host:port` of `url` as a proxy's CONNECT names it (an IPv6 host in
+/// brackets).
+fn proxy_target(url: &reqwest::Url) -> Option<String> {
+    let (host, port) = (url.host_str()?, url.port_or_known_default()?);
+    Some(if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    })
 }
 
 /// The transport's HTTP client, through reqwest's own proxy support.
@@ -395,8 +401,9 @@ async fn send(
         let reason = error_chain(&e);
         // On Unix the tunnel names the proxy's refusal itself, with its status.
         #[cfg(not(unix))]
-        if let (true, ProxyConfig::Explicit { url, .. }) = (e.is_connect(), &config.proxy) {
-            tracing::warn!(target: "mcp_proxy", proxy = %without_credentials(url), "cannot reach the server through the proxy: {reason}");
+        if let (true, ProxyConfig::Explicit { url: proxy, .. }) = (e.is_connect(), &config.proxy) {
+            let server = reqwest::Url::parse(&url).ok().and_then(|u| proxy_target(&u)).unwrap_or_default();
+            tracing::warn!(target: "mcp_proxy", proxy = %without_credentials(proxy), server, "cannot reach the server through the proxy: {reason}");
         }
         Failure::Transport(format!("the HTTP request failed: {reason}"))
     })

@@ -1,10 +1,12 @@
 //! A server in a child process, spoken to over its stdin and stdout
 //! (2026-07-28, Transports: stdio).
 //!
-//! The child runs in its own process group, so that stopping it reaches its
-//! own children too. Closing escalates: close stdin, wait `shutdown_grace`,
-//! SIGTERM to the group, wait again, SIGKILL to the group. Dropping the
-//! handle without closing kills the group at once; no child outlives it.
+//! The child runs in a process tree of its own (a process group on Unix, a
+//! job object on Windows), so that stopping it reaches its own children
+//! too. Closing escalates: close stdin, wait `shutdown_grace`, SIGTERM to
+//! the group, wait again, SIGKILL to the group (on Windows: `taskkill`,
+//! then the job ended). Dropping the handle without closing kills the tree
+//! at once; no child outlives it.
 //!
 //! A supervisor task owns the child. When the child ends (or closes its
 //! stdout), the requests waiting on it fail with `Closed`; with
@@ -27,7 +29,7 @@ use super::lines::{read_frames, write_lines};
 use super::{Incoming, Transport};
 use crate::error::Error;
 use crate::limits::{CLOSE_GRACE, OUTGOING_QUEUE};
-use crate::os::Stop;
+use crate::os::{ProcessTree, Stop};
 use crate::task_group::TaskGroup;
 
 /// What happens to the child's stderr.
@@ -119,7 +121,7 @@ impl StdioCommand {
         self
     }
 
-    fn start(&self) -> Result<Child, Error> {
+    fn start(&self) -> Result<(Child, ProcessTree), Error> {
         let mut cmd = tokio::process::Command::new(&self.program);
         cmd.args(&self.args)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
@@ -130,18 +132,19 @@ impl StdioCommand {
                 StderrMode::Discard => Stdio::null(),
             })
             .kill_on_drop(false);
-        crate::os::own_process_group(&mut cmd);
         if let Some(dir) = &self.current_dir {
             cmd.current_dir(dir);
         }
-        cmd.spawn().map_err(|source| Error::Spawn { source })
+        crate::os::spawn_tree(&mut cmd).map_err(|source| Error::Spawn { source })
     }
 }
 
 /// Stops what is left of the child `pid` and whatever it started, at
 /// once: for a supervisor that must leave no orphans, such as a watchdog
 /// that fires when a shutdown hangs. On Unix, SIGKILL to the child's
-/// process group (every child of [`spawn`] leads one).
+/// process group (every child of [`spawn`] leads one); on Windows,
+/// `taskkill /T /F` (the job object each child of [`spawn`] is in also
+/// ends the tree when this process exits).
 pub fn kill_process_tree(pid: u32) {
     crate::os::stop_tree(pid, Stop::Force);
 }
@@ -149,25 +152,26 @@ pub fn kill_process_tree(pid: u32) {
 /// The end of a child whose stdin is closed (or who is gone): wait the
 /// grace period, ask its tree to stop (SIGTERM), wait again, force it
 /// (SIGKILL); then force whatever is left of the tree after the child ended.
-async fn stop_group(pid: u32, exited: &CancellationToken, grace: Duration) {
+async fn stop_group(tree: &ProcessTree, exited: &CancellationToken, grace: Duration) {
+    let pid = tree.pid();
     if tokio::time::timeout(grace, exited.cancelled()).await.is_err() {
         tracing::debug!(pid, "server did not exit after stdin closed; sending SIGTERM");
-        crate::os::stop_tree(pid, Stop::Ask);
+        tree.stop(Stop::Ask);
         if tokio::time::timeout(grace, exited.cancelled()).await.is_err() {
             tracing::debug!(pid, "server did not exit after SIGTERM; sending SIGKILL");
-            kill_process_tree(pid);
+            tree.stop(Stop::Force);
             // SIGKILL cannot be refused; the bound only guards this wait.
             let _ = tokio::time::timeout(grace, exited.cancelled()).await;
         }
     }
-    kill_process_tree(pid);
+    tree.stop(Stop::Force);
 }
 
 /// The state the supervisor and the handle share.
 #[derive(Debug)]
 struct Shared {
-    /// The current (or last) child's pid, which is also its group id.
-    pid: AtomicU32,
+    /// The current (or last) child's process tree.
+    tree: Mutex<Arc<ProcessTree>>,
     /// Fired when the current child has ended; replaced at each restart.
     exited: Mutex<CancellationToken>,
     /// The exit status of the last child that ended.
@@ -185,6 +189,10 @@ impl Shared {
     fn exited(&self) -> CancellationToken {
         self.exited.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
+
+    fn tree(&self) -> Arc<ProcessTree> {
+        self.tree.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
 }
 
 /// The running child: its process group, its exit status, and the shutdown.
@@ -196,7 +204,7 @@ pub struct ChildProcess {
 impl ChildProcess {
     /// The current child's process id (also its process group id).
     pub fn id(&self) -> u32 {
-        self.shared.pid.load(Ordering::SeqCst)
+        self.shared.tree().pid()
     }
 
     /// How the last child that ended ended.
@@ -229,7 +237,7 @@ impl ChildProcess {
     pub async fn close(&self) -> Option<ExitStatus> {
         let shared = &self.shared;
         shared.closing.cancel();
-        stop_group(self.id(), &shared.exited(), shared.grace).await;
+        stop_group(&shared.tree(), &shared.exited(), shared.grace).await;
         let _ = tokio::time::timeout(shared.grace, shared.ended.cancelled()).await;
         self.exit_status()
     }
@@ -238,7 +246,7 @@ impl ChildProcess {
 impl Drop for ChildProcess {
     fn drop(&mut self) {
         self.shared.closing.cancel();
-        kill_process_tree(self.id());
+        self.shared.tree().stop(Stop::Force);
     }
 }
 
@@ -247,11 +255,11 @@ impl Drop for ChildProcess {
 /// # Errors
 /// [`Error::Spawn`] when the program cannot be started.
 pub fn spawn(command: StdioCommand) -> Result<Transport, Error> {
-    let child = command.start()?;
+    let (child, tree) = command.start()?;
     let address = command.command_line();
     let tasks = TaskGroup::default();
     let shared = Arc::new(Shared {
-        pid: AtomicU32::new(0),
+        tree: Mutex::new(Arc::new(tree)),
         exited: Mutex::new(CancellationToken::new()),
         status: Mutex::default(),
         restarts: AtomicU32::new(0),
@@ -262,7 +270,6 @@ pub fn spawn(command: StdioCommand) -> Result<Transport, Error> {
     });
     let (outgoing, out_rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
     let (to_client, incoming) = mpsc::channel::<Incoming>(OUTGOING_QUEUE);
-    shared.pid.store(child.id().unwrap_or(0), Ordering::SeqCst);
     tasks.spawn_to_finish(CLOSE_GRACE, supervise(command, child, shared.clone(), out_rx, to_client, tasks.clone()));
     Ok(Transport {
         outgoing,
@@ -292,9 +299,10 @@ async fn supervise(
             break;
         }
         match command.start() {
-            Ok(next) => {
+            Ok((next, tree)) => {
                 shared.restarts.store(restarts + 1, Ordering::SeqCst);
                 tracing::info!(restart = restarts + 1, "server process started again");
+                *shared.tree.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(tree);
                 child = next;
             }
             Err(e) => {
@@ -316,8 +324,8 @@ async fn run_child(
     to_client: &mpsc::Sender<Incoming>,
     tasks: &TaskGroup,
 ) {
-    let pid = child.id().unwrap_or(0);
-    shared.pid.store(pid, Ordering::SeqCst);
+    let tree = shared.tree();
+    let pid = tree.pid();
     // The first child keeps the token made at spawn: a `close` that runs
     // before this task waits on the token this child's waiter fires. A
     // restarted child gets a fresh one (the last one fired).
@@ -329,7 +337,7 @@ async fn run_child(
         current.clone()
     };
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        kill_process_tree(pid);
+        tree.stop(Stop::Force);
         exited.cancel();
         return;
     };
@@ -361,7 +369,7 @@ async fn run_child(
     // The child is gone for this client; whatever it left running in its
     // group is stopped before another child starts.
     if !shared.closing.is_cancelled() {
-        stop_group(pid, &exited, shared.grace).await;
+        stop_group(&tree, &exited, shared.grace).await;
     }
     let _ = to_client.send(Incoming::Disconnected).await;
 }

@@ -22,9 +22,8 @@ fn keychain() -> KeychainStore {
     KeychainStore::new(service.unwrap_or_else(|| KEYCHAIN_SERVICE.to_owned()))
 }
 
-/// The encrypted files: `$XDG_STATE_HOME/mcp-bridge/tokens` (else
-/// `~/.local/state/…`), sealed with the key in
-/// `$XDG_CONFIG_HOME/mcp-bridge/token.key` (else `~/.config/…`).
+/// The encrypted files: `tokens` in [`crate::dirs::state_dir`], sealed
+/// with the key `token.key` in [`crate::dirs::config_dir`].
 fn files() -> Result<FileStore, TokenStoreError> {
     let tokens = crate::dirs::state_dir()?.join("tokens");
     let key = crate::dirs::config_dir()?.join("token.key");
