@@ -203,13 +203,14 @@ fn http_upstream(args: &Args, url: &str) -> Result<(UpstreamConfig, Option<Arc<G
     // browser's environment, whatever its name.
     variables.extend(args.static_client.client_secret_env.iter().cloned());
     variables.extend(args.enterprise.idp_client_secret_env.iter().cloned());
-    let opener = (!args.no_browser).then(|| mcp_bridge::signin::system_opener(variables));
+    let browser = std::env::var_os("BROWSER").filter(|b| !b.to_string_lossy().trim().is_empty());
+    let opener = (!args.no_browser).then(|| mcp_bridge::signin::system_opener(browser, variables));
     let gate = Arc::new(Gate::new(opener));
     let options = SignInOptions::new(args.redirect_port, Duration::from_secs(args.sign_in_timeout));
     // Written whatever the log level: it is how the user signs in.
     let announce = Arc::new(|url: &str| eprintln!("mcp-bridge: sign in at {url}"));
     let sign_in = SignIn::new(options, gate.clone(), announce);
-    let store = mcp_bridge::signin::tokens::open().map_err(|e| format!("the token store does not open: {e}"))?;
+    let store = crate::token_store::open()?;
     // The revocation lists are for the server: an identity provider whose
     // issuer has none among them is not refused for that alone.
     let mut sign_in_connection = http.clone();
@@ -337,7 +338,7 @@ fn era_cache() -> Option<mcp_bridge_sdk::client::EraCache> {
     let path = match std::env::var_os("MCP_BRIDGE_ERA_CACHE").filter(|v| !v.is_empty()) {
         Some(off) if off == "off" => return None,
         Some(path) => std::path::PathBuf::from(path),
-        None => match mcp_bridge::dirs::state_dir() {
+        None => match crate::dirs::state_dir() {
             Ok(dir) => dir.join("eras.json"),
             Err(why) => {
                 tracing::debug!("no era cache: {why}");

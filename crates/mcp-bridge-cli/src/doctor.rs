@@ -390,7 +390,7 @@ async fn first_json<T: serde::de::DeserializeOwned>(
 /// The sign-in the bridge's token store keeps for `resource`: when it
 /// expires and whether it can be refreshed, never the token.
 fn stored_record(resource: &str) -> Option<StoredSignIn> {
-    let store = mcp_bridge::signin::tokens::open().ok()?;
+    let store = crate::token_store::open().ok()?;
     let text = store.load(&tokens_key(resource)).ok()??;
     let record: TokenRecord = serde_json::from_str(&text).ok()?;
     Some(StoredSignIn {
@@ -406,7 +406,7 @@ fn stored_record(resource: &str) -> Option<StoredSignIn> {
 /// The OAuth client of a stored sign-in: uses and refreshes the tokens as
 /// the bridge does, and refuses to sign in anew (the doctor only looks).
 fn stored_sign_in(http: &HttpConfig) -> Result<OAuthClient, String> {
-    let store = mcp_bridge::signin::tokens::open().map_err(|e| e.to_string())?;
+    let store = crate::token_store::open()?;
     let refuse = mcp_bridge_sdk::auth::authorize(|_request: AuthorizationRequest| async {
         Err::<AuthorizationResponse, _>("the doctor does not sign in: run `mcp-bridge URL` once")
     });

@@ -201,7 +201,7 @@ fn access_token(access: Access, bound: &Bound) -> anyhow::Result<(Option<AccessT
         (_, Bound::Unix(..)) => return Ok((None, None)),
     };
     let (token, secret) = AccessToken::generate().map_err(|e| anyhow::anyhow!("no random access token: {e}"))?;
-    let state = mcp_bridge::dirs::state_dir().map_err(|e| anyhow::anyhow!("no folder for the access token: {e}"))?;
+    let state = crate::dirs::state_dir().map_err(|e| anyhow::anyhow!("no folder for the access token: {e}"))?;
     let file = boundary::token_file(&state, &local);
     boundary::write_private(&file, &secret)
         .map_err(|e| anyhow::anyhow!("the access token cannot be written to {}: {e}", file.display()))?;

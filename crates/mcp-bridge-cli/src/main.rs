@@ -10,8 +10,10 @@
 
 mod args;
 mod config;
+mod dirs;
 mod doctor;
 mod listen;
+mod token_store;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -84,10 +86,10 @@ fn flush_log() {
 
 /// Forgets the stored sign-in of `url`, or every one.
 fn logout(url: Option<&str>) -> ExitCode {
-    let store = match mcp_bridge::signin::tokens::open() {
+    let store = match crate::token_store::open() {
         Ok(store) => store,
         Err(e) => {
-            eprintln!("mcp-bridge: the token store does not open: {e}");
+            eprintln!("mcp-bridge: {e}");
             return ExitCode::from(2);
         }
     };

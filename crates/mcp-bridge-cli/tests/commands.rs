@@ -2,7 +2,8 @@
 //! every flag (`docs/src/flags.md`, each `## \`mcp-bridge ...\`` section's
 //! text block is that command's `--help`; `UPDATE_BOOK=1` writes the
 //! current help into the book instead of failing), and `mcp-bridge-cli`,
-//! the same command under the packages' name.
+//! the same command under the packages' name; and the token store its
+//! environment picks.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -63,4 +64,24 @@ fn the_command_named_like_the_package_runs_the_bridge() {
     let refused = Command::new(ALIAS).arg("--no-such-flag").output().unwrap();
     assert_eq!(refused.status.code(), Some(2), "{refused:?}");
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--no-such-flag"), "{refused:?}");
+}
+
+/// The token store is picked by the command's environment, and a name that
+/// names no store is refused with the variable, the name and the choices,
+/// before anything is forgotten.
+#[test]
+fn a_token_store_the_environment_misnames_is_refused_clearly() {
+    let refused =
+        Command::new(BRIDGE).args(["logout", "--all"]).env("MCP_BRIDGE_TOKEN_STORE", "vault").output().unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("MCP_BRIDGE_TOKEN_STORE")
+            && said.contains("\"vault\"")
+            && said.contains("keychain, files or memory"),
+        "{said}"
+    );
+    let memory =
+        Command::new(BRIDGE).args(["logout", "--all"]).env("MCP_BRIDGE_TOKEN_STORE", "memory").output().unwrap();
+    assert!(memory.status.success(), "{memory:?}");
 }

@@ -22,11 +22,9 @@
 //!   modern clients alike (the embedded bridge).
 //! - [`profile`]: the values that differ between client families.
 //! - [`log`]: the stderr line format of the executables.
-//! - [`dirs`]: the user's directories for what outlives a session.
 
 #![cfg_attr(not(test), warn(clippy::print_stdout, clippy::unwrap_used))]
 
-pub mod dirs;
 pub mod embed;
 pub mod frontend;
 pub mod gateway;

@@ -375,21 +375,22 @@ pub fn is_secret_variable(name: &str) -> bool {
         .any(|word| upper.contains(word))
 }
 
-/// The browser opener of the platform: `$BROWSER`, else the system's
-/// openers from the `open` crate, in its order (`xdg-open`, `gio`, … on
+/// The browser opener of the platform: `browser` (the command line
+/// passes `$BROWSER`), else the system's openers from the `open` crate, in
+/// its order (`xdg-open`, `gio`, … on
 /// Linux; `open` on macOS; PowerShell's `Start-Process`, then
 /// `explorer.exe` on Windows), each tried until one starts; the URL as an
 /// argument, never through a shell; null stdio, and the environment
 /// without secret variables (nor `extra_secrets`).
-pub fn system_opener(extra_secrets: Vec<String>) -> Opener {
+pub fn system_opener(browser: Option<std::ffi::OsString>, extra_secrets: Vec<String>) -> Opener {
     Arc::new(move |url: &str| {
-        let candidates = match std::env::var("BROWSER") {
-            Ok(browser) if !browser.trim().is_empty() => {
+        let candidates = match &browser {
+            Some(browser) => {
                 let mut command = std::process::Command::new(browser);
                 command.arg(url);
                 vec![command]
             }
-            _ => open::commands(url),
+            None => open::commands(url),
         };
         let mut last = String::from("no browser program");
         for mut command in candidates {

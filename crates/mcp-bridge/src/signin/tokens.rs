@@ -1,15 +1,14 @@
 //! The bridge's token store: the operating system's keychain when it works
-//! here, else encrypted files under the user's state directory, else
-//! memory (sign in again at each start); indexed for logout.
-//! `MCP_BRIDGE_TOKEN_STORE=keychain|files|memory` picks one;
-//! `MCP_BRIDGE_KEYCHAIN_SERVICE` names the keychain service (default
-//! `mcp-bridge`), so separate setups keep separate sign-ins.
+//! here, else encrypted files in the folders it is given, else memory
+//! (sign in again at each start); indexed for logout. What to open comes
+//! in [`TokenStoreOptions`]; the command line reads it from its
+//! environment (`MCP_BRIDGE_TOKEN_STORE`, `MCP_BRIDGE_KEYCHAIN_SERVICE`).
 
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
 use std::sync::Arc;
 
 use mcp_bridge_sdk::store::{FileStore, Indexed, KeychainStore, MemoryStore, RecordStore, StoreError};
-
-use crate::dirs::NoUserDir;
 
 /// The store of the bridge's sign-ins.
 pub type Store = Indexed<Arc<dyn RecordStore>>;
@@ -17,32 +16,91 @@ pub type Store = Indexed<Arc<dyn RecordStore>>;
 /// The keychain's service name of the bridge.
 pub const KEYCHAIN_SERVICE: &str = "mcp-bridge";
 
-fn keychain() -> KeychainStore {
-    let service = std::env::var("MCP_BRIDGE_KEYCHAIN_SERVICE").ok().filter(|s| !s.is_empty());
-    KeychainStore::new(service.unwrap_or_else(|| KEYCHAIN_SERVICE.to_owned()))
+/// Which store holds the sign-ins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StoreChoice {
+    /// The keychain when it works here, else the files, else memory.
+    #[default]
+    FirstThatWorks,
+    /// The keychain, or an error.
+    Keychain,
+    /// The encrypted files, or an error.
+    Files,
+    /// Memory: sign in again at each start.
+    Memory,
 }
 
-/// The encrypted files: `tokens` in [`crate::dirs::state_dir`], sealed
-/// with the key `token.key` in [`crate::dirs::config_dir`].
-fn files() -> Result<FileStore, TokenStoreError> {
-    let tokens = crate::dirs::state_dir()?.join("tokens");
-    let key = crate::dirs::config_dir()?.join("token.key");
-    Ok(FileStore::open(tokens, &key)?)
+impl FromStr for StoreChoice {
+    type Err = TokenStoreError;
+
+    /// `keychain`, `files` or `memory`; empty for the first that works.
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        match name {
+            "" => Ok(StoreChoice::FirstThatWorks),
+            "keychain" => Ok(StoreChoice::Keychain),
+            "files" => Ok(StoreChoice::Files),
+            "memory" => Ok(StoreChoice::Memory),
+            other => Err(TokenStoreError::UnknownStore(other.to_owned())),
+        }
+    }
+}
+
+/// The encrypted token files: the folder of the records and the key that
+/// seals them (kept apart, so a copy of the records alone reads nothing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenFiles {
+    /// The folder of the sealed records.
+    pub records: PathBuf,
+    /// The key file.
+    pub key: PathBuf,
+}
+
+impl TokenFiles {
+    /// `tokens` in the state folder, `token.key` in the config folder.
+    pub fn in_folders(state: &Path, config: &Path) -> Self {
+        TokenFiles { records: state.join("tokens"), key: config.join("token.key") }
+    }
+}
+
+/// What [`open`] opens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenStoreOptions {
+    /// Which store.
+    pub choice: StoreChoice,
+    /// The keychain's service name, so separate setups keep separate
+    /// sign-ins ([`KEYCHAIN_SERVICE`] by default).
+    pub keychain_service: String,
+    /// Where the token files live; `None` when the user has no folder for
+    /// them (then the files are not a choice).
+    pub files: Option<TokenFiles>,
+}
+
+impl TokenStoreOptions {
+    /// The first store that works, the default keychain service, and the
+    /// token files in `files`.
+    pub fn new(files: Option<TokenFiles>) -> Self {
+        TokenStoreOptions { choice: StoreChoice::FirstThatWorks, keychain_service: KEYCHAIN_SERVICE.to_owned(), files }
+    }
+}
+
+fn files(options: &TokenStoreOptions) -> Result<FileStore, TokenStoreError> {
+    let files = options.files.as_ref().ok_or(TokenStoreError::NoFolder)?;
+    Ok(FileStore::open(files.records.clone(), &files.key)?)
 }
 
 /// Why the bridge's token store cannot be opened or used.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TokenStoreError {
-    /// `MCP_BRIDGE_TOKEN_STORE=keychain`, and the keychain does not work here.
+    /// The keychain was asked for, and it does not work here.
     #[error("the keychain does not work here")]
     NoKeychain,
-    /// `MCP_BRIDGE_TOKEN_STORE` names no store.
-    #[error("MCP_BRIDGE_TOKEN_STORE={0:?}; use keychain, files or memory")]
+    /// A store name that names no store.
+    #[error("no token store is called {0:?}; use keychain, files or memory")]
     UnknownStore(String),
     /// The token files have no folder to live in.
-    #[error(transparent)]
-    NoUserDir(#[from] NoUserDir),
+    #[error("the user has no home folder to keep the token files in")]
+    NoFolder,
     /// The store itself failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -56,30 +114,28 @@ pub enum TokenStoreError {
     },
 }
 
-/// Opens the store the environment picks, or the first that works.
+/// Opens the store `options` picks, or the first that works.
 ///
 /// # Errors
 /// A store that was asked for by name does not open.
-pub fn open() -> Result<Store, TokenStoreError> {
-    let chosen: Arc<dyn RecordStore> = match std::env::var("MCP_BRIDGE_TOKEN_STORE").ok().as_deref() {
-        Some("keychain") => {
+pub fn open(options: &TokenStoreOptions) -> Result<Store, TokenStoreError> {
+    let keychain = || KeychainStore::new(options.keychain_service.clone());
+    let chosen: Arc<dyn RecordStore> = match options.choice {
+        StoreChoice::Keychain => {
             let keychain = keychain();
             if !keychain.works() {
                 return Err(TokenStoreError::NoKeychain);
             }
             Arc::new(keychain)
         }
-        Some("files") => Arc::new(files()?),
-        Some("memory") => Arc::new(MemoryStore::default()),
-        Some(other) if !other.is_empty() => {
-            return Err(TokenStoreError::UnknownStore(other.to_owned()));
-        }
-        _ => {
+        StoreChoice::Files => Arc::new(files(options)?),
+        StoreChoice::Memory => Arc::new(MemoryStore::default()),
+        StoreChoice::FirstThatWorks => {
             let keychain = keychain();
             if keychain.works() {
                 Arc::new(keychain)
             } else {
-                match files() {
+                match files(options) {
                     Ok(files) => Arc::new(files),
                     Err(e) => {
                         tracing::warn!("no keychain and no token files ({e}); sign-ins last until the bridge stops");

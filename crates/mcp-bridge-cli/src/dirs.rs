@@ -1,4 +1,4 @@
-//! Where the bridge keeps what outlives a session, per user, in each
+//! Where the command keeps what outlives a session, per user, in each
 //! system's own place (the `directories` crate): on Linux the XDG base
 //! directories, on macOS `~/Library/Application Support`, on Windows the
 //! user's application data folders.
@@ -14,7 +14,7 @@ use directories::ProjectDirs;
 ///
 /// # Errors
 /// [`NoUserDir`]: the user has no home folder.
-pub fn state_dir() -> Result<PathBuf, NoUserDir> {
+pub(crate) fn state_dir() -> Result<PathBuf, NoUserDir> {
     let dirs = project_dirs()?;
     Ok(dirs.state_dir().unwrap_or_else(|| dirs.data_local_dir()).to_path_buf())
 }
@@ -26,7 +26,7 @@ pub fn state_dir() -> Result<PathBuf, NoUserDir> {
 ///
 /// # Errors
 /// [`NoUserDir`]: the user has no home folder.
-pub fn config_dir() -> Result<PathBuf, NoUserDir> {
+pub(crate) fn config_dir() -> Result<PathBuf, NoUserDir> {
     Ok(project_dirs()?.config_dir().to_path_buf())
 }
 
@@ -35,7 +35,7 @@ pub fn config_dir() -> Result<PathBuf, NoUserDir> {
 /// in.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the user has no home folder to keep mcp-bridge's files in")]
-pub struct NoUserDir;
+pub(crate) struct NoUserDir;
 
 fn project_dirs() -> Result<ProjectDirs, NoUserDir> {
     ProjectDirs::from_path(PathBuf::from("mcp-bridge")).ok_or(NoUserDir)
