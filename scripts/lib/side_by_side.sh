@@ -12,7 +12,7 @@ start_early() {
   local name="$1" logs=target/test-logs
   shift
   mkdir -p "$logs"
-  setsid "$@" >"$logs/$name.log" 2>&1 &
+  setsid nice -n 19 "$@" >"$logs/$name.log" 2>&1 &
   early_pids+=("$!")
   early_names+=("$name")
   trap stop_early EXIT

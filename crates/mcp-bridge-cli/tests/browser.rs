@@ -20,8 +20,7 @@ const BRIDGE: &str = env!("CARGO_BIN_EXE_mcp-bridge");
 #[tokio::test(flavor = "multi_thread")]
 async fn chromium_signs_in_and_the_pending_requests_succeed() {
     let chromium = test_support::chromium();
-    let dir = std::env::temp_dir().join(format!("mcp-browser-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = test_support::ScratchDir::new("browser");
     std::fs::create_dir_all(dir.join("home")).unwrap();
     let pki = TestPki::new(&dir);
     let issued: Shared = Arc::new(Mutex::new(Issued { expires_in: 3600, ..Issued::default() }));

@@ -5,23 +5,20 @@
 //! sign-in is stored, and a URL nothing answers. Nothing secret reaches
 //! the report.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use mcp_bridge_sdk::auth::TokenRecord;
 use mcp_bridge_sdk::store::{FileStore, RecordStore};
 use serde_json::Value;
 use test_support::oauth::{Issued, Shared, TestPki, authorization_server, protected, serve};
-use test_support::{server_everything, server_everything_http, workspace_binary};
+use test_support::{ScratchDir, server_everything, server_everything_http, workspace_binary};
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_mcp-bridge");
 
 /// A home of its own for each test: the token store the doctor reads.
-fn home(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("mcp-doctor-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn home(name: &str) -> ScratchDir {
+    ScratchDir::new(&format!("doctor-{name}"))
 }
 
 /// Runs the doctor with `args` in `home`; its exit code, stdout.

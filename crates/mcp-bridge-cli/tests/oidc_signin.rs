@@ -65,9 +65,8 @@ fn files_under(dir: &std::path::Path) -> Vec<Vec<u8>> {
 /// A folder for the test (`home` in it), the provider over https with
 /// `clients` besides its own (opaque tokens), and the example server
 /// protected by it, checking tokens by introspection.
-async fn world(name: &str, clients: Vec<Value>) -> (std::path::PathBuf, TestPki, OidcProvider, ExampleServer) {
-    let dir = std::env::temp_dir().join(format!("mcp-oidc-bridge-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+async fn world(name: &str, clients: Vec<Value>) -> (test_support::ScratchDir, TestPki, OidcProvider, ExampleServer) {
+    let dir = test_support::ScratchDir::new(&format!("oidc-bridge-{name}"));
     std::fs::create_dir_all(dir.join("home")).unwrap();
     // The bridge opens only https authorization URLs: the provider has a
     // certificate of a test CA, which the server (SSL_CERT_FILE, as any

@@ -59,10 +59,8 @@ fn pages(browser: &Browser) -> Vec<Value> {
     browser.sign_ins().iter().map(|s| s["pages"].clone()).collect()
 }
 
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("mcp-oidc-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+fn temp_dir(name: &str) -> test_support::ScratchDir {
+    test_support::ScratchDir::new(&format!("oidc-{name}"))
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -362,7 +360,8 @@ async fn a_request_state_sealed_for_one_user_is_refused_to_another() {
     let url = server.url.clone();
     let mut tokens = Vec::new();
     for user in ["alice", "bob"] {
-        let browser = Arc::new(Browser::new(&temp_dir(&format!("state-{user}"))).as_account(user));
+        let state = temp_dir(&format!("state-{user}"));
+        let browser = Arc::new(Browser::new(&state).as_account(user));
         let store = Arc::new(MemoryStore::default());
         let client = signed_in_client(&url, browser, store.clone());
         client.call_tool("echo", json!({"text": "hi"}), &RequestOptions::default()).await.unwrap();

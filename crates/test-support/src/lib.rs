@@ -657,3 +657,41 @@ pub async fn response_messages(response: reqwest::Response) -> Vec<Value> {
         .map(|data| serde_json::from_str(data).unwrap())
         .collect()
 }
+
+/// A folder of one test's own under the system's temporary folder
+/// (`mcp-NAME-PID`), empty at the start and removed when dropped, unless
+/// the test is failing (then it is kept to be looked at).
+#[derive(Debug)]
+pub struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    /// Makes the folder `mcp-NAME-PID`, emptied first.
+    pub fn new(name: &str) -> ScratchDir {
+        let dir = std::env::temp_dir().join(format!("mcp-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        ScratchDir(dir)
+    }
+}
+
+impl std::ops::Deref for ScratchDir {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for ScratchDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
