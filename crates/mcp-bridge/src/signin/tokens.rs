@@ -62,7 +62,7 @@ impl TokenFiles {
     }
 }
 
-/// What [`open`] opens.
+/// What [`open()`] opens.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenStoreOptions {
     /// Which store.
