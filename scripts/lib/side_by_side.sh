@@ -1,10 +1,36 @@
-# Runs shell functions side by side, each one's output into
-# target/test-logs/NAME.log, printed when it ends (whole, so logs do not
-# interleave); returns non-zero when any of them failed, after all ended.
-# Sourced by scripts/test.
+# Runs checks side by side, each one's output into target/test-logs/NAME.log,
+# printed when it ends (whole, so logs do not interleave). Sourced by
+# scripts/test.
+
+early_names=()
+early_pids=()
+
+# Starts the command `$2...` now as the check NAME ($1), in a process group
+# of its own, to be waited for by side_by_side with the others; stopped
+# (the whole group) if this script exits first.
+start_early() {
+  local name="$1" logs=target/test-logs
+  shift
+  mkdir -p "$logs"
+  setsid nice -n 19 "$@" >"$logs/$name.log" 2>&1 &
+  early_pids+=("$!")
+  early_names+=("$name")
+  trap stop_early EXIT
+}
+
+stop_early() {
+  local pid
+  for pid in "${early_pids[@]}"; do
+    kill -- "-$pid" 2>/dev/null || true
+  done
+}
+
+# Runs the shell functions given side by side, then waits for them and for
+# the checks start_early started; returns non-zero when any of them failed,
+# after all ended.
 side_by_side() {
-  local logs=target/test-logs failed=0 name
-  local -a pids=() names=()
+  local logs=target/test-logs failed=0 name index
+  local -a pids=("${early_pids[@]}") names=("${early_names[@]}")
   mkdir -p "$logs"
   for name in "$@"; do
     ("$name") >"$logs/$name.log" 2>&1 &
@@ -21,5 +47,7 @@ side_by_side() {
     fi
     cat "$logs/$name.log" >&2
   done
+  early_pids=()
+  early_names=()
   return "$failed"
 }

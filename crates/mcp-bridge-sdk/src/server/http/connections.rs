@@ -152,6 +152,12 @@ pub(crate) async fn serve_connection<S>(
     let mut draining = false;
     loop {
         tokio::select! {
+            // The connection first: what its client already sent is read
+            // (a request head makes it busy) before the watchdog judges it.
+            // A runtime slow to poll this task (workers busy encoding a big
+            // answer) must not cut off a client that was on time: closed
+            // with its request unread, the socket would be reset.
+            biased;
             served = connection.as_mut() => {
                 if let Err(e) = served {
                     tracing::debug!("an HTTP connection ended with an error: {e}");
