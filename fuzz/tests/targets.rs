@@ -162,15 +162,23 @@ fn input_request_checks() {
         }))
         .map_err(|e| e.to_string())?;
         if let Ok(requests) = serde_json::from_value::<mcp_bridge_protocol::types::InputRequests>(value.clone()) {
-            let _ = mcp_bridge::input::check_round(&requests, &none);
-            let _ = mcp_bridge::input::check_round(&requests, &all);
+            let _ = mcp_bridge_protocol::rounds::check_round(&requests, &none);
+            let _ = mcp_bridge_protocol::rounds::check_round(&requests, &all);
             for (key, request) in &requests {
                 let _ = mcp_bridge::input::check_answer(key, request, value.clone());
                 let _ = mcp_bridge::input::client_request(request);
             }
         }
         if let Ok(request) = serde_json::from_value::<mcp_bridge_protocol::types::InputRequest>(value.clone()) {
-            let _ = mcp_bridge::input::check_answer("k", &request, value);
+            let _ = mcp_bridge::input::check_answer("k", &request, value.clone());
+        }
+        // The same bytes as a server's result in a round loop.
+        let mut rounds = mcp_bridge_protocol::rounds::Rounds::new(serde_json::Map::new(), 2);
+        for _ in 0..3 {
+            match rounds.on_result(value.clone(), &all) {
+                Ok(mcp_bridge_protocol::rounds::Step::Ask(_)) => rounds.answered(Default::default()),
+                _ => break,
+            }
         }
         Ok(())
     });

@@ -11,6 +11,7 @@ use mcp_bridge_sdk::auth::{
     TokenSource,
 };
 use mcp_bridge_sdk::client::Era;
+use mcp_bridge_sdk::limits::ServerLimits;
 use mcp_bridge_sdk::toolset::config::ServerEntry;
 use mcp_bridge_sdk::transport::TlsClientOptions;
 use mcp_bridge_sdk::transport::http::{HttpConfig, ProxyConfig};
@@ -277,7 +278,7 @@ impl Job {
         }
         let mut frontend = FrontendOptions::default()
             .with_profile(profile)
-            .with_max_line_bytes(args.max_line_bytes)
+            .with_limits(ServerLimits::default().with_max_line_bytes(args.max_line_bytes))
             .with_discover_timeout(Duration::from_secs(args.discover_timeout))
             .with_input_timeout(Duration::from_secs(args.input_timeout))
             .with_upstream_era(upstream_era);

@@ -8,6 +8,7 @@ mod report;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use mcp_bridge_protocol::method::{Method, Ping, ServerDiscover};
 use mcp_bridge_sdk::auth::discovery::{resource_metadata_urls, server_metadata_urls};
 use mcp_bridge_sdk::auth::store::tokens_key;
 use mcp_bridge_sdk::auth::{
@@ -208,9 +209,9 @@ async fn session(client: &Client) -> Mcp {
 /// `server/discover` (past any cache) in 2026-07-28.
 async fn round_trip(client: &Client, legacy: bool) -> Option<f64> {
     let (method, o) = if legacy {
-        ("ping", RequestOptions::default())
+        (Ping::NAME, RequestOptions::default())
     } else {
-        ("server/discover", RequestOptions::default().with_cache_mode(CacheMode::Bypass))
+        (ServerDiscover::NAME, RequestOptions::default().with_cache_mode(CacheMode::Bypass))
     };
     let mut times = Vec::new();
     for _ in 0..ROUND_TRIPS {
@@ -260,7 +261,7 @@ struct FirstPost {
 /// POSTs a `server/discover` as a 2026-07-28 client would, to see whether
 /// the server answers, with which status, certificate and clock.
 async fn first_post(probe: &reqwest::Client, http: &HttpConfig) -> FirstPost {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": ServerDiscover::NAME, "params": {"_meta": {
         "io.modelcontextprotocol/protocolVersion": mcp_bridge_protocol::PROTOCOL_VERSION,
         "io.modelcontextprotocol/clientInfo": {"name": "mcp-bridge-doctor", "version": env!("CARGO_PKG_VERSION")},
         "io.modelcontextprotocol/clientCapabilities": {}
@@ -269,7 +270,7 @@ async fn first_post(probe: &reqwest::Client, http: &HttpConfig) -> FirstPost {
         .post(&http.url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
-        .header("mcp-method", "server/discover")
+        .header("mcp-method", ServerDiscover::NAME)
         .header("mcp-protocol-version", mcp_bridge_protocol::PROTOCOL_VERSION)
         .body(body.to_string());
     for (name, value) in &http.headers {

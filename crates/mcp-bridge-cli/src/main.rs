@@ -12,6 +12,7 @@ mod args;
 mod config;
 mod dirs;
 mod doctor;
+mod hints;
 mod listen;
 mod token_store;
 
@@ -29,6 +30,7 @@ const WATCHDOG: Duration = Duration::from_secs(8);
 
 fn main() -> ExitCode {
     return_large_buffers_to_the_system();
+    mcp_bridge::translate::set_hints(hints::of);
     let line = std::env::args_os().collect();
     let args = match args::Args::from_command_line(line, |word| which::which(word).is_ok()) {
         Ok(args) => args,

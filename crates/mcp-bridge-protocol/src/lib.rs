@@ -17,6 +17,10 @@
 //!   time limit) the libraries decide by.
 //! - [`headers`]: the `x-mcp-header` rules of the HTTP transport: which
 //!   parameters a tool mirrors into headers, their encoding and checks.
+//! - [`reopen`]: when a lost listen stream is opened again, and after what wait.
+//! - [`slots`]: the requests in flight on a connection: admit, cancel, finish.
+//! - [`rounds`]: multi round-trip requests: the loop's state, the checks of
+//!   a round before anyone is asked and of each answer.
 //! - [`legacy`]: the 2025-11-25 messages a bridge exchanges with old clients.
 //!
 //! # Example
@@ -48,7 +52,10 @@ pub mod meta;
 pub mod method;
 pub mod methods;
 pub mod recover;
+pub mod reopen;
+pub mod rounds;
 mod serde_util;
+pub mod slots;
 mod tag;
 pub mod types;
 

@@ -29,7 +29,8 @@ use mcp_bridge_protocol::meta::{
     is_sdk_owned_request_key, validate_key,
 };
 use mcp_bridge_protocol::method::{Method, ServerDiscover, ToolsCall};
-use mcp_bridge_protocol::types::{CallToolResult, Icon, InputRequiredResult, Tool};
+use mcp_bridge_protocol::rounds::{RoundError, Rounds, Step};
+use mcp_bridge_protocol::types::{CallToolResult, Icon, Tool};
 use mcp_bridge_protocol::{JsonRpcRequest, Message, RequestId, error_code};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -296,33 +297,32 @@ impl Client {
             options.diagnose(|d| d.rounds = 0);
             return Ok((value, 0));
         }
-        let mut params = params;
         let max_rounds = self.inner.options.max_input_rounds;
-        for round in 0..=max_rounds {
-            let value = self.send_once(method, &params, options, limit, legacy).await?;
-            if value.get("resultType").and_then(Value::as_str) != Some("input_required") {
-                options.diagnose(|d| d.rounds = round);
-                return Ok((value, round));
-            }
-            if round == max_rounds {
-                break;
-            }
-            let needed: InputRequiredResult = parse_result(method, value)?;
-            let requests = needed.input_requests.unwrap_or_default();
-            let capabilities =
-                options.on_behalf_of.as_ref().map_or(&self.inner.options.capabilities, |o| &o.capabilities);
+        let capabilities = options.on_behalf_of.as_ref().map_or(&self.inner.options.capabilities, |o| &o.capabilities);
+        let mut rounds = Rounds::new(params, max_rounds);
+        loop {
+            let value = self.send_once(method, rounds.params(), options, limit, legacy).await?;
+            let requests = match rounds.on_result(value, capabilities) {
+                Ok(Step::Done(value)) => {
+                    options.diagnose(|d| d.rounds = rounds.round());
+                    return Ok((value, rounds.round()));
+                }
+                Ok(Step::Ask(requests)) => requests,
+                Err(RoundError::TooManyRounds { limit }) => {
+                    return Err(Error::TooManyRounds { method: method.to_owned(), limit });
+                }
+                Err(RoundError::InvalidResult { reason }) => {
+                    return Err(Error::InvalidResponse { method: method.to_owned(), reason });
+                }
+                Err(RoundError::Refused(refusal)) => return Err(refusal.into()),
+                Err(other) => {
+                    return Err(Error::InvalidResponse { method: method.to_owned(), reason: other.to_string() });
+                }
+            };
             // Boxed: rounds are rare and their future is large; every request would carry its size.
             let answers = Box::pin(input::answer_round(requests, capabilities, &self.inner.options.hooks)).await?;
-            params.remove("inputResponses");
-            params.remove("requestState");
-            if !answers.is_empty() {
-                params.insert("inputResponses".into(), to_json(&answers)?);
-            }
-            if let Some(state) = needed.request_state {
-                params.insert("requestState".into(), json!(state));
-            }
+            rounds.answered(answers);
         }
-        Err(Error::TooManyRounds { method: method.to_owned(), limit: max_rounds })
     }
 
     /// The `_meta` of a request: the caller's entries (checked), then the

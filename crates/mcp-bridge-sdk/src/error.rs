@@ -74,6 +74,16 @@ pub enum Error {
         /// The capability it needs.
         capability: &'static str,
     },
+    /// A round holds more input requests than a client passes on
+    /// ([`MAX_INPUT_REQUESTS_PER_ROUND`](mcp_bridge_protocol::rounds::MAX_INPUT_REQUESTS_PER_ROUND)):
+    /// none was asked.
+    #[error("{count} input requests in one round, over the limit of {limit}")]
+    TooManyInputRequests {
+        /// How many the round held.
+        count: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// An input request is malformed or of an unknown kind.
     #[error("input request {key:?} is not valid: {reason}")]
     InvalidInputRequest {
@@ -175,6 +185,24 @@ pub fn report_as(head: &str, error: &(dyn std::error::Error + 'static)) -> Strin
         source = cause.source();
     }
     text
+}
+
+impl From<mcp_bridge_protocol::rounds::RoundRefusal> for Error {
+    fn from(refusal: mcp_bridge_protocol::rounds::RoundRefusal) -> Self {
+        use mcp_bridge_protocol::rounds::RoundRefusal;
+        match refusal {
+            RoundRefusal::TooManyRequests { count, limit } => Error::TooManyInputRequests { count, limit },
+            RoundRefusal::Undeclared { key, capability } => {
+                Error::UndeclaredInputRequest { key, capability: capability.path() }
+            }
+            RoundRefusal::Invalid { key, reason } => Error::InvalidInputRequest { key, reason },
+            // A new rule refuses as an invalid request until it has a variant.
+            other => Error::InvalidInputRequest {
+                key: other.key().unwrap_or_default().to_owned(),
+                reason: other.to_string(),
+            },
+        }
+    }
 }
 
 impl Error {

@@ -16,8 +16,10 @@ pub const MAX_TOTAL_TIMEOUT: Duration = Duration::from_secs(600);
 /// handshake) before its tasks are ended regardless.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
 
-/// Input rounds of one multi round-trip request before the client gives up.
-pub const MAX_INPUT_ROUNDS: usize = 10;
+/// Input rounds of one multi round-trip request before the client gives up:
+/// the protocol crate's [`MAX_ROUNDS`](mcp_bridge_protocol::rounds::MAX_ROUNDS),
+/// which says why.
+pub const MAX_INPUT_ROUNDS: usize = mcp_bridge_protocol::rounds::MAX_ROUNDS;
 
 /// Times one request is sent again after its connection was lost (a
 /// restarted child process); enough for a flapping server, not a loop.

@@ -115,6 +115,32 @@ async fn elicitation_answer_that_breaks_the_schema_fails_the_hook() {
     assert!(matches!(&err, Error::HookFailed { key, .. } if key == "name"), "{err:?}");
 }
 
+/// The round rules are the protocol crate's, as the bridge's: a round of
+/// more than 16 input requests is refused whole, before any hook runs.
+#[tokio::test(start_paused = true)]
+async fn a_round_of_too_many_input_requests_is_refused_before_any_hook() {
+    let server = builder()
+        .tool(tool("flood"), |_call, _ctx| async {
+            let requests: InputRequests = (0..17)
+                .map(|i| (format!("k{i}"), serde_json::from_value(json!({"method": "roots/list"})).unwrap()))
+                .collect();
+            Ok(Reply::InputRequired { requests, state: None })
+        })
+        .build();
+    let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut options = ClientOptions::new("test-client", "0.1");
+    options.capabilities = serde_json::from_value(json!({"roots": {}})).unwrap();
+    let counter = asked.clone();
+    options.hooks.list_roots = Some(Arc::new(move |()| {
+        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async { Ok(Vec::new()) })
+    }));
+    let client = Client::new(options, transport::memory::connect(&server));
+    let err = client.call_tool("flood", json!({}), &RequestOptions::default()).await.unwrap_err();
+    assert!(matches!(err, Error::TooManyInputRequests { count: 17, limit: 16 }), "{err:?}");
+    assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 0, "no hook was asked");
+}
+
 #[tokio::test(start_paused = true)]
 async fn server_refuses_input_the_client_did_not_declare() {
     let server = builder().tool(tool("ask"), ask_name).build();

@@ -151,14 +151,8 @@ where
     let input = Cursor::new(pending).chain(input);
     match path {
         Path::Legacy => {
-            let frontend = FrontendOptions {
-                profile: options.profile,
-                max_line_bytes: limits.max_line_bytes,
-                max_depth: limits.max_depth,
-                max_in_flight: limits.max_in_flight,
-                shutdown_grace: limits.shutdown_grace,
-                ..FrontendOptions::default()
-            };
+            let frontend =
+                FrontendOptions { profile: options.profile, limits: limits.clone(), ..FrontendOptions::default() };
             run(input, output, UpstreamConfig::memory(server), frontend, Hooks::default()).await?;
         }
         Path::Modern => server.serve_stream(input, output).await?,

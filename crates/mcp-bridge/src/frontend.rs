@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use mcp_bridge_protocol::methods::Wait;
 use mcp_bridge_protocol::{Frame, decode_message};
+use mcp_bridge_sdk::limits::ServerLimits;
 use mcp_bridge_sdk::transport::lines::{FrameReader, finish_writer, write_lines};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
@@ -66,16 +67,13 @@ impl Timeouts {
 pub struct FrontendOptions {
     /// The client family.
     pub profile: &'static Profile,
-    /// Longest line accepted from the client.
-    pub max_line_bytes: usize,
-    /// Deepest nesting accepted from the client.
-    pub max_depth: usize,
-    /// Requests handled at once; one more is answered -32603 at once.
-    pub max_in_flight: usize,
+    /// The limits of what the client sends, as an SDK server's: the
+    /// longest line, the deepest nesting, the requests handled at once (one
+    /// more is answered -32603 at once), and the time the requests in flight
+    /// get at the end.
+    pub limits: ServerLimits,
     /// Time limit of `server/discover` at initialize.
     pub discover_timeout: Duration,
-    /// Time the requests in flight get at the end.
-    pub shutdown_grace: Duration,
     /// Time limits of forwarded requests.
     pub timeouts: Timeouts,
     /// Time the client gets to answer one round of input requests.
@@ -91,11 +89,8 @@ pub struct FrontendOptions {
 mcp_bridge_sdk::with_setters! {
     FrontendOptions {
         value with_profile => profile: &'static Profile,
-        value with_max_line_bytes => max_line_bytes: usize,
-        value with_max_depth => max_depth: usize,
-        value with_max_in_flight => max_in_flight: usize,
+        value with_limits => limits: ServerLimits,
         value with_discover_timeout => discover_timeout: Duration,
-        value with_shutdown_grace => shutdown_grace: Duration,
         value with_timeouts => timeouts: Timeouts,
         value with_input_timeout => input_timeout: Duration,
         value with_upstream_era => upstream_era: mcp_bridge_sdk::client::Era,
@@ -107,11 +102,8 @@ impl Default for FrontendOptions {
     fn default() -> Self {
         FrontendOptions {
             profile: &crate::profile::VSCODE,
-            max_line_bytes: mcp_bridge_protocol::DEFAULT_MAX_LINE_BYTES,
-            max_depth: mcp_bridge_protocol::CLIENT_MAX_DEPTH,
-            max_in_flight: 256,
+            limits: ServerLimits::default(),
             discover_timeout: Duration::from_secs(60),
-            shutdown_grace: Duration::from_secs(2),
             timeouts: Timeouts::default(),
             input_timeout: Duration::from_secs(3600),
             upstream_era: mcp_bridge_sdk::client::Era::Auto,
@@ -190,8 +182,8 @@ where
         on_log_level: hooks.on_log_level.clone(),
     };
     let session = Session::new(config, options.clone(), out, session_hooks);
-    let mut reader = FrameReader::new(input, options.max_line_bytes);
-    let max_depth = options.max_depth;
+    let mut reader = FrameReader::new(input, options.limits.max_line_bytes);
+    let max_depth = options.limits.max_depth;
 
     let outcome = loop {
         let frame = tokio::select! {
@@ -237,7 +229,7 @@ where
     // what is queued and stops. Waiting for the last sender to go would
     // wait for the listener's streams, which end with the upstream.
     stop_writer.cancel();
-    let written = finish_writer(writer, stop_writer, options.shutdown_grace).await;
+    let written = finish_writer(writer, stop_writer, options.limits.shutdown_grace).await;
     if let Some(upstream) = upstream {
         upstream.close().await;
     }

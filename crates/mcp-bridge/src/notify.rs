@@ -22,6 +22,7 @@ use mcp_bridge_protocol::method::{
     Method, PromptsListChanged, ResourcesListChanged, ResourcesUpdated, SubscriptionsAcknowledged, SubscriptionsListen,
     ToolsListChanged,
 };
+use mcp_bridge_protocol::reopen::{Backoff, Reopen, StreamEnd, reopen_after};
 use mcp_bridge_protocol::types::SubscriptionFilter;
 use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification, Message};
 use mcp_bridge_sdk::RequestOptions;
@@ -37,12 +38,6 @@ use crate::session::{ClientLogLevel, Outgoing};
 use crate::translate::{Cause, error_for};
 use crate::upstream::Upstream;
 
-/// The first wait before a new stream after a loss.
-pub const LISTEN_BACKOFF: Duration = Duration::from_millis(500);
-/// The longest wait before a new stream.
-pub const LISTEN_MAX_BACKOFF: Duration = Duration::from_secs(30);
-/// A stream that lived this long after its acknowledgment resets the wait.
-pub const LISTEN_STABLE: Duration = Duration::from_secs(10);
 /// Time a local upstream gets to acknowledge a listen stream (the seed's
 /// listen_ack_timeout): a child that takes longer is stuck, and the owner's
 /// back-off opens a new stream.
@@ -145,39 +140,23 @@ impl Listener {
 /// What streams tell the owner.
 enum StreamEvent {
     Acknowledged(u64),
-    Ended { generation: u64, error: Option<ErrorObject>, retry: Retry },
+    Ended { generation: u64, error: Option<ErrorObject>, retry: Reopen },
 }
 
-/// What follows the end of a stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Retry {
-    /// A new stream after the back-off.
-    Backoff,
-    /// A new stream after the next sign-in of another request (the server
-    /// refused the credentials: waiting on a timer would not help).
-    AfterSignIn,
-    /// No new stream.
-    Never,
-}
-
-/// What follows a failed listen request: over HTTP by its status (408,
-/// 429 and 5xx but 501 are passing; 401 and 403 wait for a sign-in; other
-/// statuses are final). A closed connection ends a local upstream (the
-/// child is gone) but only one stream of a remote one (a redeploy, a
-/// proxy's idle cut). A server that lost events (its bus between replicas
-/// was interrupted) asks for a new stream.
-fn retry_after(failed: &crate::upstream::Failed) -> Retry {
+/// What follows the end of a stream: the protocol crate's policy
+/// ([`reopen_after`]) on how it ended. A closed connection ends a local
+/// upstream (the child is gone) but only one stream of a remote one (a
+/// redeploy, a proxy's idle cut).
+fn retry_after(failed: &crate::upstream::Failed) -> Reopen {
     use mcp_bridge_sdk::Error;
-    match (&failed.error, failed.http_status) {
-        (error, _) if error.is_events_lost() => Retry::Backoff,
-        (Error::Closed, _) if failed.remote => Retry::Backoff,
-        (Error::Cancelled { .. } | Error::Rpc { .. } | Error::Closed, _) => Retry::Never,
-        (_, Some(401 | 403)) => Retry::AfterSignIn,
-        (_, Some(408 | 429)) => Retry::Backoff,
-        (_, Some(status)) if (500..600).contains(&status) && status != 501 => Retry::Backoff,
-        (_, Some(status)) if status >= 400 => Retry::Never,
-        _ => Retry::Backoff,
-    }
+    let end = match (&failed.error, failed.http_status) {
+        (error, _) if error.is_events_lost() => StreamEnd::EventsLost,
+        (Error::Closed, _) => StreamEnd::ConnectionLost { reconnects: failed.remote },
+        (Error::Cancelled { .. }, _) => StreamEnd::Cancelled,
+        (Error::Rpc { .. }, _) => StreamEnd::Refused,
+        (_, status) => StreamEnd::Http { status },
+    };
+    reopen_after(end)
 }
 
 struct Stream {
@@ -244,7 +223,7 @@ impl Owner {
         // True from the loss of a stream until a new one is acknowledged;
         // the first stream follows no gap (nothing was missed before it).
         let mut in_gap = false;
-        let mut backoff = LISTEN_BACKOFF;
+        let mut backoff = Backoff::default();
         let mut reconnect_at: Option<tokio::time::Instant> = None;
         let mut retrying = true;
         // Set while the stream waits for another request's sign-in.
@@ -316,7 +295,7 @@ impl Owner {
                             None => tracing::debug!(generation, "the listen stream of the upstream ended"),
                         }
                         in_gap = true;
-                        if retry == Retry::AfterSignIn && retrying {
+                        if retry == Reopen::AfterSignIn && retrying {
                             tracing::info!("the listen stream was refused; it waits for the next sign-in");
                             if let Some(rx) = sign_ins.as_mut() {
                                 rx.mark_unchanged();
@@ -324,15 +303,12 @@ impl Owner {
                             waiting_sign_in = true;
                             continue;
                         }
-                        if retry == Retry::Never || !retrying {
+                        if retry == Reopen::Never || !retrying {
                             retrying = false;
                             continue;
                         }
-                        if stream.acknowledged_at.is_some_and(|t| t.elapsed() >= LISTEN_STABLE) {
-                            backoff = LISTEN_BACKOFF;
-                        }
-                        reconnect_at = Some(tokio::time::Instant::now() + backoff);
-                        backoff = (backoff * 2).min(LISTEN_MAX_BACKOFF);
+                        let lived = stream.acknowledged_at.map(|t| t.elapsed());
+                        reconnect_at = Some(tokio::time::Instant::now() + backoff.wait_after(lived));
                     }
                 },
             }
@@ -392,12 +368,12 @@ impl Owner {
                     stream_cancel.cancel();
                     let _ = listening.await;
                     let error = error_for(Cause::Timeout, Some(json!("the upstream did not acknowledge the listen stream")));
-                    let _ = ended.send(StreamEvent::Ended { generation, error: Some(error), retry: Retry::Backoff });
+                    let _ = ended.send(StreamEvent::Ended { generation, error: Some(error), retry: Reopen::AfterWait });
                     return;
                 }
             };
             let (error, retry) = match outcome {
-                Ok(_) => (None, Retry::Backoff),
+                Ok(_) => (None, Reopen::AfterWait),
                 Err(failed) => {
                     let error = match &failed.error {
                         mcp_bridge_sdk::Error::Rpc { error } => Some(error.clone()),
@@ -512,21 +488,21 @@ mod retry_tests {
     fn a_lost_stream_is_opened_again_unless_the_upstream_is_gone_or_said_no() {
         use mcp_bridge_sdk::Error;
         let rpc = || Error::Rpc { error: ErrorObject::new(-32601, "no") };
-        assert_eq!(retry_after(&failed(Error::Closed, None, true)), Retry::Backoff);
-        assert_eq!(retry_after(&failed(Error::Closed, None, false)), Retry::Never);
-        assert_eq!(retry_after(&failed(rpc(), Some(200), true)), Retry::Never);
-        assert_eq!(retry_after(&failed(Error::Cancelled { method: "m".into() }, None, true)), Retry::Never);
-        assert_eq!(retry_after(&failed(Error::Closed, Some(503), true)), Retry::Backoff);
-        assert_eq!(retry_after(&failed(Error::Closed, Some(401), true)), Retry::Backoff);
+        assert_eq!(retry_after(&failed(Error::Closed, None, true)), Reopen::AfterWait);
+        assert_eq!(retry_after(&failed(Error::Closed, None, false)), Reopen::Never);
+        assert_eq!(retry_after(&failed(rpc(), Some(200), true)), Reopen::Never);
+        assert_eq!(retry_after(&failed(Error::Cancelled { method: "m".into() }, None, true)), Reopen::Never);
+        assert_eq!(retry_after(&failed(Error::Closed, Some(503), true)), Reopen::AfterWait);
+        assert_eq!(retry_after(&failed(Error::Closed, Some(401), true)), Reopen::AfterWait);
         let broken = || Error::InvalidResponse { method: "m".into(), reason: "cut".into() };
-        assert_eq!(retry_after(&failed(broken(), Some(401), true)), Retry::AfterSignIn);
-        assert_eq!(retry_after(&failed(broken(), Some(429), true)), Retry::Backoff);
-        assert_eq!(retry_after(&failed(broken(), Some(501), true)), Retry::Never);
-        assert_eq!(retry_after(&failed(broken(), Some(404), true)), Retry::Never);
+        assert_eq!(retry_after(&failed(broken(), Some(401), true)), Reopen::AfterSignIn);
+        assert_eq!(retry_after(&failed(broken(), Some(429), true)), Reopen::AfterWait);
+        assert_eq!(retry_after(&failed(broken(), Some(501), true)), Reopen::Never);
+        assert_eq!(retry_after(&failed(broken(), Some(404), true)), Reopen::Never);
         let lost = || Error::Rpc {
             error: ErrorObject::new(-32603, "events lost").with_data(serde_json::json!({"eventsLost": true})),
         };
-        assert_eq!(retry_after(&failed(lost(), Some(200), true)), Retry::Backoff, "a replica's bus was interrupted");
-        assert_eq!(retry_after(&failed(lost(), None, false)), Retry::Backoff);
+        assert_eq!(retry_after(&failed(lost(), Some(200), true)), Reopen::AfterWait, "a replica's bus was interrupted");
+        assert_eq!(retry_after(&failed(lost(), None, false)), Reopen::AfterWait);
     }
 }

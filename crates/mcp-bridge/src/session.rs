@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use mcp_bridge_protocol::method::{Initialize, Method};
+use mcp_bridge_protocol::slots::{Kind, Refusal, Slots};
 use mcp_bridge_protocol::types::{ClientCapabilities, LoggingLevel};
 use mcp_bridge_protocol::{
     DecodeError, ErrorObject, JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest, JsonRpcResultResponse,
@@ -54,8 +55,9 @@ enum Lifecycle {
 #[derive(Default)]
 struct State {
     lifecycle: Lifecycle,
-    /// Client requests in flight, by id, with their cancel tokens.
-    slots: HashMap<RequestId, CancellationToken>,
+    /// Client requests in flight, by id, with their cancel tokens: the
+    /// protocol crate's table, as the SDK server's.
+    slots: Slots<CancellationToken>,
     /// The capabilities the client declared in `initialize`.
     client_capabilities: ClientCapabilities,
     /// The bridge's own requests to the client (`b-1`, ...) waiting for
@@ -198,11 +200,12 @@ impl Session {
         hooks: SessionHooks,
     ) -> Arc<Session> {
         let SessionHooks { on_upstream_started, on_initialized, on_log_level } = hooks;
+        let max_in_flight = options.limits.max_in_flight;
         Arc::new(Session {
             options,
             config,
             out,
-            state: Mutex::new(State { on_initialized, ..State::default() }),
+            state: Mutex::new(State { on_initialized, slots: Slots::new(max_in_flight), ..State::default() }),
             tasks: TaskTracker::new(),
             stop_slots: CancellationToken::new(),
             lost: CancellationToken::new(),
@@ -247,7 +250,7 @@ impl Session {
 
     /// Answers a line over the length limit.
     pub async fn reject_too_long(&self, id: Option<RequestId>) {
-        let detail = json!(self.options.max_line_bytes);
+        let detail = json!(self.options.limits.max_line_bytes);
         self.fail_with(id, Cause::LineTooLong, Some(detail)).await;
     }
 
@@ -327,8 +330,8 @@ impl Session {
                 self.offer_consent();
             }
             NotificationClass::Cancelled => {
-                let token =
-                    legacy::cancelled_request_id(n.params.as_ref()).and_then(|id| self.state().slots.get(&id).cloned());
+                let token = legacy::cancelled_request_id(n.params.as_ref())
+                    .and_then(|id| self.state().slots.cancel(&id).cloned());
                 if let Some(token) = token {
                     token.cancel();
                 }
@@ -424,17 +427,16 @@ impl Session {
         Fut: Future<Output = ()> + Send + 'static,
     {
         let (id, is_initialize) = (request.id.clone(), request.method == Initialize::NAME);
-        let refused = {
-            let slots = &mut self.state().slots;
-            if slots.len() >= self.options.max_in_flight {
-                Some((Cause::TooManyRequests, Some(json!(self.options.max_in_flight))))
-            } else if slots.contains_key(&id) {
-                Some((Cause::InvalidRequestShape, Some(json!("the id is already in flight"))))
-            } else {
-                let token = self.stop_slots.child_token();
-                slots.insert(id.clone(), token.clone());
+        let token = self.stop_slots.child_token();
+        let admitted = self.state().slots.admit(id.clone(), Kind::Request, token.clone());
+        let refused = match admitted {
+            Ok(()) => {
                 self.tasks.spawn(work(self.clone(), request, token));
                 None
+            }
+            Err(Refusal::TooMany { limit }) => Some((Cause::TooManyRequests, Some(json!(limit)))),
+            Err(Refusal::DuplicateId { .. }) => {
+                Some((Cause::InvalidRequestShape, Some(json!("the id is already in flight"))))
             }
         };
         if let Some((cause, detail)) = refused {
@@ -448,10 +450,7 @@ impl Session {
     /// Writes a slot's response, once, unless it was cancelled or already
     /// answered (by the loss of the upstream).
     pub(super) async fn respond(&self, id: RequestId, outcome: Result<Value, ErrorObject>) {
-        let live = match self.state().slots.remove(&id) {
-            Some(token) => !token.is_cancelled(),
-            None => false,
-        };
+        let live = self.state().slots.finish(&id).is_some_and(|token| !token.is_cancelled());
         if live {
             match outcome {
                 Ok(result) => self.reply(id, result).await,
@@ -462,7 +461,7 @@ impl Session {
 
     /// Cancels every slot; none of them answers.
     pub(super) fn cancel_all(&self) {
-        let slots: Vec<CancellationToken> = self.state().slots.drain().map(|(_, token)| token).collect();
+        let slots: Vec<CancellationToken> = self.state().slots.drain().into_iter().map(|(_, token)| token).collect();
         for token in slots {
             token.cancel();
         }
@@ -471,7 +470,7 @@ impl Session {
 
     /// Answers every slot with `cause`, then cancels it.
     pub(super) fn answer_all(&self, cause: Cause) {
-        let slots: Vec<(RequestId, CancellationToken)> = self.state().slots.drain().collect();
+        let slots = self.state().slots.drain();
         for (id, token) in slots {
             let error = error_for(cause, None);
             let message = Message::Error(JsonRpcErrorResponse::new(Some(id.clone()), error));
@@ -486,7 +485,7 @@ impl Session {
     /// Waits for the slots to end, at most the grace period.
     pub async fn wait_slots(&self) {
         self.tasks.close();
-        if tokio::time::timeout(self.options.shutdown_grace, self.tasks.wait()).await.is_err() {
+        if tokio::time::timeout(self.options.limits.shutdown_grace, self.tasks.wait()).await.is_err() {
             tracing::debug!(left = self.tasks.len(), "slots still running after the grace period");
         }
     }

@@ -308,9 +308,9 @@ impl SignIn {
 
     /// Keeps a sign-in's failure (for the request's error) and gives its
     /// message to the OAuth client.
-    fn noted<T>(&self, outcome: Result<T, Failure>) -> Result<T, &'static str> {
+    fn noted<T>(&self, outcome: Result<T, Failure>) -> Result<T, String> {
         *self.last_failure.lock().unwrap_or_else(|e| e.into_inner()) = outcome.as_ref().err().copied();
-        outcome.map_err(|failure| failure.cause().message())
+        outcome.map_err(|failure| failure.cause().text())
     }
 
     async fn show_device(&self, device: &DeviceAuthorization) -> Result<(), Failure> {
@@ -456,9 +456,9 @@ mod tests {
 
     #[test]
     fn every_failure_has_a_cause_and_the_helpful_ones_name_their_option() {
-        assert!(Failure::Timeout.cause().message().contains("--sign-in-timeout"));
-        assert!(Failure::RedirectPortUnavailable.cause().message().contains("--redirect-port"));
-        assert!(Failure::StartReused.cause().message().contains("--no-browser"));
+        assert!(Failure::Timeout.cause().message().contains("try again"));
+        assert!(Failure::RedirectPortUnavailable.cause().message().contains("choose another"));
+        assert!(Failure::StartReused.cause().message().contains("the computer that runs mcp-bridge"));
         assert_eq!(Failure::StartReused.cause().name(), "sign_in_start_reused");
     }
 }

@@ -14,7 +14,7 @@ use mcp_bridge_protocol::types::{
 use mcp_bridge_protocol::{ErrorObject, ProgressToken, RequestId, error_code};
 use serde_json::{Map, Value, json};
 
-pub use errors::{Cause, error_for};
+pub use errors::{Cause, Hints, error_for, set_hints};
 
 use crate::profile::Profile;
 

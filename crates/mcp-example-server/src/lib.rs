@@ -28,6 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base64::Engine;
+use mcp_bridge_protocol::method::{ElicitationCreate, Method, RootsList, SamplingCreateMessage};
 use mcp_bridge_protocol::types::{
     CallToolResult, Completion, CompletionReference, GetPromptResult, InputRequest, InputRequests, InputResponse,
     LoggingLevel, Prompt, PromptMessage, Resource, ResourceContents, ResourceTemplate, Tool, ToolAnnotations,
@@ -431,7 +432,7 @@ async fn set_note(notes: Notes, args: SetNote, ctx: RequestContext) -> String {
 /// The work of `long_job`: a confirmation first when asked for, then the wait.
 async fn long_job(task: TaskContext, seconds: f64, confirm: bool) -> Result<CallToolResult, HandlerError> {
     if confirm {
-        let question = json!({"method": "elicitation/create", "params": {
+        let question = json!({"method": ElicitationCreate::NAME, "params": {
             "message": format!("Run a job of {seconds} s?"),
             "requestedSchema": {"type": "object", "properties": {"run": {"type": "boolean"}}, "required": ["run"]}
         }});
@@ -449,7 +450,7 @@ async fn long_job(task: TaskContext, seconds: f64, confirm: bool) -> Result<Call
 
 /// The form elicitation of a name.
 fn name_request() -> Value {
-    json!({"method": "elicitation/create", "params": {
+    json!({"method": ElicitationCreate::NAME, "params": {
         "mode": "form",
         "message": "What is your name?",
         "requestedSchema": {"type": "object", "properties": {"name": {"type": "string", "minLength": 1}}, "required": ["name"]}
@@ -470,7 +471,7 @@ async fn ask_two(call: ToolCall, _ctx: RequestContext) -> Result<Reply<CallToolR
         return Ok(Reply::Complete(CallToolResult::text(format!("{name} works in {} root(s)", roots.roots.len()))));
     }
     let mut requests = one_request("name", name_request())?;
-    requests.insert("roots".into(), input_request(json!({"method": "roots/list"}))?);
+    requests.insert("roots".into(), input_request(json!({"method": RootsList::NAME}))?);
     Ok(Reply::InputRequired { requests, state: None })
 }
 
@@ -480,7 +481,7 @@ async fn ask_twice(call: ToolCall, _ctx: RequestContext) -> Result<Reply<CallToo
         return Ok(Reply::Complete(CallToolResult::text(format!("{name} likes {colour}"))));
     }
     if let Some(name) = elicited(&call, "name", "name") {
-        let colour = json!({"method": "elicitation/create", "params": {
+        let colour = json!({"method": ElicitationCreate::NAME, "params": {
             "message": "Favourite colour?",
             "requestedSchema": {"type": "object", "properties": {"colour": {"type": "string"}}, "required": ["colour"]}
         }});
@@ -504,7 +505,7 @@ async fn ask_name(call: ToolCall, _ctx: RequestContext) -> Result<Reply<CallTool
         _ => Ok(Reply::InputRequired {
             requests: one_request(
                 "name",
-                json!({"method": "elicitation/create", "params": {
+                json!({"method": ElicitationCreate::NAME, "params": {
                     "mode": "form",
                     "message": "What is your name?",
                     "requestedSchema": {"type": "object", "properties": {"name": {"type": "string", "minLength": 1}}, "required": ["name"]}
@@ -531,7 +532,7 @@ async fn summarize(args: Summarize, ctx: RequestContext) -> Result<Reply<CallToo
     Ok(Reply::InputRequired {
         requests: one_request(
             "summary",
-            json!({"method": "sampling/createMessage", "params": {
+            json!({"method": SamplingCreateMessage::NAME, "params": {
                 "messages": [{"role": "user", "content": {"type": "text", "text": format!("Summarize in one sentence: {text}")}}],
                 "maxTokens": 200
             }}),
@@ -545,7 +546,7 @@ async fn list_roots(call: ToolCall, _ctx: RequestContext) -> Result<Reply<CallTo
         let uris: Vec<&str> = answer.roots.iter().map(|r| r.uri.as_str()).collect();
         return Ok(Reply::Complete(CallToolResult::text(format!("roots: {}", uris.join(", ")))));
     }
-    Ok(Reply::InputRequired { requests: one_request("roots", json!({"method": "roots/list"}))?, state: None })
+    Ok(Reply::InputRequired { requests: one_request("roots", json!({"method": RootsList::NAME}))?, state: None })
 }
 
 async fn toggle_bonus(_call: ToolCall, ctx: RequestContext) -> Result<Reply<CallToolResult>, HandlerError> {

@@ -16,8 +16,22 @@ use super::options::Callbacks;
 use super::router::Pending;
 use super::time_limit::TimeLimit;
 use super::{Client, RequestOptions, Spoken, legacy_listen, parse_result, route_for, to_json};
+use mcp_bridge_protocol::reopen::{Backoff, FIRST_WAIT, MAX_WAIT, Reopen, STABLE, StreamEnd, reopen_after};
+
 use crate::error::{Error, Result};
 use crate::limits::MAX_TOTAL_TIMEOUT;
+
+/// How a stream's error ended it, for the protocol crate's policy: the SDK's
+/// transports connect again by themselves (a URL, a restarted child).
+fn stream_end(error: &Error) -> StreamEnd {
+    match error {
+        error if error.is_events_lost() => StreamEnd::EventsLost,
+        Error::Closed => StreamEnd::ConnectionLost { reconnects: true },
+        Error::Transport { .. } => StreamEnd::Http { status: None },
+        Error::Cancelled { .. } => StreamEnd::Cancelled,
+        _ => StreamEnd::Refused,
+    }
+}
 
 /// How [`Client::listen_with_recovery`] reopens a lost stream.
 #[derive(Clone)]
@@ -25,8 +39,13 @@ use crate::limits::MAX_TOTAL_TIMEOUT;
 pub struct ListenRecovery {
     /// Fresh streams opened after lost connections before giving up.
     pub max_retries: u32,
-    /// The wait before each new stream.
+    /// The wait before the first new stream; each next one waits twice as
+    /// long, up to `max_delay`, and a stream that lived
+    /// [`STABLE`](mcp_bridge_protocol::reopen::STABLE) starts again from
+    /// this (the protocol crate's [`Backoff`], the bridge's too).
     pub delay: Duration,
+    /// The longest wait before a new stream.
+    pub max_delay: Duration,
     /// The time for everything, all streams included; none by default.
     pub deadline: Option<Duration>,
     /// Told each time a new stream replaces one whose events may be
@@ -64,6 +83,7 @@ impl std::fmt::Debug for ListenRecovery {
         f.debug_struct("ListenRecovery")
             .field("max_retries", &self.max_retries)
             .field("delay", &self.delay)
+            .field("max_delay", &self.max_delay)
             .field("deadline", &self.deadline)
             .field("on_gap", &self.on_gap.is_some())
             .finish()
@@ -74,15 +94,18 @@ crate::setters::with_setters! {
     ListenRecovery {
         value with_max_retries => max_retries: u32,
         value with_delay => delay: Duration,
+        value with_max_delay => max_delay: Duration,
         some with_deadline => deadline: Duration,
         some with_on_gap => on_gap: ListenGapCallback,
     }
 }
 
 impl Default for ListenRecovery {
-    /// Five retries, a second apart, no deadline.
+    /// Five retries, waiting from half a second to 30 s
+    /// ([`FIRST_WAIT`](mcp_bridge_protocol::reopen::FIRST_WAIT),
+    /// [`MAX_WAIT`](mcp_bridge_protocol::reopen::MAX_WAIT)), no deadline.
     fn default() -> Self {
-        ListenRecovery { max_retries: 5, delay: Duration::from_secs(1), deadline: None, on_gap: None }
+        ListenRecovery { max_retries: 5, delay: FIRST_WAIT, max_delay: MAX_WAIT, deadline: None, on_gap: None }
     }
 }
 
@@ -180,10 +203,12 @@ impl Client {
 
     /// [`Client::listen`] that opens a fresh stream (a new request) when the
     /// connection is lost ([`Error::Closed`]: a restarted child process, a
-    /// dropped HTTP stream, a replica behind a load balancer that died), at
-    /// most `recovery.max_retries` times, and whenever the server ends the
-    /// stream because it lost events ([`Error::is_events_lost`]), waiting
-    /// `recovery.delay` between attempts, within `recovery.deadline`, until
+    /// dropped HTTP stream, a replica behind a load balancer that died; or
+    /// [`Error::Transport`]: the network), at most `recovery.max_retries`
+    /// times, and whenever the server ends the stream because it lost
+    /// events ([`Error::is_events_lost`]), waiting between attempts as the
+    /// protocol crate's [`Backoff`] says (from `recovery.delay`, doubling up
+    /// to `recovery.max_delay`), within `recovery.deadline`, until
     /// `options.cancel` fires. Each new stream is a [`ListenGap`] for
     /// `recovery.on_gap`: events may be missing in between, so the caller
     /// lists again. Events after a reconnection may repeat ones seen
@@ -213,7 +238,9 @@ impl Client {
         };
         let mut retries = 0;
         let mut gaps = 0;
+        let mut backoff = Backoff::new(recovery.delay, recovery.max_delay, STABLE);
         loop {
+            let opened = tokio::time::Instant::now();
             let attempt = self.listen(filter.clone(), &options);
             tokio::pin!(attempt);
             let outcome = tokio::select! {
@@ -224,19 +251,24 @@ impl Client {
                     return Err(timed_out());
                 }
             };
-            let cause = match outcome {
-                Err(Error::Closed) if retries < recovery.max_retries => {
+            let error = match outcome {
+                Ok(result) => return Ok(result),
+                Err(error) => error,
+            };
+            let end = stream_end(&error);
+            let cause = match (end, reopen_after(end)) {
+                (StreamEnd::EventsLost, _) => {
+                    tracing::debug!("the server lost change events; opening the listen stream again");
+                    GapCause::EventsLost
+                }
+                (_, Reopen::AfterWait) if retries < recovery.max_retries => {
                     retries += 1;
                     tracing::debug!(attempt = retries, "the listen stream was lost; opening it again");
                     GapCause::StreamLost
                 }
-                Err(e) if e.is_events_lost() => {
-                    tracing::debug!("the server lost change events; opening the listen stream again");
-                    GapCause::EventsLost
-                }
-                other => return other,
+                _ => return Err(error),
             };
-            let wake = tokio::time::Instant::now() + recovery.delay;
+            let wake = tokio::time::Instant::now() + backoff.wait_after(Some(opened.elapsed()));
             if deadline.is_some_and(|d| wake >= d) {
                 return Err(timed_out());
             }

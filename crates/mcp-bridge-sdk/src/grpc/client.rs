@@ -16,7 +16,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_bridge_protocol::meta::PROTOCOL_VERSION_KEY;
-use mcp_bridge_protocol::method::{Method, NotificationsCancelled, ServerDiscover, ToolsCall, ToolsList};
+use mcp_bridge_protocol::method::{
+    Method, NotificationsCancelled, ResourcesRead, ServerDiscover, ToolsCall, ToolsList,
+};
 use mcp_bridge_protocol::{
     ErrorObject, JsonRpcErrorResponse, JsonRpcRequest, JsonRpcResultResponse, Message, RequestId, error_code,
 };
@@ -290,8 +292,8 @@ fn call_metadata(
         .unwrap_or(mcp_bridge_protocol::PROTOCOL_VERSION);
     put(PROTOCOL_VERSION_HEADER, version)?;
     let routing = match method {
-        "tools/call" => Some((TOOL_NAME_HEADER, "name")),
-        "resources/read" => Some((RESOURCE_URI_HEADER, "uri")),
+        ToolsCall::NAME => Some((TOOL_NAME_HEADER, "name")),
+        ResourcesRead::NAME => Some((RESOURCE_URI_HEADER, "uri")),
         _ => None,
     };
     if let Some((key, member)) = routing

@@ -18,6 +18,7 @@
 use std::future::Future;
 
 use crate::server::RequestOrigin;
+use mcp_bridge_protocol::method::{Method, PromptsList, ResourcesList, ResourcesTemplatesList, ToolsList};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -205,10 +206,10 @@ impl McpService {
         caller: Option<&Caller>,
     ) -> Result<Value, Status> {
         let list = match method {
-            "tools/list" => "tools",
-            "prompts/list" => "prompts",
-            "resources/list" => "resources",
-            "resources/templates/list" => "resourceTemplates",
+            ToolsList::NAME => "tools",
+            PromptsList::NAME => "prompts",
+            ResourcesList::NAME => "resources",
+            ResourcesTemplatesList::NAME => "resourceTemplates",
             _ => return self.one(method, params, headers, caller).await,
         };
         let mut first = self.one(method, params.clone(), headers, caller).await?;

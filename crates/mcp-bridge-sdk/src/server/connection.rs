@@ -2,11 +2,11 @@
 //! in-flight bound, cancellation by `notifications/cancelled`, and the
 //! orderly end. Transports feed it decoded messages and own its writer.
 
-use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use mcp_bridge_protocol::method::{Method, NotificationsCancelled, SubscriptionsListen};
+use mcp_bridge_protocol::slots::{Kind, Refusal, Slots};
 use mcp_bridge_protocol::{
     ErrorObject, JsonRpcErrorResponse, JsonRpcRequest, JsonRpcResultResponse, Message, RequestId,
 };
@@ -17,17 +17,10 @@ use tokio_util::task::TaskTracker;
 use super::Server;
 use crate::error::ServerFault;
 
-/// The requests of one connection that are still running.
-type InFlight = Arc<Mutex<Running>>;
-
-/// The running requests by id, and how many of them are listen streams:
-/// those last as long as the client wants, so they are bounded on their
-/// own and leave the in-flight bound to the requests that end.
-#[derive(Default)]
-struct Running {
-    tokens: HashMap<RequestId, CancellationToken>,
-    listens: usize,
-}
+/// The requests of one connection that are still running: the protocol
+/// crate's slot table (duplicate ids, the in-flight bound, listen streams
+/// bounded on their own, answered-xor-cancelled), each with its token.
+type InFlight = Arc<Mutex<Slots<CancellationToken>>>;
 
 const LISTEN: &str = SubscriptionsListen::NAME;
 
@@ -58,6 +51,7 @@ pub(crate) struct Connection {
 impl Connection {
     pub(crate) fn new(server: Server, out: mpsc::Sender<Message>) -> Self {
         let id = server.inner.next_connection.fetch_add(1, Ordering::Relaxed);
+        let limit = server.inner.limits.max_in_flight;
         Connection {
             server,
             handle: ConnectionHandle {
@@ -68,7 +62,7 @@ impl Connection {
                 http_headers: None,
                 peer_certificates: None,
             },
-            in_flight: Arc::default(),
+            in_flight: Arc::new(Mutex::new(Slots::new(limit))),
             tasks: TaskTracker::new(),
             cancel: CancellationToken::new(),
         }
@@ -120,7 +114,7 @@ impl Connection {
             Message::Notification(n) if n.method == NotificationsCancelled::NAME => {
                 let id =
                     n.params.as_ref().and_then(|p| p.get("requestId")).and_then(|v| RequestId::try_from_value(v).ok());
-                if let Some(token) = id.and_then(|id| lock(&self.in_flight).tokens.get(&id).cloned()) {
+                if let Some(token) = id.and_then(|id| lock(&self.in_flight).cancel(&id).cloned()) {
                     token.cancel();
                 }
             }
@@ -132,26 +126,16 @@ impl Connection {
     }
 
     async fn admit(&self, request: JsonRpcRequest) {
-        let limit = self.server.inner.limits.max_in_flight;
-        let listen = request.method == LISTEN;
-        let token = {
-            let mut running = lock(&self.in_flight);
-            let ending = running.tokens.len() - running.listens;
-            if running.tokens.contains_key(&request.id) {
-                Err(ServerFault::DuplicateId { id: request.id.clone() })
-            } else if (listen && running.listens >= limit) || (!listen && ending >= limit) {
-                Err(ServerFault::TooManyRequests { limit })
-            } else {
-                let token = self.cancel.child_token();
-                running.tokens.insert(request.id.clone(), token.clone());
-                running.listens += usize::from(listen);
-                Ok(token)
-            }
-        };
-        let token = match token {
-            Ok(token) => token,
-            Err(fault) => return self.reject(Some(request.id), fault.to_error_object()).await,
-        };
+        let kind = if request.method == LISTEN { Kind::Listen } else { Kind::Request };
+        let token = self.cancel.child_token();
+        let admitted = lock(&self.in_flight).admit(request.id.clone(), kind, token.clone());
+        if let Err(refusal) = admitted {
+            let fault = match refusal {
+                Refusal::DuplicateId { id } => ServerFault::DuplicateId { id },
+                Refusal::TooMany { limit } => ServerFault::TooManyRequests { limit },
+            };
+            return self.reject(Some(request.id), fault.to_error_object()).await;
+        }
         let server = self.server.clone();
         let handle = self.handle.clone();
         let in_flight = self.in_flight.clone();
@@ -164,14 +148,9 @@ impl Connection {
                 outcome = server.dispatch(request, &handle, token.clone()) => outcome,
                 _ = token.cancelled() => None,
             };
-            // Removing the entry and checking the token under one lock makes
-            // "cancelled" and "answered" exclusive.
-            let answer = {
-                let mut running = lock(&in_flight);
-                running.tokens.remove(&id);
-                running.listens -= usize::from(listen);
-                if token.is_cancelled() { None } else { outcome }
-            };
+            // The table's finish excludes its cancel; the token also says
+            // whether the whole connection ended.
+            let answer = lock(&in_flight).finish(&id).filter(|token| !token.is_cancelled()).and(outcome);
             let message = match answer {
                 None => return,
                 Some(Ok(result)) => Message::Result(JsonRpcResultResponse::new(id, result)),
@@ -183,7 +162,7 @@ impl Connection {
 
     /// Whether nothing runs on the connection: no request, no listen stream.
     pub(crate) fn is_idle(&self) -> bool {
-        lock(&self.in_flight).tokens.is_empty()
+        lock(&self.in_flight).is_empty()
     }
 
     /// Cancels every request of the connection at once (its peer is gone).
@@ -231,7 +210,7 @@ crate::setters::with_setters! {
     }
 }
 
-fn lock(map: &InFlight) -> std::sync::MutexGuard<'_, Running> {
+fn lock(map: &InFlight) -> std::sync::MutexGuard<'_, Slots<CancellationToken>> {
     map.lock().unwrap_or_else(|e| e.into_inner())
 }
 

@@ -318,7 +318,7 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: Request) -> Resp
         return match session_of(&endpoint, id, caller.as_ref()) {
             Some(session) => {
                 session.caller.set(caller.clone());
-                let decoded = decode_message(&body, endpoint.legacy.frontend.max_depth);
+                let decoded = decode_message(&body, endpoint.legacy.frontend.limits.max_depth);
                 match refusal_by_scope(&endpoint, caller.as_ref(), decoded.as_ref().ok()) {
                     None => legacy_post(&session, decoded, &body, http.connections.max_unsent_bytes).await,
                     Some(refused) => refused,
@@ -338,7 +338,7 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: Request) -> Resp
     if !legacy_version {
         return to_modern(&endpoint, parts, body).await;
     }
-    match decode_message(&body, endpoint.legacy.frontend.max_depth) {
+    match decode_message(&body, endpoint.legacy.frontend.limits.max_depth) {
         Ok(Message::Request(r)) if r.method == Initialize::NAME => {
             if let Some(refused) = post_refusal(&parts.headers, http) {
                 return refused;

@@ -8,6 +8,7 @@ use mcp_bridge_protocol::method::{
     Method, NotificationsMessage, NotificationsProgress, PromptsListChanged, ResourcesListChanged, ResourcesSubscribe,
     ResourcesUnsubscribe, ResourcesUpdated, ToolsCall, ToolsListChanged,
 };
+use mcp_bridge_protocol::rounds::{MAX_ROUNDS, RoundError, Rounds, Step};
 use mcp_bridge_protocol::types::{LoggingLevel, LoggingMessageNotificationParams, ProgressNotificationParams};
 use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification, JsonRpcRequest, Message, RequestId};
 use mcp_bridge_sdk::RequestOptions;
@@ -136,25 +137,26 @@ impl Session {
         match crate::watch::watched(crate::watch::Forwarded { id: &id, method: &method }, work).await {
             Some(outcome) => self.respond(id, outcome).await,
             None => {
-                self.state().slots.remove(&id);
+                self.state().slots.finish(&id);
             }
         }
     }
 
     /// Sends a forwarded request and answers its input rounds through the
-    /// client, at most [`input::MAX_ROUNDS`] of them. `None` means no
-    /// response (cancelled).
+    /// client, at most [`MAX_ROUNDS`] of them (the protocol crate's
+    /// [`Rounds`], as the SDK's client). `None` means no response
+    /// (cancelled).
     pub(super) async fn run_rounds(
         &self,
         upstream: &Upstream,
         client_id: &RequestId,
         method: &str,
-        mut params: serde_json::Map<String, Value>,
+        params: serde_json::Map<String, Value>,
         options: &RequestOptions,
         token: &CancellationToken,
     ) -> Option<Result<Value, ErrorObject>> {
-        let mut sent_state = false;
-        for round in 0..=input::MAX_ROUNDS {
+        let mut rounds = Rounds::new(params, MAX_ROUNDS);
+        loop {
             let sent_at = std::time::Instant::now();
             // Traced, a round records the id it went out with upstream.
             let traced;
@@ -166,48 +168,34 @@ impl Session {
             };
             // Boxed: the SDK's request future is large; inline, every slot task
             // would be that much larger, and moved whole when it is spawned.
-            let exchanged = Box::pin(upstream.request(method, params.clone(), round_options)).await;
-            trace_exchange(client_id, round, method, round_options, &exchanged, sent_at.elapsed());
+            let exchanged = Box::pin(upstream.request(method, rounds.params().clone(), round_options)).await;
+            trace_exchange(client_id, rounds.round(), method, round_options, &exchanged, sent_at.elapsed());
             let value = match exchanged {
                 Ok(value) => value,
                 Err(crate::upstream::Failed { error: mcp_bridge_sdk::Error::Rpc { error }, .. })
-                    if sent_state && error.code == mcp_bridge_protocol::error_code::INVALID_PARAMS =>
+                    if rounds.carries_state() && error.code == mcp_bridge_protocol::error_code::INVALID_PARAMS =>
                 {
                     return Some(state_refused(method, error));
                 }
                 Err(failed) => return translate::errors::error_of_failed(&failed, method).map(Err),
             };
-            if value.get("resultType").and_then(Value::as_str) != Some("input_required") {
-                return Some(Ok(translate::shape_result(method, value, upstream.origin())));
-            }
-            if round == input::MAX_ROUNDS {
-                break;
-            }
-            let needed: mcp_bridge_protocol::types::InputRequiredResult = match serde_json::from_value(value) {
-                Ok(needed) => needed,
-                Err(e) => return Some(Err(error_for(Cause::InvalidResponse, Some(json!(e.to_string()))))),
-            };
-            let requests = needed.input_requests.unwrap_or_default();
             let declared = self.state().client_capabilities.clone();
-            if let Err(refused) = input::check_round(&requests, &declared) {
-                return Some(Err(error_for(refused.cause, Some(refused.detail))));
-            }
+            let requests = match rounds.on_result(value, &declared) {
+                Ok(Step::Done(value)) => return Some(Ok(translate::shape_result(method, value, upstream.origin()))),
+                Ok(Step::Ask(requests)) => requests,
+                Err(RoundError::TooManyRounds { limit }) => {
+                    return Some(Err(error_for(Cause::TooManyRounds, Some(json!(limit)))));
+                }
+                Err(RoundError::Refused(refusal)) => return Some(Err(input::round_refused(&refusal))),
+                Err(other) => return Some(Err(error_for(Cause::InvalidResponse, Some(json!(other.to_string()))))),
+            };
             // Boxed: rounds are rare and their future is large; every slot task would carry its size.
             let answers = match Box::pin(self.run_round(requests, token, Some(client_id))).await {
                 Ok(answers) => answers,
                 Err(end) => return end.map(Err),
             };
-            params.remove("inputResponses");
-            params.remove("requestState");
-            if !answers.is_empty() {
-                params.insert("inputResponses".into(), serde_json::to_value(&answers).unwrap_or(Value::Null));
-            }
-            sent_state = needed.request_state.is_some();
-            if let Some(state) = needed.request_state {
-                params.insert("requestState".into(), json!(state));
-            }
+            rounds.answered(answers);
         }
-        Some(Err(error_for(Cause::TooManyRounds, Some(json!(input::MAX_ROUNDS)))))
     }
 }
 

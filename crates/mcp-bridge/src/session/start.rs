@@ -49,7 +49,7 @@ impl Session {
                 match error {
                     Some(error) => self.respond(id, Err(error)).await,
                     None => {
-                        self.state().slots.remove(&id);
+                        self.state().slots.finish(&id);
                     }
                 }
             }

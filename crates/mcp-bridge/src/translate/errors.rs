@@ -218,12 +218,22 @@ impl Cause {
         }
     }
 
-    /// The fixed message.
+    /// The message the client sees: the fixed [`Cause::message`], then the
+    /// hint of the program running the bridge ([`set_hints`]), if any.
+    pub fn text(self) -> String {
+        match HINTS.get().and_then(|hints| hints(self)) {
+            Some(hint) => format!("{}; {hint}", self.message()),
+            None => self.message().to_owned(),
+        }
+    }
+
+    /// The fixed message, in the library's words: it names no option of
+    /// the program running the bridge (that is its hint's job).
     pub fn message(self) -> &'static str {
         match self {
             Cause::ParseError => "Parse error",
             Cause::InvalidRequestShape => "Invalid request: not a JSON-RPC 2.0 request",
-            Cause::LineTooLong => "Invalid request: the line is longer than the limit (see --max-line-bytes)",
+            Cause::LineTooLong => "Invalid request: the line is longer than the limit",
             Cause::TooDeep => "Invalid request: the message nests too deep",
             Cause::NotInitialized => "Invalid request: the connection is not initialized; send initialize first",
             Cause::AlreadyInitialized => "Invalid request: initialize was already sent",
@@ -233,9 +243,7 @@ impl Cause {
             Cause::InvalidMeta => "Invalid params: a _meta key is not allowed",
             Cause::SpawnFailed => "The MCP server could not be started",
             Cause::ConnectFailed => "The MCP server could not be reached",
-            Cause::DiscoverFailed => {
-                "The MCP server failed server/discover or did not answer it in time (see --discover-timeout)"
-            }
+            Cause::DiscoverFailed => "The MCP server failed server/discover or did not answer it in time",
             Cause::UpstreamExited => "The MCP server stopped",
             Cause::TooManyRequests => "Too many requests in flight",
             Cause::Timeout => "The MCP server did not answer in time",
@@ -252,43 +260,48 @@ impl Cause {
             Cause::TaskCancelled => "The MCP server cancelled the task of the request",
             Cause::InvalidResponse => "The MCP server sent a response that is not valid",
             Cause::Rpc => "The MCP server failed the request",
-            Cause::SignInTimeout => {
-                "The sign-in did not finish in time; try again, or give more time with --sign-in-timeout"
-            }
+            Cause::SignInTimeout => "The sign-in did not finish in time; try again",
             Cause::SignInDenied => "The sign-in was declined",
             Cause::SignInCodeExpired => "The sign-in code expired before the sign-in was finished; try again",
             Cause::SignInError => "The sign-in with the MCP server's authorization server failed",
             Cause::SignInInvalidUrl => "The MCP server's authorization URL is not acceptable",
-            Cause::BrowserLaunchFailed => {
-                "No browser could be started; open the sign-in link from the log, or use --no-browser"
-            }
-            Cause::RedirectPortUnavailable => {
-                "The port for the sign-in redirect is in use; choose another with --redirect-port"
-            }
+            Cause::BrowserLaunchFailed => "No browser could be started; open the sign-in link from the log",
+            Cause::RedirectPortUnavailable => "The port for the sign-in redirect is in use; choose another",
             Cause::SignInStartReused => {
-                "The sign-in link was opened twice, so the sign-in was stopped; open it on the computer that runs mcp-bridge, or use --no-browser"
+                "The sign-in link was opened twice, so the sign-in was stopped; open it on the computer that runs mcp-bridge"
             }
             Cause::AccessRefused => "The MCP server refused access after the sign-in",
             Cause::ReauthorizationRequired => {
                 "The MCP server needs a new sign-in, which this client cannot show; restart the server in your client to sign in again"
             }
-            Cause::SignInFailed => {
-                "The sign-in could not be done; try again, or use --no-browser and open the link yourself"
-            }
+            Cause::SignInFailed => "The sign-in could not be done; try again, or open the link yourself",
             Cause::RegistrationUnavailable => {
-                "The authorization server offers no way to register mcp-bridge (no dynamic registration, no client ID metadata documents); pass the client id its administrator gave you with --client-id (a confidential client adds --client-secret-env or --client-key-file), or publish a client metadata document and pass its https URL with --client-metadata-url"
+                "The authorization server offers no way to register mcp-bridge (no dynamic registration, no client ID metadata documents): use the client id its administrator gave you (a confidential client adds its secret or key), or publish a client metadata document at an https URL"
             }
             Cause::RegistrationFailed => {
-                "Registering mcp-bridge at the authorization server failed; pass a client id you were given with --client-id, ask the server's administrator to allow the redirect URI below, or pass a client metadata document with --client-metadata-url"
+                "Registering mcp-bridge at the authorization server failed; use a client id you were given, ask the server's administrator to allow the redirect URI below, or publish a client metadata document"
             }
             Cause::IssuerNotRegistered => {
-                "The authorization server refused mcp-bridge's client: with --client-id, check the id, its secret or key (--client-secret-env, --client-key-file) and --client-auth-method; otherwise forget the registration with `mcp-bridge logout URL` and sign in again"
+                "The authorization server refused mcp-bridge's client: check the client id you gave, its secret or key and its authentication method; otherwise forget the registration and sign in again"
             }
             Cause::InvalidClientMetadataUrl => {
-                "The authorization server refused the client metadata document of --client-metadata-url; check that the document is served at that https URL and lists the redirect URI"
+                "The authorization server refused mcp-bridge's client metadata document; check that the document is served at its https URL and lists the redirect URI"
             }
         }
     }
+}
+
+/// What the program running the bridge adds to a cause's message: how to
+/// change the outcome with an option of its own (`--max-line-bytes`), which
+/// the library cannot name.
+pub type Hints = fn(Cause) -> Option<&'static str>;
+
+static HINTS: std::sync::OnceLock<Hints> = std::sync::OnceLock::new();
+
+/// Sets the program's hints, once, before the bridge runs; `false` when
+/// they were set before (the first stay).
+pub fn set_hints(hints: Hints) -> bool {
+    HINTS.set(hints).is_ok()
 }
 
 /// The error object for a cause, with `data.cause` and, when given,
@@ -298,7 +311,7 @@ pub fn error_for(cause: Cause, detail: Option<Value>) -> ErrorObject {
     if let Some(detail) = detail {
         data["detail"] = detail;
     }
-    ErrorObject::new(cause.code(), cause.message()).with_data(data)
+    ErrorObject::new(cause.code(), cause.text()).with_data(data)
 }
 
 /// The cause of a message the reader could not decode.
@@ -326,6 +339,7 @@ mod tests {
             assert_eq!(data["cause"], cause.name());
             assert_eq!(data["detail"], 5);
             assert!(names.insert(cause.name()), "{} twice", cause.name());
+            assert!(!cause.message().contains("--"), "the library names no option of a program: {cause:?}");
         }
     }
 
@@ -484,7 +498,7 @@ mod sdk_tests {
     use super::*;
 
     #[test]
-    fn sign_in_failures_name_their_cause_the_option_and_for_registration_the_redirect_uri() {
+    fn sign_in_failures_name_their_cause_and_for_registration_the_redirect_uri() {
         use mcp_bridge_sdk::auth::SignInError;
         let redirect = "http://127.0.0.1:33418/callback";
         let of = |error: SignInError| {
@@ -499,18 +513,18 @@ mod sdk_tests {
         };
         let (cause, message) = of(SignInError::NoRegistration);
         assert_eq!(cause, "registration_unavailable");
-        assert!(message.contains("--client-metadata-url") && message.contains(redirect), "{message}");
-        assert!(message.contains("--client-id") && message.contains("--client-secret-env"), "{message}");
+        assert!(message.contains("client metadata document") && message.contains(redirect), "{message}");
+        assert!(message.contains("client id") && !message.contains("--"), "no option of a program: {message}");
         let (cause, message) = of(SignInError::Registration("HTTP 400".into()));
         assert_eq!(cause, "registration_failed");
-        assert!(message.contains(redirect) && message.contains("--client-id"), "{message}");
+        assert!(message.contains(redirect) && message.contains("client id"), "{message}");
         let rejected = |metadata_document| SignInError::ClientRejected { metadata_document, reason: "HTTP 401".into() };
         let (cause, message) = of(rejected(false));
         assert_eq!(cause, "issuer_not_registered");
-        assert!(message.contains("mcp-bridge logout") && message.contains("--client-auth-method"), "{message}");
+        assert!(message.contains("forget the registration") && message.contains("authentication method"), "{message}");
         let (cause, message) = of(rejected(true));
         assert_eq!(cause, "invalid_client_metadata_url");
-        assert!(message.contains("--client-metadata-url") && message.contains(redirect), "{message}");
+        assert!(message.contains("metadata document") && message.contains(redirect), "{message}");
         assert_eq!(of(SignInError::Authorize("the hook stopped".into())).0, "sign_in_failed");
         assert_eq!(of(SignInError::NoPkce).0, "sign_in_error");
         // A device sign-in: its code expired, or the user refused it.

@@ -6,6 +6,7 @@
 // both as input requests, so they are carried while the proto has them.
 #![allow(deprecated)]
 
+use mcp_bridge_protocol::method::{ElicitationCreate, Method, RootsList, SamplingCreateMessage};
 use serde_json::{Value, json};
 
 use super::content::{audio_from_proto, audio_to_proto, image_from_proto, image_to_proto, text_to_proto};
@@ -20,7 +21,7 @@ pub(crate) fn request_to_proto(value: Value) -> Result<proto::InputRequest, Unma
     let mut p = Members::of(r.take("params").unwrap_or(Value::Null));
     let mut request = proto::InputRequest::default();
     match method.as_str() {
-        "elicitation/create" => {
+        ElicitationCreate::NAME => {
             let message = p.string("message");
             let mode = p.opt_string("mode");
             request.elicit_request = Some(if mode.as_deref() == Some("url") {
@@ -38,8 +39,8 @@ pub(crate) fn request_to_proto(value: Value) -> Result<proto::InputRequest, Unma
                 proto::ElicitRequest { message, requested_schema, required_fields, url_mode: None }
             });
         }
-        "sampling/createMessage" => request.sampling_create_message = Some(sampling_to_proto(p)?),
-        "roots/list" => request.list_roots_request = Some(proto::ListRootsRequest {}),
+        SamplingCreateMessage::NAME => request.sampling_create_message = Some(sampling_to_proto(p)?),
+        RootsList::NAME => request.list_roots_request = Some(proto::ListRootsRequest {}),
         other => return Err(Unmappable(format!("an input request {other:?} has no proto message"))),
     }
     Ok(request)
@@ -55,11 +56,11 @@ pub(crate) fn request_from_proto(r: proto::InputRequest) -> Result<Value, Unmapp
                 "requestedSchema": schema::from_proto(e.requested_schema, e.required_fields),
             }),
         };
-        Ok(json!({"method": "elicitation/create", "params": params}))
+        Ok(json!({"method": ElicitationCreate::NAME, "params": params}))
     } else if let Some(s) = r.sampling_create_message {
-        Ok(json!({"method": "sampling/createMessage", "params": sampling_from_proto(s)?}))
+        Ok(json!({"method": SamplingCreateMessage::NAME, "params": sampling_from_proto(s)?}))
     } else if r.list_roots_request.is_some() {
-        Ok(json!({"method": "roots/list"}))
+        Ok(json!({"method": RootsList::NAME}))
     } else {
         Err(Unmappable("an input request of no kind".into()))
     }

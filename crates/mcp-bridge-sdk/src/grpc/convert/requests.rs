@@ -2,6 +2,10 @@
 
 use std::time::Duration;
 
+use mcp_bridge_protocol::method::{
+    CompletionComplete, Method, PromptsGet, PromptsList, ResourcesList, ResourcesRead, ResourcesTemplatesList,
+    ToolsCall, ToolsList,
+};
 use serde_json::{Map, Value};
 
 use super::content::{contents_from_proto, contents_to_proto, prompt_message_from_proto, prompt_message_to_proto};
@@ -169,28 +173,28 @@ impl RpcRequest {
     pub fn carries(method: &str) -> bool {
         matches!(
             method,
-            "resources/list"
-                | "resources/read"
-                | "resources/templates/list"
-                | "prompts/list"
-                | "prompts/get"
-                | "tools/list"
-                | "tools/call"
-                | "completion/complete"
+            ResourcesList::NAME
+                | ResourcesRead::NAME
+                | ResourcesTemplatesList::NAME
+                | PromptsList::NAME
+                | PromptsGet::NAME
+                | ToolsList::NAME
+                | ToolsCall::NAME
+                | CompletionComplete::NAME
         )
     }
 
     /// The JSON-RPC method this RPC carries.
     pub fn method(&self) -> &'static str {
         match self {
-            RpcRequest::ListResources(_) => "resources/list",
-            RpcRequest::ReadResource(_) => "resources/read",
-            RpcRequest::ListResourceTemplates(_) => "resources/templates/list",
-            RpcRequest::ListPrompts(_) => "prompts/list",
-            RpcRequest::GetPrompt(_) => "prompts/get",
-            RpcRequest::ListTools(_) => "tools/list",
-            RpcRequest::CallTool(_) => "tools/call",
-            RpcRequest::Complete(_) => "completion/complete",
+            RpcRequest::ListResources(_) => ResourcesList::NAME,
+            RpcRequest::ReadResource(_) => ResourcesRead::NAME,
+            RpcRequest::ListResourceTemplates(_) => ResourcesTemplatesList::NAME,
+            RpcRequest::ListPrompts(_) => PromptsList::NAME,
+            RpcRequest::GetPrompt(_) => PromptsGet::NAME,
+            RpcRequest::ListTools(_) => ToolsList::NAME,
+            RpcRequest::CallTool(_) => ToolsCall::NAME,
+            RpcRequest::Complete(_) => CompletionComplete::NAME,
         }
     }
 
@@ -201,26 +205,26 @@ impl RpcRequest {
     pub fn from_json(method: &str, params: Map<String, Value>) -> Result<Self, Unmappable> {
         let mut p = Members(params);
         Ok(match method {
-            "resources/list" => RpcRequest::ListResources(proto::ListResourcesRequest {
+            ResourcesList::NAME => RpcRequest::ListResources(proto::ListResourcesRequest {
                 common: Some(request_fields_to_proto(&mut p)?),
             }),
-            "resources/templates/list" => RpcRequest::ListResourceTemplates(proto::ListResourceTemplatesRequest {
+            ResourcesTemplatesList::NAME => RpcRequest::ListResourceTemplates(proto::ListResourceTemplatesRequest {
                 common: Some(request_fields_to_proto(&mut p)?),
             }),
-            "prompts/list" => {
+            PromptsList::NAME => {
                 RpcRequest::ListPrompts(proto::ListPromptsRequest { common: Some(request_fields_to_proto(&mut p)?) })
             }
-            "tools/list" => {
+            ToolsList::NAME => {
                 RpcRequest::ListTools(proto::ListToolsRequest { common: Some(request_fields_to_proto(&mut p)?) })
             }
-            "resources/read" => {
+            ResourcesRead::NAME => {
                 let uri = p.string("uri");
                 RpcRequest::ReadResource(proto::ReadResourceRequest {
                     common: Some(request_fields_to_proto(&mut p)?),
                     uri,
                 })
             }
-            "prompts/get" => {
+            PromptsGet::NAME => {
                 let name = p.string("name");
                 let arguments = p
                     .object("arguments")
@@ -234,7 +238,7 @@ impl RpcRequest {
                     arguments,
                 })
             }
-            "tools/call" => {
+            ToolsCall::NAME => {
                 let request = proto::call_tool_request::Request {
                     name: p.string("name"),
                     arguments: p.object("arguments").map(|a| to_struct(&a)),
@@ -244,7 +248,7 @@ impl RpcRequest {
                     request: Some(request),
                 })
             }
-            "completion/complete" => {
+            CompletionComplete::NAME => {
                 let mut reference = Members::of(p.take("ref").unwrap_or(Value::Null));
                 let (resource_reference, prompt_reference) = match reference.string("type").as_str() {
                     "ref/resource" => (Some(proto::ResourceReference { uri: reference.string("uri") }), None),
@@ -350,7 +354,7 @@ impl RpcResponse {
         // A list's next page has nowhere to go: the service asks for every page first.
         r.take("nextCursor");
         Ok(match method {
-            "resources/list" => {
+            ResourcesList::NAME => {
                 let resources = r.array("resources").into_iter().map(|v| resource_to_proto(Members::of(v))).collect();
                 let (ttl, cache_scope) = cache_to_proto(&mut r);
                 RpcResponse::ListResources(proto::ListResourcesResponse {
@@ -360,7 +364,7 @@ impl RpcResponse {
                     common: Some(response_fields_to_proto(&mut r)?),
                 })
             }
-            "resources/read" => {
+            ResourcesRead::NAME => {
                 let resource = all(r.array("contents"), contents_to_proto)?;
                 let (ttl, cache_scope) = cache_to_proto(&mut r);
                 RpcResponse::ReadResource(proto::ReadResourceResponse {
@@ -370,7 +374,7 @@ impl RpcResponse {
                     common: Some(response_fields_to_proto(&mut r)?),
                 })
             }
-            "resources/templates/list" => {
+            ResourcesTemplatesList::NAME => {
                 let resource_templates = r.array("resourceTemplates").into_iter().map(template_to_proto).collect();
                 let (ttl, cache_scope) = cache_to_proto(&mut r);
                 RpcResponse::ListResourceTemplates(proto::ListResourceTemplatesResponse {
@@ -380,7 +384,7 @@ impl RpcResponse {
                     common: Some(response_fields_to_proto(&mut r)?),
                 })
             }
-            "prompts/list" => {
+            PromptsList::NAME => {
                 let prompts = r.array("prompts").into_iter().map(prompt_to_proto).collect();
                 let (ttl, cache_scope) = cache_to_proto(&mut r);
                 RpcResponse::ListPrompts(proto::ListPromptsResponse {
@@ -390,7 +394,7 @@ impl RpcResponse {
                     common: Some(response_fields_to_proto(&mut r)?),
                 })
             }
-            "prompts/get" => {
+            PromptsGet::NAME => {
                 let description = r.string("description");
                 let messages = all(r.array("messages"), prompt_message_to_proto)?;
                 RpcResponse::GetPrompt(proto::GetPromptResponse {
@@ -399,7 +403,7 @@ impl RpcResponse {
                     common: Some(response_fields_to_proto(&mut r)?),
                 })
             }
-            "tools/list" => {
+            ToolsList::NAME => {
                 let tools = r.array("tools").into_iter().map(tool_to_proto).collect();
                 let (ttl, cache_scope) = cache_to_proto(&mut r);
                 RpcResponse::ListTools(proto::ListToolsResponse {
@@ -409,7 +413,7 @@ impl RpcResponse {
                     common: Some(response_fields_to_proto(&mut r)?),
                 })
             }
-            "tools/call" => {
+            ToolsCall::NAME => {
                 let content = all(r.array("content"), tool_content_to_proto)?;
                 let structured_content = r.object("structuredContent").map(|s| to_struct(&s));
                 let is_error = r.bool("isError").unwrap_or(false);
@@ -420,7 +424,7 @@ impl RpcResponse {
                     common: Some(response_fields_to_proto(&mut r)?),
                 })
             }
-            "completion/complete" => {
+            CompletionComplete::NAME => {
                 let mut completion = Members::of(r.take("completion").unwrap_or(Value::Null));
                 let values = completion.strings("values");
                 let total_matches = completion.take("total").and_then(|v| v.as_i64());

@@ -1,0 +1,41 @@
+//! The options of this program that change the outcome of a bridge error:
+//! the library's messages name none of them, so each is added here as the
+//! message's hint (`mcp_bridge::translate::set_hints`).
+
+use mcp_bridge::translate::Cause;
+
+/// The hint of `cause`: which option of `mcp-bridge` changes its outcome.
+pub(crate) fn of(cause: Cause) -> Option<&'static str> {
+    Some(match cause {
+        Cause::LineTooLong => "raise the limit with --max-line-bytes",
+        Cause::DiscoverFailed => "give it more time with --discover-timeout",
+        Cause::SignInTimeout => "give it more time with --sign-in-timeout",
+        Cause::BrowserLaunchFailed | Cause::SignInStartReused | Cause::SignInFailed => {
+            "with --no-browser the link is only shown, to open where you like"
+        }
+        Cause::RedirectPortUnavailable => "choose the port with --redirect-port",
+        Cause::RegistrationUnavailable | Cause::RegistrationFailed => {
+            "pass the client id with --client-id (a confidential client adds --client-secret-env or --client-key-file), or the document's https URL with --client-metadata-url"
+        }
+        Cause::IssuerNotRegistered => {
+            "the client is set with --client-id, --client-secret-env, --client-key-file and --client-auth-method; `mcp-bridge logout URL` forgets a registration"
+        }
+        Cause::InvalidClientMetadataUrl => "the document's URL is the one given with --client-metadata-url",
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_hint_names_an_option_or_a_command_of_this_program() {
+        for cause in Cause::ALL {
+            if let Some(hint) = of(cause) {
+                assert!(hint.contains("--") || hint.contains("mcp-bridge "), "{cause:?}: {hint}");
+            }
+        }
+        assert!(of(Cause::ParseError).is_none());
+    }
+}

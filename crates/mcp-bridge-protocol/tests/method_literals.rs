@@ -1,0 +1,80 @@
+//! The method table is the one place method names are written: no library
+//! or program of the workspace matches or sends a method by a string
+//! literal of its name (a renamed or retired method would be missed there).
+//! Tests, the benchmarks and the test-support crate may; so may comments.
+
+use std::path::{Path, PathBuf};
+
+use mcp_bridge_protocol::methods::METHODS;
+
+/// The source files of the workspace's libraries and programs, but the
+/// protocol crate's method table itself.
+fn product_sources() -> Vec<PathBuf> {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&crates).unwrap() {
+        let krate = entry.unwrap().path();
+        if krate.file_name().is_some_and(|name| name == "test-support") {
+            continue;
+        }
+        collect_rust_files(&krate.join("src"), &mut files);
+    }
+    let table = ["method.rs", "methods.rs"].map(|file| crates.join("mcp-bridge-protocol/src").join(file));
+    files.retain(|file| !table.iter().any(|t| same_file(t, file)));
+    files
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    a.canonicalize().ok() == b.canonicalize().ok()
+}
+
+fn collect_rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            collect_rust_files(&path, into);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            into.push(path);
+        }
+    }
+}
+
+/// The code lines of a file, numbered from 1, without its test module
+/// (written last, after `#[cfg(test)]`) and without comment lines.
+fn code_of(text: &str) -> Vec<(usize, &str)> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+    code.lines()
+        .enumerate()
+        .map(|(i, line)| (i + 1, line))
+        .filter(|(_, line)| !line.trim_start().starts_with("//"))
+        .collect()
+}
+
+#[test]
+fn no_method_name_is_written_outside_the_method_table() {
+    let files = product_sources();
+    assert!(files.len() > 100, "the workspace's sources were found: {}", files.len());
+    let mut found = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (number, line) in code_of(&text) {
+            if METHODS.iter().any(|method| line.contains(&format!("\"{}\"", method.name))) {
+                found.push(format!("{}:{number}: {}", file.display(), line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "method names written as literals (use the method's type, `ToolsList::NAME`):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_scan_sees_a_literal_and_skips_tests_and_comments() {
+    let source =
+        "fn f() -> &'static str { \"tools/list\" }\n// \"tools/call\"\n#[cfg(test)]\nmod tests { \"prompts/get\" }";
+    let code: Vec<&str> = code_of(source).into_iter().map(|(_, line)| line).collect();
+    assert_eq!(code, ["fn f() -> &'static str { \"tools/list\" }"]);
+}
