@@ -1,0 +1,115 @@
+//! The multi round-trip rules of a server: a handler's request for input
+//! becomes an `InputRequiredResult` with a sealed `requestState`, and the
+//! client's retry has its state opened and its answers passed on.
+
+#[cfg(feature = "tasks")]
+use mcp_bridge_protocol::method::{Method, ToolsCall};
+use mcp_bridge_protocol::types::{ClientCapabilities, InputRequest, InputResponses};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::{Outcome, to_value};
+use crate::BoxFuture;
+use crate::error::{HandlerError, ServerFault};
+use crate::server::request_state::{Binding, caller_digest};
+use crate::server::{Reply, RequestContext, Server};
+#[cfg(feature = "tasks")]
+use crate::server::{TaskContext, tasks};
+
+/// What a request that may ask for input brings back from the last round.
+pub(super) struct Retry {
+    /// The digest of the request's params ([`params_digest`](crate::server::request_state::params_digest)):
+    /// its state is bound to it.
+    pub(super) digest: String,
+    /// The answers to the last round's input requests.
+    pub(super) input_responses: Option<InputResponses>,
+    /// The state sealed in the last round.
+    pub(super) request_state: Option<String>,
+}
+
+/// The capabilities object an input request needs that the client did
+/// not declare, for a -32021 error.
+///
+/// # Errors
+/// A handler built an input request of an unknown kind or with invalid
+/// params: an internal error, never sent to the client.
+pub(crate) fn missing_capability(
+    request: &InputRequest,
+    caps: &ClientCapabilities,
+) -> Result<Option<Value>, HandlerError> {
+    match request {
+        InputRequest::Invalid { reason, .. } => {
+            Err(HandlerError::internal(format!("handler built an invalid input request: {reason}")))
+        }
+        InputRequest::Unknown(_) => Err(HandlerError::internal("handler built an input request of unknown kind")),
+        _ => Ok(request.missing_capability(caps).map(|missing| missing.declaration())),
+    }
+}
+
+impl Server {
+    /// Runs a handler of a method that may ask for input: opens the
+    /// `requestState`, passes the answers, and turns an input request into
+    /// an `InputRequiredResult` with a freshly sealed state.
+    pub(super) async fn with_input<R: Serialize + Send + 'static>(
+        &self,
+        method: &str,
+        retry: Retry,
+        ctx: &RequestContext,
+        run: impl FnOnce(InputResponses, Option<Value>, RequestContext) -> BoxFuture<Result<Reply<R>, HandlerError>>,
+    ) -> Outcome {
+        let caller = caller_digest(ctx.caller.as_deref());
+        let binding = Binding { method, digest: &retry.digest, caller: &caller };
+        let now = crate::clock::system_now();
+        let state = match retry.request_state {
+            None => None,
+            Some(token) => Some(self.inner.sealer.open(&token, binding, now).map_err(|e| {
+                tracing::debug!(method, "requestState refused: {e}");
+                ServerFault::InvalidRequestState { reason: e.to_string() }
+            })?),
+        };
+        let responses = retry.input_responses.unwrap_or_default();
+        let handler_ctx = RequestContext { input_responses: responses.clone(), state: state.clone(), ..ctx.clone() };
+        match run(responses, state, handler_ctx).await.map_err(ServerFault::Handler)? {
+            Reply::Complete(result) => to_value(&result),
+            #[cfg(feature = "tasks")]
+            Reply::Task(work) => match &self.inner.tasks {
+                Some(registry) if method == ToolsCall::NAME && tasks::declares_tasks(&ctx.client_capabilities) => {
+                    to_value(&registry.create(work, ctx.client_capabilities.clone()).await?)
+                }
+                // No task for this client: the work runs before the answer.
+                _ => to_value(&(work.0)(TaskContext::inline()).await.map_err(ServerFault::Handler)?),
+            },
+            Reply::InputRequired { requests, state } => {
+                for (key, request) in &requests {
+                    let missing =
+                        missing_capability(request, &ctx.client_capabilities).map_err(ServerFault::Handler)?;
+                    if let Some(required) = missing {
+                        return Err(ServerFault::MissingClientCapability { key: key.clone(), required });
+                    }
+                }
+                if requests.is_empty() && state.is_none() {
+                    return Err(ServerFault::Handler(HandlerError::internal(
+                        "handler asked for input without input requests or state",
+                    )));
+                }
+                let mut result = json!({ "resultType": "input_required" });
+                if !requests.is_empty() {
+                    result["inputRequests"] = to_value(&requests)?;
+                }
+                // Always seal, so the retry is bound to this request even
+                // when the handler keeps no state of its own.
+                let sealed = self.inner.sealer.seal(binding, &state.unwrap_or(Value::Null), now);
+                result["requestState"] = json!(sealed);
+                Ok(result)
+            }
+        }
+    }
+}
+
+/// Puts `resultType: complete` on a final result whose handler left it out.
+pub(super) fn with_result_type(mut result: Value) -> Value {
+    if let Some(obj) = result.as_object_mut() {
+        obj.entry("resultType").or_insert_with(|| json!("complete"));
+    }
+    result
+}
