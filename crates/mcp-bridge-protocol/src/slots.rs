@@ -42,6 +42,17 @@ pub enum Kind {
     Listen,
 }
 
+/// A slot freed by [`Slots::drain`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Drained<T> {
+    /// The request's id.
+    pub id: RequestId,
+    /// The caller's handle.
+    pub handle: T,
+    /// Whether the request may still be answered: `false` once cancelled.
+    pub answerable: bool,
+}
+
 /// Why a request gets no slot (the table's only two rules).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
@@ -111,11 +122,12 @@ impl<T> Slots<T> {
         (!slot.cancelled).then_some(slot.handle)
     }
 
-    /// Frees every slot: each id with its handle, for the caller to answer
-    /// or cancel (a lost upstream, a closed connection).
-    pub fn drain(&mut self) -> Vec<(RequestId, T)> {
+    /// Frees every slot (a lost upstream, a closed connection): each id
+    /// with its handle, for the caller to cancel, and whether it may still
+    /// be answered (`false` once cancelled).
+    pub fn drain(&mut self) -> Vec<Drained<T>> {
         self.listens = 0;
-        self.by_id.drain().map(|(id, slot)| (id, slot.handle)).collect()
+        self.by_id.drain().map(|(id, slot)| Drained { id, handle: slot.handle, answerable: !slot.cancelled }).collect()
     }
 
     /// Requests in flight, listen streams included.
@@ -229,8 +241,13 @@ mod tests {
                         }
                     }
                     Op::Drain => {
-                        prop_assert_eq!(slots.drain().len(), model.len());
-                        model.clear();
+                        let mut drained: Vec<(u32, bool)> =
+                            slots.drain().into_iter().map(|d| (d.handle, d.answerable)).collect();
+                        let mut expected: Vec<(u32, bool)> =
+                            model.drain().map(|(_, (admission, cancelled))| (admission, !cancelled)).collect();
+                        drained.sort_unstable();
+                        expected.sort_unstable();
+                        prop_assert_eq!(drained, expected);
                     }
                 }
                 prop_assert_eq!(slots.len(), model.len());

@@ -461,9 +461,9 @@ impl Session {
 
     /// Cancels every slot; none of them answers.
     pub(super) fn cancel_all(&self) {
-        let slots: Vec<CancellationToken> = self.state().slots.drain().into_iter().map(|(_, token)| token).collect();
-        for token in slots {
-            token.cancel();
+        let slots = self.state().slots.drain();
+        for slot in slots {
+            slot.handle.cancel();
         }
         self.stop_slots.cancel();
     }
@@ -471,13 +471,16 @@ impl Session {
     /// Answers every slot with `cause`, then cancels it.
     pub(super) fn answer_all(&self, cause: Cause) {
         let slots = self.state().slots.drain();
-        for (id, token) in slots {
-            let error = error_for(cause, None);
-            let message = Message::Error(JsonRpcErrorResponse::new(Some(id.clone()), error));
-            if self.out.try_send(Outgoing::related(message, &id)).is_err() {
-                tracing::debug!("output queue full; an error response was dropped");
+        for slot in slots {
+            // A request the client cancelled gets no answer, even now.
+            if slot.answerable {
+                let error = error_for(cause, None);
+                let message = Message::Error(JsonRpcErrorResponse::new(Some(slot.id.clone()), error));
+                if self.out.try_send(Outgoing::related(message, &slot.id)).is_err() {
+                    tracing::debug!("output queue full; an error response was dropped");
+                }
             }
-            token.cancel();
+            slot.handle.cancel();
         }
         self.stop_slots.cancel();
     }

@@ -457,7 +457,7 @@ mod tests {
     #[test]
     fn every_failure_has_a_cause_and_the_helpful_ones_name_their_option() {
         assert!(Failure::Timeout.cause().message().contains("try again"));
-        assert!(Failure::RedirectPortUnavailable.cause().message().contains("choose another"));
+        assert!(Failure::RedirectPortUnavailable.cause().message().contains("redirect is in use"));
         assert!(Failure::StartReused.cause().message().contains("the computer that runs mcp-bridge"));
         assert_eq!(Failure::StartReused.cause().name(), "sign_in_start_reused");
     }

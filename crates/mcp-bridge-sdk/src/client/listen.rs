@@ -21,8 +21,9 @@ use mcp_bridge_protocol::reopen::{Backoff, FIRST_WAIT, MAX_WAIT, Reopen, STABLE,
 use crate::error::{Error, Result};
 use crate::limits::MAX_TOTAL_TIMEOUT;
 
-/// How a stream's error ended it, for the protocol crate's policy: the SDK's
-/// transports connect again by themselves (a URL, a restarted child).
+/// How a stream's error ended it, for the protocol crate's policy. A closed
+/// connection counts as one that comes back (a URL, a child restarted by
+/// its transport); where it does not, the retries run out.
 fn stream_end(error: &Error) -> StreamEnd {
     match error {
         error if error.is_events_lost() => StreamEnd::EventsLost,
@@ -37,7 +38,9 @@ fn stream_end(error: &Error) -> StreamEnd {
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct ListenRecovery {
-    /// Fresh streams opened after lost connections before giving up.
+    /// Fresh streams opened after lost connections (or network failures)
+    /// in a row before giving up; a stream that lived
+    /// [`STABLE`](mcp_bridge_protocol::reopen::STABLE) starts the count again.
     pub max_retries: u32,
     /// The wait before the first new stream; each next one waits twice as
     /// long, up to `max_delay`, and a stream that lived
@@ -268,7 +271,12 @@ impl Client {
                 }
                 _ => return Err(error),
             };
-            let wake = tokio::time::Instant::now() + backoff.wait_after(Some(opened.elapsed()));
+            let lived = opened.elapsed();
+            if lived >= STABLE {
+                // A stream that worked for a while: its loss starts a fresh count.
+                retries = u32::from(cause == GapCause::StreamLost);
+            }
+            let wake = tokio::time::Instant::now() + backoff.wait_after(Some(lived));
             if deadline.is_some_and(|d| wake >= d) {
                 return Err(timed_out());
             }

@@ -300,7 +300,11 @@ impl Client {
                         .collect();
                     if !new.is_empty() {
                         let options = &self.inner.options;
-                        let responses = input::answer_round(new, &options.capabilities, &options.hooks).await?;
+                        // A round the rules refuse ends the task (told to the server).
+                        let responses = match input::answer_round(new, &options.capabilities, &options.hooks).await {
+                            Ok(responses) => responses,
+                            Err(refused) => break refused,
+                        };
                         self.send_answers(task_id, responses, answered, poll).await?;
                         continue;
                     }

@@ -221,9 +221,16 @@ impl Cause {
     /// The message the client sees: the fixed [`Cause::message`], then the
     /// hint of the program running the bridge ([`set_hints`]), if any.
     pub fn text(self) -> String {
-        match HINTS.get().and_then(|hints| hints(self)) {
-            Some(hint) => format!("{}; {hint}", self.message()),
-            None => self.message().to_owned(),
+        self.text_with(None)
+    }
+
+    /// [`Cause::text`] with a fact of this occurrence in parentheses after
+    /// the fixed message and before the hint (the host, a redirect URI).
+    pub fn text_with(self, fact: Option<&str>) -> String {
+        let hint = HINTS.get().and_then(|hints| hints(self)).unwrap_or_default();
+        match fact {
+            Some(fact) => format!("{} ({fact}){hint}", self.message()),
+            None => format!("{}{hint}", self.message()),
         }
     }
 
@@ -266,7 +273,7 @@ impl Cause {
             Cause::SignInError => "The sign-in with the MCP server's authorization server failed",
             Cause::SignInInvalidUrl => "The MCP server's authorization URL is not acceptable",
             Cause::BrowserLaunchFailed => "No browser could be started; open the sign-in link from the log",
-            Cause::RedirectPortUnavailable => "The port for the sign-in redirect is in use; choose another",
+            Cause::RedirectPortUnavailable => "The port for the sign-in redirect is in use",
             Cause::SignInStartReused => {
                 "The sign-in link was opened twice, so the sign-in was stopped; open it on the computer that runs mcp-bridge"
             }
@@ -279,7 +286,7 @@ impl Cause {
                 "The authorization server offers no way to register mcp-bridge (no dynamic registration, no client ID metadata documents): use the client id its administrator gave you (a confidential client adds its secret or key), or publish a client metadata document at an https URL"
             }
             Cause::RegistrationFailed => {
-                "Registering mcp-bridge at the authorization server failed; use a client id you were given, ask the server's administrator to allow the redirect URI below, or publish a client metadata document"
+                "Registering mcp-bridge at the authorization server failed; use a client id you were given, ask the server's administrator to allow mcp-bridge's redirect URI, or publish a client metadata document"
             }
             Cause::IssuerNotRegistered => {
                 "The authorization server refused mcp-bridge's client: check the client id you gave, its secret or key and its authentication method; otherwise forget the registration and sign in again"
@@ -293,7 +300,8 @@ impl Cause {
 
 /// What the program running the bridge adds to a cause's message: how to
 /// change the outcome with an option of its own (`--max-line-bytes`), which
-/// the library cannot name.
+/// the library cannot name. Appended as it is: a hint starts with its own
+/// joining words (`"; raise the limit with --max-line-bytes"`).
 pub type Hints = fn(Cause) -> Option<&'static str>;
 
 static HINTS: std::sync::OnceLock<Hints> = std::sync::OnceLock::new();
@@ -449,7 +457,7 @@ fn error_of_sign_in(error: &mcp_bridge_sdk::auth::SignInError, redirect_uri: &st
     let cause = cause_of_sign_in(error);
     let mut object = error_for(cause, Some(json!({ "reason": error.to_string() })));
     if matches!(cause, Cause::RegistrationUnavailable | Cause::RegistrationFailed | Cause::InvalidClientMetadataUrl) {
-        object.message = format!("{} (redirect URI: {redirect_uri})", object.message);
+        object.message = cause.text_with(Some(&format!("redirect URI: {redirect_uri}")));
     }
     object
 }
@@ -467,7 +475,7 @@ pub fn error_of_failed(failed: &crate::upstream::Failed, method: &str) -> Option
             let mut error = error_for(failure.cause(), None);
             if *failure == crate::signin::Failure::StartReused {
                 // Which computer "the computer that runs mcp-bridge" is.
-                error.message = format!("{} (mcp-bridge runs on {})", error.message, bridge_host());
+                error.message = failure.cause().text_with(Some(&format!("mcp-bridge runs on {}", bridge_host())));
             }
             error
         }
