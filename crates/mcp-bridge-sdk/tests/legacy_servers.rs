@@ -436,3 +436,32 @@ async fn a_server_that_answers_discover_but_fails_every_request_gives_its_error(
     assert_eq!(client.spoken(), Some(&Spoken::Modern), "a failing request is no reason to fall back");
     client.close().await;
 }
+
+/// The round rules are the protocol crate's, as the bridge's: a round of
+/// more than 16 input requests (from a server the SDK does not control,
+/// since its own refuses to build one) is refused whole, before any hook
+/// runs.
+#[tokio::test]
+async fn a_round_of_too_many_input_requests_is_refused_before_any_hook() {
+    let script = "import sys, json\n\
+        for line in sys.stdin:\n\
+        \x20   m = json.loads(line)\n\
+        \x20   if 'id' not in m: continue\n\
+        \x20   asks = {f'k{i}': {'method': 'roots/list'} for i in range(17)}\n\
+        \x20   r = {'resultType': 'input_required', 'inputRequests': asks}\n\
+        \x20   print(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': r}), flush=True)\n";
+    let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut options = ClientOptions::new("rounds-test", "1.0.0");
+    options.era = Era::Modern;
+    options.capabilities = serde_json::from_value(json!({"roots": {}})).unwrap();
+    let counter = asked.clone();
+    options.hooks.list_roots = Some(Arc::new(move |()| {
+        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async { Ok(Vec::new()) })
+    }));
+    let client = Client::new(options, spawn(StdioCommand::new("python3").args(["-u", "-c", script])).unwrap());
+    let err = client.call_tool("flood", json!({}), &RequestOptions::default()).await.unwrap_err();
+    assert!(matches!(err, mcp_bridge_sdk::Error::TooManyInputRequests { count: 17, limit: 16 }), "{err:?}");
+    assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 0, "no hook was asked");
+    client.close().await;
+}

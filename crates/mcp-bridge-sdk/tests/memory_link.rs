@@ -115,30 +115,24 @@ async fn elicitation_answer_that_breaks_the_schema_fails_the_hook() {
     assert!(matches!(&err, Error::HookFailed { key, .. } if key == "name"), "{err:?}");
 }
 
-/// The round rules are the protocol crate's, as the bridge's: a round of
-/// more than 16 input requests is refused whole, before any hook runs.
+/// A server applies the client's round rules to its own handlers: a round
+/// its client would refuse (a URL elicitation that opens no web page) is
+/// the handler's internal error, and never goes out.
 #[tokio::test(start_paused = true)]
-async fn a_round_of_too_many_input_requests_is_refused_before_any_hook() {
+async fn a_server_refuses_a_round_its_client_would_refuse() {
     let server = builder()
-        .tool(tool("flood"), |_call, _ctx| async {
-            let requests: InputRequests = (0..17)
-                .map(|i| (format!("k{i}"), serde_json::from_value(json!({"method": "roots/list"})).unwrap()))
-                .collect();
+        .tool(tool("script"), |_call, _ctx| async {
+            let requests: InputRequests = serde_json::from_value(json!({"open": {"method": "elicitation/create",
+                "params": {"mode": "url", "message": "m", "url": "javascript:alert(1)", "elicitationId": "e"}}}))
+            .unwrap();
             Ok(Reply::InputRequired { requests, state: None })
         })
         .build();
-    let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut options = ClientOptions::new("test-client", "0.1");
-    options.capabilities = serde_json::from_value(json!({"roots": {}})).unwrap();
-    let counter = asked.clone();
-    options.hooks.list_roots = Some(Arc::new(move |()| {
-        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Box::pin(async { Ok(Vec::new()) })
-    }));
+    options.capabilities = serde_json::from_value(json!({"elicitation": {"url": {}}})).unwrap();
     let client = Client::new(options, transport::memory::connect(&server));
-    let err = client.call_tool("flood", json!({}), &RequestOptions::default()).await.unwrap_err();
-    assert!(matches!(err, Error::TooManyInputRequests { count: 17, limit: 16 }), "{err:?}");
-    assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 0, "no hook was asked");
+    let refused = client.call_tool("script", json!({}), &RequestOptions::default()).await;
+    assert_eq!(rpc_code(refused), error_code::INTERNAL_ERROR, "the server refused it, not the client");
 }
 
 #[tokio::test(start_paused = true)]

@@ -33,7 +33,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-pub(crate) use input::missing_capability;
+pub(crate) use input::{RoundFault, check_handler_round};
 
 use super::connection::ConnectionHandle;
 use super::{RequestContext, Server, read};

@@ -4,7 +4,8 @@
 
 #[cfg(feature = "tasks")]
 use mcp_bridge_protocol::method::{Method, ToolsCall};
-use mcp_bridge_protocol::types::{ClientCapabilities, InputRequest, InputResponses};
+use mcp_bridge_protocol::rounds::{RoundRefusal, check_round};
+use mcp_bridge_protocol::types::{ClientCapabilities, InputRequests, InputResponses};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -27,22 +28,42 @@ pub(super) struct Retry {
     pub(super) request_state: Option<String>,
 }
 
-/// The capabilities object an input request needs that the client did
-/// not declare, for a -32021 error.
+/// Why a handler's round cannot go out.
+#[derive(Debug)]
+pub(crate) enum RoundFault {
+    /// An input request needs a capability the client did not declare: the
+    /// client's -32021, with the declaration it lacks.
+    Missing { key: String, required: Value },
+    /// The handler built a round the protocol's rules refuse (an unknown
+    /// kind, invalid params, a URL that is no web page, too many requests):
+    /// an internal error, never sent to the client as is.
+    Broken(HandlerError),
+}
+
+impl RoundFault {
+    /// The error of a handler that runs in a task.
+    pub(crate) fn into_handler_error(self) -> HandlerError {
+        match self {
+            RoundFault::Missing { required, .. } => HandlerError::missing_capability(required),
+            RoundFault::Broken(error) => error,
+        }
+    }
+}
+
+/// Checks a handler's round by the rules its client applies
+/// ([`mcp_bridge_protocol::rounds::check_round`]), before it goes out.
 ///
 /// # Errors
-/// A handler built an input request of an unknown kind or with invalid
-/// params: an internal error, never sent to the client.
-pub(crate) fn missing_capability(
-    request: &InputRequest,
-    caps: &ClientCapabilities,
-) -> Result<Option<Value>, HandlerError> {
-    match request {
-        InputRequest::Invalid { reason, .. } => {
-            Err(HandlerError::internal(format!("handler built an invalid input request: {reason}")))
+/// The [`RoundFault`] of the first input request at fault.
+pub(crate) fn check_handler_round(requests: &InputRequests, caps: &ClientCapabilities) -> Result<(), RoundFault> {
+    match check_round(requests, caps) {
+        Ok(()) => Ok(()),
+        Err(RoundRefusal::Undeclared { key, capability }) => {
+            Err(RoundFault::Missing { key, required: capability.declaration() })
         }
-        InputRequest::Unknown(_) => Err(HandlerError::internal("handler built an input request of unknown kind")),
-        _ => Ok(request.missing_capability(caps).map(|missing| missing.declaration())),
+        Err(other) => {
+            Err(RoundFault::Broken(HandlerError::internal(format!("the handler's round is refused: {other}"))))
+        }
     }
 }
 
@@ -80,13 +101,10 @@ impl Server {
                 _ => to_value(&(work.0)(TaskContext::inline()).await.map_err(ServerFault::Handler)?),
             },
             Reply::InputRequired { requests, state } => {
-                for (key, request) in &requests {
-                    let missing =
-                        missing_capability(request, &ctx.client_capabilities).map_err(ServerFault::Handler)?;
-                    if let Some(required) = missing {
-                        return Err(ServerFault::MissingClientCapability { key: key.clone(), required });
-                    }
-                }
+                check_handler_round(&requests, &ctx.client_capabilities).map_err(|fault| match fault {
+                    RoundFault::Missing { key, required } => ServerFault::MissingClientCapability { key, required },
+                    RoundFault::Broken(error) => ServerFault::Handler(error),
+                })?;
                 if requests.is_empty() && state.is_none() {
                     return Err(ServerFault::Handler(HandlerError::internal(
                         "handler asked for input without input requests or state",

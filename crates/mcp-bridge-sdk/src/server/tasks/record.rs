@@ -123,18 +123,15 @@ impl TaskRecord {
         self.outstanding.clear();
     }
 
-    /// Refuses a round whose keys were used before or that needs a
-    /// capability the task's client lacks.
+    /// Refuses a round whose keys were used before by this task, or that
+    /// breaks the protocol's rules for the task's client (a capability it
+    /// lacks, an invalid request, too many).
     pub(crate) fn check_round(&self, requests: &InputRequests) -> Result<(), HandlerError> {
-        for (key, request) in requests {
-            if self.used_keys.contains(key) {
-                return Err(HandlerError::internal(format!("input key {key:?} was used before by this task")));
-            }
-            if let Some(required) = crate::server::dispatch::missing_capability(request, &self.capabilities)? {
-                return Err(HandlerError::missing_capability(required));
-            }
+        if let Some(key) = requests.keys().find(|key| self.used_keys.contains(*key)) {
+            return Err(HandlerError::internal(format!("input key {key:?} was used before by this task")));
         }
-        Ok(())
+        crate::server::dispatch::check_handler_round(requests, &self.capabilities)
+            .map_err(crate::server::dispatch::RoundFault::into_handler_error)
     }
 
     /// Parks the task in `input_required` with a new round.
