@@ -25,6 +25,12 @@ pub const MAX_INPUT_ROUNDS: usize = mcp_bridge_protocol::rounds::MAX_ROUNDS;
 /// restarted child process); enough for a flapping server, not a loop.
 pub const MAX_LOST_STREAM_RETRIES: usize = 3;
 
+/// Requests of a 2025-11-25 server (elicitation, sampling, roots) its
+/// client answers at once: each may be a dialog or a model call, and no
+/// real server asks for more than a few; a server that asks for more is
+/// answered an error at once instead of starting unbounded work.
+pub const MAX_SERVER_REQUESTS: usize = 64;
+
 /// Requests one client keeps waiting for answers by default: far beyond
 /// any real workload, low enough that a runaway caller fails fast.
 pub const MAX_PENDING_REQUESTS: usize = 4096;

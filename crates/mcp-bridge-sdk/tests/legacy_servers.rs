@@ -465,3 +465,39 @@ async fn a_round_of_too_many_input_requests_is_refused_before_any_hook() {
     assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 0, "no hook was asked");
     client.close().await;
 }
+
+/// A 2025-11-25 server's requests go through the protocol crate's slot
+/// table: a second request with an id still in flight is refused at once
+/// (-32600) and leaves the first alone, which the server then cancels.
+/// The server reports the code it got as the name of its one tool.
+#[tokio::test]
+async fn a_server_request_with_an_id_in_flight_is_refused() {
+    let script = "import sys, json\n\
+        def send(m): print(json.dumps(m), flush=True)\n\
+        def read():\n\
+        \x20   line = sys.stdin.readline()\n\
+        \x20   if not line: sys.exit(0)\n\
+        \x20   return json.loads(line)\n\
+        probe = read()\n\
+        send({'jsonrpc':'2.0','id':probe['id'],'error':{'code':-32601,'message':'Method not found'}})\n\
+        init = read()\n\
+        send({'jsonrpc':'2.0','id':init['id'],'result':{'protocolVersion':'2025-11-25','capabilities':{'tools':{}},'serverInfo':{'name':'s','version':'1'}}})\n\
+        while True:\n\
+        \x20   m = read()\n\
+        \x20   if m.get('method') != 'tools/list': continue\n\
+        \x20   send({'jsonrpc':'2.0','id':'dup','method':'roots/list'})\n\
+        \x20   send({'jsonrpc':'2.0','id':'dup','method':'roots/list'})\n\
+        \x20   answer = read()\n\
+        \x20   send({'jsonrpc':'2.0','method':'notifications/cancelled','params':{'requestId':'dup'}})\n\
+        \x20   name = str(answer.get('error', {}).get('code', 'answered'))\n\
+        \x20   send({'jsonrpc':'2.0','id':m['id'],'result':{'tools':[{'name':name,'inputSchema':{'type':'object'}}]}})\n";
+    let mut options = ClientOptions::new("slots-test", "1.0.0");
+    options.capabilities = serde_json::from_value(json!({"roots": {}})).unwrap();
+    // The first request's answer never comes: only the server's cancel ends it.
+    let roots: Hook<(), Vec<Root>> = Arc::new(|()| Box::pin(std::future::pending()));
+    options.hooks.list_roots = Some(roots);
+    let client = Client::new(options, spawn(StdioCommand::new("python3").args(["-u", "-c", script])).unwrap());
+    let tools = client.list_all_tools(&RequestOptions::default()).await.unwrap();
+    assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["-32600"]);
+    client.close().await;
+}

@@ -2,23 +2,28 @@
 //! `elicitation/create`, `sampling/createMessage`, `roots/list`): each is
 //! answered by the same [`InputHooks`] that answer the input requests of
 //! 2026-07-28, with the same checks, on a task of its own so a slow hook
-//! never holds the reader. A request the server cancels stops its hook.
+//! never holds the reader. A request the server cancels stops its hook;
+//! an id already in flight, or more than
+//! [`MAX_SERVER_REQUESTS`](crate::limits::MAX_SERVER_REQUESTS) at once, is
+//! refused.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_bridge_protocol::method::{Method, Ping};
+use mcp_bridge_protocol::slots::{Kind, Refusal, Slots};
 use mcp_bridge_protocol::types::{ClientCapabilities, InputRequest};
 use mcp_bridge_protocol::{
     ErrorObject, JsonRpcErrorResponse, JsonRpcRequest, JsonRpcResultResponse, Message, RequestId, error_code,
 };
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use tokio::task::{AbortHandle, JoinSet};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
 
 use super::input::answer_one;
 use super::options::InputHooks;
 use crate::error::Error;
+use crate::limits::MAX_SERVER_REQUESTS;
 
 /// What the client's reader hands over: a server request, or the
 /// server's cancellation of one.
@@ -49,30 +54,43 @@ impl Answerer {
     /// over; the answers still running then are dropped with it.
     pub(crate) async fn run(self, mut requests: mpsc::Receiver<FromServer>, out: mpsc::Sender<Message>) {
         let mut running = JoinSet::new();
-        let mut by_id: HashMap<RequestId, AbortHandle> = HashMap::new();
+        // The protocol crate's table, as a server's: an id in flight or one
+        // request too many is refused, and a cancelled one is not answered.
+        let mut slots: Slots<CancellationToken> = Slots::new(MAX_SERVER_REQUESTS);
         loop {
             tokio::select! {
                 received = requests.recv() => match received {
                     Some(FromServer::Request(request, asker)) => {
+                        let token = CancellationToken::new();
+                        if let Err(refusal) = slots.admit(request.id.clone(), Kind::Request, token.clone()) {
+                            let _ = out.send(refused(request.id, &refusal)).await;
+                            continue;
+                        }
                         let answerer = asker.map_or_else(|| self.clone(), |a| Answerer::clone(&a));
-                        let (out, id) = (out.clone(), request.id.clone());
-                        let handle = running.spawn(async move {
+                        let out = out.clone();
+                        running.spawn(async move {
                             let id = request.id.clone();
-                            let _ = out.send(answerer.answer(request).await).await;
+                            tokio::select! {
+                                answer = answerer.answer(request) => {
+                                    if !token.is_cancelled() {
+                                        let _ = out.send(answer).await;
+                                    }
+                                }
+                                () = token.cancelled() => {}
+                            }
                             id
                         });
-                        by_id.insert(id, handle);
                     }
                     Some(FromServer::Cancelled(id)) => {
-                        if let Some(handle) = by_id.remove(&id) {
-                            handle.abort();
+                        if let Some(token) = slots.cancel(&id) {
+                            token.cancel();
                         }
                     }
                     None => break,
                 },
                 Some(done) = running.join_next(), if !running.is_empty() => {
                     if let Ok(id) = done {
-                        by_id.remove(&id);
+                        slots.finish(&id);
                     }
                 }
             }
@@ -103,6 +121,19 @@ impl Answerer {
         let response = answer_one(&key, input, &self.capabilities, &self.hooks).await.map_err(error_of)?;
         serde_json::to_value(response).map_err(|e| ErrorObject::new(error_code::INTERNAL_ERROR, e.to_string()))
     }
+}
+
+/// The answer to a request the table refused.
+fn refused(id: RequestId, refusal: &Refusal) -> Message {
+    let error = match refusal {
+        Refusal::DuplicateId { .. } => {
+            ErrorObject::new(error_code::INVALID_REQUEST, format!("Invalid request: id {id} is already in flight"))
+        }
+        Refusal::TooMany { limit } => {
+            ErrorObject::new(error_code::INTERNAL_ERROR, format!("Too many requests in flight (limit {limit})"))
+        }
+    };
+    Message::Error(JsonRpcErrorResponse::new(Some(id), error))
 }
 
 /// The JSON-RPC error for a request the hooks could not answer: a
