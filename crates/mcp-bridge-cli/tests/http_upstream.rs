@@ -175,9 +175,7 @@ async fn a_listen_stream_cut_by_the_network_or_ended_by_the_server_is_opened_aga
 /// A 2026-07-28 server whose `open_page` tool asks the user to open the
 /// `url` argument (a URL elicitation), then says whether they accepted.
 async fn page_opener() -> SocketAddr {
-    use mcp_bridge_protocol::types::{
-        CallToolResult, Implementation, InputRequest, InputRequests, InputResponse, Tool,
-    };
+    use mcp_bridge_protocol::types::{CallToolResult, Implementation, InputResponse, ResultType, Tool};
     use mcp_bridge_sdk::{Reply, Server};
     let tool: Tool = serde_json::from_value(json!({"name": "open_page", "inputSchema": {"type": "object"}})).unwrap();
     let server = Server::builder(Implementation::new("page-opener", "1"))
@@ -186,11 +184,15 @@ async fn page_opener() -> SocketAddr {
                 return Ok(Reply::Complete(CallToolResult::text(format!("{:?}", answer.action))));
             }
             let url = call.arguments.get("url").cloned().unwrap_or_default();
-            let request: InputRequest = serde_json::from_value(json!({"method": "elicitation/create", "params": {
+            // Written raw, as a server that does not check its rounds would
+            // (the SDK's own refuses a round with a URL that is no web page).
+            let asked = json!({"page": {"method": "elicitation/create", "params": {
                 "mode": "url", "message": "Open this page", "url": url, "elicitationId": "e-1"
-            }}))
-            .map_err(|e| mcp_bridge_sdk::HandlerError::internal(e.to_string()))?;
-            Ok(Reply::InputRequired { requests: InputRequests::from([("page".to_owned(), request)]), state: None })
+            }}});
+            let mut raw = CallToolResult::of(Vec::new());
+            raw.result_type = ResultType::InputRequired;
+            raw.extra.insert("inputRequests".into(), asked);
+            Ok(Reply::Complete(raw))
         })
         .build();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
