@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use crate::types::{ClientCapabilities, Root};
 use crate::types::{
     CreateMessageResult, ElicitRequestParams, ElicitResult, InputCapability, InputRequest, InputRequests,
-    InputRequiredResult, InputResponse, InputResponses, ListRootsResult, check_sampling_messages,
+    InputRequiredResult, InputResponse, InputResponses, ListRootsResult, ResultType, check_sampling_messages,
 };
 
 /// Rounds of one request before the client gives up: a server that keeps
@@ -34,8 +34,6 @@ pub const MAX_INPUT_REQUESTS_PER_ROUND: usize = 16;
 const INPUT_RESPONSES: &str = "inputResponses";
 /// The member of the params that carries the server's opaque state back.
 const REQUEST_STATE: &str = "requestState";
-/// The `resultType` of a result that asks for input.
-const INPUT_REQUIRED: &str = "input_required";
 
 /// The state of one request's round loop.
 #[derive(Debug, Clone)]
@@ -186,7 +184,7 @@ impl Rounds {
 
 /// Whether a result asks for input (`resultType: "input_required"`).
 pub fn asks_for_input(result: &Value) -> bool {
-    result.get("resultType").and_then(Value::as_str) == Some(INPUT_REQUIRED)
+    result.get("resultType").and_then(Value::as_str) == Some(ResultType::InputRequired.as_str())
 }
 
 /// Checks a round before anyone is asked: at most

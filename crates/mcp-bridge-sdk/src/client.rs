@@ -320,7 +320,7 @@ impl Client {
                 }
             };
             // Boxed: rounds are rare and their future is large; every request would carry its size.
-            let answers = Box::pin(input::answer_round(requests, capabilities, &self.inner.options.hooks)).await?;
+            let answers = Box::pin(input::answer_checked_round(requests, &self.inner.options.hooks)).await?;
             rounds.answered(answers);
         }
     }

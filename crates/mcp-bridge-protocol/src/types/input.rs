@@ -238,7 +238,7 @@ pub enum Outcome<R> {
 impl<'de, R: serde::de::DeserializeOwned> Deserialize<'de> for Outcome<R> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = Value::deserialize(d)?;
-        if v.get("resultType").and_then(Value::as_str) == Some(ResultType::InputRequired.as_str()) {
+        if crate::rounds::asks_for_input(&v) {
             from_value(v).map(Outcome::InputRequired)
         } else {
             from_value(v).map(Outcome::Complete)

@@ -27,6 +27,12 @@ pub(crate) async fn answer_round(
     hooks: &InputHooks,
 ) -> Result<InputResponses, Error> {
     check_round(&requests, caps)?;
+    answer_checked_round(requests, hooks).await
+}
+
+/// Answers a round already checked ([`mcp_bridge_protocol::rounds::Rounds`]
+/// checks the rounds of a request's loop).
+pub(crate) async fn answer_checked_round(requests: InputRequests, hooks: &InputHooks) -> Result<InputResponses, Error> {
     let mut responses = InputResponses::new();
     for (key, request) in requests {
         let response = ask_hook(&key, request, hooks).await?;
