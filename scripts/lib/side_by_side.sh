@@ -33,7 +33,10 @@ side_by_side() {
   local -a pids=("${early_pids[@]}") names=("${early_names[@]}")
   mkdir -p "$logs"
   for name in "$@"; do
-    ("$name") >"$logs/$name.log" 2>&1 &
+    (
+      trap 'echo "scripts/test: $name ended ${SECONDS} s into scripts/test" >&2' EXIT
+      "$name"
+    ) >"$logs/$name.log" 2>&1 &
     pids+=("$!")
     names+=("$name")
   done
