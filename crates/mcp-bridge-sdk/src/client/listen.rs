@@ -14,8 +14,9 @@ use tokio::sync::oneshot;
 
 use super::options::Callbacks;
 use super::router::Pending;
+use super::send::route_for;
 use super::time_limit::TimeLimit;
-use super::{Client, RequestOptions, Spoken, legacy_listen, parse_result, route_for, to_json};
+use super::{Client, RequestOptions, Spoken, legacy_listen, parse_result, to_json};
 use mcp_bridge_protocol::reopen::{Backoff, FIRST_WAIT, MAX_WAIT, Reopen, STABLE, StreamEnd, reopen_after};
 
 use crate::error::{Error, Result};

@@ -1,7 +1,11 @@
-//! The method table is the one place method names are written: no library
-//! or program of the workspace matches or sends a method by a string
-//! literal of its name (a renamed or retired method would be missed there).
-//! Tests, the benchmarks and the test-support crate may; so may comments.
+//! Rules over the workspace's own sources:
+//!
+//! - The method table is the one place method names are written: no library
+//!   or program matches or sends a method by a string literal of its name (a
+//!   renamed or retired method would be missed there). Tests, the benchmarks
+//!   and the test-support crate may; so may comments.
+//! - No Rust file of the workspace (tests included) is over 600 lines: a
+//!   file that long holds more than one job and should be split by them.
 
 use std::path::{Path, PathBuf};
 
@@ -32,7 +36,7 @@ fn collect_rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries {
         let path = entry.unwrap().path();
-        if path.is_dir() {
+        if path.is_dir() && !path.file_name().is_some_and(|name| name == "target" || name == "node_modules") {
             collect_rust_files(&path, into);
         } else if path.extension().is_some_and(|e| e == "rs") {
             into.push(path);
@@ -69,6 +73,36 @@ fn no_method_name_is_written_outside_the_method_table() {
         "method names written as literals (use the method's type, `ToolsList::NAME`):\n{}",
         found.join("\n")
     );
+}
+
+/// The most lines a Rust file of the workspace may have.
+const MAX_LINES: usize = 600;
+
+/// Every Rust file of the workspace's members, tests and benchmarks
+/// included (not what Cargo builds into `target/` or installs into `.peers/`).
+fn workspace_sources(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for member in ["bench", "conformance", "crates", "fuzz"] {
+        collect_rust_files(&root.join(member), &mut files);
+    }
+    files
+}
+
+#[test]
+fn no_source_file_is_over_600_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
+    let files = workspace_sources(&root);
+    assert!(files.len() > 200, "the workspace's sources were found: {}", files.len());
+    let mut long: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let lines = std::fs::read_to_string(file).unwrap().lines().count();
+            let name = file.strip_prefix(&root).unwrap_or(file);
+            (lines > MAX_LINES).then(|| format!("{} ({lines} lines)", name.display()))
+        })
+        .collect();
+    long.sort();
+    assert!(long.is_empty(), "files over {MAX_LINES} lines (split them by job):\n{}", long.join("\n"));
 }
 
 #[test]
