@@ -5,14 +5,20 @@
 early_names=()
 early_pids=()
 
-# Starts the command `$2...` now as the check NAME ($1), in a process group
-# of its own, to be waited for by side_by_side with the others; stopped
-# (the whole group) if this script exits first.
+# Starts the command `$2...` now as the check NAME ($1), at the lowest
+# priority, in a process group of its own, to be waited for by side_by_side
+# with the others; stopped (the whole group) if this script exits first.
+# The group comes from job control (`set -m`), not from `setsid`: a new
+# session is a new scheduler autogroup on Linux, which gets an equal share
+# of the processors whatever its nice value (CI's tests then built at half
+# speed beside it).
 start_early() {
   local name="$1" logs=target/test-logs
   shift
   mkdir -p "$logs"
-  setsid nice -n 19 "$@" >"$logs/$name.log" 2>&1 &
+  set -m
+  nice -n 19 "$@" >"$logs/$name.log" 2>&1 &
+  set +m
   early_pids+=("$!")
   early_names+=("$name")
   trap stop_early EXIT
