@@ -56,7 +56,7 @@ use tokens::authorization_value;
 
 /// The tokens in use, and what the last sign-in asked for.
 #[derive(Default)]
-struct Session {
+struct TokenState {
     record: Option<TokenRecord>,
     /// When `record` was obtained: a refusal of a request sent before is
     /// answered by sending it again with the newer token.
@@ -78,7 +78,7 @@ struct Inner {
     authorize: Authorize,
     store: Arc<dyn RecordStore>,
     /// One sign-in or refresh at a time.
-    session: tokio::sync::Mutex<Session>,
+    session: tokio::sync::Mutex<TokenState>,
     problem: Mutex<Option<SignInError>>,
     /// Counts the tokens obtained (sign-ins and refreshes).
     obtained: tokio::sync::watch::Sender<u64>,
@@ -116,7 +116,7 @@ impl OAuthClient {
             http,
             authorize,
             store,
-            session: tokio::sync::Mutex::new(Session::default()),
+            session: tokio::sync::Mutex::new(TokenState::default()),
             problem: Mutex::new(None),
             obtained: tokio::sync::watch::channel(0).0,
             dpop_key: Mutex::new(None),
@@ -288,7 +288,7 @@ impl OAuthClient {
     pub async fn sign_out(&self) -> Result<(), SignInError> {
         let inner = &self.0;
         let mut session = inner.session.lock().await;
-        *session = Session::default();
+        *session = TokenState::default();
         *inner.dpop_key.lock().unwrap_or_else(|e| e.into_inner()) = None;
         for key in store::sign_in_keys(&inner.resource()) {
             inner.store.remove(&key).map_err(SignInError::Store)?;
@@ -316,7 +316,7 @@ impl Inner {
         crate::store::load(self.store.as_ref(), &store::tokens_key(&self.resource())).ok().flatten()
     }
 
-    fn keep(&self, session: &mut Session, record: TokenRecord) -> Result<(), SignInError> {
+    fn keep(&self, session: &mut TokenState, record: TokenRecord) -> Result<(), SignInError> {
         crate::store::save(self.store.as_ref(), &store::tokens_key(&self.resource()), &record)
             .map_err(SignInError::Store)?;
         session.record = Some(record);
@@ -327,7 +327,7 @@ impl Inner {
 
     /// The tokens to use now: the session's, or the store's when it holds
     /// newer ones; refreshed when they expire soon.
-    async fn current(&self, session: &mut Session) -> Option<TokenRecord> {
+    async fn current(&self, session: &mut TokenState) -> Option<TokenRecord> {
         if let Some(stored) = self.stored()
             && session.record.as_ref().is_none_or(|r| r.access_token != stored.access_token)
         {
@@ -350,7 +350,7 @@ impl Inner {
     /// Exchanges the refresh token, after reading the store again: a newer
     /// record there (another process refreshed) is used as it is, and is
     /// never overwritten with an older one.
-    async fn refresh(&self, session: &mut Session) -> Result<(), SignInError> {
+    async fn refresh(&self, session: &mut TokenState) -> Result<(), SignInError> {
         let ours = session.record.clone();
         if let Some(stored) = self.stored()
             && ours.as_ref().is_some_and(|r| r.access_token != stored.access_token)
@@ -381,7 +381,7 @@ impl Inner {
     /// for when the answer names none.
     fn keep_signed_in(
         &self,
-        session: &mut Session,
+        session: &mut TokenState,
         mut record: TokenRecord,
         scope: Option<String>,
         resource: String,
@@ -396,7 +396,7 @@ impl Inner {
     /// The whole sign-in of the configured grant.
     async fn sign_in(
         &self,
-        session: &mut Session,
+        session: &mut TokenState,
         challenge: &Challenge,
         previous: &[String],
     ) -> Result<(), SignInError> {

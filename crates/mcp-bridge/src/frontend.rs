@@ -1,9 +1,9 @@
 //! The stdio bridge for one client: the reader of its lines, the single
 //! writer of stdout, and the two ways to end (end of input, loss of the
-//! upstream); everything between is the client's [`Session`].
+//! upstream); everything between is the client's [`LegacySession`].
 //!
 //! ```text
-//!  stdin ─▶ reader: frames, decoding ─▶ Session ─┬─ answers itself: ping, setLevel,
+//!  stdin ─▶ reader: frames, decoding ─▶ LegacySession ─┬─ answers itself: ping, setLevel,
 //!                                                 │  server/discover, bad lines, lifecycle
 //!                                                 └─▶ slot task ─▶ Upstream ─▶ child
 //!  stdout ◀── writer task ◀── every message (one line each, never interleaved)
@@ -26,7 +26,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::profile::Profile;
-use crate::session::Session;
+use crate::session::LegacySession;
 use crate::upstream::UpstreamConfig;
 
 /// Frames queued for the writer before senders wait.
@@ -181,7 +181,7 @@ where
         on_initialized: hooks.on_initialized.take(),
         on_log_level: hooks.on_log_level.clone(),
     };
-    let session = Session::new(config, options.clone(), out, session_hooks);
+    let session = LegacySession::new(config, options.clone(), out, session_hooks);
     let mut reader = FrameReader::new(input, options.limits.max_line_bytes);
     let max_depth = options.limits.max_depth;
 
@@ -239,7 +239,7 @@ where
 
 /// One frame of the client to the session: decoded, or answered as a bad
 /// line.
-async fn handle_frame(session: &Arc<Session>, frame: Frame, max_depth: usize) {
+async fn handle_frame(session: &Arc<LegacySession>, frame: Frame, max_depth: usize) {
     let line = match frame {
         Frame::Line(line) => line,
         Frame::TooLong(line) => return session.reject_too_long(line.recover_id()).await,

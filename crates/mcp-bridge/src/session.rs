@@ -146,7 +146,7 @@ impl mcp_bridge_sdk::transport::lines::Outbound for Outgoing {
 }
 
 /// One legacy client's session in front of one upstream.
-pub struct Session {
+pub struct LegacySession {
     options: FrontendOptions,
     config: UpstreamConfig,
     out: mpsc::Sender<Outgoing>,
@@ -163,9 +163,9 @@ pub struct Session {
     last_input_id: AtomicU64,
 }
 
-impl std::fmt::Debug for Session {
+impl std::fmt::Debug for LegacySession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session").field("options", &self.options).finish_non_exhaustive()
+        f.debug_struct("LegacySession").field("options", &self.options).finish_non_exhaustive()
     }
 }
 
@@ -190,7 +190,7 @@ impl std::fmt::Debug for SessionHooks {
     }
 }
 
-impl Session {
+impl LegacySession {
     /// A session in front of the upstream of `config`, writing every message
     /// for the client to `out`, telling its host what `hooks` ask for.
     pub fn new(
@@ -198,10 +198,10 @@ impl Session {
         options: FrontendOptions,
         out: mpsc::Sender<Outgoing>,
         hooks: SessionHooks,
-    ) -> Arc<Session> {
+    ) -> Arc<LegacySession> {
         let SessionHooks { on_upstream_started, on_initialized, on_log_level } = hooks;
         let max_in_flight = options.limits.max_in_flight;
-        Arc::new(Session {
+        Arc::new(LegacySession {
             options,
             config,
             out,
@@ -275,7 +275,7 @@ impl Session {
 
     /// Ends the session after the loss of the upstream: every slot is
     /// answered `upstream_exited`, then cancelled. The caller keeps handing
-    /// messages over (they are answered the same) until [`Session::wait_slots`]
+    /// messages over (they are answered the same) until [`LegacySession::wait_slots`]
     /// completes.
     pub fn upstream_exited(&self) -> Option<Upstream> {
         let upstream = self.close();
@@ -423,7 +423,7 @@ impl Session {
     /// reached (the reader never waits for a slot).
     pub(super) async fn admit<F, Fut>(self: &Arc<Self>, request: JsonRpcRequest, work: F)
     where
-        F: FnOnce(Arc<Session>, JsonRpcRequest, CancellationToken) -> Fut,
+        F: FnOnce(Arc<LegacySession>, JsonRpcRequest, CancellationToken) -> Fut,
         Fut: Future<Output = ()> + Send + 'static,
     {
         let (id, is_initialize) = (request.id.clone(), request.method == Initialize::NAME);

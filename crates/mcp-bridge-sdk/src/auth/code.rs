@@ -5,14 +5,14 @@
 use reqwest::Url;
 
 use super::challenge::Challenge;
-use super::{AuthorizationRequest, Inner, Session, SignInError, discovery, pkce};
+use super::{AuthorizationRequest, Inner, SignInError, TokenState, discovery, pkce};
 
 impl Inner {
     /// The authorization code flow: discovery, client, the user's
     /// authorization, tokens.
     pub(super) async fn sign_in_user(
         &self,
-        session: &mut Session,
+        session: &mut TokenState,
         challenge: &Challenge,
         previous: &[String],
     ) -> Result<(), SignInError> {

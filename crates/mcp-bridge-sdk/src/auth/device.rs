@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::challenge::Challenge;
-use super::{Session, SignInError, discovery, exchange};
+use super::{SignInError, TokenState, discovery, exchange};
 use crate::BoxFuture;
 
 /// The interval between polls when the server names none (RFC 8628
@@ -105,7 +105,7 @@ impl super::Inner {
     /// `prompt`, and polls for the tokens.
     pub(super) async fn sign_in_device(
         &self,
-        session: &mut Session,
+        session: &mut TokenState,
         challenge: &Challenge,
         previous: &[String],
         prompt: &DevicePrompt,

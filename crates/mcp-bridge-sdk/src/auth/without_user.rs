@@ -7,7 +7,7 @@ use reqwest::Url;
 
 use super::challenge::Challenge;
 use super::{
-    ClientRecord, EnterpriseIdp, Grant, Inner, ResourceMetadata, ServerMetadata, Session, SignInError, discovery,
+    ClientRecord, EnterpriseIdp, Grant, Inner, ResourceMetadata, ServerMetadata, SignInError, TokenState, discovery,
     exchange,
 };
 
@@ -25,7 +25,7 @@ impl Inner {
     /// scope a user's sign-in would ask for.
     pub(super) async fn sign_in_without_user(
         &self,
-        session: &mut Session,
+        session: &mut TokenState,
         challenge: &Challenge,
         previous: &[String],
     ) -> Result<(), SignInError> {

@@ -49,7 +49,7 @@ pub struct ServerBuilder {
     #[cfg(feature = "tasks")]
     tasks: Option<TaskOptions>,
     #[cfg(feature = "tasks")]
-    task_store: Option<tasks::TaskStore>,
+    task_store: Option<tasks::TaskBackend>,
     #[cfg(feature = "skills")]
     skills: Vec<SkillPackage>,
 }
@@ -162,7 +162,7 @@ impl ServerBuilder {
     /// running a task hears there what the others did to it.
     #[cfg(all(feature = "tasks", feature = "redis"))]
     pub fn task_store(mut self, store: super::RedisTaskStore) -> Self {
-        self.task_store = Some(tasks::TaskStore::Redis(Box::new(store)));
+        self.task_store = Some(tasks::TaskBackend::Redis(Box::new(store)));
         self
     }
 
@@ -365,7 +365,7 @@ impl ServerBuilder {
             (None, Some(_)) => return Err(BuildError::TaskStoreWithoutTasks),
             (Some(_), Some(store)) if store.is_shared() && !shared => return Err(BuildError::SharedTasksWithoutBus),
             (Some(options), store) => {
-                let memory = || tasks::TaskStore::Memory(tasks::MemoryTasks::new(options.ttl, options.max_tasks));
+                let memory = || tasks::TaskBackend::Memory(tasks::MemoryTasks::new(options.ttl, options.max_tasks));
                 let store = store.unwrap_or_else(memory);
                 Some(tasks::TaskRegistry::start(options, store, hub.clone()))
             }

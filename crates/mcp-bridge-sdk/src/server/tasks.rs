@@ -27,7 +27,7 @@ mod registry;
 mod store;
 
 pub(crate) use registry::TaskRegistry;
-pub(crate) use store::{MemoryTasks, TaskStore};
+pub(crate) use store::{MemoryTasks, TaskBackend};
 
 /// How a server keeps its tasks.
 #[derive(Debug, Clone)]

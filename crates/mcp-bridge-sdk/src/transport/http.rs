@@ -42,7 +42,7 @@ mod tunnel;
 #[cfg(not(unix))]
 use super::credentials::without_credentials;
 use answer::read_answer;
-use legacy::{LegacySession, SessionSlot};
+use legacy::{SessionSlot, SettledSession};
 
 pub use super::credentials::{AuthProvider, AuthRefusal, BearerToken, Credentials, DEFAULT_MAX_RESPONSE_BYTES};
 pub use super::tool_headers::RejectedToolHook;
@@ -265,7 +265,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// HTTP+SSE transport.
 fn addressed(
     shared: &Shared,
-    session: Option<&LegacySession>,
+    session: Option<&SettledSession>,
     method: &str,
     params: Option<&Value>,
 ) -> (String, HeaderMap) {
@@ -321,7 +321,7 @@ async fn with_credentials(
 
 /// POSTs a notification, or an answer to a server's request; nothing comes
 /// back but a status.
-async fn post_message(shared: Shared, session: Option<LegacySession>, message: Message) {
+async fn post_message(shared: Shared, session: Option<SettledSession>, message: Message) {
     let (method, params) = match &message {
         Message::Notification(n) => (n.method.as_str(), n.params.as_ref()),
         _ => ("", None),
@@ -385,7 +385,7 @@ fn learn_tools(shared: &Shared, message: &mut Message) {
 /// One POST of a request, with its credentials when there is a provider.
 async fn send(
     shared: &Shared,
-    session: Option<&LegacySession>,
+    session: Option<&SettledSession>,
     request: &JsonRpcRequest,
     extra: &[(String, String)],
     body: Vec<u8>,

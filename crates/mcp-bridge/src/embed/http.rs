@@ -10,7 +10,7 @@
 //! replica.
 //!
 //! ```text
-//!  POST ─┬─ Mcp-Session-Id, or initialize ─▶ legacy session ─▶ Session ─▶ memory link ─▶ Server
+//!  POST ─┬─ Mcp-Session-Id, or initialize ─▶ legacy session ─▶ LegacySession ─▶ memory link ─▶ Server
 //!        └─ anything else ─────────────────▶ the SDK's 2026-07-28 router ──────────────▶ Server
 //!  GET / DELETE ──────────────────────────▶ legacy session
 //! ```
@@ -41,9 +41,9 @@ use tokio::sync::mpsc;
 use tower_service::Service;
 
 pub use self::access::{AccessToken, BadSecret};
-use self::sessions::{Holder, LegacySession, Sessions};
+use self::sessions::{Holder, HttpSession, Sessions};
 use crate::frontend::FrontendOptions;
-use crate::session::Session;
+use crate::session::LegacySession;
 use crate::upstream::UpstreamConfig;
 
 /// Versions of the 2025-11-25 transport a legacy session accepts in
@@ -257,7 +257,7 @@ async fn legacy_caller(endpoint: &Endpoint, headers: &HeaderMap) -> Result<Optio
 /// The session `id` when it exists and, on a protected endpoint, was
 /// started by `caller`'s subject: another subject gets what an unknown id
 /// gets, so a session id alone is worth nothing.
-fn session_of(endpoint: &Endpoint, id: &str, caller: Option<&Caller>) -> Option<Arc<LegacySession>> {
+fn session_of(endpoint: &Endpoint, id: &str, caller: Option<&Caller>) -> Option<Arc<HttpSession>> {
     let session = endpoint.sessions.get(id)?;
     (session.owner.as_deref() == caller.and_then(|c| c.subject.as_deref())).then_some(session)
 }
@@ -406,8 +406,8 @@ async fn start_session(
         }
         other => other.clone(),
     };
-    let legacy = LegacySession::start(
-        |out| Session::new(config, options, out, Default::default()),
+    let legacy = HttpSession::start(
+        |out| LegacySession::new(config, options, out, Default::default()),
         (SESSION_QUEUE, endpoint.legacy.kept_events),
         (owner, holder),
         slot,
@@ -431,7 +431,7 @@ async fn start_session(
 }
 
 /// Ends a session: its requests are cancelled and its upstream link closed.
-async fn end(legacy: Arc<LegacySession>) {
+async fn end(legacy: Arc<HttpSession>) {
     if let Some(upstream) = legacy.session.end_of_input().await {
         upstream.close().await;
     }
@@ -440,7 +440,7 @@ async fn end(legacy: Arc<LegacySession>) {
 /// A POST of a session: a request gets its stream; a notification or an
 /// answer to the bridge's request is handed over (202).
 async fn legacy_post(
-    legacy: &Arc<LegacySession>,
+    legacy: &Arc<HttpSession>,
     decoded: Result<Message, mcp_bridge_protocol::DecodeError>,
     body: &[u8],
     max_unsent: usize,
@@ -461,7 +461,7 @@ async fn legacy_post(
 /// Hands a request to the session and answers with its response: JSON when
 /// the response is the first thing the session sends for it, else an SSE
 /// stream that ends with it; each message within `max_unsent` bytes.
-async fn answer_request(legacy: &Arc<LegacySession>, message: Message, max_unsent: usize) -> Response {
+async fn answer_request(legacy: &Arc<HttpSession>, message: Message, max_unsent: usize) -> Response {
     let Message::Request(request) = &message else { return StatusCode::BAD_REQUEST.into_response() };
     let id = request.id.clone();
     let Some(mut stream) = legacy.open_request_stream(&id) else {
@@ -496,7 +496,7 @@ async fn answer_request(legacy: &Arc<LegacySession>, message: Message, max_unsen
 
 /// Closes a request's stream route when its SSE response ends or is dropped.
 struct CloseOnDrop {
-    legacy: Arc<LegacySession>,
+    legacy: Arc<HttpSession>,
     id: RequestId,
 }
 

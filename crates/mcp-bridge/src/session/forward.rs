@@ -16,14 +16,14 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{ClientLogLevel, Lifecycle, Outgoing, Session};
+use super::{ClientLogLevel, LegacySession, Lifecycle, Outgoing};
 use crate::input;
 use crate::legacy;
 use crate::notify::{self, Listener};
 use crate::translate::{self, Cause, error_for};
 use crate::upstream::Upstream;
 
-impl Session {
+impl LegacySession {
     /// The listener, started on first use when the upstream is ready and the
     /// initialize result declared change notifications.
     pub(super) fn listener(&self) -> Option<Listener> {

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::Session;
+use super::LegacySession;
 use crate::input;
 use crate::translate::{Cause, error_for};
 
@@ -27,7 +27,7 @@ struct Waiting {
     answer: oneshot::Receiver<Result<Value, String>>,
 }
 
-impl Session {
+impl LegacySession {
     pub(super) fn is_input_id(&self, id: &RequestId) -> bool {
         matches!(id, RequestId::String(s) if s.starts_with(self.options.profile.request_id_prefix))
     }
@@ -208,7 +208,7 @@ impl Session {
 /// A hook that asks the client one input request, made by `wrap` from the
 /// hook's params, and reads the answer back with `unwrap`.
 fn relayed<P: Send + 'static, R: Send + 'static>(
-    session: Weak<Session>,
+    session: Weak<LegacySession>,
     related: Option<RequestId>,
     wrap: fn(P) -> InputRequest,
     unwrap: fn(InputResponse) -> Option<R>,

@@ -11,14 +11,14 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::forward::forward_unrouted;
-use super::{Lifecycle, Session};
+use super::{LegacySession, Lifecycle};
 use crate::input;
 use crate::legacy;
 use crate::notify::Declared;
 use crate::translate::{self, Cause, ReplyMask, error_for};
 use crate::upstream::{Speaker, Upstream, describe_exit};
 
-impl Session {
+impl LegacySession {
     pub(super) async fn initialize(self: Arc<Self>, request: JsonRpcRequest, token: CancellationToken) {
         let id = request.id.clone();
         let outcome = tokio::select! {

@@ -19,7 +19,7 @@ pub(crate) const ORPHANED: &str = "the replica running this task stopped before 
 /// One task, as stored (JSON in a shared store).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct TaskRecord {
+pub(crate) struct TaskState {
     pub(crate) status: TaskStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) status_message: Option<String>,
@@ -52,10 +52,10 @@ fn time_of(ms: u64) -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_millis(ms)
 }
 
-impl TaskRecord {
+impl TaskState {
     /// A task just created, working.
     pub(crate) fn new(capabilities: ClientCapabilities, now_ms: u64) -> Self {
-        TaskRecord {
+        TaskState {
             status: TaskStatus::Working,
             status_message: None,
             created_ms: now_ms,
@@ -197,7 +197,7 @@ mod tests {
 
     #[test]
     fn a_round_works_again_only_once_every_request_is_answered() {
-        let mut task = TaskRecord::new(with_roots(), 0);
+        let mut task = TaskState::new(with_roots(), 0);
         task.ask(&round(&["a", "b"]));
         task.answer(&answers(&["a", "unknown"]));
         assert_eq!(task.status, TaskStatus::InputRequired);
@@ -210,38 +210,38 @@ mod tests {
 
     #[test]
     fn keys_are_never_reused_and_capabilities_are_checked() {
-        let mut task = TaskRecord::new(with_roots(), 0);
+        let mut task = TaskState::new(with_roots(), 0);
         task.ask(&round(&["a"]));
         let reused = task.check_round(&round(&["a"])).unwrap_err();
         assert!(reused.message.contains("used before"), "{}", reused.message);
-        let without_roots = TaskRecord::new(ClientCapabilities::default(), 0);
+        let without_roots = TaskState::new(ClientCapabilities::default(), 0);
         assert_eq!(without_roots.check_round(&round(&["x"])).unwrap_err().code, -32021);
     }
 
     #[test]
     fn a_record_survives_its_json_form() {
-        let mut task = TaskRecord::new(with_roots(), 1_785_234_600_123);
+        let mut task = TaskState::new(with_roots(), 1_785_234_600_123);
         task.ask(&round(&["a"]));
         let json = serde_json::to_string(&task).unwrap();
-        assert_eq!(serde_json::from_str::<TaskRecord>(&json).unwrap(), task);
+        assert_eq!(serde_json::from_str::<TaskState>(&json).unwrap(), task);
     }
 
     #[test]
     fn an_orphan_fails_with_the_reason_and_a_settled_task_keeps_no_requests() {
-        let mut task = TaskRecord::new(with_roots(), 0);
+        let mut task = TaskState::new(with_roots(), 0);
         task.ask(&round(&["a"]));
         task.orphan();
         assert_eq!(task.status, TaskStatus::Failed);
         assert_eq!(task.status_message.as_deref(), Some(ORPHANED));
         assert!(task.outstanding.is_empty());
-        let mut done = TaskRecord::new(with_roots(), 0);
+        let mut done = TaskState::new(with_roots(), 0);
         done.settle(&Ok(json!({"content": []})));
         assert_eq!(done.result.unwrap()["resultType"], "complete");
     }
 
     #[test]
     fn expiry_counts_from_creation() {
-        let task = TaskRecord::new(with_roots(), 1_000);
+        let task = TaskState::new(with_roots(), 1_000);
         assert!(!task.expired(Some(Duration::from_secs(1)), 1_999));
         assert!(task.expired(Some(Duration::from_secs(1)), 2_000));
         assert!(!task.expired(None, u64::MAX));

@@ -13,7 +13,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::record::TaskRecord;
+use super::record::TaskState;
 use super::store::{Replaced, Stored};
 
 /// How long a task outlives the last renewal of its lease by default: a
@@ -136,12 +136,7 @@ impl RedisTaskStore {
         }
     }
 
-    pub(crate) async fn create(
-        &self,
-        id: &str,
-        record: &TaskRecord,
-        ttl: Option<Duration>,
-    ) -> ::redis::RedisResult<()> {
+    pub(crate) async fn create(&self, id: &str, record: &TaskState, ttl: Option<Duration>) -> ::redis::RedisResult<()> {
         let json = to_json(record)?;
         let (task, lease) = (self.task_key(id), self.lease_key(id));
         let ttl_ms = ttl.map_or(0, |t| t.as_millis().max(1) as u64);
@@ -171,13 +166,13 @@ impl RedisTaskStore {
             })
             .await?;
         let (Some(revision), Some(json)) = (revision, json) else { return Ok(None) };
-        let record: TaskRecord = serde_json::from_str(&json)
+        let record: TaskState = serde_json::from_str(&json)
             .map_err(|e| store_error(format!("the stored task is not a task record ({e})")))?;
         let settled = settled == Some(1) || record.status.is_terminal();
         Ok(Some(Stored { record, revision, orphaned: !settled && !leased }))
     }
 
-    pub(crate) async fn replace(&self, id: &str, revision: u64, record: &TaskRecord) -> ::redis::RedisResult<Replaced> {
+    pub(crate) async fn replace(&self, id: &str, revision: u64, record: &TaskState) -> ::redis::RedisResult<Replaced> {
         let json = to_json(record)?;
         let (task, lease) = (self.task_key(id), self.lease_key(id));
         let settled = u8::from(record.status.is_terminal());
@@ -207,7 +202,7 @@ impl RedisTaskStore {
     }
 }
 
-fn to_json(record: &TaskRecord) -> ::redis::RedisResult<String> {
+fn to_json(record: &TaskState) -> ::redis::RedisResult<String> {
     serde_json::to_string(record).map_err(|e| store_error(format!("a task record cannot be written ({e})")))
 }
 

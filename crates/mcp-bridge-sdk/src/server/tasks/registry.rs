@@ -14,8 +14,8 @@ use serde_json::Value;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use super::record::{TaskRecord, millis};
-use super::store::{Replaced, TaskStore};
+use super::record::{TaskState, millis};
+use super::store::{Replaced, TaskBackend};
 use super::{TaskContext, TaskOptions, TaskWork, new_task_id};
 use crate::error::{HandlerError, ServerFault};
 use crate::server::subscriptions::{ChangeEvent, Hub};
@@ -31,7 +31,7 @@ struct Running {
 
 /// Every task of a server.
 pub(crate) struct TaskRegistry {
-    store: TaskStore,
+    store: TaskBackend,
     /// The tasks whose work runs here.
     running: Mutex<HashMap<String, Running>>,
     options: TaskOptions,
@@ -75,7 +75,7 @@ impl Drop for RunningGuard {
 impl TaskRegistry {
     /// The registry of a server; with a shared store it follows the task
     /// events the other replicas publish on the hub's bus.
-    pub(crate) fn start(options: TaskOptions, store: TaskStore, hub: Arc<Hub>) -> Arc<Self> {
+    pub(crate) fn start(options: TaskOptions, store: TaskBackend, hub: Arc<Hub>) -> Arc<Self> {
         let registry =
             Arc::new(TaskRegistry { store, running: Mutex::default(), options, hub, work: TaskGroup::default() });
         if registry.store.is_shared() {
@@ -109,7 +109,7 @@ impl TaskRegistry {
             return Err(ServerFault::Handler(super::too_many_tasks(self.options.max_tasks)));
         }
         let id = new_task_id();
-        let record = TaskRecord::new(capabilities, now_ms());
+        let record = TaskState::new(capabilities, now_ms());
         self.store.create(&id, &record, self.options.ttl).await.map_err(ServerFault::Handler)?;
         // Known before the work starts, so a cancel right after creation stops it.
         let cancel = self.work.child_token();
@@ -198,11 +198,7 @@ impl TaskRegistry {
     /// Applies a change to a task not settled yet, retrying when another
     /// replica changed it meanwhile, and tells the listen streams. Returns
     /// the record as it is after; `None` when there is no such task.
-    async fn modify(
-        &self,
-        id: &str,
-        mut apply: impl FnMut(&mut TaskRecord),
-    ) -> Result<Option<TaskRecord>, HandlerError> {
+    async fn modify(&self, id: &str, mut apply: impl FnMut(&mut TaskState)) -> Result<Option<TaskState>, HandlerError> {
         loop {
             let Some(stored) = self.store.load(id).await? else { return Ok(None) };
             if stored.record.status.is_terminal() {
@@ -243,7 +239,7 @@ impl TaskRegistry {
         let stored = self.store.load(id).await.map_err(ServerFault::Handler)?.ok_or_else(not_found)?;
         let record = if stored.orphaned {
             tracing::info!(task = %id, "a task's replica stopped renewing its lease; the task failed");
-            self.modify(id, TaskRecord::orphan).await.map_err(ServerFault::Handler)?.ok_or_else(not_found)?
+            self.modify(id, TaskState::orphan).await.map_err(ServerFault::Handler)?.ok_or_else(not_found)?
         } else {
             stored.record
         };
@@ -274,7 +270,7 @@ impl TaskRegistry {
     /// left as it is (the ack is the same).
     pub(crate) async fn cancel(&self, id: &str) -> Result<(), ServerFault> {
         self.get(id).await?;
-        self.modify(id, TaskRecord::cancel).await.map_err(ServerFault::Handler)?;
+        self.modify(id, TaskState::cancel).await.map_err(ServerFault::Handler)?;
         if let Some(running) = self.lock().get(id) {
             tracing::debug!(task = %id, "the task was cancelled here; stopping its work");
             running.cancel.cancel();

@@ -8,20 +8,20 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::record::TaskRecord;
+use super::record::TaskState;
 use crate::error::HandlerError;
 
 /// A record as loaded.
 #[derive(Debug, Clone)]
 pub(crate) struct Stored {
-    pub(crate) record: TaskRecord,
-    /// What a [`TaskStore::replace`] of this record must name.
+    pub(crate) record: TaskState,
+    /// What a [`TaskBackend::replace`] of this record must name.
     pub(crate) revision: u64,
     /// Not settled, yet no replica holds its lease: its work is gone.
     pub(crate) orphaned: bool,
 }
 
-/// What a [`TaskStore::replace`] did.
+/// What a [`TaskBackend::replace`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Replaced {
     Done,
@@ -33,43 +33,38 @@ pub(crate) enum Replaced {
 
 /// The store of one server's tasks.
 #[derive(Debug)]
-pub(crate) enum TaskStore {
+pub(crate) enum TaskBackend {
     Memory(MemoryTasks),
     #[cfg(feature = "redis")]
     Redis(Box<super::redis::RedisTaskStore>),
 }
 
-impl TaskStore {
+impl TaskBackend {
     /// Stores a new task, kept for `ttl` from now, held by this replica.
     #[cfg_attr(not(feature = "redis"), allow(unused_variables))]
-    pub(crate) async fn create(
-        &self,
-        id: &str,
-        record: &TaskRecord,
-        ttl: Option<Duration>,
-    ) -> Result<(), HandlerError> {
+    pub(crate) async fn create(&self, id: &str, record: &TaskState, ttl: Option<Duration>) -> Result<(), HandlerError> {
         match self {
-            TaskStore::Memory(tasks) => tasks.create(id, record),
+            TaskBackend::Memory(tasks) => tasks.create(id, record),
             #[cfg(feature = "redis")]
-            TaskStore::Redis(redis) => redis.create(id, record, ttl).await.map_err(unreachable_store),
+            TaskBackend::Redis(redis) => redis.create(id, record, ttl).await.map_err(unreachable_store),
         }
     }
 
     /// A task's record, `None` when it is unknown or expired.
     pub(crate) async fn load(&self, id: &str) -> Result<Option<Stored>, HandlerError> {
         match self {
-            TaskStore::Memory(tasks) => Ok(tasks.load(id)),
+            TaskBackend::Memory(tasks) => Ok(tasks.load(id)),
             #[cfg(feature = "redis")]
-            TaskStore::Redis(redis) => redis.load(id).await.map_err(unreachable_store),
+            TaskBackend::Redis(redis) => redis.load(id).await.map_err(unreachable_store),
         }
     }
 
     /// Replaces a record still at `revision` and not settled.
-    pub(crate) async fn replace(&self, id: &str, revision: u64, record: &TaskRecord) -> Result<Replaced, HandlerError> {
+    pub(crate) async fn replace(&self, id: &str, revision: u64, record: &TaskState) -> Result<Replaced, HandlerError> {
         match self {
-            TaskStore::Memory(tasks) => Ok(tasks.replace(id, revision, record)),
+            TaskBackend::Memory(tasks) => Ok(tasks.replace(id, revision, record)),
             #[cfg(feature = "redis")]
-            TaskStore::Redis(redis) => redis.replace(id, revision, record).await.map_err(unreachable_store),
+            TaskBackend::Redis(redis) => redis.replace(id, revision, record).await.map_err(unreachable_store),
         }
     }
 
@@ -77,9 +72,9 @@ impl TaskStore {
     #[cfg_attr(not(feature = "redis"), allow(unused_variables))]
     pub(crate) async fn hold(&self, id: &str) -> Result<(), HandlerError> {
         match self {
-            TaskStore::Memory(_) => Ok(()),
+            TaskBackend::Memory(_) => Ok(()),
             #[cfg(feature = "redis")]
-            TaskStore::Redis(redis) => redis.hold(id).await.map_err(unreachable_store),
+            TaskBackend::Redis(redis) => redis.hold(id).await.map_err(unreachable_store),
         }
     }
 
@@ -88,9 +83,9 @@ impl TaskStore {
     /// store is not shared.
     pub(crate) fn renewal(&self) -> Option<Duration> {
         match self {
-            TaskStore::Memory(_) => None,
+            TaskBackend::Memory(_) => None,
             #[cfg(feature = "redis")]
-            TaskStore::Redis(redis) => Some(redis.renewal()),
+            TaskBackend::Redis(redis) => Some(redis.renewal()),
         }
     }
 
@@ -108,7 +103,7 @@ fn unreachable_store(e: ::redis::RedisError) -> HandlerError {
 /// Tasks in the server's memory, expired ones dropped as new ones come.
 #[derive(Debug)]
 pub(crate) struct MemoryTasks {
-    tasks: Mutex<HashMap<String, (u64, TaskRecord)>>,
+    tasks: Mutex<HashMap<String, (u64, TaskState)>>,
     ttl: Option<Duration>,
     max_tasks: usize,
 }
@@ -118,11 +113,11 @@ impl MemoryTasks {
         MemoryTasks { tasks: Mutex::default(), ttl, max_tasks }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u64, TaskRecord)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u64, TaskState)>> {
         self.tasks.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn create(&self, id: &str, record: &TaskRecord) -> Result<(), HandlerError> {
+    fn create(&self, id: &str, record: &TaskState) -> Result<(), HandlerError> {
         let now = super::record::millis(crate::clock::system_now());
         let mut tasks = self.lock();
         tasks.retain(|_, (_, r)| !r.expired(self.ttl, now));
@@ -146,7 +141,7 @@ impl MemoryTasks {
         }
     }
 
-    fn replace(&self, id: &str, revision: u64, record: &TaskRecord) -> Replaced {
+    fn replace(&self, id: &str, revision: u64, record: &TaskState) -> Replaced {
         match self.lock().get_mut(id) {
             None => Replaced::Gone,
             Some((current, stored)) if *current != revision || stored.status.is_terminal() => Replaced::Conflict,

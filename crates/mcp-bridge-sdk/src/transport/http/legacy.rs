@@ -46,7 +46,7 @@ const MIN_RETRY: Duration = Duration::from_millis(100);
 
 /// What an `initialize` settled.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct LegacySession {
+pub(super) struct SettledSession {
     /// The server's session id; `None` for a stateless server.
     pub(super) id: Option<String>,
     /// The version the server chose.
@@ -60,7 +60,7 @@ pub(super) struct LegacySession {
 /// `initialize` started, with what it takes to start it again.
 #[derive(Debug, Default)]
 pub(super) struct SessionSlot {
-    current: Mutex<Option<LegacySession>>,
+    current: Mutex<Option<SettledSession>>,
     /// The client's `initialize`, sent again when the session is lost.
     initialize: Mutex<Option<JsonRpcRequest>>,
     /// The GET stream's reader.
@@ -70,7 +70,7 @@ pub(super) struct SessionSlot {
 }
 
 impl SessionSlot {
-    pub(super) fn get(&self) -> Option<LegacySession> {
+    pub(super) fn get(&self) -> Option<SettledSession> {
         lock(&self.current).clone()
     }
 
@@ -78,7 +78,7 @@ impl SessionSlot {
     pub(super) fn set(&self, id: Option<String>, version: String) {
         let mut current = lock(&self.current);
         let generation = current.as_ref().map_or(0, |s| s.generation + 1);
-        *current = Some(LegacySession { id, version, generation });
+        *current = Some(SettledSession { id, version, generation });
     }
 
     /// Keeps the client's `initialize` for a renewal.
@@ -108,7 +108,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// The headers of every message of the session after `initialize`.
-pub(super) fn session_headers(session: &LegacySession) -> HeaderMap {
+pub(super) fn session_headers(session: &SettledSession) -> HeaderMap {
     let mut headers = HeaderMap::new();
     if let Ok(version) = HeaderValue::from_str(&session.version) {
         headers.insert("mcp-protocol-version", version);
@@ -139,7 +139,7 @@ fn session_request(
     http: &reqwest::Client,
     config: &HttpConfig,
     method: reqwest::Method,
-    session: &LegacySession,
+    session: &SettledSession,
 ) -> reqwest::RequestBuilder {
     let mut request = http.request(method, &config.url).headers(session_headers(session));
     for (name, value) in &config.headers {
@@ -153,7 +153,7 @@ fn session_request(
 /// session, or it cannot be opened within [`OPEN_STREAM_LIMIT`].
 pub(super) async fn get_stream(
     shared: &Shared,
-    session: &LegacySession,
+    session: &SettledSession,
     last_event_id: Option<&str>,
 ) -> Option<reqwest::Response> {
     let mut request = session_request(&shared.http, &shared.config, reqwest::Method::GET, session)
@@ -182,7 +182,7 @@ pub(super) async fn get_stream(
 /// Opens the GET stream of the session and reads it on a task of its own
 /// (replacing the one of a session before). Awaited before the next
 /// request goes out, so nothing the server sends after it is lost.
-pub(super) async fn start_server_stream(shared: &Shared, session: &LegacySession) {
+pub(super) async fn start_server_stream(shared: &Shared, session: &SettledSession) {
     let Some(response) = get_stream(shared, session, None).await else { return };
     let reader = shared.tasks.spawn(read_server_stream(shared.clone(), session.clone(), response));
     shared.session.replace_server_stream(Some(reader.abort_handle()));
@@ -193,7 +193,7 @@ pub(super) async fn start_server_stream(shared: &Shared, session: &LegacySession
 /// stream that ends is resumed with `Last-Event-ID` after the server's
 /// `retry:` time, until [`MAX_LOST_STREAM_RETRIES`] resumes in a row bring
 /// nothing, the server refuses the GET, or the session changes.
-async fn read_server_stream(shared: Shared, session: LegacySession, mut response: reqwest::Response) {
+async fn read_server_stream(shared: Shared, session: SettledSession, mut response: reqwest::Response) {
     let mut parser = SseParser::new(shared.config.max_response_bytes);
     let mut idle_resumes = 0;
     loop {
@@ -236,7 +236,7 @@ async fn read_server_stream(shared: Shared, session: LegacySession, mut response
 ///
 /// # Errors
 /// Why the new session could not be started.
-pub(super) async fn renew(shared: &Shared, lost: &LegacySession) -> Result<(), String> {
+pub(super) async fn renew(shared: &Shared, lost: &SettledSession) -> Result<(), String> {
     let _one_at_a_time = shared.session.renewing.lock().await;
     if shared.session.get().is_some_and(|s| s.generation != lost.generation) {
         return Ok(());
@@ -302,7 +302,7 @@ async fn first_response(mut response: reqwest::Response, max: usize) -> Result<M
 }
 
 /// Ends the session on the server (best effort: a server may answer 405).
-pub(super) async fn end(http: reqwest::Client, config: std::sync::Arc<HttpConfig>, session: LegacySession) {
+pub(super) async fn end(http: reqwest::Client, config: std::sync::Arc<HttpConfig>, session: SettledSession) {
     if session.id.is_none() {
         return;
     }

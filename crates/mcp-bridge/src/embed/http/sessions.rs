@@ -1,4 +1,4 @@
-//! The legacy sessions of the HTTP endpoint: one [`Session`] per
+//! The legacy sessions of the HTTP endpoint: one [`LegacySession`] per
 //! `Mcp-Session-Id`, and the routing of what it sends: a message that
 //! belongs to a client request goes to the SSE stream of the POST that
 //! carried it; the rest (list changes, `resources/updated`, messages whose
@@ -17,7 +17,7 @@ use mcp_bridge_sdk::task_group::TaskGroup;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::session::{Outgoing, Session};
+use crate::session::{LegacySession, Outgoing};
 
 /// Messages queued for one POST's stream.
 const REQUEST_STREAM_QUEUE: usize = 256;
@@ -56,8 +56,8 @@ pub(super) enum Holder {
 }
 
 /// One legacy client over HTTP.
-pub(super) struct LegacySession {
-    pub(super) session: Arc<Session>,
+pub(super) struct HttpSession {
+    pub(super) session: Arc<LegacySession>,
     routes: Mutex<Routes>,
     /// Events of the GET stream kept for resumption.
     keep: usize,
@@ -70,20 +70,20 @@ pub(super) struct LegacySession {
     holder: Holder,
 }
 
-impl LegacySession {
+impl HttpSession {
     /// A session of `owner` (and its caller now), started by `holder`, and
     /// the task (in `tasks`) that routes what it sends; the task ends when
     /// the session is dropped.
     pub(super) fn start(
-        make: impl FnOnce(mpsc::Sender<Outgoing>) -> Arc<Session>,
+        make: impl FnOnce(mpsc::Sender<Outgoing>) -> Arc<LegacySession>,
         (queue, keep): (usize, usize),
         (owner, holder): (Option<String>, Holder),
         caller: CallerSlot,
         tasks: &TaskGroup,
-    ) -> Arc<LegacySession> {
+    ) -> Arc<HttpSession> {
         let (out, mut sent) = mpsc::channel::<Outgoing>(queue);
         let routes = Mutex::default();
-        let legacy = Arc::new(LegacySession { session: make(out), routes, keep, owner, caller, holder });
+        let legacy = Arc::new(HttpSession { session: make(out), routes, keep, owner, caller, holder });
         legacy.touch();
         let weak = Arc::downgrade(&legacy);
         tasks.spawn(async move {
@@ -187,18 +187,18 @@ impl LegacySession {
 /// Every legacy session of an endpoint, by id.
 #[derive(Default)]
 pub(super) struct Sessions {
-    by_id: Mutex<HashMap<String, Arc<LegacySession>>>,
+    by_id: Mutex<HashMap<String, Arc<HttpSession>>>,
     /// Each session's router and the endings of expired sessions.
     pub(super) tasks: TaskGroup,
 }
 
 impl Sessions {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<LegacySession>>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<HttpSession>>> {
         self.by_id.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The session `id`, marked used.
-    pub(super) fn get(&self, id: &str) -> Option<Arc<LegacySession>> {
+    pub(super) fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
         let found = self.lock().get(id).cloned();
         if let Some(session) = &found {
             session.touch();
@@ -213,10 +213,10 @@ impl Sessions {
     /// Returns the sessions taken out for the caller to end.
     pub(super) fn insert(
         &self,
-        session: Arc<LegacySession>,
+        session: Arc<HttpSession>,
         caps: Caps,
         idle: Duration,
-    ) -> (Option<String>, Vec<Arc<LegacySession>>) {
+    ) -> (Option<String>, Vec<Arc<HttpSession>>) {
         let mut ended = self.take_expired(idle);
         let mut by_id = self.lock();
         let places: Vec<Held<&Holder, &String>> = by_id
@@ -240,14 +240,14 @@ impl Sessions {
     }
 
     /// Takes out the sessions unused for `idle` with no stream open.
-    pub(super) fn take_expired(&self, idle: Duration) -> Vec<Arc<LegacySession>> {
+    pub(super) fn take_expired(&self, idle: Duration) -> Vec<Arc<HttpSession>> {
         let mut by_id = self.lock();
         let expired: Vec<String> = by_id.iter().filter(|(_, s)| s.expired(idle)).map(|(id, _)| id.clone()).collect();
         expired.iter().filter_map(|id| by_id.remove(id)).collect()
     }
 
     /// Removes the session `id`.
-    pub(super) fn remove(&self, id: &str) -> Option<Arc<LegacySession>> {
+    pub(super) fn remove(&self, id: &str) -> Option<Arc<HttpSession>> {
         self.lock().remove(id)
     }
 }
