@@ -2,6 +2,22 @@
 # into .peers/ when missing or of another version. Sourced by scripts/test
 # and scripts/bench from the repository root.
 
+# A build folder NAME that outlives the clone: a clean clone on a machine
+# that ran these checks before (CI's) rebuilds only what changed. Cargo
+# checks every artifact's fingerprint, so what is stale is rebuilt, never
+# used. The whole cache goes when it passes 40 GiB (each clone's own crates
+# add a little). The folder: $MCP_BRIDGE_BUILD_CACHE, else
+# ~/.cache/mcp-bridge-build.
+build_cache() {
+  local root="${MCP_BRIDGE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcp-bridge-build}"
+  if [ -d "$root" ] && [ "$(du -s --block-size=1G "$root" 2>/dev/null | cut -f1)" -gt 40 ]; then
+    echo "the build cache $root passed 40 GiB: emptied" >&2
+    rm -rf "$root"
+  fi
+  mkdir -p "$root/$1"
+  echo "$root/$1"
+}
+
 # A virtual environment .peers/DIR holding exactly the given
 # PACKAGE==VERSION pins (extras allowed: name[extra]==version); made anew
 # when one is missing or of another version.
@@ -73,7 +89,8 @@ MDBOOK_VERSION=0.5.4
 install_mdbook() {
   if ! .peers/mdbook/bin/mdbook --version 2>/dev/null | grep -qx "mdbook v$MDBOOK_VERSION"; then
     echo "installing mdbook $MDBOOK_VERSION into .peers/mdbook" >&2
-    cargo install --quiet --locked --root .peers/mdbook --no-default-features --features search \
+    cargo install --quiet --locked --root .peers/mdbook --target-dir "$(build_cache mdbook)" \
+      --no-default-features --features search \
       --version "$MDBOOK_VERSION" mdbook
   fi
 }

@@ -17,7 +17,9 @@ start_early() {
   shift
   mkdir -p "$logs"
   set -m
-  nice -n 19 "$@" >"$logs/$name.log" 2>&1 &
+  # shellcheck disable=SC2016
+  nice -n 19 bash -c 'TIMEFORMAT="scripts/test: $0 took %R s (processors: %U s user, %S s system)"; time "$@"' \
+    "$name" "$@" >"$logs/$name.log" 2>&1 &
   set +m
   early_pids+=("$!")
   early_names+=("$name")
@@ -41,7 +43,8 @@ side_by_side() {
   for name in "$@"; do
     (
       trap 'echo "scripts/test: $name ended ${SECONDS} s into scripts/test" >&2' EXIT
-      "$name"
+      TIMEFORMAT="scripts/test: $name took %R s (processors: %U s user, %S s system)"
+      time "$name"
     ) >"$logs/$name.log" 2>&1 &
     pids+=("$!")
     names+=("$name")
