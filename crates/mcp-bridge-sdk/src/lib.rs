@@ -79,6 +79,7 @@
         feature = "client",
         feature = "toolset",
         feature = "server",
+        feature = "legacy",
         feature = "stdio",
         feature = "unix",
         feature = "http-client",

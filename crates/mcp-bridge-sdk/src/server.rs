@@ -25,6 +25,8 @@ mod dispatch;
 mod handler_headers;
 #[cfg(any(feature = "http-server", feature = "websocket"))]
 pub mod http;
+#[cfg(feature = "legacy")]
+pub mod legacy;
 pub mod protect;
 mod request_state;
 pub mod shares;

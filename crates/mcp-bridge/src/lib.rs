@@ -4,7 +4,8 @@
 //! # Layout
 //!
 //! - [`legacy`]: what the client sends: the class of every method and
-//!   notification, and the params the bridge reads itself. No I/O.
+//!   notification, and the params the bridge reads itself. No I/O. (In the
+//!   SDK now: `mcp_bridge_sdk::server::legacy::classify`.)
 //! - [`translate`]: capability masks, the initialize result, forwarded
 //!   params, the result rules and the error table. No I/O.
 //! - [`input`]: the checks of the upstream's input requests and of the
@@ -15,7 +16,8 @@
 //! - [`notify`]: the upstream's listen stream as the client's change
 //!   notifications.
 //! - [`upstream`]: the SDK client toward the 2026-07-28 server.
-//! - [`watch`]: the info lines about requests that wait long.
+//! - [`watch`]: the info lines about requests that wait long (in the SDK
+//!   now: `mcp_bridge_sdk::server::legacy::watch`).
 //! - [`signin`]: the sign-in at an HTTP upstream (the OAuth client's
 //!   authorize hook: URL check, loopback receiver, browser or consent).
 //! - [`embed`]: one stdio connection of an SDK server, for legacy and
@@ -29,7 +31,6 @@ pub mod embed;
 pub mod frontend;
 pub mod gateway;
 pub mod input;
-pub mod legacy;
 pub mod log;
 pub mod notify;
 pub mod profile;
@@ -37,7 +38,8 @@ pub mod session;
 pub mod signin;
 pub mod translate;
 pub mod upstream;
-pub mod watch;
+
+pub use mcp_bridge_sdk::server::legacy::{classify as legacy, watch};
 
 pub use frontend::{FrontendOptions, Hooks, RunOutcome, Timeouts, run};
 pub use profile::Profile;

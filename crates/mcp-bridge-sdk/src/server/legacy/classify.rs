@@ -1,6 +1,6 @@
-//! The part of revision 2025-11-25 that the bridge receives from its client:
-//! the class of every method and notification, and the params the bridge
-//! reads itself. No I/O.
+//! The part of revision 2025-11-25 that a server receives from a client of
+//! that revision: the class of every method and notification, and the
+//! params the server reads itself. No I/O.
 
 use mcp_bridge_protocol::RequestId;
 use mcp_bridge_protocol::legacy::{InitializeRequestParams, SetLevelRequestParams, SubscribeRequestParams};
