@@ -2,20 +2,32 @@
 # into .peers/ when missing or of another version. Sourced by scripts/test
 # and scripts/bench from the repository root.
 
+# The folder of the build caches: $MCP_BRIDGE_BUILD_CACHE, else
+# ~/.cache/mcp-bridge-build.
+build_cache_root() {
+  echo "${MCP_BRIDGE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcp-bridge-build}"
+}
+
 # A build folder NAME that outlives the clone: a clean clone on a machine
 # that ran these checks before (CI's) rebuilds only what changed. Cargo
 # checks every artifact's fingerprint, so what is stale is rebuilt, never
-# used. The whole cache goes when it passes 40 GiB (each clone's own crates
-# add a little). The folder: $MCP_BRIDGE_BUILD_CACHE, else
-# ~/.cache/mcp-bridge-build.
+# used.
 build_cache() {
-  local root="${MCP_BRIDGE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcp-bridge-build}"
+  local dir
+  dir="$(build_cache_root)/$1"
+  mkdir -p "$dir"
+  echo "$dir"
+}
+
+# Empties the build caches once they pass 40 GiB (each clone's own crates
+# add a little); run once, before the checks that use them.
+trim_build_cache() {
+  local root
+  root="$(build_cache_root)"
   if [ -d "$root" ] && [ "$(du -s --block-size=1G "$root" 2>/dev/null | cut -f1)" -gt 40 ]; then
     echo "the build cache $root passed 40 GiB: emptied" >&2
     rm -rf "$root"
   fi
-  mkdir -p "$root/$1"
-  echo "$root/$1"
 }
 
 # A virtual environment .peers/DIR holding exactly the given
