@@ -3,8 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_bridge::connectors::{HttpUpstream, StdioUpstream};
 use mcp_bridge::signin::{Gate, SignIn, SignInOptions};
-use mcp_bridge::upstream::HttpUpstream;
 use mcp_bridge::{FrontendOptions, UpstreamConfig, profile};
 use mcp_bridge_sdk::auth::{
     ClientAuthMethod, ClientKey, EnterpriseIdp, Grant, OAuthClient, OAuthConfig, PreRegistered, SigningAlgorithm,
@@ -198,7 +198,7 @@ fn http_upstream(args: &Args, url: &str) -> Result<(UpstreamConfig, Option<Arc<G
     let (mut http, mut variables) = http_config(&args.connection, url)?;
     if has_authorization(&http) {
         // The user gave the credentials; no sign-in.
-        return Ok((UpstreamConfig::Http(HttpUpstream { config: http, oauth: None, sign_in: None }), None));
+        return Ok((HttpUpstream { config: http, oauth: None, sign_in: None }.into(), None));
     }
     // Every variable the bridge was told holds a secret stays out of the
     // browser's environment, whatever its name.
@@ -228,7 +228,7 @@ fn http_upstream(args: &Args, url: &str) -> Result<(UpstreamConfig, Option<Arc<G
     }
     let oauth = OAuthClient::new(config, sign_in.authorize(), Arc::new(store)).map_err(|e| e.to_string())?;
     http.auth = Some(Arc::new(oauth.clone()));
-    Ok((UpstreamConfig::Http(HttpUpstream { config: http, oauth: Some(oauth), sign_in: Some(sign_in) }), Some(gate)))
+    Ok((HttpUpstream { config: http, oauth: Some(oauth), sign_in: Some(sign_in) }.into(), Some(gate)))
 }
 
 impl Job {
@@ -307,7 +307,7 @@ impl Job {
                 let program = words.next().ok_or("give the server command after --")?;
                 let mut command = StdioCommand::new(program).args(words);
                 command.max_line_bytes = args.max_line_bytes;
-                (UpstreamConfig::Stdio(command), None)
+                (StdioUpstream(command).into(), None)
             }
         };
         let listen = match &args.listen {

@@ -134,7 +134,22 @@ pub struct Hooks {
 pub type OnLogLevel = Arc<dyn Fn(mcp_bridge_protocol::types::LoggingLevel) + Send + Sync>;
 
 /// Receives the way to ask the client about a sign-in (see [`Hooks`]).
-pub type OnInitialized = Box<dyn FnOnce(Option<crate::signin::Consent>) + Send>;
+pub type OnInitialized = Box<dyn FnOnce(Option<Consent>) + Send>;
+
+/// What the client is asked to show the user for a sign-in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prompt {
+    /// The page to open: the authorization URL, or a device sign-in's
+    /// verification URL.
+    pub url: String,
+    /// What the user is told.
+    pub message: String,
+}
+
+/// Asks the client to let the user sign in (a URL elicitation with the
+/// [`Prompt`]): `Ok(true)` when the user accepted.
+pub type Consent =
+    Arc<dyn Fn(Prompt) -> mcp_bridge_sdk::BoxFuture<Result<bool, mcp_bridge_sdk::BoxError>> + Send + Sync>;
 
 impl std::fmt::Debug for Hooks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

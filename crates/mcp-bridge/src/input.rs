@@ -47,7 +47,7 @@ pub fn round_refused(refusal: &RoundRefusal) -> ErrorObject {
 ///
 /// # Errors
 /// The request cannot be built (it always can for a checked URL).
-pub fn url_consent_request(prompt: &crate::signin::Prompt) -> Result<InputRequest, serde_json::Error> {
+pub fn url_consent_request(prompt: &crate::frontend::Prompt) -> Result<InputRequest, serde_json::Error> {
     serde_json::from_value(serde_json::json!({"method": ElicitationCreate::NAME, "params": {
         "mode": "url",
         "message": prompt.message,

@@ -15,7 +15,10 @@
 //! - [`frontend`]: the stdio bridge: lines of one client to its session.
 //! - [`notify`]: the upstream's listen stream as the client's change
 //!   notifications.
-//! - [`upstream`]: the SDK client toward the 2026-07-28 server.
+//! - [`upstream`]: the SDK client toward the 2026-07-28 server, on what a
+//!   [`upstream::Connect`] opens.
+//! - [`connectors`]: the upstreams the executable reaches: a child on
+//!   stdio, a URL with its sign-in.
 //! - [`watch`]: the info lines about requests that wait long (in the SDK
 //!   now: `mcp_bridge_sdk::server::legacy::watch`).
 //! - [`signin`]: the sign-in at an HTTP upstream (the OAuth client's
@@ -27,6 +30,7 @@
 
 #![cfg_attr(not(test), warn(clippy::print_stdout, clippy::unwrap_used))]
 
+pub mod connectors;
 pub mod embed;
 pub mod frontend;
 pub mod gateway;

@@ -9,6 +9,7 @@
 //! same way with its verification URL and code, without the browser. Each
 //! failure keeps its cause for the error of the request.
 
+pub mod errors;
 pub mod receiver;
 pub mod tokens;
 
@@ -16,10 +17,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_bridge_sdk::BoxError;
 use mcp_bridge_sdk::auth::{AuthorizationRequest, AuthorizationResponse, Authorize, DeviceAuthorization, DevicePrompt};
-use mcp_bridge_sdk::{BoxError, BoxFuture};
 use tokio::time::Instant;
 
+pub use crate::frontend::{Consent, Prompt};
+pub use errors::SignInProblem;
 use receiver::{Delivery, Receiver};
 
 /// The longest authorization URL accepted.
@@ -130,22 +133,8 @@ pub enum UrlRule {
     Fragment,
 }
 
-/// What the client is asked to show the user for a sign-in.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Prompt {
-    /// The page to open: the authorization URL, or a device sign-in's
-    /// verification URL.
-    pub url: String,
-    /// What the user is told.
-    pub message: String,
-}
-
 /// The message of a sign-in in the browser.
 const SIGN_IN_MESSAGE: &str = "The MCP server needs you to sign in. Open the link to continue.";
-
-/// Asks the client to let the user sign in (a URL elicitation with the
-/// [`Prompt`]): `Ok(true)` when the user accepted.
-pub type Consent = Arc<dyn Fn(Prompt) -> BoxFuture<Result<bool, BoxError>> + Send + Sync>;
 
 /// Opens a URL in the user's browser.
 pub type Opener = Arc<dyn Fn(&str) -> Result<(), BoxError> + Send + Sync>;

@@ -1,7 +1,6 @@
-//! The upstream server: the SDK's client on its transport: a child process
-//! on stdio, a URL over Streamable HTTP (with its OAuth sign-in in the
-//! transport's authorization provider), or the server of the same process
-//! (the embedded bridge).
+//! The upstream server: the SDK's client on the transport a [`Connect`]
+//! opens (a child process, a URL), on an in-memory link to the server of
+//! the same process (the embedded bridge), or shared by many sessions.
 
 use std::process::ExitStatus;
 use std::sync::Arc;
@@ -9,7 +8,6 @@ use std::time::Duration;
 
 use mcp_bridge_protocol::JsonRpcNotification;
 use mcp_bridge_protocol::types::{ClientCapabilities, DiscoverResult, Implementation};
-use mcp_bridge_sdk::transport::stdio::{StdioCommand, spawn};
 use mcp_bridge_sdk::{Client, ClientOptions, RequestOptions};
 
 use crate::translate::Origin;
@@ -17,8 +15,6 @@ use crate::translate::Origin;
 /// Where the upstream server is.
 #[derive(Debug, Clone)]
 pub enum UpstreamConfig {
-    /// A command started as a child process, spoken to on stdio.
-    Stdio(StdioCommand),
     /// The server of this process, over an in-memory link that is never
     /// lost (the embedded bridge); its handlers see `caller` as the caller
     /// of each request (a protected endpoint's legacy session).
@@ -28,14 +24,42 @@ pub enum UpstreamConfig {
         /// Whom the requests speak for.
         caller: mcp_bridge_sdk::server::protect::CallerSlot,
     },
-    /// A server at a URL; a failed request fails alone, the upstream is
-    /// never lost.
-    Http(HttpUpstream),
     /// An upstream already connected that several sessions share (the
     /// bridge's HTTP mode): each request carries its session's client info
     /// and capabilities; a session never closes it; what belongs to no
     /// request (log messages on stdio) goes to every session.
     Shared(Upstream, Arc<Fanout>),
+    /// A server reached anew for each session: a child process, a URL.
+    Connect(Arc<dyn Connect>),
+}
+
+/// How a session reaches its own upstream, and what it learns of a
+/// sign-in in front of it: the transport, whether results need the
+/// remote-origin rules, and after a refusal the error to tell the client.
+pub trait Connect: Send + Sync + std::fmt::Debug {
+    /// Opens the transport: starts the child, or makes the HTTP client.
+    ///
+    /// # Errors
+    /// The SDK's error when it cannot.
+    fn transport(&self) -> Result<mcp_bridge_sdk::transport::Transport, mcp_bridge_sdk::Error>;
+
+    /// Whether the server is at a URL: its results follow the
+    /// remote-origin rules, a closed connection is one lost stream, and a
+    /// failed [`Connect::transport`] is `connect_failed` (else `spawn_failed`).
+    fn origin(&self) -> Origin;
+
+    /// After the server refused a request (401, 403): why the sign-in in
+    /// front of it failed, as the error the client is told; `None` when no
+    /// sign-in failed.
+    fn sign_in_error(&self) -> Option<mcp_bridge_protocol::ErrorObject> {
+        None
+    }
+
+    /// Changes each time new tokens are obtained (a listen stream refused
+    /// for want of them is reopened then); `None` without sign-in.
+    fn tokens_obtained(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
 }
 
 impl UpstreamConfig {
@@ -85,18 +109,6 @@ impl Fanout {
     }
 }
 
-/// A server at a URL: the HTTP transport, and the sign-in behind its
-/// OAuth client (whose failures become the errors of the requests).
-#[derive(Debug, Clone)]
-pub struct HttpUpstream {
-    /// The transport, its `auth` the OAuth client when there is one.
-    pub config: mcp_bridge_sdk::transport::http::HttpConfig,
-    /// The OAuth client, for the cause of a failed sign-in.
-    pub oauth: Option<mcp_bridge_sdk::auth::OAuthClient>,
-    /// The sign-in hook, for the cause of a failed sign-in.
-    pub sign_in: Option<Arc<crate::signin::SignIn>>,
-}
-
 /// A forwarded request that failed: the SDK's error, and what the HTTP
 /// transport saw of it.
 #[derive(Debug)]
@@ -105,26 +117,12 @@ pub struct Failed {
     pub error: mcp_bridge_sdk::Error,
     /// The HTTP status of the last response, over HTTP.
     pub http_status: Option<u16>,
-    /// Why the sign-in failed, when the server refused (401, 403) after one.
-    pub sign_in: Option<SignInProblem>,
+    /// Why the sign-in failed, as the client's error, when the server
+    /// refused (401, 403) after one.
+    pub sign_in: Option<mcp_bridge_protocol::ErrorObject>,
     /// Whether the upstream is at a URL: a closed connection there is one
     /// lost stream, not the end of a process.
     pub remote: bool,
-}
-
-/// Why a sign-in failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SignInProblem {
-    /// The user's part (the browser, the consent, the time).
-    User(crate::signin::Failure),
-    /// The OAuth exchange (its texts hold no secrets), and the redirect URI
-    /// a registration must list.
-    Protocol {
-        /// What failed.
-        error: mcp_bridge_sdk::auth::SignInError,
-        /// The bridge's redirect URI.
-        redirect_uri: String,
-    },
 }
 
 impl From<mcp_bridge_sdk::Error> for Failed {
@@ -138,8 +136,8 @@ impl From<mcp_bridge_sdk::Error> for Failed {
 pub struct Upstream {
     client: Client,
     origin: Origin,
-    oauth: Option<mcp_bridge_sdk::auth::OAuthClient>,
-    sign_in: Option<Arc<crate::signin::SignIn>>,
+    /// How it was reached, for what it knows of a sign-in.
+    connector: Option<Arc<dyn Connect>>,
     /// A session's handle on a shared upstream: closing it is its owner's.
     shared: bool,
 }
@@ -194,13 +192,10 @@ impl Upstream {
         speaker: Speaker,
         on_unrouted: OnUnrouted,
     ) -> Result<Upstream, mcp_bridge_sdk::Error> {
-        let (transport, origin) = match config {
-            UpstreamConfig::Stdio(command) => (spawn(command.clone())?, Origin::Local),
+        let (transport, origin, connector) = match config {
+            UpstreamConfig::Connect(connector) => (connector.transport()?, connector.origin(), Some(connector.clone())),
             UpstreamConfig::Memory { server, caller } => {
-                (mcp_bridge_sdk::transport::memory::connect_as(server, caller.clone()), Origin::Local)
-            }
-            UpstreamConfig::Http(http) => {
-                (mcp_bridge_sdk::transport::http::connect(http.config.clone())?, Origin::Remote)
+                (mcp_bridge_sdk::transport::memory::connect_as(server, caller.clone()), Origin::Local, None)
             }
             UpstreamConfig::Shared(shared, fanout) => {
                 fanout.join(&on_unrouted);
@@ -217,11 +212,7 @@ impl Upstream {
             options.legacy_protocol_version = version;
         }
         options.on_notification = Some(on_unrouted);
-        let (oauth, sign_in) = match config {
-            UpstreamConfig::Http(http) => (http.oauth.clone(), http.sign_in.clone()),
-            _ => (None, None),
-        };
-        Ok(Upstream { client: Client::new(options, transport), origin, oauth, sign_in, shared: false })
+        Ok(Upstream { client: Client::new(options, transport), origin, connector, shared: false })
     }
 
     /// Whether several sessions share this upstream (`--listen`).
@@ -271,14 +262,7 @@ impl Upstream {
     ) -> Failed {
         let http_status = diagnostics.lock().unwrap_or_else(|e| e.into_inner()).http_status;
         let sign_in = match http_status {
-            Some(401 | 403) => {
-                self.sign_in.as_ref().and_then(|s| s.last_failure()).map(SignInProblem::User).or_else(|| {
-                    self.oauth.as_ref().and_then(|o| {
-                        let redirect_uri = o.redirect_uri().to_owned();
-                        o.last_problem().map(|error| SignInProblem::Protocol { error, redirect_uri })
-                    })
-                })
-            }
+            Some(401 | 403) => self.connector.as_ref().and_then(|c| c.sign_in_error()),
             _ => None,
         };
         Failed { error, http_status, sign_in, remote: self.origin == Origin::Remote }
@@ -333,7 +317,7 @@ impl Upstream {
     /// Changes each time the upstream's OAuth client obtains new tokens;
     /// `None` without OAuth.
     pub fn tokens_obtained(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
-        self.oauth.as_ref().map(|o| o.tokens_obtained())
+        self.connector.as_ref().and_then(|c| c.tokens_obtained())
     }
 
     /// Completes when the upstream is lost for good (a child process that

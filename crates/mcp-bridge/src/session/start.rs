@@ -92,8 +92,10 @@ impl LegacySession {
         };
         let upstream = Upstream::connect(&self.config, speaker, on_unrouted).map_err(|e| {
             tracing::error!("cannot start the MCP server: {}", mcp_bridge_sdk::error::report(&e));
-            let cause = match self.config {
-                crate::upstream::UpstreamConfig::Http(_) => Cause::ConnectFailed,
+            let cause = match &self.config {
+                crate::upstream::UpstreamConfig::Connect(c) if c.origin() == crate::translate::Origin::Remote => {
+                    Cause::ConnectFailed
+                }
                 _ => Cause::SpawnFailed,
             };
             Some(error_for(cause, None))

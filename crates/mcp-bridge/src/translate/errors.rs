@@ -430,56 +430,15 @@ pub fn error_of_sdk(error: &mcp_bridge_sdk::Error, method: &str) -> Option<Error
     Some(error_for(cause, (!detail.is_null()).then_some(detail)))
 }
 
-/// The name of the computer the bridge runs on, as its user knows it.
-fn bridge_host() -> String {
-    gethostname::gethostname().to_string_lossy().into_owned()
-}
-
-/// The cause of a failed OAuth exchange.
-pub fn cause_of_sign_in(error: &mcp_bridge_sdk::auth::SignInError) -> Cause {
-    use mcp_bridge_sdk::auth::SignInError;
-    match error {
-        SignInError::NoRegistration => Cause::RegistrationUnavailable,
-        SignInError::Registration(_) => Cause::RegistrationFailed,
-        SignInError::ClientRejected { metadata_document: true, .. } => Cause::InvalidClientMetadataUrl,
-        SignInError::ClientRejected { metadata_document: false, .. } => Cause::IssuerNotRegistered,
-        SignInError::Authorize(_) => Cause::SignInFailed,
-        SignInError::Denied(_) => Cause::SignInDenied,
-        SignInError::DeviceCodeExpired => Cause::SignInCodeExpired,
-        _ => Cause::SignInError,
-    }
-}
-
-/// The error of a failed OAuth exchange: its cause, the reason in
-/// `data.detail`, and for a registration problem the redirect URI in the
-/// message (what an administrator must allow).
-fn error_of_sign_in(error: &mcp_bridge_sdk::auth::SignInError, redirect_uri: &str) -> ErrorObject {
-    let cause = cause_of_sign_in(error);
-    let mut object = error_for(cause, Some(json!({ "reason": error.to_string() })));
-    if matches!(cause, Cause::RegistrationUnavailable | Cause::RegistrationFailed | Cause::InvalidClientMetadataUrl) {
-        object.message = cause.text_with(Some(&format!("redirect URI: {redirect_uri}")));
-    }
-    object
-}
-
 /// What the client is told when a forwarded request failed upstream: the
 /// sign-in's cause after a refusal, `access_refused` for a refusal after a
 /// good sign-in, else the SDK error's cause; over HTTP `data.detail` has
 /// the status.
 pub fn error_of_failed(failed: &crate::upstream::Failed, method: &str) -> Option<ErrorObject> {
-    use crate::upstream::SignInProblem;
     let status = failed.http_status;
     let refused = matches!(status, Some(401 | 403)) && !matches!(failed.error, mcp_bridge_sdk::Error::Rpc { .. });
     let mut error = match (&failed.sign_in, refused) {
-        (Some(SignInProblem::User(failure)), _) => {
-            let mut error = error_for(failure.cause(), None);
-            if *failure == crate::signin::Failure::StartReused {
-                // Which computer "the computer that runs mcp-bridge" is.
-                error.message = failure.cause().text_with(Some(&format!("mcp-bridge runs on {}", bridge_host())));
-            }
-            error
-        }
-        (Some(SignInProblem::Protocol { error, redirect_uri }), _) => error_of_sign_in(error, redirect_uri),
+        (Some(error), _) => error.clone(),
         (None, true) => error_for(Cause::AccessRefused, None),
         (None, false) if failed.remote && matches!(failed.error, mcp_bridge_sdk::Error::Closed) => {
             error_for(Cause::Closed, Some(json!({ "method": method })))
@@ -504,44 +463,6 @@ pub fn error_of_failed(failed: &crate::upstream::Failed, method: &str) -> Option
 #[cfg(test)]
 mod sdk_tests {
     use super::*;
-
-    #[test]
-    fn sign_in_failures_name_their_cause_and_for_registration_the_redirect_uri() {
-        use mcp_bridge_sdk::auth::SignInError;
-        let redirect = "http://127.0.0.1:33418/callback";
-        let of = |error: SignInError| {
-            let failed = crate::upstream::Failed {
-                error: mcp_bridge_sdk::Error::Closed,
-                http_status: Some(401),
-                sign_in: Some(crate::upstream::SignInProblem::Protocol { error, redirect_uri: redirect.into() }),
-                remote: true,
-            };
-            let object = error_of_failed(&failed, "tools/call").unwrap();
-            (object.data.unwrap()["cause"].as_str().unwrap().to_owned(), object.message)
-        };
-        let (cause, message) = of(SignInError::NoRegistration);
-        assert_eq!(cause, "registration_unavailable");
-        assert!(message.contains("client metadata document") && message.contains(redirect), "{message}");
-        assert!(message.contains("client id") && !message.contains("--"), "no option of a program: {message}");
-        let (cause, message) = of(SignInError::Registration("HTTP 400".into()));
-        assert_eq!(cause, "registration_failed");
-        assert!(message.contains(redirect) && message.contains("client id"), "{message}");
-        let rejected = |metadata_document| SignInError::ClientRejected { metadata_document, reason: "HTTP 401".into() };
-        let (cause, message) = of(rejected(false));
-        assert_eq!(cause, "issuer_not_registered");
-        assert!(message.contains("forget the registration") && message.contains("authentication method"), "{message}");
-        let (cause, message) = of(rejected(true));
-        assert_eq!(cause, "invalid_client_metadata_url");
-        assert!(message.contains("metadata document") && message.contains(redirect), "{message}");
-        assert_eq!(of(SignInError::Authorize("the hook stopped".into())).0, "sign_in_failed");
-        assert_eq!(of(SignInError::NoPkce).0, "sign_in_error");
-        // A device sign-in: its code expired, or the user refused it.
-        let (cause, message) = of(SignInError::DeviceCodeExpired);
-        assert_eq!(cause, "sign_in_code_expired");
-        assert!(message.contains("expired") && message.contains("try again"), "{message}");
-        assert_eq!(of(SignInError::Denied("the user refused the sign-in".into())).0, "sign_in_denied");
-        assert!(of(SignInError::NoDeviceAuthorization).1.contains("sign-in"));
-    }
 
     #[test]
     fn a_closed_connection_is_closed_at_a_url_and_upstream_exited_for_a_process() {
