@@ -18,6 +18,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::RequestOptions;
+use crate::client::RetryPolicy;
+use crate::limits::CLOSE_GRACE;
+use crate::task_group::TaskGroup;
 use mcp_bridge_protocol::method::{
     Method, PromptsListChanged, ResourcesListChanged, ResourcesUpdated, SubscriptionsAcknowledged, SubscriptionsListen,
     ToolsListChanged,
@@ -25,18 +29,14 @@ use mcp_bridge_protocol::method::{
 use mcp_bridge_protocol::reopen::{Backoff, Reopen, StreamEnd, reopen_after};
 use mcp_bridge_protocol::types::SubscriptionFilter;
 use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification, Message};
-use mcp_bridge_sdk::RequestOptions;
-use mcp_bridge_sdk::client::RetryPolicy;
-use mcp_bridge_sdk::limits::CLOSE_GRACE;
-use mcp_bridge_sdk::task_group::TaskGroup;
 use serde_json::json;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::session::{ClientLogLevel, Outgoing};
-use crate::translate::{Cause, error_for};
-use crate::upstream::Upstream;
+use crate::server::legacy::session::{ClientLogLevel, Outgoing};
+use crate::server::legacy::translate::{Cause, error_for};
+use crate::server::legacy::upstream::Upstream;
 
 /// Time a local upstream gets to acknowledge a listen stream (the seed's
 /// listen_ack_timeout): a child that takes longer is stuck, and the owner's
@@ -147,8 +147,8 @@ enum StreamEvent {
 /// ([`reopen_after`]) on how it ended. A closed connection ends a local
 /// upstream (the child is gone) but only one stream of a remote one (a
 /// redeploy, a proxy's idle cut).
-fn retry_after(failed: &crate::upstream::Failed) -> Reopen {
-    use mcp_bridge_sdk::Error;
+fn retry_after(failed: &crate::server::legacy::upstream::Failed) -> Reopen {
+    use crate::Error;
     let end = match (&failed.error, failed.http_status) {
         (error, _) if error.is_events_lost() => StreamEnd::EventsLost,
         (Error::Closed, _) => StreamEnd::ConnectionLost { reconnects: failed.remote },
@@ -172,7 +172,7 @@ pub fn start(
     declared: Declared,
     out: mpsc::Sender<Outgoing>,
     log_level: Arc<ClientLogLevel>,
-    on_behalf_of: Option<Arc<mcp_bridge_sdk::client::ClientIdentity>>,
+    on_behalf_of: Option<Arc<crate::client::ClientIdentity>>,
 ) -> Listener {
     let (commands, command_rx) = mpsc::channel(COMMAND_QUEUE);
     let (settle, settled) = watch::channel(false);
@@ -206,7 +206,7 @@ struct Owner {
     /// Stops the owner; runs each stream.
     tasks: TaskGroup,
     log_level: Arc<ClientLogLevel>,
-    on_behalf_of: Option<Arc<mcp_bridge_sdk::client::ClientIdentity>>,
+    on_behalf_of: Option<Arc<crate::client::ClientIdentity>>,
 }
 
 /// A change waiting for its new stream.
@@ -327,7 +327,7 @@ impl Owner {
         let (out, active, acked) = (self.out.clone(), self.active.clone(), events.clone());
         let ack_seen = Arc::new(tokio::sync::Notify::new());
         let on_ack = ack_seen.clone();
-        let on_notification: mcp_bridge_sdk::client::NotificationCallback = Arc::new(move |n: &JsonRpcNotification| {
+        let on_notification: crate::client::NotificationCallback = Arc::new(move |n: &JsonRpcNotification| {
             if n.method == SubscriptionsAcknowledged::NAME {
                 on_ack.notify_one();
                 let _ = acked.send(StreamEvent::Acknowledged(generation));
@@ -344,7 +344,7 @@ impl Owner {
             .with_retry(RetryPolicy::Force);
         (options.log_level, options.on_behalf_of) = (self.log_level.get(), self.on_behalf_of.clone());
         let (upstream, filter, ended) = (self.upstream.clone(), self.declared.filter(uris), events.clone());
-        let remote = self.upstream.origin() == crate::translate::Origin::Remote;
+        let remote = self.upstream.origin() == crate::server::legacy::translate::Origin::Remote;
         let stream_cancel = cancel.clone();
         // Cancelled with the owner, the stream ends its listen request its own way.
         self.tasks.spawn_to_finish(CLOSE_GRACE, async move {
@@ -376,9 +376,9 @@ impl Owner {
                 Ok(_) => (None, Reopen::AfterWait),
                 Err(failed) => {
                     let error = match &failed.error {
-                        mcp_bridge_sdk::Error::Rpc { error } => Some(error.clone()),
-                        mcp_bridge_sdk::Error::Cancelled { .. } | mcp_bridge_sdk::Error::Closed => None,
-                        _ => crate::translate::errors::error_of_failed(&failed, SubscriptionsListen::NAME),
+                        crate::Error::Rpc { error } => Some(error.clone()),
+                        crate::Error::Cancelled { .. } | crate::Error::Closed => None,
+                        _ => crate::server::legacy::translate::errors::error_of_failed(&failed, SubscriptionsListen::NAME),
                     };
                     (error, retry_after(&failed))
                 }
@@ -478,15 +478,15 @@ mod tests {
 #[cfg(test)]
 mod retry_tests {
     use super::*;
-    use crate::upstream::Failed;
+    use crate::server::legacy::upstream::Failed;
 
-    fn failed(error: mcp_bridge_sdk::Error, http_status: Option<u16>, remote: bool) -> Failed {
+    fn failed(error: crate::Error, http_status: Option<u16>, remote: bool) -> Failed {
         Failed { error, http_status, sign_in: None, remote }
     }
 
     #[test]
     fn a_lost_stream_is_opened_again_unless_the_upstream_is_gone_or_said_no() {
-        use mcp_bridge_sdk::Error;
+        use crate::Error;
         let rpc = || Error::Rpc { error: ErrorObject::new(-32601, "no") };
         assert_eq!(retry_after(&failed(Error::Closed, None, true)), Reopen::AfterWait);
         assert_eq!(retry_after(&failed(Error::Closed, None, false)), Reopen::Never);

@@ -6,19 +6,19 @@
 //! A `server/discover` before the first other request chooses nothing: it
 //! is answered (or refused) and the next request decides.
 
+#[cfg(feature = "http-server")]
 pub mod http;
 
 use std::io::Cursor;
 
+use crate::Server;
 use mcp_bridge_protocol::method::{Initialize, Method, ServerDiscover};
 use mcp_bridge_protocol::{ErrorObject, JsonRpcErrorResponse, Message, decode_message, error_code};
-use mcp_bridge_sdk::Server;
-use mcp_bridge_sdk::transport::process_stdio;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::frontend::{FrontendOptions, Hooks, run};
-use crate::profile::Profile;
-use crate::upstream::UpstreamConfig;
+use crate::server::legacy::frontend::{FrontendOptions, Hooks, run};
+use crate::server::legacy::profile::Profile;
+use crate::server::legacy::upstream::UpstreamConfig;
 
 /// What a `server/discover` before the first other request gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -42,7 +42,7 @@ pub struct EmbedOptions {
     pub discover: DiscoverPolicy,
 }
 
-mcp_bridge_sdk::with_setters! {
+crate::with_setters! {
     EmbedOptions {
         value with_profile => profile: &'static Profile,
         value with_discover => discover: DiscoverPolicy,
@@ -51,7 +51,7 @@ mcp_bridge_sdk::with_setters! {
 
 impl Default for EmbedOptions {
     fn default() -> Self {
-        EmbedOptions { profile: &crate::profile::VSCODE, discover: DiscoverPolicy::Answer }
+        EmbedOptions { profile: &crate::server::legacy::profile::VSCODE, discover: DiscoverPolicy::Answer }
     }
 }
 
@@ -167,6 +167,8 @@ where
 ///
 /// # Errors
 /// An I/O error of stdin or stdout.
+#[cfg(feature = "stdio")]
 pub async fn serve_stdio_vscode(server: &Server) -> std::io::Result<Path> {
+    use crate::transport::process_stdio;
     serve_stdio_auto(server, process_stdio::stdin(), process_stdio::stdout(), EmbedOptions::default()).await
 }

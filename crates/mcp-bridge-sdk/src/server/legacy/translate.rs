@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 
 pub use errors::{Cause, Hints, error_for, set_hints};
 
-use crate::profile::Profile;
+use crate::server::legacy::profile::Profile;
 
 /// Which change notifications the bridge can deliver to the client. Until
 /// the bridge has a listen stream, it declares none, so the client never
@@ -184,7 +184,7 @@ pub fn upstream_error(error: &ErrorObject) -> ErrorObject {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::VSCODE;
+    use crate::server::legacy::profile::VSCODE;
 
     fn discover(v: Value) -> DiscoverResult {
         serde_json::from_value(v).unwrap()

@@ -353,12 +353,12 @@ mod tests {
 
     #[test]
     fn a_cancelled_task_and_a_refused_connection_have_causes_of_their_own() {
-        let cancelled = mcp_bridge_sdk::Error::TaskCancelled { task_id: "t-7".into() };
+        let cancelled = crate::Error::TaskCancelled { task_id: "t-7".into() };
         let error = error_of_sdk(&cancelled, "tools/call").unwrap();
         assert_eq!(error.data.unwrap(), json!({"cause": "task_cancelled", "detail": {"task_id": "t-7"}}));
-        let refused = mcp_bridge_sdk::Error::Connect { source: std::io::ErrorKind::ConnectionRefused.into() };
+        let refused = crate::Error::Connect { source: std::io::ErrorKind::ConnectionRefused.into() };
         assert_eq!(error_of_sdk(&refused, "tools/list").unwrap().data.unwrap()["cause"], "not_connected");
-        let upgrade = mcp_bridge_sdk::Error::Upgrade { status: Some(404), reason: "no endpoint".into() };
+        let upgrade = crate::Error::Upgrade { status: Some(404), reason: "no endpoint".into() };
         assert_eq!(error_of_sdk(&upgrade, "tools/list").unwrap().data.unwrap()["cause"], "not_connected");
     }
 
@@ -399,8 +399,8 @@ mod tests {
 
 /// What the client is told when a forwarded request fails in the SDK;
 /// `None` when it gets no response (it cancelled the request).
-pub fn error_of_sdk(error: &mcp_bridge_sdk::Error, method: &str) -> Option<ErrorObject> {
-    use mcp_bridge_sdk::Error;
+pub fn error_of_sdk(error: &crate::Error, method: &str) -> Option<ErrorObject> {
+    use crate::Error;
     let (cause, detail) = match error {
         Error::Rpc { error } => return Some(super::upstream_error(error)),
         Error::Cancelled { .. } => return None,
@@ -434,13 +434,13 @@ pub fn error_of_sdk(error: &mcp_bridge_sdk::Error, method: &str) -> Option<Error
 /// sign-in's cause after a refusal, `access_refused` for a refusal after a
 /// good sign-in, else the SDK error's cause; over HTTP `data.detail` has
 /// the status.
-pub fn error_of_failed(failed: &crate::upstream::Failed, method: &str) -> Option<ErrorObject> {
+pub fn error_of_failed(failed: &crate::server::legacy::upstream::Failed, method: &str) -> Option<ErrorObject> {
     let status = failed.http_status;
-    let refused = matches!(status, Some(401 | 403)) && !matches!(failed.error, mcp_bridge_sdk::Error::Rpc { .. });
+    let refused = matches!(status, Some(401 | 403)) && !matches!(failed.error, crate::Error::Rpc { .. });
     let mut error = match (&failed.sign_in, refused) {
         (Some(error), _) => error.clone(),
         (None, true) => error_for(Cause::AccessRefused, None),
-        (None, false) if failed.remote && matches!(failed.error, mcp_bridge_sdk::Error::Closed) => {
+        (None, false) if failed.remote && matches!(failed.error, crate::Error::Closed) => {
             error_for(Cause::Closed, Some(json!({ "method": method })))
         }
         (None, false) => error_of_sdk(&failed.error, method)?,
@@ -466,8 +466,8 @@ mod sdk_tests {
 
     #[test]
     fn a_closed_connection_is_closed_at_a_url_and_upstream_exited_for_a_process() {
-        let failed = |remote| crate::upstream::Failed {
-            error: mcp_bridge_sdk::Error::Closed,
+        let failed = |remote| crate::server::legacy::upstream::Failed {
+            error: crate::Error::Closed,
             http_status: None,
             sign_in: None,
             remote,
@@ -479,7 +479,7 @@ mod sdk_tests {
 
     #[test]
     fn sdk_errors_map_to_their_causes() {
-        use mcp_bridge_sdk::Error;
+        use crate::Error;
         let cause = |e: Error| error_of_sdk(&e, "tools/call").map(|o| o.data.unwrap()["cause"].clone());
         assert_eq!(cause(Error::Cancelled { method: "m".into() }), None);
         assert_eq!(cause(Error::Closed), Some(json!("upstream_exited")));

@@ -1,6 +1,6 @@
 //! The legacy (2025-11-25) side of the bridge for one client, at the level
 //! of messages: decoded messages in, messages out on a channel, no lines
-//! and no stdio. The stdio bridge ([`crate::frontend`]) puts its reader and
+//! and no stdio. The stdio bridge ([`crate::server::legacy::frontend`]) puts its reader and
 //! writer around it; the embedded bridge and HTTP sessions can too.
 //!
 //! One lock guards the session's state (`State`): it is never held across
@@ -35,11 +35,11 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::frontend::{FrontendOptions, OnInitialized};
-use crate::legacy::{self, NotificationClass, RequestClass};
-use crate::notify::{Declared, Listener};
-use crate::translate::{self, Cause, error_for};
-use crate::upstream::{Upstream, UpstreamConfig};
+use crate::server::legacy::classify::{self, NotificationClass, RequestClass};
+use crate::server::legacy::frontend::{FrontendOptions, OnInitialized};
+use crate::server::legacy::notify::{Declared, Listener};
+use crate::server::legacy::translate::{self, Cause, error_for};
+use crate::server::legacy::upstream::{Upstream, UpstreamConfig};
 
 /// The lifecycle state.
 #[derive(Default)]
@@ -71,10 +71,10 @@ struct State {
     on_initialized: Option<OnInitialized>,
     /// The client's info and the capabilities the upstream sees, stamped on
     /// every request (a shared upstream serves several clients).
-    identity: Option<Arc<mcp_bridge_sdk::client::ClientIdentity>>,
+    identity: Option<Arc<crate::client::ClientIdentity>>,
     /// What the upstream sends for no request, kept while the session lives
     /// (a shared upstream's fanout holds it weakly).
-    unrouted: Option<crate::upstream::OnUnrouted>,
+    unrouted: Option<crate::server::legacy::upstream::OnUnrouted>,
     /// The upstream speaks 2025-11-25: subscriptions and change
     /// notifications are its own, relayed.
     legacy_upstream: bool,
@@ -139,7 +139,7 @@ impl Outgoing {
     }
 }
 
-impl mcp_bridge_sdk::transport::lines::Outbound for Outgoing {
+impl crate::transport::lines::Outbound for Outgoing {
     fn message(&self) -> &Message {
         &self.message
     }
@@ -157,7 +157,7 @@ pub struct LegacySession {
     /// Fired when the upstream is lost.
     lost: CancellationToken,
     on_upstream_started: Option<Arc<dyn Fn(u32) + Send + Sync>>,
-    on_log_level: Option<crate::frontend::OnLogLevel>,
+    on_log_level: Option<crate::server::legacy::frontend::OnLogLevel>,
     log_level: Arc<ClientLogLevel>,
     /// The number of the last `b-` id.
     last_input_id: AtomicU64,
@@ -169,7 +169,7 @@ impl std::fmt::Debug for LegacySession {
     }
 }
 
-/// What a session tells its host (see [`crate::frontend::Hooks`]).
+/// What a session tells its host (see [`crate::server::legacy::frontend::Hooks`]).
 #[derive(Default)]
 pub struct SessionHooks {
     /// Gets the process id of each child started.
@@ -177,7 +177,7 @@ pub struct SessionHooks {
     /// Called at the client's `notifications/initialized`.
     pub on_initialized: Option<OnInitialized>,
     /// Called with the level of each `logging/setLevel`.
-    pub on_log_level: Option<crate::frontend::OnLogLevel>,
+    pub on_log_level: Option<crate::server::legacy::frontend::OnLogLevel>,
 }
 
 impl std::fmt::Debug for SessionHooks {
@@ -318,7 +318,7 @@ impl LegacySession {
     }
 
     pub(super) fn handle_notification(self: &Arc<Self>, n: JsonRpcNotification) {
-        match legacy::classify_notification(&n.method) {
+        match classify::classify_notification(&n.method) {
             NotificationClass::Initialized => {
                 // Before the initialize result it means nothing (the seed's
                 // lifecycle table): a sign-in of the start still opens the
@@ -330,7 +330,7 @@ impl LegacySession {
                 self.offer_consent();
             }
             NotificationClass::Cancelled => {
-                let token = legacy::cancelled_request_id(n.params.as_ref())
+                let token = classify::cancelled_request_id(n.params.as_ref())
                     .and_then(|id| self.state().slots.cancel(&id).cloned());
                 if let Some(token) = token {
                     token.cancel();
@@ -344,11 +344,11 @@ impl LegacySession {
 
     pub(super) async fn handle_request(self: &Arc<Self>, request: JsonRpcRequest) {
         let id = request.id.clone();
-        let class = legacy::classify_request(&request.method);
+        let class = classify::classify_request(&request.method);
         match class {
             RequestClass::Ping => return self.reply(id, json!({})).await,
             RequestClass::SetLevel => {
-                return match legacy::parse_set_level(request.params.as_ref()) {
+                return match classify::parse_set_level(request.params.as_ref()) {
                     Ok(level) => {
                         self.log_level.set(level);
                         if let Some(hook) = &self.on_log_level {
@@ -379,7 +379,7 @@ impl LegacySession {
                     Next::Answer(Cause::AlreadyInitialized, None)
                 }
                 (Lifecycle::AwaitingInitialize | Lifecycle::Initializing, _) => {
-                    if legacy::has_modern_meta(request.params.as_ref()) {
+                    if classify::has_modern_meta(request.params.as_ref()) {
                         Next::Answer(
                             Cause::MethodNotFound,
                             Some(json!("this server speaks 2025-11-25; send initialize")),

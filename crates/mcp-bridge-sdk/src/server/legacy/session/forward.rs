@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use crate::RequestOptions;
 use mcp_bridge_protocol::method::{
     Method, NotificationsMessage, NotificationsProgress, PromptsListChanged, ResourcesListChanged, ResourcesSubscribe,
     ResourcesUnsubscribe, ResourcesUpdated, ToolsCall, ToolsListChanged,
@@ -11,17 +12,16 @@ use mcp_bridge_protocol::method::{
 use mcp_bridge_protocol::rounds::{MAX_ROUNDS, RoundError, Rounds, Step};
 use mcp_bridge_protocol::types::{LoggingLevel, LoggingMessageNotificationParams, ProgressNotificationParams};
 use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification, JsonRpcRequest, Message, RequestId};
-use mcp_bridge_sdk::RequestOptions;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{ClientLogLevel, LegacySession, Lifecycle, Outgoing};
-use crate::input;
-use crate::legacy;
-use crate::notify::{self, Listener};
-use crate::translate::{self, Cause, error_for};
-use crate::upstream::Upstream;
+use crate::server::legacy::classify;
+use crate::server::legacy::input;
+use crate::server::legacy::notify::{self, Listener};
+use crate::server::legacy::translate::{self, Cause, error_for};
+use crate::server::legacy::upstream::Upstream;
 
 impl LegacySession {
     /// The listener, started on first use when the upstream is ready and the
@@ -51,7 +51,7 @@ impl LegacySession {
         } else {
             ResourcesUnsubscribe::NAME
         };
-        let outcome = match legacy::parse_subscription(method, request.params.as_ref()) {
+        let outcome = match classify::parse_subscription(method, request.params.as_ref()) {
             Err(e) => Err(error_for(Cause::InvalidParams, Some(json!(e.to_string())))),
             Ok(uri) => match self.listener() {
                 None => Err(error_for(Cause::MethodNotFound, None)),
@@ -87,7 +87,7 @@ impl LegacySession {
         let related = request.id.clone();
         let on_progress = forwarded.progress_token.clone().map(|client_token| {
             let (out, related) = (self.out.clone(), related.clone());
-            let callback: mcp_bridge_sdk::client::ProgressCallback = Arc::new(move |p: &ProgressNotificationParams| {
+            let callback: crate::client::ProgressCallback = Arc::new(move |p: &ProgressNotificationParams| {
                 let mut params = p.clone();
                 params.progress_token = client_token.clone();
                 params.meta = None;
@@ -101,13 +101,12 @@ impl LegacySession {
         // Over HTTP the upstream's log messages come on the request's own
         // stream; they reach the client at its level, as on stdio.
         let (out, level) = (self.out.clone(), self.log_level.clone());
-        let on_log: mcp_bridge_sdk::client::LogCallback =
-            Arc::new(move |message: &LoggingMessageNotificationParams| {
-                if let Ok(params) = serde_json::to_value(message) {
-                    let n = JsonRpcNotification::new(NotificationsMessage::NAME, Some(params));
-                    forward_log(&out, &level, &n, Some(&related));
-                }
-            });
+        let on_log: crate::client::LogCallback = Arc::new(move |message: &LoggingMessageNotificationParams| {
+            if let Ok(params) = serde_json::to_value(message) {
+                let n = JsonRpcNotification::new(NotificationsMessage::NAME, Some(params));
+                forward_log(&out, &level, &n, Some(&related));
+            }
+        });
         let (identity, per_request) = {
             let state = self.state();
             (state.identity.clone(), state.relays_per_request)
@@ -134,7 +133,12 @@ impl LegacySession {
             }
         }
         let work = self.run_rounds(&upstream, &id, &method, forwarded.params, &options, &token);
-        match crate::watch::watched(crate::watch::Forwarded { id: &id, method: &method }, work).await {
+        match crate::server::legacy::watch::watched(
+            crate::server::legacy::watch::Forwarded { id: &id, method: &method },
+            work,
+        )
+        .await
+        {
             Some(outcome) => self.respond(id, outcome).await,
             None => {
                 self.state().slots.finish(&id);
@@ -172,7 +176,7 @@ impl LegacySession {
             trace_exchange(client_id, rounds.round(), method, round_options, &exchanged, sent_at.elapsed());
             let value = match exchanged {
                 Ok(value) => value,
-                Err(crate::upstream::Failed { error: mcp_bridge_sdk::Error::Rpc { error }, .. })
+                Err(crate::server::legacy::upstream::Failed { error: crate::Error::Rpc { error }, .. })
                     if rounds.carries_state() && error.code == mcp_bridge_protocol::error_code::INVALID_PARAMS =>
                 {
                     return Some(state_refused(method, error));
@@ -222,7 +226,7 @@ fn trace_exchange(
     round: usize,
     method: &str,
     options: &RequestOptions,
-    exchanged: &Result<Value, crate::upstream::Failed>,
+    exchanged: &Result<Value, crate::server::legacy::upstream::Failed>,
     took: std::time::Duration,
 ) {
     // On the path of every request: nothing is formatted unless it is logged.

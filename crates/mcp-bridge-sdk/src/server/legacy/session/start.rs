@@ -12,11 +12,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::forward::forward_unrouted;
 use super::{LegacySession, Lifecycle};
-use crate::input;
-use crate::legacy;
-use crate::notify::Declared;
-use crate::translate::{self, Cause, ReplyMask, error_for};
-use crate::upstream::{Speaker, Upstream, describe_exit};
+use crate::server::legacy::classify;
+use crate::server::legacy::input;
+use crate::server::legacy::notify::Declared;
+use crate::server::legacy::translate::{self, Cause, ReplyMask, error_for};
+use crate::server::legacy::upstream::{Speaker, Upstream, describe_exit};
 
 impl LegacySession {
     pub(super) async fn initialize(self: Arc<Self>, request: JsonRpcRequest, token: CancellationToken) {
@@ -63,19 +63,18 @@ impl LegacySession {
         self: &Arc<Self>,
         request: &JsonRpcRequest,
     ) -> Result<(Upstream, Value), Option<ErrorObject>> {
-        let params = legacy::parse_initialize(request.params.as_ref())
+        let params = classify::parse_initialize(request.params.as_ref())
             .map_err(|e| Some(error_for(Cause::InvalidParams, Some(json!(e.to_string())))))?;
         let out = self.out.clone();
         let log_level = self.log_level.clone();
         let session = Arc::downgrade(self);
-        let on_unrouted: crate::upstream::OnUnrouted = Arc::new(move |n: &JsonRpcNotification| {
+        let on_unrouted: crate::server::legacy::upstream::OnUnrouted = Arc::new(move |n: &JsonRpcNotification| {
             // Only a 2025-11-25 upstream's changes come outside a listen stream.
             let relays_changes = session.upgrade().is_some_and(|s| s.state().legacy_upstream);
             forward_unrouted(&out, &log_level, n, relays_changes);
         });
         let upstream_capabilities = input::upstream_capabilities(&params.capabilities);
-        let identity =
-            mcp_bridge_sdk::client::ClientIdentity::new(params.client_info.clone(), upstream_capabilities.clone());
+        let identity = crate::client::ClientIdentity::new(params.client_info.clone(), upstream_capabilities.clone());
         {
             let mut state = self.state();
             state.client_capabilities = params.capabilities;
@@ -91,9 +90,11 @@ impl LegacySession {
             era_cache: self.options.era_cache.clone(),
         };
         let upstream = Upstream::connect(&self.config, speaker, on_unrouted).map_err(|e| {
-            tracing::error!("cannot start the MCP server: {}", mcp_bridge_sdk::error::report(&e));
+            tracing::error!("cannot start the MCP server: {}", crate::error::report(&e));
             let cause = match &self.config {
-                crate::upstream::UpstreamConfig::Connect(c) if c.origin() == crate::translate::Origin::Remote => {
+                crate::server::legacy::upstream::UpstreamConfig::Connect(c)
+                    if c.origin() == crate::server::legacy::translate::Origin::Remote =>
+                {
                     Cause::ConnectFailed
                 }
                 _ => Cause::SpawnFailed,
@@ -149,12 +150,12 @@ impl LegacySession {
                             .unwrap_or_else(|| error_for(Cause::DiscoverFailed, None))
                     }
                     // The seed's fixed message, the server's code, its message in data.detail.
-                    mcp_bridge_sdk::Error::Rpc { error } => {
+                    crate::Error::Rpc { error } => {
                         let mut failed = error_for(Cause::DiscoverFailed, Some(json!(error.message)));
                         failed.code = translate::upstream_error(&error).code;
                         failed
                     }
-                    mcp_bridge_sdk::Error::Timeout { .. } => {
+                    crate::Error::Timeout { .. } => {
                         error_for(Cause::DiscoverFailed, Some(json!({ "timeout_ms": limit.as_millis() })))
                     }
                     // Not discover's own failure: the cause of the SDK's error

@@ -7,11 +7,10 @@
 use mcp_bridge_protocol::ErrorObject;
 use mcp_bridge_protocol::method::{ElicitationCreate, Method};
 use mcp_bridge_protocol::rounds::{AnswerError, RoundRefusal, parse_answer};
-use mcp_bridge_protocol::types::{ClientCapabilities, ElicitAction, ElicitRequestParams, InputRequest, InputResponse};
-use mcp_bridge_sdk::client::input::check_elicitation_content;
+use mcp_bridge_protocol::types::{ClientCapabilities, InputRequest, InputResponse};
 use serde_json::{Value, json};
 
-use crate::translate::{Cause, error_for};
+use crate::server::legacy::translate::{Cause, error_for};
 
 /// The capabilities the upstream sees: the client's own elicitation,
 /// sampling and roots, since the bridge passes those requests on.
@@ -47,7 +46,9 @@ pub fn round_refused(refusal: &RoundRefusal) -> ErrorObject {
 ///
 /// # Errors
 /// The request cannot be built (it always can for a checked URL).
-pub fn url_consent_request(prompt: &crate::frontend::Prompt) -> Result<InputRequest, serde_json::Error> {
+pub fn url_consent_request(
+    prompt: &crate::server::legacy::frontend::Prompt,
+) -> Result<InputRequest, serde_json::Error> {
     serde_json::from_value(serde_json::json!({"method": ElicitationCreate::NAME, "params": {
         "mode": "url",
         "message": prompt.message,
@@ -71,14 +72,22 @@ pub fn client_request(request: &InputRequest) -> (String, Option<Value>) {
 /// The [`AnswerError`] of what is wrong with the answer.
 pub fn check_answer(key: &str, request: &InputRequest, answer: Value) -> Result<InputResponse, AnswerError> {
     let response = parse_answer(request, answer)?;
+    // Without `validation` the answer's shape is checked, not its content
+    // against the form's schema (as the SDK's client does).
+    #[cfg(feature = "validation")]
     if let (InputRequest::Elicit(call), InputResponse::Elicit(result)) = (request, &response)
-        && let (ElicitRequestParams::Form(form), ElicitAction::Accept) = (&call.params, result.action)
+        && let (
+            mcp_bridge_protocol::types::ElicitRequestParams::Form(form),
+            mcp_bridge_protocol::types::ElicitAction::Accept,
+        ) = (&call.params, result.action)
     {
         let schema =
             serde_json::to_value(&form.requested_schema).map_err(|e| AnswerError::DoesNotFit(e.to_string()))?;
-        check_elicitation_content(key, &schema, result.content.as_ref())
+        crate::client::input::check_elicitation_content(key, &schema, result.content.as_ref())
             .map_err(|e| AnswerError::Content(e.to_string()))?;
     }
+    #[cfg(not(feature = "validation"))]
+    let _ = key;
     Ok(response)
 }
 

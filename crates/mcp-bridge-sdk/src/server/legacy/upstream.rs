@@ -6,11 +6,11 @@ use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::{Client, ClientOptions, RequestOptions};
 use mcp_bridge_protocol::JsonRpcNotification;
 use mcp_bridge_protocol::types::{ClientCapabilities, DiscoverResult, Implementation};
-use mcp_bridge_sdk::{Client, ClientOptions, RequestOptions};
 
-use crate::translate::Origin;
+use crate::server::legacy::translate::Origin;
 
 /// Where the upstream server is.
 #[derive(Debug, Clone)]
@@ -20,9 +20,9 @@ pub enum UpstreamConfig {
     /// of each request (a protected endpoint's legacy session).
     Memory {
         /// The server.
-        server: mcp_bridge_sdk::Server,
+        server: crate::Server,
         /// Whom the requests speak for.
-        caller: mcp_bridge_sdk::server::protect::CallerSlot,
+        caller: crate::server::protect::CallerSlot,
     },
     /// An upstream already connected that several sessions share (the
     /// bridge's HTTP mode): each request carries its session's client info
@@ -41,7 +41,7 @@ pub trait Connect: Send + Sync + std::fmt::Debug {
     ///
     /// # Errors
     /// The SDK's error when it cannot.
-    fn transport(&self) -> Result<mcp_bridge_sdk::transport::Transport, mcp_bridge_sdk::Error>;
+    fn transport(&self) -> Result<crate::transport::Transport, crate::Error>;
 
     /// Whether the server is at a URL: its results follow the
     /// remote-origin rules, a closed connection is one lost stream, and a
@@ -64,7 +64,7 @@ pub trait Connect: Send + Sync + std::fmt::Debug {
 
 impl UpstreamConfig {
     /// `server` over an in-memory link, its requests of no caller.
-    pub fn memory(server: &mcp_bridge_sdk::Server) -> Self {
+    pub fn memory(server: &crate::Server) -> Self {
         UpstreamConfig::Memory { server: server.clone(), caller: Default::default() }
     }
 }
@@ -114,7 +114,7 @@ impl Fanout {
 #[derive(Debug)]
 pub struct Failed {
     /// The SDK's error.
-    pub error: mcp_bridge_sdk::Error,
+    pub error: crate::Error,
     /// The HTTP status of the last response, over HTTP.
     pub http_status: Option<u16>,
     /// Why the sign-in failed, as the client's error, when the server
@@ -125,8 +125,8 @@ pub struct Failed {
     pub remote: bool,
 }
 
-impl From<mcp_bridge_sdk::Error> for Failed {
-    fn from(error: mcp_bridge_sdk::Error) -> Self {
+impl From<crate::Error> for Failed {
+    fn from(error: crate::Error) -> Self {
         Failed { error, http_status: None, sign_in: None, remote: false }
     }
 }
@@ -159,11 +159,11 @@ pub struct Speaker {
     /// 2025-11-25 upstream in turn; the SDK's default when `None`.
     pub requested_version: Option<String>,
     /// Answers the upstream's own requests.
-    pub hooks: mcp_bridge_sdk::client::InputHooks,
+    pub hooks: crate::client::InputHooks,
     /// The upstream's revision, or how to find it out.
-    pub era: mcp_bridge_sdk::client::Era,
+    pub era: crate::client::Era,
     /// Where the found era is remembered.
-    pub era_cache: Option<mcp_bridge_sdk::client::EraCache>,
+    pub era_cache: Option<crate::client::EraCache>,
 }
 
 impl Speaker {
@@ -191,11 +191,11 @@ impl Upstream {
         config: &UpstreamConfig,
         speaker: Speaker,
         on_unrouted: OnUnrouted,
-    ) -> Result<Upstream, mcp_bridge_sdk::Error> {
+    ) -> Result<Upstream, crate::Error> {
         let (transport, origin, connector) = match config {
             UpstreamConfig::Connect(connector) => (connector.transport()?, connector.origin(), Some(connector.clone())),
             UpstreamConfig::Memory { server, caller } => {
-                (mcp_bridge_sdk::transport::memory::connect_as(server, caller.clone()), Origin::Local, None)
+                (crate::transport::memory::connect_as(server, caller.clone()), Origin::Local, None)
             }
             UpstreamConfig::Shared(shared, fanout) => {
                 fanout.join(&on_unrouted);
@@ -222,14 +222,17 @@ impl Upstream {
 
     /// The child's process id (also its process group id), for a child.
     pub fn process_id(&self) -> Option<u32> {
-        self.client.process().map(|p| p.id())
+        #[cfg(feature = "stdio")]
+        return self.client.process().map(|p| p.id());
+        #[cfg(not(feature = "stdio"))]
+        None
     }
 
     /// The upstream's `initialize` result when it speaks 2025-11-25 (known
     /// after the first request: [`Upstream::discover`]).
     pub fn legacy_initialize(&self) -> Option<&mcp_bridge_protocol::legacy::InitializeResult> {
         match self.client.spoken() {
-            Some(mcp_bridge_sdk::client::Spoken::Legacy(result)) => Some(result),
+            Some(crate::client::Spoken::Legacy(result)) => Some(result),
             _ => None,
         }
     }
@@ -242,10 +245,10 @@ impl Upstream {
     /// `server/discover` within `timeout`.
     ///
     /// # Errors
-    /// The SDK's error ([`mcp_bridge_sdk::Error::Timeout`] included), with what
+    /// The SDK's error ([`crate::Error::Timeout`] included), with what
     /// the HTTP transport saw.
     pub async fn discover(&self, timeout: Duration) -> Result<DiscoverResult, Failed> {
-        let diagnostics = Arc::new(std::sync::Mutex::new(mcp_bridge_sdk::client::Diagnostics::default()));
+        let diagnostics = Arc::new(std::sync::Mutex::new(crate::client::Diagnostics::default()));
         let options = RequestOptions::default()
             .with_timeout(timeout)
             .with_max_total_timeout(timeout)
@@ -255,11 +258,7 @@ impl Upstream {
 
     /// The failure of a request, with the HTTP status its diagnostics got
     /// and, after a refusal, why the sign-in failed.
-    fn failed(
-        &self,
-        error: mcp_bridge_sdk::Error,
-        diagnostics: &std::sync::Mutex<mcp_bridge_sdk::client::Diagnostics>,
-    ) -> Failed {
+    fn failed(&self, error: crate::Error, diagnostics: &std::sync::Mutex<crate::client::Diagnostics>) -> Failed {
         let http_status = diagnostics.lock().unwrap_or_else(|e| e.into_inner()).http_status;
         let sign_in = match http_status {
             Some(401 | 403) => self.connector.as_ref().and_then(|c| c.sign_in_error()),
@@ -289,7 +288,7 @@ impl Upstream {
                 .await
                 .map_err(|error| self.failed(error, &Default::default())),
             None => {
-                let diagnostics = Arc::<std::sync::Mutex<mcp_bridge_sdk::client::Diagnostics>>::default();
+                let diagnostics = Arc::<std::sync::Mutex<crate::client::Diagnostics>>::default();
                 let options = options.clone().with_diagnostics(diagnostics.clone());
                 self.client
                     .request_raw(method, params, &options)
@@ -302,7 +301,7 @@ impl Upstream {
     /// Opens a `subscriptions/listen` stream; returns when it ends.
     ///
     /// # Errors
-    /// The SDK's error ([`mcp_bridge_sdk::Error::Cancelled`] when `options.cancel`
+    /// The SDK's error ([`crate::Error::Cancelled`] when `options.cancel`
     /// fired), with what the HTTP transport saw.
     pub async fn listen(
         &self,
@@ -327,10 +326,11 @@ impl Upstream {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn lost(&self) -> Option<ExitStatus> {
-        match self.client.process() {
-            Some(process) => process.wait().await,
-            None => std::future::pending().await,
+        #[cfg(feature = "stdio")]
+        if let Some(process) = self.client.process() {
+            return process.wait().await;
         }
+        std::future::pending().await
     }
 
     /// Stops the upstream: for a child, stdin closed, then SIGTERM and

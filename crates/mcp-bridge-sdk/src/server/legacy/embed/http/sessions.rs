@@ -10,14 +10,14 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use crate::server::protect::CallerSlot;
+use crate::server::shares::{self, Caps, Held, Verdict};
+use crate::task_group::TaskGroup;
 use mcp_bridge_protocol::{Message, RequestId};
-use mcp_bridge_sdk::server::protect::CallerSlot;
-use mcp_bridge_sdk::server::shares::{self, Caps, Held, Verdict};
-use mcp_bridge_sdk::task_group::TaskGroup;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::session::{LegacySession, Outgoing};
+use crate::server::legacy::session::{LegacySession, Outgoing};
 
 /// Messages queued for one POST's stream.
 const REQUEST_STREAM_QUEUE: usize = 256;

@@ -21,6 +21,14 @@ mod sessions;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::Server;
+use crate::limits::CLOSE_GRACE;
+use crate::server::http::{
+    HttpOptions, Listener, authenticate, challenge_response, encode_within, refusal_by_origin_or_host,
+    refusal_unless_json, serve_router,
+};
+use crate::server::protect::{Caller, CallerSlot};
+use crate::server::shares::Caps;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -29,22 +37,14 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use mcp_bridge_protocol::method::{Initialize, Method, ServerDiscover};
 use mcp_bridge_protocol::{ErrorObject, JsonRpcErrorResponse, Message, RequestId, decode_message, error_code};
-use mcp_bridge_sdk::Server;
-use mcp_bridge_sdk::limits::CLOSE_GRACE;
-use mcp_bridge_sdk::server::http::{
-    HttpOptions, Listener, authenticate, challenge_response, encode_within, refusal_by_origin_or_host,
-    refusal_unless_json, serve_router,
-};
-use mcp_bridge_sdk::server::protect::{Caller, CallerSlot};
-use mcp_bridge_sdk::server::shares::Caps;
 use tokio::sync::mpsc;
 use tower_service::Service;
 
 pub use self::access::{AccessToken, BadSecret};
 use self::sessions::{Holder, HttpSession, Sessions};
-use crate::frontend::FrontendOptions;
-use crate::session::LegacySession;
-use crate::upstream::UpstreamConfig;
+use crate::server::legacy::frontend::FrontendOptions;
+use crate::server::legacy::session::LegacySession;
+use crate::server::legacy::upstream::UpstreamConfig;
 
 /// Versions of the 2025-11-25 transport a legacy session accepts in
 /// `MCP-Protocol-Version`.
@@ -82,7 +82,7 @@ pub struct LegacyHttpOptions {
     pub access_token: Option<AccessToken>,
 }
 
-mcp_bridge_sdk::with_setters! {
+crate::with_setters! {
     LegacyHttpOptions {
         value with_frontend => frontend: FrontendOptions,
         value with_idle_timeout => idle_timeout: Duration,
@@ -380,7 +380,7 @@ async fn to_modern(endpoint: &Endpoint, parts: axum::http::request::Parts, body:
 
 /// Whether a request carries the 2026-07-28 `_meta` envelope.
 fn carries_modern_meta(request: &mcp_bridge_protocol::JsonRpcRequest) -> bool {
-    crate::legacy::has_modern_meta(request.params.as_ref())
+    crate::server::legacy::classify::has_modern_meta(request.params.as_ref())
 }
 
 /// Creates a session for an `initialize` by `caller` from `address` and

@@ -17,17 +17,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::limits::ServerLimits;
+use crate::transport::lines::{FrameReader, finish_writer, write_lines};
 use mcp_bridge_protocol::methods::Wait;
 use mcp_bridge_protocol::{Frame, decode_message};
-use mcp_bridge_sdk::limits::ServerLimits;
-use mcp_bridge_sdk::transport::lines::{FrameReader, finish_writer, write_lines};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::profile::Profile;
-use crate::session::LegacySession;
-use crate::upstream::UpstreamConfig;
+use crate::server::legacy::profile::Profile;
+use crate::server::legacy::session::LegacySession;
+use crate::server::legacy::upstream::UpstreamConfig;
 
 /// Frames queued for the writer before senders wait.
 const OUTPUT_QUEUE: usize = 1024;
@@ -79,34 +79,34 @@ pub struct FrontendOptions {
     /// Time the client gets to answer one round of input requests.
     pub input_timeout: Duration,
     /// The upstream's revision: found out by default (see
-    /// [`mcp_bridge_sdk::client::Era`]).
-    pub upstream_era: mcp_bridge_sdk::client::Era,
+    /// [`crate::client::Era`]).
+    pub upstream_era: crate::client::Era,
     /// Where the upstream's era is remembered between sessions, so a
     /// bridge started again skips the probe; none by default.
-    pub era_cache: Option<mcp_bridge_sdk::client::EraCache>,
+    pub era_cache: Option<crate::client::EraCache>,
 }
 
-mcp_bridge_sdk::with_setters! {
+crate::with_setters! {
     FrontendOptions {
         value with_profile => profile: &'static Profile,
         value with_limits => limits: ServerLimits,
         value with_discover_timeout => discover_timeout: Duration,
         value with_timeouts => timeouts: Timeouts,
         value with_input_timeout => input_timeout: Duration,
-        value with_upstream_era => upstream_era: mcp_bridge_sdk::client::Era,
-        some with_era_cache => era_cache: mcp_bridge_sdk::client::EraCache,
+        value with_upstream_era => upstream_era: crate::client::Era,
+        some with_era_cache => era_cache: crate::client::EraCache,
     }
 }
 
 impl Default for FrontendOptions {
     fn default() -> Self {
         FrontendOptions {
-            profile: &crate::profile::VSCODE,
+            profile: &crate::server::legacy::profile::VSCODE,
             limits: ServerLimits::default(),
             discover_timeout: Duration::from_secs(60),
             timeouts: Timeouts::default(),
             input_timeout: Duration::from_secs(3600),
-            upstream_era: mcp_bridge_sdk::client::Era::Auto,
+            upstream_era: crate::client::Era::Auto,
             era_cache: None,
         }
     }
@@ -148,8 +148,7 @@ pub struct Prompt {
 
 /// Asks the client to let the user sign in (a URL elicitation with the
 /// [`Prompt`]): `Ok(true)` when the user accepted.
-pub type Consent =
-    Arc<dyn Fn(Prompt) -> mcp_bridge_sdk::BoxFuture<Result<bool, mcp_bridge_sdk::BoxError>> + Send + Sync>;
+pub type Consent = Arc<dyn Fn(Prompt) -> crate::BoxFuture<Result<bool, crate::BoxError>> + Send + Sync>;
 
 impl std::fmt::Debug for Hooks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -191,7 +190,7 @@ where
     let stop_writer = CancellationToken::new();
     let writer_stop = stop_writer.clone();
     let writer = tokio::spawn(async move { write_lines(output, &mut rx, writer_stop).await });
-    let session_hooks = crate::session::SessionHooks {
+    let session_hooks = crate::server::legacy::session::SessionHooks {
         on_upstream_started: hooks.on_upstream_started.clone(),
         on_initialized: hooks.on_initialized.take(),
         on_log_level: hooks.on_log_level.clone(),

@@ -5,17 +5,17 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
+use crate::client::{Hook, InputHooks};
 use mcp_bridge_protocol::method::{Method, MethodCall, NotificationsCancelled};
 use mcp_bridge_protocol::types::{ElicitRequestParams, InputRequest, InputRequests, InputResponse, InputResponses};
 use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification, JsonRpcRequest, Message, RequestId};
-use mcp_bridge_sdk::client::{Hook, InputHooks};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::LegacySession;
-use crate::input;
-use crate::translate::{Cause, error_for};
+use crate::server::legacy::input;
+use crate::server::legacy::translate::{Cause, error_for};
 
 /// One input request of a round, sent to the client, waiting for its answer.
 struct Waiting {
@@ -60,7 +60,7 @@ impl LegacySession {
         // Weak: the consent lives in the upstream's OAuth client, which the
         // front end owns.
         let frontend = Arc::downgrade(self);
-        hook(Some(Arc::new(move |prompt: crate::frontend::Prompt| {
+        hook(Some(Arc::new(move |prompt: crate::server::legacy::frontend::Prompt| {
             let frontend = frontend.clone();
             Box::pin(async move {
                 let frontend = frontend.upgrade().ok_or("the client is gone")?;
@@ -213,7 +213,7 @@ fn relayed<P: Send + 'static, R: Send + 'static>(
     wrap: fn(P) -> InputRequest,
     unwrap: fn(InputResponse) -> Option<R>,
 ) -> Hook<P, R> {
-    mcp_bridge_sdk::client::hook(move |params| {
+    crate::client::hook(move |params| {
         let (session, related) = (session.clone(), related.clone());
         async move {
             let session = session.upgrade().ok_or("the client is gone")?;
