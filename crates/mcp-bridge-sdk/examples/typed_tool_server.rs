@@ -10,11 +10,18 @@ struct Add {
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    Server::builder(Implementation::new("calculator", "1.0"))
+    let server = Server::builder(Implementation::new("calculator", "1.0"))
         .typed_tool(Tool::new("add").with_description("Adds two numbers"), |x: Add, _| async move {
             (x.a + x.b).to_string()
         })
-        .build()
-        .serve_stdio()
-        .await
+        .build();
+    // `--http ADDRESS` (say 127.0.0.1:0): Streamable HTTP instead, its URL printed.
+    match std::env::args().skip_while(|arg| arg != "--http").nth(1) {
+        Some(address) => {
+            let listener = tokio::net::TcpListener::bind(address).await?;
+            println!("http://{}/mcp", listener.local_addr()?);
+            server.serve_http(listener, Default::default(), std::future::pending()).await
+        }
+        None => server.serve_stdio().await,
+    }
 }

@@ -259,6 +259,9 @@ pub(crate) struct ServerInner {
     limits: ServerLimits,
     /// Scopes declared for tools, prompts and resources.
     scopes: protect::RequiredScopes,
+    /// How 2025-11-25 clients are served; `None`: they are not.
+    #[cfg(feature = "legacy")]
+    legacy: Option<legacy::embed::EmbedOptions>,
     next_connection: AtomicU64,
 }
 
@@ -332,6 +335,12 @@ impl Server {
     /// The limits of its connections.
     pub fn limits(&self) -> &ServerLimits {
         &self.inner.limits
+    }
+
+    /// How 2025-11-25 clients are served; `None`: they are not.
+    #[cfg(feature = "legacy")]
+    pub(crate) fn legacy_options(&self) -> Option<legacy::embed::EmbedOptions> {
+        self.inner.legacy
     }
 
     /// Adds a tool (or replaces the one with the same name) and tells every

@@ -52,6 +52,37 @@ async fn the_client_example_starts_the_quick_start_server_and_calls_its_tool() {
     assert_eq!(printed, "tool add: Adds two numbers\nadd(2, 3) = 5\n");
 }
 
+/// What the TypeScript SDK 1.x client (`tests/ts/quick_start_client.mjs`)
+/// saw of the quick-start server, reached `how` (`stdio`, `http`) at `where_`.
+async fn typescript_1x_uses_quick_start(how: &str, where_: &str) -> serde_json::Value {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ts/quick_start_client.mjs");
+    let node = Command::new("node")
+        .arg(script)
+        .args([how, where_])
+        .env("TS_SDK_DIR", test_support::ts_sdk_dir())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(DEADLINE, node).await.expect("the client ended").unwrap();
+    assert!(output.status.success(), "the client failed:\n{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[tokio::test]
+async fn the_typescript_1x_client_uses_the_quick_start_server_on_stdio() {
+    let server = example("typed_tool_server");
+    let seen = typescript_1x_uses_quick_start("stdio", server.to_str().unwrap()).await;
+    assert_eq!(seen, json!({"server": "calculator", "tools": ["add"], "add": "5"}));
+}
+
+#[tokio::test]
+async fn the_typescript_1x_client_uses_the_quick_start_server_over_http() {
+    let mut child = start("typed_tool_server", &["--http", "127.0.0.1:0"]);
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let url = tokio::time::timeout(DEADLINE, stdout.next_line()).await.unwrap().unwrap().expect("the address");
+    let seen = typescript_1x_uses_quick_start("http", &url).await;
+    assert_eq!(seen, json!({"server": "calculator", "tools": ["add"], "add": "5"}));
+}
+
 #[tokio::test]
 async fn the_http_server_example_serves_its_tool_at_the_address_it_prints() {
     let mut child = start("http_server", &[]);

@@ -141,8 +141,9 @@ async fn the_endpoint_refuses_what_it_cannot_serve() {
     let (addr, stop) = start(HttpOptions::default().with_max_body_bytes(1024)).await;
     let url = format!("http://{addr}/mcp");
     let client = reqwest::Client::new();
-    assert_eq!(client.get(&url).send().await.unwrap().status(), 405);
-    assert_eq!(client.delete(&url).send().await.unwrap().status(), 405);
+    // GET and DELETE are a 2025-11-25 session's: without its id, 400.
+    assert_eq!(client.get(&url).send().await.unwrap().status(), 400);
+    assert_eq!(client.delete(&url).send().await.unwrap().status(), 400);
     let list = body(4, "tools/list", json!({}));
     assert_eq!(post(addr, &list).header("origin", "https://evil.example").send().await.unwrap().status(), 403);
     assert_eq!(post(addr, &list).header("origin", "http://localhost:3000").send().await.unwrap().status(), 200);

@@ -52,6 +52,8 @@ pub struct ServerBuilder {
     task_store: Option<tasks::TaskBackend>,
     #[cfg(feature = "skills")]
     skills: Vec<SkillPackage>,
+    #[cfg(feature = "legacy")]
+    legacy: Option<super::legacy::embed::EmbedOptions>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -327,6 +329,17 @@ impl ServerBuilder {
         self
     }
 
+    /// How 2025-11-25 clients (an `initialize` first) are served on this
+    /// server's stdio, Unix sockets and HTTP endpoint. By default they are,
+    /// with [`EmbedOptions::default`](super::legacy::embed::EmbedOptions);
+    /// `None` leaves them to the 2026-07-28 server, which does not know
+    /// `initialize`.
+    #[cfg(feature = "legacy")]
+    pub fn legacy_clients(mut self, options: Option<super::legacy::embed::EmbedOptions>) -> Self {
+        self.legacy = options;
+        self
+    }
+
     /// Limits of every connection.
     pub fn limits(mut self, limits: ServerLimits) -> Self {
         self.limits = limits;
@@ -393,6 +406,8 @@ impl ServerBuilder {
                 page_size: self.page_size,
                 limits: self.limits,
                 scopes: self.scopes,
+                #[cfg(feature = "legacy")]
+                legacy: self.legacy,
                 next_connection: AtomicU64::new(1),
             }),
         })
@@ -448,6 +463,8 @@ impl Server {
             task_store: None,
             #[cfg(feature = "skills")]
             skills: Vec::new(),
+            #[cfg(feature = "legacy")]
+            legacy: Some(Default::default()),
         }
     }
 }

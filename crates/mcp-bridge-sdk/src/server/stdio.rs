@@ -36,7 +36,29 @@ impl Server {
     ///
     /// # Errors
     /// An I/O error of the input or the output.
+    ///
+    /// With the `legacy` feature, the first request chooses the revision:
+    /// `initialize` is a 2025-11-25 client's (see
+    /// [`ServerBuilder::legacy_clients`](super::ServerBuilder::legacy_clients)).
     pub async fn serve_stream_until<R, W>(&self, input: R, output: W, stop: CancellationToken) -> std::io::Result<()>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        #[cfg(feature = "legacy")]
+        if let Some(options) = self.legacy_options() {
+            return super::legacy::embed::serve_stream_auto(self, input, output, options, stop).await.map(drop);
+        }
+        self.serve_modern_until(input, output, stop).await
+    }
+
+    /// [`Server::serve_stream_until`] for a 2026-07-28 client.
+    pub(crate) async fn serve_modern_until<R, W>(
+        &self,
+        input: R,
+        output: W,
+        stop: CancellationToken,
+    ) -> std::io::Result<()>
     where
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin + Send + 'static,

@@ -21,6 +21,8 @@ use super::listener::{Accepted, Listener};
 use super::slots::{Slot, Slots};
 use super::{ConnectionLimits, HttpOptions, refusal_by_origin_or_host};
 use crate::limits::OUTGOING_QUEUE;
+#[cfg(feature = "legacy")]
+use crate::server::legacy::embed::http::LegacyHttpOptions;
 use crate::server::protect::{Caller, Protection, Refusal};
 use crate::server::stdio::accept_until;
 use crate::server::{Connection, Server};
@@ -36,7 +38,23 @@ impl Server {
     /// The HTTP endpoint as an axum router, to mount in an application;
     /// with [`HttpOptions::protection`], its protected resource metadata
     /// too.
+    ///
+    /// With the `legacy` feature, the endpoint serves 2025-11-25 clients
+    /// too (see [`ServerBuilder::legacy_clients`](crate::server::ServerBuilder::legacy_clients)), their
+    /// sessions with [`LegacyHttpOptions::default`] and the server's limits.
+    /// Mounted this way, a legacy session past its idle time ends when a
+    /// new one starts; [`Server::serve_http`] also ends them as they expire.
     pub fn http_router(&self, options: HttpOptions) -> Router {
+        #[cfg(feature = "legacy")]
+        if let Some(legacy) = self.legacy_options() {
+            let sessions = LegacyHttpOptions::default().with_frontend(legacy.frontend(self));
+            return crate::server::legacy::embed::http::http_router(self, options, sessions);
+        }
+        self.modern_router(options)
+    }
+
+    /// The 2026-07-28 endpoint alone.
+    pub(crate) fn modern_router(&self, options: HttpOptions) -> Router {
         let path = options.path.clone();
         let mut router =
             Router::new().route(&path, post(handle_post).get(method_not_allowed).delete(method_not_allowed));
@@ -66,8 +84,13 @@ impl Server {
         options: HttpOptions,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        #[cfg(feature = "legacy")]
+        if let Some(legacy) = self.legacy_options() {
+            let sessions = LegacyHttpOptions::default().with_frontend(legacy.frontend(self));
+            return crate::server::legacy::embed::http::serve_http(self, listener, options, sessions, shutdown).await;
+        }
         let limits = options.connections;
-        serve_router(listener, self.http_router(options), limits, self.ending_listens(shutdown)).await
+        serve_router(listener, self.modern_router(options), limits, self.ending_listens(shutdown)).await
     }
 
     /// `shutdown`, then the open listen streams end with their completion

@@ -14,7 +14,8 @@ use std::io::Cursor;
 use crate::Server;
 use mcp_bridge_protocol::method::{Initialize, Method, ServerDiscover};
 use mcp_bridge_protocol::{ErrorObject, JsonRpcErrorResponse, Message, decode_message, error_code};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use crate::server::legacy::frontend::{FrontendOptions, Hooks, run};
 use crate::server::legacy::profile::Profile;
@@ -55,6 +56,14 @@ impl Default for EmbedOptions {
     }
 }
 
+impl EmbedOptions {
+    /// The front end's options of each legacy session of `server`: this
+    /// profile, the server's limits.
+    pub(crate) fn frontend(&self, server: &Server) -> FrontendOptions {
+        FrontendOptions { profile: self.profile, limits: server.limits().clone(), ..FrontendOptions::default() }
+    }
+}
+
 /// The path the first request chose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Path {
@@ -90,14 +99,34 @@ fn classify(line: &[u8], max_depth: usize) -> FirstLine {
 /// An I/O error of the input or the output.
 pub async fn serve_stdio_auto<R, W>(
     server: &Server,
-    mut input: R,
-    mut output: W,
+    input: R,
+    output: W,
     options: EmbedOptions,
 ) -> std::io::Result<Path>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    serve_stream_auto(server, input, output, options, CancellationToken::new()).await
+}
+
+/// [`serve_stdio_auto`] until the input ends or `stop` is cancelled, which
+/// ends the connection as the end of its input does.
+///
+/// # Errors
+/// An I/O error of the input or the output.
+pub async fn serve_stream_auto<R, W>(
+    server: &Server,
+    input: R,
+    mut output: W,
+    options: EmbedOptions,
+    stop: CancellationToken,
+) -> std::io::Result<Path>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let mut input = EndAtStop::new(input, stop.clone());
     let limits = server.limits().clone();
     // Bytes read but not yet given to a path, the chosen line first.
     let mut pending: Vec<u8> = Vec::new();
@@ -151,11 +180,9 @@ where
     let input = Cursor::new(pending).chain(input);
     match path {
         Path::Legacy => {
-            let frontend =
-                FrontendOptions { profile: options.profile, limits: limits.clone(), ..FrontendOptions::default() };
-            run(input, output, UpstreamConfig::memory(server), frontend, Hooks::default()).await?;
+            run(input, output, UpstreamConfig::memory(server), options.frontend(server), Hooks::default()).await?;
         }
-        Path::Modern => server.serve_stream(input, output).await?,
+        Path::Modern => server.serve_modern_until(input, output, stop).await?,
         Path::None => {}
     }
     Ok(path)
@@ -171,4 +198,32 @@ where
 pub async fn serve_stdio_vscode(server: &Server) -> std::io::Result<Path> {
     use crate::transport::process_stdio;
     serve_stdio_auto(server, process_stdio::stdin(), process_stdio::stdout(), EmbedOptions::default()).await
+}
+
+/// An input that ends when `stop` is cancelled: the legacy front end ends
+/// a connection at the end of its input, and a stopped listener ends its
+/// connections the same way.
+struct EndAtStop<R> {
+    input: R,
+    stopped: std::pin::Pin<Box<WaitForCancellationFutureOwned>>,
+}
+
+impl<R> EndAtStop<R> {
+    fn new(input: R, stop: CancellationToken) -> Self {
+        EndAtStop { input, stopped: Box::pin(stop.cancelled_owned()) }
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for EndAtStop<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        if self.stopped.as_mut().poll(cx).is_ready() {
+            // Nothing read: the end of the input.
+            return std::task::Poll::Ready(Ok(()));
+        }
+        std::pin::Pin::new(&mut self.input).poll_read(cx, buf)
+    }
 }

@@ -124,7 +124,7 @@ struct Endpoint {
 /// way, a session past its idle time ends when a new session starts;
 /// [`serve_http`] also ends them as they expire.
 pub fn http_router(server: &Server, http: HttpOptions, legacy: LegacyHttpOptions) -> Router {
-    let modern = server.http_router(http.clone());
+    let modern = server.modern_router(http.clone());
     router_with(UpstreamConfig::memory(server), Some(modern), http, legacy, Arc::default())
 }
 
@@ -223,7 +223,7 @@ pub async fn serve_http(
     legacy: LegacyHttpOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let modern = server.http_router(http.clone());
+    let modern = server.modern_router(http.clone());
     let ending = server.clone();
     let shutdown = async move {
         shutdown.await;
