@@ -114,11 +114,11 @@ fn json_rpc_classification() {
 fn legacy_classifier() {
     let r = fuzz("legacy", |input| {
         let text = String::from_utf8_lossy(input);
-        let _ = mcp_bridge::legacy::classify_request(&text);
-        let _ = mcp_bridge::legacy::classify_notification(&text);
+        let _ = mcp_bridge_sdk::server::legacy::classify::classify_request(&text);
+        let _ = mcp_bridge_sdk::server::legacy::classify::classify_notification(&text);
         if let Ok(value) = serde_json::from_slice::<Value>(input) {
-            let _ = mcp_bridge::legacy::parse_initialize(Some(&value));
-            let _ = mcp_bridge::legacy::cancelled_request_id(Some(&value));
+            let _ = mcp_bridge_sdk::server::legacy::classify::parse_initialize(Some(&value));
+            let _ = mcp_bridge_sdk::server::legacy::classify::cancelled_request_id(Some(&value));
         }
         Ok(())
     });
@@ -140,8 +140,11 @@ fn result_rules() {
     let r = fuzz("result_rules", |input| {
         let Ok(value) = serde_json::from_slice::<Value>(input) else { return Ok(()) };
         for method in METHODS {
-            for origin in [mcp_bridge::translate::Origin::Local, mcp_bridge::translate::Origin::Remote] {
-                let shaped = mcp_bridge::translate::shape_result(method, value.clone(), origin);
+            for origin in [
+                mcp_bridge_sdk::server::legacy::translate::Origin::Local,
+                mcp_bridge_sdk::server::legacy::translate::Origin::Remote,
+            ] {
+                let shaped = mcp_bridge_sdk::server::legacy::translate::shape_result(method, value.clone(), origin);
                 if value.is_object() && !shaped.is_object() {
                     return Err(format!("{method}: an object result became {shaped}"));
                 }
@@ -165,12 +168,12 @@ fn input_request_checks() {
             let _ = mcp_bridge_protocol::rounds::check_round(&requests, &none);
             let _ = mcp_bridge_protocol::rounds::check_round(&requests, &all);
             for (key, request) in &requests {
-                let _ = mcp_bridge::input::check_answer(key, request, value.clone());
-                let _ = mcp_bridge::input::client_request(request);
+                let _ = mcp_bridge_sdk::fuzzing::check_answer(key, request, value.clone());
+                let _ = mcp_bridge_sdk::fuzzing::client_request(request);
             }
         }
         if let Ok(request) = serde_json::from_value::<mcp_bridge_protocol::types::InputRequest>(value.clone()) {
-            let _ = mcp_bridge::input::check_answer("k", &request, value.clone());
+            let _ = mcp_bridge_sdk::fuzzing::check_answer("k", &request, value.clone());
         }
         // The same bytes as a server's result in a round loop.
         let mut rounds = mcp_bridge_protocol::rounds::Rounds::new(serde_json::Map::new(), 2);

@@ -32,9 +32,9 @@ fn main() -> ExitCode {
         let stop = async {
             let _ = tokio::signal::ctrl_c().await;
         };
-        // Both eras on one endpoint (the embedded bridge over HTTP).
+        // Both eras on one endpoint (the SDK's legacy feature).
         let server = mcp_conformance::everything::build_server();
-        mcp_bridge::embed::http::serve_http(&server, listener, Default::default(), Default::default(), stop).await
+        server.serve_http(listener, Default::default(), stop).await
     });
     match served {
         Ok(()) => ExitCode::SUCCESS,

@@ -5,13 +5,13 @@ use std::time::Duration;
 
 use mcp_bridge::connectors::{HttpUpstream, StdioUpstream};
 use mcp_bridge::signin::{Gate, SignIn, SignInOptions};
-use mcp_bridge::{FrontendOptions, UpstreamConfig, profile};
 use mcp_bridge_sdk::auth::{
     ClientAuthMethod, ClientKey, EnterpriseIdp, Grant, OAuthClient, OAuthConfig, PreRegistered, SigningAlgorithm,
     TokenSource,
 };
 use mcp_bridge_sdk::client::Era;
 use mcp_bridge_sdk::limits::ServerLimits;
+use mcp_bridge_sdk::server::legacy::{FrontendOptions, UpstreamConfig, profile};
 use mcp_bridge_sdk::toolset::config::ServerEntry;
 use mcp_bridge_sdk::transport::TlsClientOptions;
 use mcp_bridge_sdk::transport::http::{HttpConfig, ProxyConfig};

@@ -1,9 +1,9 @@
 //! The options of this program that change the outcome of a bridge error:
 //! the library's messages name none of them, so each is added here as the
-//! message's hint (`mcp_bridge::translate::set_hints`), starting with the
+//! message's hint (`mcp_bridge_sdk::server::legacy::translate::set_hints`), starting with the
 //! words that join it to the message.
 
-use mcp_bridge::translate::Cause;
+use mcp_bridge_sdk::server::legacy::translate::Cause;
 
 /// The hint of `cause`: which option of `mcp-bridge` changes its outcome.
 pub(crate) fn of(cause: Cause) -> Option<&'static str> {
@@ -42,7 +42,7 @@ mod tests {
 
     #[test]
     fn a_hint_reads_as_the_end_of_its_message() {
-        mcp_bridge::translate::set_hints(of);
+        mcp_bridge_sdk::server::legacy::translate::set_hints(of);
         assert_eq!(
             Cause::SignInTimeout.text(),
             "The sign-in did not finish in time; try again, or give it more time with --sign-in-timeout"

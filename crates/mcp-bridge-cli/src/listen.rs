@@ -12,10 +12,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_bridge::embed::http::{AccessToken, LegacyHttpOptions, serve_legacy_http};
-use mcp_bridge::upstream::{Fanout, Speaker, Upstream, UpstreamConfig, describe_exit};
 use mcp_bridge_protocol::types::{ClientCapabilities, Implementation};
 use mcp_bridge_sdk::server::http::{HttpOptions, Listener};
+use mcp_bridge_sdk::server::legacy::embed::http::{AccessToken, LegacyHttpOptions, serve_legacy_http};
+use mcp_bridge_sdk::server::legacy::upstream::{Fanout, Speaker, Upstream, UpstreamConfig, describe_exit};
 use mcp_bridge_sdk::task_group::TaskGroup;
 use tokio_util::sync::CancellationToken;
 

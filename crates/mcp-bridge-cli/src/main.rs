@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use mcp_bridge::{Hooks, RunOutcome};
+use mcp_bridge_sdk::server::legacy::{Hooks, RunOutcome};
 use mcp_bridge_sdk::transport::process_stdio;
 
 /// The time after the end of stdin before the bridge stops whatever is left
@@ -30,7 +30,7 @@ const WATCHDOG: Duration = Duration::from_secs(8);
 
 fn main() -> ExitCode {
     return_large_buffers_to_the_system();
-    mcp_bridge::translate::set_hints(hints::of);
+    mcp_bridge_sdk::server::legacy::translate::set_hints(hints::of);
     let line = std::env::args_os().collect();
     let args = match args::Args::from_command_line(line, |word| which::which(word).is_ok()) {
         Ok(args) => args,
@@ -168,18 +168,26 @@ fn run(mut config: config::Config, log_level: Option<mcp_bridge::log::LogLevel>)
     let hooks = Hooks {
         on_eof: Some(Box::new(move || start_watchdog(watched))),
         on_upstream_started: Some(Arc::new(move |pid| recorded.store(pid, Ordering::SeqCst))),
-        on_initialized: gate.map(|gate| -> mcp_bridge::frontend::OnInitialized {
+        on_initialized: gate.map(|gate| -> mcp_bridge_sdk::server::legacy::frontend::OnInitialized {
             Box::new(move |consent| gate.client_initialized(consent))
         }),
-        on_log_level: log_level
-            .map(|log| -> mcp_bridge::frontend::OnLogLevel { Arc::new(move |level| log.set(level)) }),
+        on_log_level: log_level.map(|log| -> mcp_bridge_sdk::server::legacy::frontend::OnLogLevel {
+            Arc::new(move |level| log.set(level))
+        }),
     };
     let gateway_tasks = mcp_bridge_sdk::task_group::TaskGroup::default();
     let outcome = runtime.block_on(async {
         if let Some((server, entries)) = config.gateway {
             mcp_bridge::gateway::start(&server, entries, &gateway_tasks).await;
         }
-        mcp_bridge::run(process_stdio::stdin(), process_stdio::stdout(), config.upstream, config.frontend, hooks).await
+        mcp_bridge_sdk::server::legacy::run(
+            process_stdio::stdin(),
+            process_stdio::stdout(),
+            config.upstream,
+            config.frontend,
+            hooks,
+        )
+        .await
     });
     gateway_tasks.cancel();
     runtime.shutdown_timeout(Duration::from_secs(1));

@@ -129,6 +129,8 @@ pub mod transport;
 /// Internals the fuzz targets (`fuzz/`) drive; not part of the API.
 #[doc(hidden)]
 pub mod fuzzing {
+    #[cfg(feature = "legacy")]
+    pub use crate::server::legacy::input::{check_answer, client_request};
     #[cfg(feature = "http-client")]
     pub use crate::transport::sse::{EventTooLarge, SseEvent, SseParser};
 }

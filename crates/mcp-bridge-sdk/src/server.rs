@@ -29,7 +29,7 @@ pub mod http;
 pub mod legacy;
 pub mod protect;
 mod request_state;
-pub mod shares;
+pub(crate) mod shares;
 #[cfg(feature = "skills")]
 mod skills;
 pub mod state_keys;

@@ -10,8 +10,8 @@ use mcp_bridge_sdk::transport::http::HttpConfig;
 use mcp_bridge_sdk::transport::stdio::StdioCommand;
 
 use crate::signin::{SignIn, SignInProblem};
-use crate::translate::Origin;
-use crate::upstream::{Connect, UpstreamConfig};
+use mcp_bridge_sdk::server::legacy::translate::Origin;
+use mcp_bridge_sdk::server::legacy::upstream::{Connect, UpstreamConfig};
 
 /// A command started as a child process for each session, spoken to on
 /// stdio.

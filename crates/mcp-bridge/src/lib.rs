@@ -10,9 +10,8 @@
 //! - [`gateway`]: many servers as one (`--config`).
 //! - [`log`]: the stderr line format of the executables.
 //!
-//! The 2025-11-25 server itself (sessions, translation, the embedded
-//! bridge) is the SDK's `mcp_bridge_sdk::server::legacy`, re-exported here
-//! at its former paths.
+//! The 2025-11-25 server itself (sessions, translation, serving both
+//! revisions) is the SDK's `mcp_bridge_sdk::server::legacy`.
 
 #![cfg_attr(not(test), warn(clippy::print_stdout, clippy::unwrap_used))]
 
@@ -20,8 +19,3 @@ pub mod connectors;
 pub mod gateway;
 pub mod log;
 pub mod signin;
-
-pub use mcp_bridge_sdk::server::legacy::{
-    FrontendOptions, Hooks, Profile, RunOutcome, Timeouts, UpstreamConfig, classify as legacy, embed, frontend, input,
-    notify, profile, run, session, translate, upstream, watch,
-};

@@ -20,7 +20,7 @@ pub struct LineFormat {
 }
 
 /// The scope of an event: the last part of its target
-/// (`mcp_bridge::frontend` → `frontend`).
+/// (`mcp_bridge_sdk::server::legacy::frontend` → `frontend`).
 fn scope(target: &str) -> &str {
     let last = target.rsplit("::").next().unwrap_or(target);
     last.strip_prefix("mcp_").unwrap_or(last)
@@ -169,7 +169,7 @@ mod tests {
 
     #[test]
     fn scope_is_the_last_part_of_the_target() {
-        assert_eq!(scope("mcp_bridge::frontend"), "frontend");
+        assert_eq!(scope("mcp_bridge_sdk::server::legacy::frontend"), "frontend");
         assert_eq!(scope("mcp_router"), "router");
         assert_eq!(scope("mcp_bridge_sdk::transport::stdio"), "stdio");
     }

@@ -21,8 +21,8 @@ use mcp_bridge_sdk::BoxError;
 use mcp_bridge_sdk::auth::{AuthorizationRequest, AuthorizationResponse, Authorize, DeviceAuthorization, DevicePrompt};
 use tokio::time::Instant;
 
-pub use crate::frontend::{Consent, Prompt};
 pub use errors::SignInProblem;
+pub use mcp_bridge_sdk::server::legacy::frontend::{Consent, Prompt};
 use receiver::{Delivery, Receiver};
 
 /// The longest authorization URL accepted.
@@ -56,8 +56,8 @@ pub enum Failure {
 
 impl Failure {
     /// The cause of the error table, with its name and fixed message.
-    pub fn cause(self) -> crate::translate::Cause {
-        use crate::translate::Cause;
+    pub fn cause(self) -> mcp_bridge_sdk::server::legacy::translate::Cause {
+        use mcp_bridge_sdk::server::legacy::translate::Cause;
         match self {
             Failure::Timeout => Cause::SignInTimeout,
             Failure::Denied => Cause::SignInDenied,

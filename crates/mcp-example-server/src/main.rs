@@ -200,7 +200,7 @@ fn main() -> ExitCode {
                 .map_err(std::io::Error::other);
         }
         match settings.http {
-            None => mcp_bridge::embed::serve_stdio_vscode(&server).await.map(|_path| ()),
+            None => server.serve_stdio().await,
             Some(addr) => {
                 let listener = tokio::net::TcpListener::bind(&addr).await?;
                 let endpoint = format!("http://{}/mcp", listener.local_addr()?);
@@ -220,8 +220,8 @@ fn main() -> ExitCode {
                     let _ = tokio::signal::ctrl_c().await;
                 };
                 // Both eras on one endpoint: 2025-11-25 clients get a legacy
-                // session through the embedded bridge.
-                mcp_bridge::embed::http::serve_http(&server, listener, http, Default::default(), stop).await
+                // session (the SDK's legacy feature).
+                server.serve_http(listener, http, stop).await
             }
         }
     });

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use mcp_bridge::embed::{DiscoverPolicy, EmbedOptions, Path as Chosen, serve_stdio_auto};
+use mcp_bridge_sdk::server::legacy::embed::{DiscoverPolicy, EmbedOptions, Path as Chosen, serve_stdio_auto};
 use serde_json::{Value, json};
 use test_support::{RawPeer, legacy_initialize, request_meta, ts_sdk_dir};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};

@@ -6,8 +6,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use mcp_bridge::embed::http::{LegacyHttpOptions, serve_http};
 use mcp_bridge_sdk::server::http::HttpOptions;
+use mcp_bridge_sdk::server::legacy::embed::http::{LegacyHttpOptions, serve_http};
 use serde_json::{Value, json};
 use test_support::request_meta;
 use tokio_util::sync::CancellationToken;

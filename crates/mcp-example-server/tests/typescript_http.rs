@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use mcp_bridge::embed::http::{LegacyHttpOptions, serve_http};
 use mcp_bridge_sdk::server::http::HttpOptions;
+use mcp_bridge_sdk::server::legacy::embed::http::{LegacyHttpOptions, serve_http};
 use serde_json::{Value, json};
 use test_support::ts_sdk_dir;
 use tokio_util::sync::CancellationToken;

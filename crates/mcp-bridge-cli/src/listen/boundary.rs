@@ -7,7 +7,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use mcp_bridge::embed::http::AccessToken;
+use mcp_bridge_sdk::server::legacy::embed::http::AccessToken;
 
 /// Where the endpoint listens.
 #[derive(Debug, Clone, PartialEq, Eq)]

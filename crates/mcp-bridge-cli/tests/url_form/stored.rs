@@ -8,7 +8,7 @@ use super::*;
 async fn a_legacy_session_upstream_gets_the_sign_in_and_the_refresh_too() {
     // The example server's endpoint serves 2025-11-25 sessions; the bridge
     // is told to speak that revision to it.
-    let dual_era = mcp_bridge::embed::http::http_router(
+    let dual_era = mcp_bridge_sdk::server::legacy::embed::http::http_router(
         &mcp_example_server::build_server(),
         Default::default(),
         Default::default(),

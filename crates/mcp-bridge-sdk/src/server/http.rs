@@ -26,7 +26,9 @@ mod tls;
 use http::{HeaderMap, header};
 
 #[cfg(feature = "http-server")]
-pub use endpoint::{authenticate, challenge_response, encode_within, refusal_unless_json, serve_router};
+pub use endpoint::serve_router;
+#[cfg(all(feature = "http-server", feature = "legacy"))]
+pub(crate) use endpoint::{authenticate, challenge_response, encode_within, refusal_unless_json};
 pub(crate) use limits::refuse_connection;
 pub use limits::{
     ConnectionLimits, MAX_DEFAULT_MAX_CONNECTIONS, MIN_DEFAULT_MAX_CONNECTIONS, default_max_connections,

@@ -24,13 +24,13 @@
 pub mod classify;
 pub mod embed;
 pub mod frontend;
-pub mod input;
-pub mod notify;
+pub(crate) mod input;
+pub(crate) mod notify;
 pub mod profile;
-pub mod session;
+pub(crate) mod session;
 pub mod translate;
 pub mod upstream;
-pub mod watch;
+pub(crate) mod watch;
 
 pub use frontend::{FrontendOptions, Hooks, RunOutcome, Timeouts, run};
 pub use profile::Profile;

@@ -19,7 +19,7 @@ use std::time::Instant;
 
 /// One place held, as the rules see it.
 #[derive(Debug, Clone)]
-pub struct Held<K, I> {
+pub(crate) struct Held<K, I> {
     /// Which place: the caller's handle to give it up.
     pub id: I,
     /// Who holds it: a peer address, or an authenticated subject.
@@ -34,7 +34,7 @@ pub struct Held<K, I> {
 
 /// The caps the rules keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Caps {
+pub(crate) struct Caps {
     /// Places held at once, by everyone.
     pub total: usize,
     /// Places one holder may hold at once, whether or not others want some.
@@ -43,7 +43,7 @@ pub struct Caps {
 
 /// What to do with a newcomer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict<I> {
+pub(crate) enum Verdict<I> {
     /// There is room: admit it.
     Admit,
     /// Give up this place, then admit the newcomer.
@@ -53,7 +53,7 @@ pub enum Verdict<I> {
 }
 
 /// The verdict on a newcomer of `holder`, given the places `held` now.
-pub fn admit<K: Eq + Hash, I: Clone>(holder: &K, held: &[Held<K, I>], caps: Caps) -> Verdict<I> {
+pub(crate) fn admit<K: Eq + Hash, I: Clone>(holder: &K, held: &[Held<K, I>], caps: Caps) -> Verdict<I> {
     let idlest_of = |who: &K| {
         held.iter().filter(|h| &h.holder == who).min_by_key(|h| h.quiet_since).map(|h| Verdict::Shed(h.id.clone()))
     };

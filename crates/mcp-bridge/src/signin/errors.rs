@@ -7,7 +7,7 @@ use mcp_bridge_sdk::auth::SignInError;
 use serde_json::json;
 
 use super::Failure;
-use crate::translate::{Cause, error_for};
+use mcp_bridge_sdk::server::legacy::translate::{Cause, error_for};
 
 /// Why a sign-in failed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -323,13 +323,13 @@ struct Requester {
 ///
 /// # Errors
 /// The 401, 403 or 400 answer with its `WWW-Authenticate` challenge.
-pub async fn authenticate(protection: &Protection, headers: &HeaderMap) -> Result<Caller, Response> {
+pub(crate) async fn authenticate(protection: &Protection, headers: &HeaderMap) -> Result<Caller, Response> {
     let values: Vec<&str> = headers.get_all(header::AUTHORIZATION).iter().filter_map(|v| v.to_str().ok()).collect();
     protection.authenticate(&values).await.map_err(|refusal| challenge_response(protection, &refusal))
 }
 
 /// The answer to a refused request: its status and `WWW-Authenticate`.
-pub fn challenge_response(protection: &Protection, refusal: &Refusal) -> Response {
+pub(crate) fn challenge_response(protection: &Protection, refusal: &Refusal) -> Response {
     let challenge = protection.challenge(refusal);
     let status = StatusCode::from_u16(challenge.status).unwrap_or(StatusCode::UNAUTHORIZED);
     let mut response = (status, "the request's credentials are refused").into_response();
@@ -353,7 +353,7 @@ impl Drop for CancelOnDrop {
 /// a web page may POST `text/plain` (or nothing) to any port without a
 /// CORS preflight, never JSON. For a host serving its own POST routes
 /// beside the endpoint (the embedded bridge's 2025-11-25 sessions).
-pub fn refusal_unless_json(headers: &HeaderMap) -> Option<Response> {
+pub(crate) fn refusal_unless_json(headers: &HeaderMap) -> Option<Response> {
     let is_json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|c| c.to_str().ok())
@@ -368,7 +368,7 @@ pub fn refusal_unless_json(headers: &HeaderMap) -> Option<Response> {
 /// message, which is dropped): a client that never reads holds `max` bytes
 /// at most, not what it asked for. Every HTTP answer of a server goes
 /// through it (both eras).
-pub fn encode_within(message: Message, max: usize, encode: impl Fn(&Message) -> Bytes) -> Option<Bytes> {
+pub(crate) fn encode_within(message: Message, max: usize, encode: impl Fn(&Message) -> Bytes) -> Option<Bytes> {
     let bytes = encode(&message);
     if bytes.len() <= max {
         return Some(bytes);

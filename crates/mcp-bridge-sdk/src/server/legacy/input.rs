@@ -14,7 +14,7 @@ use crate::server::legacy::translate::{Cause, error_for};
 
 /// The capabilities the upstream sees: the client's own elicitation,
 /// sampling and roots, since the bridge passes those requests on.
-pub fn upstream_capabilities(client: &ClientCapabilities) -> ClientCapabilities {
+pub(crate) fn upstream_capabilities(client: &ClientCapabilities) -> ClientCapabilities {
     ClientCapabilities {
         elicitation: client.elicitation.clone(),
         sampling: client.sampling.clone(),
@@ -26,7 +26,7 @@ pub fn upstream_capabilities(client: &ClientCapabilities) -> ClientCapabilities 
 /// The error the client gets for a round the rules refuse: its cause, and
 /// `data.detail` naming the input request at fault and what is wrong (or
 /// the count and the limit).
-pub fn round_refused(refusal: &RoundRefusal) -> ErrorObject {
+pub(crate) fn round_refused(refusal: &RoundRefusal) -> ErrorObject {
     let (cause, detail) = match refusal {
         RoundRefusal::TooManyRequests { count, limit } => {
             (Cause::TooManyInputRequests, json!({ "count": count, "limit": limit }))
@@ -46,7 +46,7 @@ pub fn round_refused(refusal: &RoundRefusal) -> ErrorObject {
 ///
 /// # Errors
 /// The request cannot be built (it always can for a checked URL).
-pub fn url_consent_request(
+pub(crate) fn url_consent_request(
     prompt: &crate::server::legacy::frontend::Prompt,
 ) -> Result<InputRequest, serde_json::Error> {
     serde_json::from_value(serde_json::json!({"method": ElicitationCreate::NAME, "params": {

@@ -41,18 +41,18 @@ use crate::server::legacy::upstream::Upstream;
 /// Time a local upstream gets to acknowledge a listen stream (the seed's
 /// listen_ack_timeout): a child that takes longer is stuck, and the owner's
 /// back-off opens a new stream.
-pub const LISTEN_ACK_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const LISTEN_ACK_TIMEOUT: Duration = Duration::from_secs(10);
 /// The longest a forwarded request waits for the session's first listen
 /// stream to be acknowledged: long enough for any local upstream (it
 /// acknowledges at once), short enough that a slow one never stalls a
 /// client's first request for long (VS Code gives up after 10 s).
-pub const LISTEN_FIRST_WAIT: Duration = Duration::from_secs(2);
+pub(crate) const LISTEN_FIRST_WAIT: Duration = Duration::from_secs(2);
 /// Commands queued for the owner.
 const COMMAND_QUEUE: usize = 64;
 
 /// The lists the initialize result declared, and subscriptions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Declared {
+pub(crate) struct Declared {
     /// `tools.listChanged`.
     pub tools: bool,
     /// `prompts.listChanged`.
@@ -65,7 +65,7 @@ pub struct Declared {
 
 impl Declared {
     /// Whether a listener is needed at all.
-    pub fn any(self) -> bool {
+    pub(crate) fn any(self) -> bool {
         self.tools || self.prompts || self.resources || self.subscribe
     }
 
@@ -90,7 +90,7 @@ enum Change {
 
 /// The front end's handle on the listener.
 #[derive(Debug, Clone)]
-pub struct Listener {
+pub(crate) struct Listener {
     commands: mpsc::Sender<(Change, oneshot::Sender<Result<(), ErrorObject>>)>,
     /// The owner's task and its streams'.
     tasks: TaskGroup,
@@ -104,7 +104,7 @@ impl Listener {
     /// # Errors
     /// The error for the client when the new stream failed (the old one
     /// and its URIs stay).
-    pub async fn subscribe(&self, uri: String) -> Result<(), ErrorObject> {
+    pub(crate) async fn subscribe(&self, uri: String) -> Result<(), ErrorObject> {
         self.change(Change::Subscribe(uri)).await
     }
 
@@ -112,7 +112,7 @@ impl Listener {
     ///
     /// # Errors
     /// As [`Listener::subscribe`].
-    pub async fn unsubscribe(&self, uri: String) -> Result<(), ErrorObject> {
+    pub(crate) async fn unsubscribe(&self, uri: String) -> Result<(), ErrorObject> {
         self.change(Change::Unsubscribe(uri)).await
     }
 
@@ -126,13 +126,13 @@ impl Listener {
     /// Completes once the first stream was acknowledged or ended (or the
     /// listener stopped). A request forwarded after it cannot cause a
     /// change the client misses: its events come on a live stream.
-    pub async fn settled(&self) {
+    pub(crate) async fn settled(&self) {
         let mut settled = self.settled.clone();
         let _ = settled.wait_for(|settled| *settled).await;
     }
 
     /// Stops the listener and cancels its streams.
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.tasks.cancel();
     }
 }
@@ -167,7 +167,7 @@ struct Stream {
 
 /// Starts the listener's owner task. Each stream it opens carries the
 /// level of the client's last `logging/setLevel` (`log_level`).
-pub fn start(
+pub(crate) fn start(
     upstream: Upstream,
     declared: Declared,
     out: mpsc::Sender<Outgoing>,

@@ -88,7 +88,7 @@ struct State {
 /// The level of the client's last `logging/setLevel`, read by the
 /// upstream's callbacks without a lock.
 #[derive(Debug, Default)]
-pub struct ClientLogLevel(AtomicU8);
+pub(crate) struct ClientLogLevel(AtomicU8);
 
 impl ClientLogLevel {
     const LEVELS: [LoggingLevel; 8] = [
@@ -103,7 +103,7 @@ impl ClientLogLevel {
     ];
 
     /// The level, or `None` before the first `logging/setLevel`.
-    pub fn get(&self) -> Option<LoggingLevel> {
+    pub(crate) fn get(&self) -> Option<LoggingLevel> {
         let stored = usize::from(self.0.load(Ordering::Relaxed));
         stored.checked_sub(1).and_then(|i| Self::LEVELS.get(i).copied())
     }
@@ -120,7 +120,7 @@ impl ClientLogLevel {
 /// belong to none. A transport with one stream per request (HTTP) routes
 /// by it; stdio writes the message.
 #[derive(Debug)]
-pub struct Outgoing {
+pub(crate) struct Outgoing {
     /// The message.
     pub message: Message,
     /// The id of the client request it belongs to.
@@ -129,12 +129,12 @@ pub struct Outgoing {
 
 impl Outgoing {
     /// A message that belongs to no request.
-    pub fn unrelated(message: Message) -> Outgoing {
+    pub(crate) fn unrelated(message: Message) -> Outgoing {
         Outgoing { message, related: None }
     }
 
     /// A message that belongs to the client request `id`.
-    pub fn related(message: Message, id: &RequestId) -> Outgoing {
+    pub(crate) fn related(message: Message, id: &RequestId) -> Outgoing {
         Outgoing { message, related: Some(id.clone()) }
     }
 }
@@ -146,7 +146,7 @@ impl crate::transport::lines::Outbound for Outgoing {
 }
 
 /// One legacy client's session in front of one upstream.
-pub struct LegacySession {
+pub(crate) struct LegacySession {
     options: FrontendOptions,
     config: UpstreamConfig,
     out: mpsc::Sender<Outgoing>,
@@ -171,7 +171,7 @@ impl std::fmt::Debug for LegacySession {
 
 /// What a session tells its host (see [`crate::server::legacy::frontend::Hooks`]).
 #[derive(Default)]
-pub struct SessionHooks {
+pub(crate) struct SessionHooks {
     /// Gets the process id of each child started.
     pub on_upstream_started: Option<Arc<dyn Fn(u32) + Send + Sync>>,
     /// Called at the client's `notifications/initialized`.
@@ -193,7 +193,7 @@ impl std::fmt::Debug for SessionHooks {
 impl LegacySession {
     /// A session in front of the upstream of `config`, writing every message
     /// for the client to `out`, telling its host what `hooks` ask for.
-    pub fn new(
+    pub(crate) fn new(
         config: UpstreamConfig,
         options: FrontendOptions,
         out: mpsc::Sender<Outgoing>,
@@ -222,7 +222,7 @@ impl LegacySession {
 
     /// Handles one decoded message of the client. Never waits for a
     /// request to finish: each runs in its own slot.
-    pub async fn handle(self: &Arc<Self>, message: Message) {
+    pub(crate) async fn handle(self: &Arc<Self>, message: Message) {
         match message {
             Message::Request(request) => self.handle_request(request).await,
             Message::Notification(n) => self.handle_notification(n),
@@ -237,7 +237,7 @@ impl LegacySession {
     /// Handles what the client sent that does not decode: `id` is the one
     /// recovered from it. A bad answer to a request of the bridge resolves
     /// that request as not valid; anything else gets its error.
-    pub async fn handle_undecodable(&self, id: Option<RequestId>, error: &DecodeError) {
+    pub(crate) async fn handle_undecodable(&self, id: Option<RequestId>, error: &DecodeError) {
         if let DecodeError::InvalidShape { rule: ShapeRule::ResponseIdType, .. } = error {
             return tracing::debug!("a response with an id that is not a string or an integer; dropped");
         }
@@ -249,7 +249,7 @@ impl LegacySession {
     }
 
     /// Answers a line over the length limit.
-    pub async fn reject_too_long(&self, id: Option<RequestId>) {
+    pub(crate) async fn reject_too_long(&self, id: Option<RequestId>) {
         let detail = json!(self.options.limits.max_line_bytes);
         self.fail_with(id, Cause::LineTooLong, Some(detail)).await;
     }
@@ -258,7 +258,7 @@ impl LegacySession {
     ///
     /// # Cancel safety
     /// Cancel safe.
-    pub async fn upstream_lost(&self) {
+    pub(crate) async fn upstream_lost(&self) {
         self.lost.cancelled().await;
     }
 
@@ -266,7 +266,7 @@ impl LegacySession {
     /// cancelled (none answers), they get the shutdown grace, and the
     /// upstream is given back for the caller to close once the output is
     /// written.
-    pub async fn end_of_input(&self) -> Option<Upstream> {
+    pub(crate) async fn end_of_input(&self) -> Option<Upstream> {
         let upstream = self.close();
         self.cancel_all();
         self.wait_slots().await;
@@ -277,7 +277,7 @@ impl LegacySession {
     /// answered `upstream_exited`, then cancelled. The caller keeps handing
     /// messages over (they are answered the same) until [`LegacySession::wait_slots`]
     /// completes.
-    pub fn upstream_exited(&self) -> Option<Upstream> {
+    pub(crate) fn upstream_exited(&self) -> Option<Upstream> {
         let upstream = self.close();
         self.answer_all(Cause::UpstreamExited);
         upstream
@@ -486,7 +486,7 @@ impl LegacySession {
     }
 
     /// Waits for the slots to end, at most the grace period.
-    pub async fn wait_slots(&self) {
+    pub(crate) async fn wait_slots(&self) {
         self.tasks.close();
         if tokio::time::timeout(self.options.limits.shutdown_grace, self.tasks.wait()).await.is_err() {
             tracing::debug!(left = self.tasks.len(), "slots still running after the grace period");

@@ -8,14 +8,14 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 /// The first note about a waiting request.
-pub const FIRST_NOTE: Duration = Duration::from_secs(10);
+pub(crate) const FIRST_NOTE: Duration = Duration::from_secs(10);
 /// The notes after the first.
-pub const NOTE_EVERY: Duration = Duration::from_secs(30);
+pub(crate) const NOTE_EVERY: Duration = Duration::from_secs(30);
 
 /// A forwarded request, as the watcher names it (formatted only when a
 /// note is written).
 #[derive(Debug, Clone, Copy)]
-pub struct Forwarded<'a> {
+pub(crate) struct Forwarded<'a> {
     /// The client's id of the request.
     pub id: &'a mcp_bridge_protocol::RequestId,
     /// Its method.
@@ -32,7 +32,7 @@ impl Display for Forwarded<'_> {
 ///
 /// # Cancel safety
 /// As cancel safe as `work`: dropping this drops `work`.
-pub async fn watched<F: Future>(what: impl Display, work: F) -> F::Output {
+pub(crate) async fn watched<F: Future>(what: impl Display, work: F) -> F::Output {
     tokio::pin!(work);
     let started = Instant::now();
     let mut next_note = started + FIRST_NOTE;

@@ -3,8 +3,8 @@
 //! notifications, and when the bus loses events the embedded bridge opens
 //! a new listen stream instead of going deaf.
 
-use mcp_bridge::embed::{EmbedOptions, serve_stdio_auto};
 use mcp_bridge_protocol::types::{Implementation, Resource, ResourceContents};
+use mcp_bridge_sdk::server::legacy::embed::{EmbedOptions, serve_stdio_auto};
 use mcp_bridge_sdk::server::{ChangeEvent, InProcessBus};
 use mcp_bridge_sdk::{Reply, Server};
 use serde_json::{Value, json};

@@ -5,9 +5,9 @@
 
 use std::collections::HashMap;
 
-use mcp_bridge::embed::http::serve_http;
 use mcp_bridge_protocol::types::{CallToolResult, Implementation, Tool};
 use mcp_bridge_sdk::server::http::HttpOptions;
+use mcp_bridge_sdk::server::legacy::embed::http::serve_http;
 use mcp_bridge_sdk::server::protect::{Caller, ProtectedResource, Protection, Refusal, TokenValidator};
 use mcp_bridge_sdk::{BoxFuture, Reply, RequestContext, Server};
 use serde_json::{Value, json};
