@@ -7,16 +7,16 @@
 //!   client sends, and the params read from them. No I/O.
 //! - [`translate`]: capability masks, the initialize result, forwarded
 //!   params, the result rules and the error table. No I/O.
-//! - [`input`]: the checks of the upstream's input requests and of the
+//! - `input`: the checks of the upstream's input requests and of the
 //!   client's answers. No I/O.
-//! - [`session`]: one legacy client at the level of messages: lifecycle,
+//! - `session`: one legacy client at the level of messages: lifecycle,
 //!   request slots, input rounds, forwarding; one lock for its state.
 //! - [`frontend`]: one client's lines to its session (stdio, a socket).
-//! - [`notify`]: the upstream's listen stream as the client's change
+//! - `notify`: the upstream's listen stream as the client's change
 //!   notifications.
 //! - [`upstream`]: the SDK client toward the 2026-07-28 server, on an
 //!   in-memory link or what a [`upstream::Connect`] opens.
-//! - [`watch`]: the info lines about requests that wait long.
+//! - `watch`: the info lines about requests that wait long.
 //! - [`embed`]: one connection of an SDK server for legacy and modern
 //!   clients alike (the embedded bridge), on stdio and over HTTP.
 //! - [`profile`]: the values that differ between client families.

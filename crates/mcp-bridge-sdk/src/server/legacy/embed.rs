@@ -188,18 +188,6 @@ where
     Ok(path)
 }
 
-/// Serves the process's stdin and stdout for VS Code and other 2025-11-25
-/// clients as well as 2026-07-28 ones: [`serve_stdio_auto`] with the
-/// `vscode` profile.
-///
-/// # Errors
-/// An I/O error of stdin or stdout.
-#[cfg(feature = "stdio")]
-pub async fn serve_stdio_vscode(server: &Server) -> std::io::Result<Path> {
-    use crate::transport::process_stdio;
-    serve_stdio_auto(server, process_stdio::stdin(), process_stdio::stdout(), EmbedOptions::default()).await
-}
-
 /// An input that ends when `stop` is cancelled: the legacy front end ends
 /// a connection at the end of its input, and a stopped listener ends its
 /// connections the same way.

@@ -1,6 +1,6 @@
 //! The stdio bridge for one client: the reader of its lines, the single
 //! writer of stdout, and the two ways to end (end of input, loss of the
-//! upstream); everything between is the client's [`LegacySession`].
+//! upstream); everything between is the client's `LegacySession`.
 //!
 //! ```text
 //!  stdin ─▶ reader: frames, decoding ─▶ LegacySession ─┬─ answers itself: ping, setLevel,
