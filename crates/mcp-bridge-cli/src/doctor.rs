@@ -414,7 +414,7 @@ fn stored_sign_in(http: &HttpConfig) -> Result<OAuthClient, String> {
     OAuthClient::new(
         OAuthConfig::new(
             http.url.clone(),
-            mcp_bridge::signin::receiver::redirect_uri(mcp_bridge::signin::DEFAULT_REDIRECT_PORT),
+            mcp_bridge::signin::redirect_uri(mcp_bridge::signin::DEFAULT_REDIRECT_PORT),
             "mcp-bridge",
         )
         .with_connection(http.clone()),

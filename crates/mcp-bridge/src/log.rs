@@ -14,7 +14,7 @@ use tracing_subscriber::registry::LookupSpan;
 
 /// The line format.
 #[derive(Debug, Clone, Copy)]
-pub struct LineFormat {
+pub(crate) struct LineFormat {
     /// The program name at the start of each line.
     pub program: &'static str,
 }
@@ -37,7 +37,7 @@ fn level_name(level: &Level) -> &'static str {
 }
 
 /// Replaces control characters (newlines included) with spaces.
-pub fn sanitize(text: &str) -> String {
+pub(crate) fn sanitize(text: &str) -> String {
     text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
 }
 

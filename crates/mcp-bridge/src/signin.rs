@@ -9,7 +9,10 @@
 //! same way with its verification URL and code, without the browser. Each
 //! failure keeps its cause for the error of the request.
 
-pub mod errors;
+mod errors;
+/// The loopback receiver of the sign-in's redirect: public for the
+/// bridge's own tests and fuzz targets, not an interface.
+#[doc(hidden)]
 pub mod receiver;
 pub mod tokens;
 
@@ -21,16 +24,17 @@ use mcp_bridge_sdk::BoxError;
 use mcp_bridge_sdk::auth::{AuthorizationRequest, AuthorizationResponse, Authorize, DeviceAuthorization, DevicePrompt};
 use tokio::time::Instant;
 
-pub use errors::SignInProblem;
+pub(crate) use errors::SignInProblem;
 pub use mcp_bridge_sdk::server::legacy::frontend::{Consent, Prompt};
+pub use receiver::redirect_uri;
 use receiver::{Delivery, Receiver};
 
 /// The longest authorization URL accepted.
-pub const MAX_URL_BYTES: usize = 8 * 1024;
+pub(crate) const MAX_URL_BYTES: usize = 8 * 1024;
 /// The time one sign-in may take by default (`--sign-in-timeout`).
 pub const DEFAULT_SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
 /// The wait after the client declined a sign-in.
-pub const CONSENT_COOLDOWN: Duration = Duration::from_secs(60);
+pub(crate) const CONSENT_COOLDOWN: Duration = Duration::from_secs(60);
 /// The redirect port when `--redirect-port` is not given.
 pub const DEFAULT_REDIRECT_PORT: u16 = 33418;
 
@@ -110,7 +114,7 @@ pub enum UrlRule {
     /// Longer than `max` bytes.
     #[error("longer than {max} bytes")]
     TooLong {
-        /// [`MAX_URL_BYTES`].
+        /// `MAX_URL_BYTES` (8 KiB).
         max: usize,
     },
     /// Holds a byte outside visible ASCII, or one of `"<>\^`{|}`.
@@ -157,7 +161,7 @@ impl std::fmt::Debug for Gate {
 
 /// What the gate did with a sign-in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Delivered {
+pub(crate) enum Delivered {
     /// The browser was opened with the start URL.
     Browser,
     /// The client's user accepted; the client opens the URL.
@@ -357,7 +361,7 @@ impl SignIn {
 
 /// Environment variables whose names suggest a secret: a browser started
 /// by the bridge does not get them.
-pub fn is_secret_variable(name: &str) -> bool {
+pub(crate) fn is_secret_variable(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     ["TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "AUTH", "CREDENTIAL", "COOKIE", "SESSION"]
         .iter()

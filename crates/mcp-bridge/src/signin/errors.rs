@@ -11,7 +11,7 @@ use mcp_bridge_sdk::server::legacy::translate::{Cause, error_for};
 
 /// Why a sign-in failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SignInProblem {
+pub(crate) enum SignInProblem {
     /// The user's part (the browser, the consent, the time).
     User(Failure),
     /// The OAuth exchange (its texts hold no secrets), and the redirect URI
@@ -26,7 +26,7 @@ pub enum SignInProblem {
 
 impl SignInProblem {
     /// The error the client is told.
-    pub fn error(&self) -> ErrorObject {
+    pub(crate) fn error(&self) -> ErrorObject {
         match self {
             SignInProblem::User(failure) => {
                 let mut error = error_for(failure.cause(), None);
