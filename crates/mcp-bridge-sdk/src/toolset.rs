@@ -37,6 +37,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use mcp_bridge_protocol::method::{Method, PromptsListChanged, ResourcesListChanged, ToolsCall, ToolsListChanged};
+use mcp_bridge_protocol::reopen::Backoff;
 use mcp_bridge_protocol::types::{
     CallToolRequestParams, CallToolResult, GetPromptResult, InputResponses, Outcome, Prompt, ReadResourceResult,
     Resource, SubscriptionFilter, Tool,
@@ -516,14 +517,16 @@ async fn list_all(client: &Client) -> Result<Lists> {
 async fn run_member(shared: Arc<Shared>, index: usize, settled: tokio::sync::mpsc::Sender<()>) {
     let member = &shared.members[index];
     let mut settled = Some(settled);
-    let mut delay = shared.options.first_retry;
+    // Reset by every connection that worked (a stable time of zero), doubled
+    // by every one that failed.
+    let mut backoff = Backoff::new(shared.options.first_retry, shared.options.max_retry, Duration::ZERO);
     loop {
         let connected = async {
             let client = (member.connect)().await?;
             let lists = list_all(&client).await?;
             Ok::<_, Error>((client, lists))
         };
-        let problem = match connected.await {
+        let (problem, lived) = match connected.await {
             Ok((client, lists)) => {
                 let lost = CancellationToken::new();
                 lock(&member.slot).lost = lost.clone();
@@ -532,18 +535,18 @@ async fn run_member(shared: Arc<Shared>, index: usize, settled: tokio::sync::mps
                 if let Some(settled) = settled.take() {
                     let _ = settled.send(()).await;
                 }
-                delay = shared.options.first_retry;
-                follow(&shared, index, &client, lost).await
+                let since = tokio::time::Instant::now();
+                (follow(&shared, index, &client, lost).await, Some(since.elapsed()))
             }
-            Err(error) => error,
+            Err(error) => (error, None),
         };
+        let delay = backoff.wait_after(lived);
         tracing::warn!(target: "mcp_toolset", server = %member.name, "server not available: {problem}; again in {delay:?}");
         shared.install(index, None, Lists::default(), Some(problem.to_string()));
         if let Some(settled) = settled.take() {
             let _ = settled.send(()).await;
         }
         tokio::time::sleep(delay).await;
-        delay = (delay * 2).min(shared.options.max_retry);
     }
 }
 

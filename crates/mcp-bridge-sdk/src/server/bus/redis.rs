@@ -136,14 +136,13 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = ::redis::RedisResult<T>>,
 {
-    let mut wait = FIRST_BACKOFF;
+    let mut backoff = mcp_bridge_protocol::reopen::Backoff::new(FIRST_BACKOFF, MAX_BACKOFF, Duration::MAX);
     loop {
         match connect().await {
             Ok(connected) => return connected,
             Err(e) => tracing::debug!("reconnecting the Redis bus's {what} failed: {e}"),
         }
-        tokio::time::sleep(wait).await;
-        wait = (wait * 2).min(MAX_BACKOFF);
+        tokio::time::sleep(backoff.wait_after(None)).await;
     }
 }
 
