@@ -5,6 +5,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
+use mcp_bridge_protocol::meta::RequestMeta;
 use mcp_bridge_protocol::method::{Method, NotificationsCancelled, SubscriptionsListen};
 use mcp_bridge_protocol::slots::{Kind, Refusal, Slots};
 use mcp_bridge_protocol::{
@@ -110,7 +111,7 @@ impl Connection {
     /// connection is at its in-flight limit.
     pub(crate) async fn handle(&self, message: Message) {
         match message {
-            Message::Request(request) => self.admit(request).await,
+            Message::Request(request) => self.admit(request, None).await,
             Message::Notification(n) if n.method == NotificationsCancelled::NAME => {
                 let id =
                     n.params.as_ref().and_then(|p| p.get("requestId")).and_then(|v| RequestId::try_from_value(v).ok());
@@ -125,7 +126,13 @@ impl Connection {
         }
     }
 
-    async fn admit(&self, request: JsonRpcRequest) {
+    /// Handles a request whose envelope [`check_envelope`](super::dispatch::check_envelope)
+    /// already read: `meta` is its `_meta`.
+    pub(crate) async fn handle_checked(&self, request: JsonRpcRequest, meta: Option<RequestMeta>) {
+        self.admit(request, meta).await;
+    }
+
+    async fn admit(&self, request: JsonRpcRequest, meta: Option<RequestMeta>) {
         let kind = if request.method == LISTEN { Kind::Listen } else { Kind::Request };
         let token = self.cancel.child_token();
         let admitted = lock(&self.in_flight).admit(request.id.clone(), kind, token.clone());
@@ -145,7 +152,7 @@ impl Connection {
             // sees the cancellation; one that ignores it is dropped.
             let outcome = tokio::select! {
                 biased;
-                outcome = server.dispatch(request, &handle, token.clone()) => outcome,
+                outcome = server.dispatch(request, meta, &handle, token.clone()) => outcome,
                 _ = token.cancelled() => None,
             };
             // The table's finish excludes its cancel; the token also says

@@ -46,18 +46,20 @@ fn is_served_method(method: &str) -> bool {
     methods::spec(method).is_some_and(MethodSpec::is_modern_client_request)
 }
 
-/// Why a request's envelope (params and `_meta`) cannot be served, checked
-/// before any handler runs; `None` for a sound envelope or a method this
-/// server does not serve (that answer is -32601, not an envelope fault).
-/// On HTTP these answers carry status 400 (2026-07-28, Per-request metadata).
-pub(crate) fn envelope_fault(request: &JsonRpcRequest) -> Option<ServerFault> {
+/// A request's envelope (params and `_meta`) checked before any handler
+/// runs: its `_meta` read (`None` for a method this server does not serve,
+/// whose answer is -32601, not an envelope fault), or why it cannot be
+/// served. On HTTP the fault is answered with status 400 (2026-07-28,
+/// Per-request metadata), and the `_meta` read goes on to
+/// [`Server::dispatch`], which does not read it again.
+pub(crate) fn check_envelope(request: &JsonRpcRequest) -> Result<Option<RequestMeta>, ServerFault> {
     if !is_served_method(&request.method) {
-        return None;
+        return Ok(None);
     }
     match &request.params {
-        Some(Value::Object(params)) => check_meta(params).err(),
-        None => check_meta(&Map::new()).err(),
-        Some(_) => Some(ServerFault::InvalidParams { reason: "params must be an object".into() }),
+        Some(Value::Object(params)) => check_meta(params).map(Some),
+        None => check_meta(&Map::new()).map(Some),
+        Some(_) => Err(ServerFault::InvalidParams { reason: "params must be an object".into() }),
     }
 }
 
@@ -86,10 +88,13 @@ fn check_meta(params: &Map<String, Value>) -> Result<RequestMeta, ServerFault> {
 }
 
 impl Server {
-    /// Serves one request. `None` means no response (a cancelled stream).
+    /// Serves one request, its `_meta` read here unless `checked` has it
+    /// (see [`check_envelope`]). `None` means no response (a cancelled
+    /// stream).
     pub(crate) async fn dispatch(
         &self,
         request: JsonRpcRequest,
+        checked: Option<RequestMeta>,
         conn: &ConnectionHandle,
         cancel: CancellationToken,
     ) -> Option<Outcome> {
@@ -102,7 +107,7 @@ impl Server {
             None => Map::new(),
             Some(_) => return Some(Err(ServerFault::InvalidParams { reason: "params must be an object".into() })),
         };
-        let meta = match check_meta(&params) {
+        let meta = match checked.map_or_else(|| check_meta(&params), Ok) {
             Ok(meta) => meta,
             Err(fault) => return Some(Err(fault)),
         };

@@ -27,6 +27,7 @@ use crate::server::protect::{Caller, Protection, Refusal};
 use crate::server::stdio::accept_until;
 use crate::server::{Connection, Server};
 use mcp_bridge_protocol::headers::{check_header_values, decode_header_value, name_member};
+use mcp_bridge_protocol::meta::RequestMeta;
 
 #[derive(Clone)]
 struct Endpoint {
@@ -296,9 +297,10 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: axum::extract::R
     if let Err(mismatch) = check_headers(&headers, &request, &endpoint.server) {
         return header_mismatch(&request.id, mismatch);
     }
-    if let Some(fault) = crate::server::dispatch::envelope_fault(&request) {
-        return error_response(StatusCode::BAD_REQUEST, Some(request.id), fault.to_error_object());
-    }
+    let meta = match crate::server::dispatch::check_envelope(&request) {
+        Ok(meta) => meta,
+        Err(fault) => return error_response(StatusCode::BAD_REQUEST, Some(request.id), fault.to_error_object()),
+    };
     if let (Some(protection), Some(caller)) = (&options.protection, &caller) {
         let needed = endpoint.server.scopes_needed(&request.method, request.params.as_ref());
         if let Err(refusal) = protection.admit(caller, needed) {
@@ -306,7 +308,7 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: axum::extract::R
         }
     }
     let max_unsent = options.connections.max_unsent_bytes;
-    answer(endpoint.server, request, Requester { caller, headers, peer }, max_unsent).await
+    answer(endpoint.server, request, meta, Requester { caller, headers, peer }, max_unsent).await
 }
 
 /// Who sent a request, as its connection and headers say.
@@ -394,13 +396,19 @@ fn json_bytes(message: &Message) -> Bytes {
     Bytes::from(serde_json::to_vec(message).unwrap_or_default())
 }
 
-async fn answer(server: Server, request: JsonRpcRequest, from: Requester, max_unsent: usize) -> Response {
+async fn answer(
+    server: Server,
+    request: JsonRpcRequest,
+    meta: Option<RequestMeta>,
+    from: Requester,
+    max_unsent: usize,
+) -> Response {
     let (out, mut rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
     let connection = Connection::new(server, out)
         .with_caller(from.caller)
         .with_http_headers(Some(from.headers))
         .with_peer_certificates(from.peer);
-    connection.handle(Message::Request(request)).await;
+    connection.handle_checked(request, meta).await;
     let guard = CancelOnDrop(connection);
     let Some(first) = rx.recv().await else {
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
