@@ -126,13 +126,10 @@ impl Connection {
         }
     }
 
-    /// Handles a request whose envelope [`check_envelope`](super::dispatch::check_envelope)
-    /// already read: `meta` is its `_meta`.
-    pub(crate) async fn handle_checked(&self, request: JsonRpcRequest, meta: Option<RequestMeta>) {
-        self.admit(request, meta).await;
-    }
-
-    async fn admit(&self, request: JsonRpcRequest, meta: Option<RequestMeta>) {
+    /// Takes a request into the slot table and runs it in its own task.
+    /// `meta` is its `_meta` when a transport already read it (see
+    /// [`check_envelope`](super::dispatch::check_envelope)).
+    pub(crate) async fn admit(&self, request: JsonRpcRequest, meta: Option<RequestMeta>) {
         let kind = if request.method == LISTEN { Kind::Listen } else { Kind::Request };
         let token = self.cancel.child_token();
         let admitted = lock(&self.in_flight).admit(request.id.clone(), kind, token.clone());

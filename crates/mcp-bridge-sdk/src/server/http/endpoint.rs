@@ -47,8 +47,7 @@ impl Server {
     /// new one starts; [`Server::serve_http`] also ends them as they expire.
     pub fn http_router(&self, options: HttpOptions) -> Router {
         #[cfg(feature = "legacy")]
-        if let Some(legacy) = self.legacy_options() {
-            let sessions = LegacyHttpOptions::default().with_frontend(legacy.frontend(self));
+        if let Some(sessions) = self.legacy_sessions() {
             return crate::server::legacy::embed::http::http_router(self, options, sessions);
         }
         self.modern_router(options)
@@ -86,17 +85,24 @@ impl Server {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         #[cfg(feature = "legacy")]
-        if let Some(legacy) = self.legacy_options() {
-            let sessions = LegacyHttpOptions::default().with_frontend(legacy.frontend(self));
+        if let Some(sessions) = self.legacy_sessions() {
             return crate::server::legacy::embed::http::serve_http(self, listener, options, sessions, shutdown).await;
         }
         let limits = options.connections;
         serve_router(listener, self.modern_router(options), limits, self.ending_listens(shutdown)).await
     }
 
+    /// The options of the endpoint's 2025-11-25 sessions, when it serves
+    /// such clients: the defaults, with this server's profile and limits.
+    #[cfg(feature = "legacy")]
+    fn legacy_sessions(&self) -> Option<LegacyHttpOptions> {
+        let legacy = self.legacy_options()?;
+        Some(LegacyHttpOptions::default().with_frontend(legacy.frontend(self)))
+    }
+
     /// `shutdown`, then the open listen streams end with their completion
     /// result.
-    pub(super) fn ending_listens(
+    pub(crate) fn ending_listens(
         &self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> impl Future<Output = ()> + Send + 'static {
@@ -408,7 +414,7 @@ async fn answer(
         .with_caller(from.caller)
         .with_http_headers(Some(from.headers))
         .with_peer_certificates(from.peer);
-    connection.handle_checked(request, meta).await;
+    connection.admit(request, meta).await;
     let guard = CancelOnDrop(connection);
     let Some(first) = rx.recv().await else {
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();

@@ -224,11 +224,7 @@ pub async fn serve_http(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let modern = server.modern_router(http.clone());
-    let ending = server.clone();
-    let shutdown = async move {
-        shutdown.await;
-        ending.shutdown_subscriptions();
-    };
+    let shutdown = server.ending_listens(shutdown);
     serve_endpoint(UpstreamConfig::memory(server), Some(modern), listener, http, legacy, shutdown).await
 }
 
@@ -537,21 +533,29 @@ fn sse_response(body: Body) -> Response {
     response
 }
 
+/// The session a GET or DELETE names (`Mcp-Session-Id`), with its id, once
+/// the request passed the endpoint's checks and, on a protected endpoint,
+/// belongs to the session's subject; else the refusal.
+async fn session_named(endpoint: &Endpoint, headers: &HeaderMap) -> Result<(String, Arc<HttpSession>), Response> {
+    if let Some(refused) = refusal(headers, &endpoint.http) {
+        return Err(refused);
+    }
+    let Some(id) = session_id(headers) else {
+        return Err((StatusCode::BAD_REQUEST, "Mcp-Session-Id header is required").into_response());
+    };
+    let caller = legacy_caller(endpoint, headers).await?;
+    match session_of(endpoint, id, caller.as_ref()) {
+        Some(session) => Ok((id.to_owned(), session)),
+        None => Err((StatusCode::NOT_FOUND, "no such session").into_response()),
+    }
+}
+
 /// The session's GET stream: list changes and `resources/updated`, with
 /// event ids; `Last-Event-ID` replays what the client missed.
 async fn handle_get(State(endpoint): State<Endpoint>, headers: HeaderMap) -> Response {
-    if let Some(refused) = refusal(&headers, &endpoint.http) {
-        return refused;
-    }
-    let Some(id) = session_id(&headers) else {
-        return (StatusCode::BAD_REQUEST, "Mcp-Session-Id header is required").into_response();
-    };
-    let caller = match legacy_caller(&endpoint, &headers).await {
-        Ok(caller) => caller,
+    let (_, legacy) = match session_named(&endpoint, &headers).await {
+        Ok(named) => named,
         Err(refused) => return refused,
-    };
-    let Some(legacy) = session_of(&endpoint, id, caller.as_ref()) else {
-        return (StatusCode::NOT_FOUND, "no such session").into_response();
     };
     let last = headers.get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok());
     let Some(rx) = legacy.open_get_stream(last) else {
@@ -567,20 +571,11 @@ async fn handle_get(State(endpoint): State<Endpoint>, headers: HeaderMap) -> Res
 
 /// Ends a session.
 async fn handle_delete(State(endpoint): State<Endpoint>, headers: HeaderMap) -> Response {
-    if let Some(refused) = refusal(&headers, &endpoint.http) {
-        return refused;
-    }
-    let Some(id) = session_id(&headers) else {
-        return (StatusCode::BAD_REQUEST, "Mcp-Session-Id header is required").into_response();
-    };
-    let caller = match legacy_caller(&endpoint, &headers).await {
-        Ok(caller) => caller,
+    let id = match session_named(&endpoint, &headers).await {
+        Ok((id, _)) => id,
         Err(refused) => return refused,
     };
-    if session_of(&endpoint, id, caller.as_ref()).is_none() {
-        return (StatusCode::NOT_FOUND, "no such session").into_response();
-    }
-    match endpoint.sessions.remove(id) {
+    match endpoint.sessions.remove(&id) {
         Some(legacy) => {
             end(legacy).await;
             StatusCode::NO_CONTENT.into_response()
