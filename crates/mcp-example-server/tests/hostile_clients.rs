@@ -10,7 +10,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use test_support::hostile::{self, DEADLINE, HOSTILE, OTHER, connect_from, legacy_initialize, legacy_request};
+use test_support::hostile::{self, Calls, DEADLINE, HOSTILE, OTHER, connect_from, legacy_initialize, legacy_request};
 use test_support::{ExampleServer, example_server_http, request_meta, workspace_binary};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -78,14 +78,13 @@ async fn flood(addr: SocketAddr, request: impl Fn(usize) -> Vec<u8>) -> Vec<TcpS
     held
 }
 
-/// The other client's [`CALLS`] calls of `add`, one after another: how
-/// many were answered 200 with the sum, and their latencies, sorted.
-async fn other_client_calls(addr: SocketAddr) -> (usize, Vec<Duration>) {
+/// The other client's [`CALLS`] calls of `add`, one after another.
+async fn other_client_calls(addr: SocketAddr) -> Calls {
     let client = hostile::client_from(OTHER);
     let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
         "_meta": request_meta(json!({})), "name": "add", "arguments": {"a": 2, "b": 3}}});
-    let (mut answered, mut latencies) = (0, Vec::new());
-    for _ in 0..CALLS {
+    let mut seen = Calls::default();
+    for n in 0..CALLS {
         let started = Instant::now();
         let response = client
             .post(format!("http://{addr}/mcp"))
@@ -96,22 +95,14 @@ async fn other_client_calls(addr: SocketAddr) -> (usize, Vec<Duration>) {
             .body(body.to_string())
             .send()
             .await;
-        if let Ok(response) = response
-            && response.status() == 200
-            && let Ok(answer) = response.json::<Value>().await
-            && answer["result"]["structuredContent"] == json!({"sum": 5})
-        {
-            answered += 1;
-        }
-        latencies.push(started.elapsed());
+        seen.record(n, started, hostile::sum_answered(response).await);
     }
-    latencies.sort();
-    (answered, latencies)
+    seen
 }
 
 /// Asserts every call of the other client was answered; prints the figures.
-fn report(flood: &str, figures: (usize, Vec<Duration>)) {
-    hostile::report(flood, CALLS, figures);
+fn report(flood: &str, seen: Calls) {
+    hostile::report(flood, CALLS, seen);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -109,40 +109,82 @@ pub async fn flood_sessions(url: &str, count: usize) -> usize {
     opened
 }
 
+/// What the other client saw of its calls during a flood: how long each
+/// took, and why each one that failed did.
+#[derive(Debug, Default)]
+pub struct Calls {
+    latencies: Vec<Duration>,
+    failures: Vec<String>,
+}
+
+impl Calls {
+    /// Records call `n`, started at `started`: answered, or why not.
+    pub fn record(&mut self, n: usize, started: std::time::Instant, outcome: Result<(), String>) {
+        let took = started.elapsed();
+        if let Err(why) = outcome {
+            self.failures.push(format!("call {n} after {took:?}: {why}"));
+        }
+        self.latencies.push(took);
+    }
+}
+
+/// Why a call's `response` was not the sum the example server's `add`
+/// answers: the transport's error with its causes, the status, or the body.
+pub async fn sum_answered(response: reqwest::Result<reqwest::Response>) -> Result<(), String> {
+    let response = response.map_err(|e| {
+        let mut why = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(cause) = source {
+            why.push_str(&format!(": {cause}"));
+            source = cause.source();
+        }
+        why
+    })?;
+    let status = response.status();
+    let body = response.text().await.map_err(|e| format!("status {status}, body unread: {e}"))?;
+    // JSON, or the last data line of an SSE stream.
+    let last = body.lines().filter_map(|line| line.strip_prefix("data: ")).next_back().unwrap_or(&body);
+    match serde_json::from_str::<Value>(last) {
+        Ok(answer) if status == 200 && answer["result"]["structuredContent"] == json!({"sum": 5}) => Ok(()),
+        _ => Err(format!("status {status}, body {body:?}")),
+    }
+}
+
 /// `calls` calls of the example server's `add` tool from [`OTHER`] in a
-/// 2025-11-25 session at `url`, one after another: how many were answered
-/// 200 with the sum, and their latencies, sorted.
-pub async fn other_legacy_client_calls(url: &str, calls: usize) -> (usize, Vec<Duration>) {
+/// 2025-11-25 session at `url`, one after another.
+pub async fn other_legacy_client_calls(url: &str, calls: usize) -> Calls {
     let other = client_from(OTHER);
-    let Some(session) = legacy_initialize(&other, url, json!({})).await else { return (0, vec![DEADLINE]) };
-    let (mut answered, mut latencies) = (0, Vec::new());
+    let mut seen = Calls::default();
+    let started = std::time::Instant::now();
+    let Some(session) = legacy_initialize(&other, url, json!({})).await else {
+        seen.record(0, started, Err("initialize was refused".into()));
+        return seen;
+    };
     for id in 0..calls {
         let call = json!({"jsonrpc": "2.0", "id": id + 1, "method": "tools/call", "params": {
             "name": "add", "arguments": {"a": 2, "b": 3}}});
         let started = std::time::Instant::now();
-        if let Ok(response) = legacy_request(&other, url, Some(&session), &call).send().await
-            && response.status() == 200
-            && crate::response_messages(response)
-                .await
-                .last()
-                .is_some_and(|m| m["result"]["structuredContent"] == json!({"sum": 5}))
-        {
-            answered += 1;
-        }
-        latencies.push(started.elapsed());
+        let outcome = sum_answered(legacy_request(&other, url, Some(&session), &call).send().await).await;
+        seen.record(id, started, outcome);
     }
-    latencies.sort();
-    (answered, latencies)
+    seen
 }
 
 /// Prints the other client's figures during `flood` and asserts all of its
-/// `calls` were answered.
-pub fn report(flood: &str, calls: usize, (answered, latencies): (usize, Vec<Duration>)) {
+/// `calls` were answered, listing why the others were not.
+pub fn report(flood: &str, calls: usize, mut seen: Calls) {
+    seen.latencies.sort();
+    let latencies = &seen.latencies;
     let percentile = |p: usize| latencies[(latencies.len() * p / 100).min(latencies.len() - 1)];
+    let answered = calls.saturating_sub(seen.failures.len()).min(latencies.len());
     eprintln!(
         "{flood}: other client {answered}/{calls} answered 200, p50 {:?}, p99 {:?}",
         percentile(50),
         percentile(99)
     );
-    assert_eq!(answered, calls, "during {flood}, {answered} of {calls} calls of another client were answered");
+    assert!(
+        seen.failures.is_empty() && latencies.len() == calls,
+        "during {flood}, {answered} of {calls} calls of another client were answered: {:#?}",
+        seen.failures
+    );
 }

@@ -6,8 +6,9 @@
 //! The rules, in order, for a newcomer of holder `h`:
 //! 1. `h` already holds its cap: its own idlest place is given up.
 //! 2. Below the total cap: admitted.
-//! 3. At the cap, the place still reading its first request head the
-//!    longest (a slowloris client) is given up.
+//! 3. At the cap, of the places still reading a request head (a slowloris
+//!    client), the one reading the longest of the holder with the most
+//!    such places is given up.
 //! 4. Else the idlest place of the biggest holder, when that holder has at
 //!    least two more than `h`: a holder keeps its share while others want
 //!    places, no more.
@@ -68,7 +69,19 @@ pub(crate) fn admit<K: Eq + Hash, I: Clone>(holder: &K, held: &[Held<K, I>], cap
     if held.len() < caps.total {
         return Verdict::Admit;
     }
-    if let Some(slow) = held.iter().filter(|h| h.reading_head).min_by_key(|h| h.quiet_since) {
+    // Of the heads, one of the holder reading the most: a client flooding
+    // heads gives up its own, not the one head another client is sending
+    // while its connection waits to be read (the server's delay, not the
+    // client's, made that one older than the flood's newest).
+    let mut heads: HashMap<&K, usize> = HashMap::new();
+    for place in held.iter().filter(|h| h.reading_head) {
+        *heads.entry(&place.holder).or_default() += 1;
+    }
+    let slowest = held
+        .iter()
+        .filter(|h| h.reading_head)
+        .max_by(|a, b| heads[&a.holder].cmp(&heads[&b.holder]).then_with(|| b.quiet_since.cmp(&a.quiet_since)));
+    if let Some(slow) = slowest {
         return Verdict::Shed(slow.id.clone());
     }
     // The biggest holder; of equals, the one with the idlest place.
@@ -113,6 +126,20 @@ mod tests {
         assert_eq!(admit(&"b", &held, CAPS), Verdict::Shed(3));
         // A slowloris head goes even for a newcomer of its own holder.
         assert_eq!(admit(&"a", &held, CAPS), Verdict::Shed(3));
+    }
+
+    #[test]
+    fn at_the_cap_a_flood_of_heads_gives_up_its_own_not_another_clients() {
+        let now = Instant::now();
+        // b's head waited longer for the server to read it than a's newest.
+        let held = [
+            place(1, "a", 2, true, now),
+            place(2, "a", 1, true, now),
+            place(3, "b", 5, true, now),
+            place(4, "a", 3, true, now),
+        ];
+        assert_eq!(admit(&"a", &held, CAPS), Verdict::Shed(4));
+        assert_eq!(admit(&"c", &held, CAPS), Verdict::Shed(4));
     }
 
     #[test]

@@ -37,8 +37,10 @@ impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
         let before = buf.filled().len();
         let polled = Pin::new(&mut self.stream).poll_read(cx, buf);
         if buf.filled().len() > before {
-            self.activity.update(|phase| phase.bytes_read(Instant::now()));
+            // Progress first: a connection must never look like a head being
+            // read since the last answer (the cap's shares give those up).
             self.activity.progressed();
+            self.activity.update(|phase| phase.bytes_read(Instant::now()));
         }
         polled
     }
