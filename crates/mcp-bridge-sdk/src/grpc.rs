@@ -15,6 +15,8 @@
 #[cfg(feature = "client")]
 pub mod client;
 pub mod convert;
+#[cfg(feature = "server")]
+mod incoming;
 pub mod json;
 #[cfg(feature = "server")]
 pub mod service;

@@ -16,6 +16,7 @@
 //! seals the `requestState` of multi round-trip handlers, and runs the
 //! `subscriptions/listen` streams.
 
+pub(crate) mod accept;
 mod builder;
 pub mod bus;
 mod connection;
@@ -23,7 +24,7 @@ mod context;
 mod dispatch;
 #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
 mod handler_headers;
-#[cfg(any(feature = "http-server", feature = "websocket"))]
+#[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
 pub mod http;
 #[cfg(feature = "legacy")]
 pub mod legacy;

@@ -61,7 +61,7 @@ Options:
                        stays working before it fails (default 10)
   --max-line-bytes N   longest accepted request line (default 67108864)
   --max-in-flight N    requests handled at once (default 256)
-  --max-connections N  with --http: connections open at once (default: half
+  --max-connections N  with --http or --grpc: connections open at once (default: half
                        the limit of open files, which the server raises to
                        its hard limit, within 1024 and 65536); at the cap a
                        newcomer takes the place of a connection still
@@ -145,8 +145,8 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Settings>
     if http.is_none() && redis.is_some() {
         return Err("--redis links replicas of the HTTP endpoint: give --http too".into());
     }
-    if max_connections.is_some() && http.is_none() {
-        return Err("--max-connections caps the HTTP endpoint's connections: give --http too".into());
+    if max_connections.is_some() && http.is_none() && grpc.is_none() {
+        return Err("--max-connections caps the HTTP or gRPC endpoint's connections: give --http or --grpc too".into());
     }
     if task_lease.is_some() && redis.is_none() {
         return Err("--task-lease is the lease of tasks kept in Redis: give --redis too".into());
@@ -194,7 +194,12 @@ fn main() -> ExitCode {
             let stop = async {
                 let _ = tokio::signal::ctrl_c().await;
             };
-            let options = mcp_bridge_sdk::grpc::service::GrpcServeOptions::default();
+            // Before the default cap is read from it.
+            mcp_bridge_sdk::server::http::raise_open_files_limit();
+            let mut options = mcp_bridge_sdk::grpc::service::GrpcServeOptions::default();
+            if let Some(max) = settings.max_connections {
+                options.max_connections = max;
+            }
             return mcp_bridge_sdk::grpc::service::serve(&server, listener, options, stop)
                 .await
                 .map_err(std::io::Error::other);

@@ -358,3 +358,42 @@ async fn a_tools_annotated_parameters_go_in_the_calls_metadata() {
     let answer = client.call_tool("where", json!({"region": "eu-west"}), &o).await.unwrap();
     assert_eq!(text_of(&answer.content), "eu-west", "the parameter went along as mcp-param-region");
 }
+
+/// Whether the server closed `socket` (a read ends or fails) before the
+/// hang guard.
+async fn closed_by_server(socket: &mut tokio::net::TcpStream) -> bool {
+    use tokio::io::AsyncReadExt;
+    let mut buf = [0u8; 64];
+    let read = async {
+        loop {
+            match socket.read(&mut buf).await {
+                Ok(0) | Err(_) => return true,
+                Ok(_) => {}
+            }
+        }
+    };
+    tokio::time::timeout(test_support::hostile::DEADLINE, read).await.unwrap_or(false)
+}
+
+#[tokio::test]
+async fn the_connection_cap_keeps_one_client_from_locking_others_out_of_grpc() {
+    use test_support::hostile::{HOSTILE, connect_from};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = mcp_example_server::build_server();
+    let options = GrpcServeOptions::default().with_max_connections(2);
+    tokio::spawn(async move { serve(&server, listener, options, std::future::pending()).await });
+
+    // One address holds the cap; its next connection is closed, not served.
+    let mut first = connect_from(HOSTILE, addr).await;
+    let _second = connect_from(HOSTILE, addr).await;
+    let mut third = connect_from(HOSTILE, addr).await;
+    assert!(closed_by_server(&mut third).await, "a connection over the cap was kept");
+
+    // Another client's call gets a place: the holder's idlest gives way.
+    let client = client(GrpcConfig::new(format!("http://{addr}")), "Grpc");
+    let o = RequestOptions::default();
+    let sum = client.call_tool("add", json!({"a": 2, "b": 3}), &o).await.unwrap();
+    assert_eq!(sum.structured_content, Some(json!({"sum": 5})));
+    assert!(closed_by_server(&mut first).await, "the holder's idlest connection was not given up");
+}

@@ -28,11 +28,13 @@ use serde_json::{Map, Value};
 use tonic::{Request, Response, Status};
 
 use super::convert::{RpcRequest, RpcResponse};
+use super::incoming::incoming;
 use super::proto::mcp_server::{Mcp, McpServer};
 use super::proto::*;
 use super::status::status_of;
 use super::{DEFAULT_MAX_MESSAGE_BYTES, PROTOCOL_VERSION_HEADER, RESOURCE_URI_HEADER, TOOL_NAME_HEADER};
 use crate::server::Server;
+use crate::server::http::default_max_connections;
 use crate::server::protect::{Caller, Protection, Refusal};
 
 /// The most pages of a list read for one response.
@@ -64,12 +66,20 @@ pub fn protected_service(
     McpServer::new(service).max_decoding_message_size(max_message_bytes).max_encoding_message_size(max_message_bytes)
 }
 
-/// How [`serve`] serves: the message limit, and TLS when given.
-#[derive(Clone, Default)]
+/// How [`serve`] serves: the message limit, the connection cap, and TLS
+/// when given.
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct GrpcServeOptions {
     /// The largest message each way; 0 means [`DEFAULT_MAX_MESSAGE_BYTES`].
     pub max_message_bytes: usize,
+    /// Connections open at once. At the cap a newcomer takes the place of
+    /// the idlest connection of the client address holding the most (that
+    /// connection is closed), or is closed itself when every address holds
+    /// about as many; as on the HTTP endpoint
+    /// ([`ConnectionLimits::max_connections`](crate::server::http::ConnectionLimits::max_connections)),
+    /// whose default, [`default_max_connections`], it shares.
+    pub max_connections: usize,
     /// The server's certificate chain and private key (PEM): serve TLS
     /// (`https://` for clients) instead of plain HTTP/2.
     pub tls: Option<(String, String)>,
@@ -77,11 +87,23 @@ pub struct GrpcServeOptions {
     pub protection: Option<Protection>,
 }
 
+impl Default for GrpcServeOptions {
+    fn default() -> Self {
+        GrpcServeOptions {
+            max_message_bytes: 0,
+            max_connections: default_max_connections(),
+            tls: None,
+            protection: None,
+        }
+    }
+}
+
 impl std::fmt::Debug for GrpcServeOptions {
     /// The private key never shows.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GrpcServeOptions")
             .field("max_message_bytes", &self.max_message_bytes)
+            .field("max_connections", &self.max_connections)
             .field("tls", &self.tls.is_some())
             .field("protection", &self.protection)
             .finish()
@@ -91,6 +113,7 @@ impl std::fmt::Debug for GrpcServeOptions {
 crate::setters::with_setters! {
     GrpcServeOptions {
         value with_max_message_bytes => max_message_bytes: usize,
+        value with_max_connections => max_connections: usize,
         some with_tls => tls: (String, String),
         some with_protection => protection: Protection,
     }
@@ -113,37 +136,13 @@ pub async fn serve(
         let identity = tonic::transport::Identity::from_pem(cert, key);
         builder = builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity)).map_err(failed)?;
     }
-    builder
-        .add_service(protected_service(server, max, options.protection))
-        .serve_with_incoming_shutdown(tokio_stream_of(listener), shutdown)
-        .await
-        .map_err(failed)
-}
-
-/// The connections of `listener`, as tonic takes them. A failed accept
-/// (out of file descriptors, say) is logged and tried again shortly; it
-/// never ends the server.
-fn tokio_stream_of(
-    listener: tokio::net::TcpListener,
-) -> impl futures_util::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
-    futures_util::stream::unfold(listener, |listener| async move {
-        loop {
-            match listener.accept().await {
-                Ok((stream, _)) => {
-                    // Without it, Nagle holds each small response back for
-                    // the client's delayed ACK (9.6 ms a call instead of 0.2 ms).
-                    if let Err(e) = stream.set_nodelay(true) {
-                        tracing::debug!(target: "mcp_grpc", "TCP_NODELAY not set: {e}");
-                    }
-                    return Some((Ok(stream), listener));
-                }
-                Err(e) => {
-                    tracing::warn!(target: "mcp_grpc", "accept failed: {e}");
-                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                }
-            }
-        }
-    })
+    let (connections, accepting) = incoming(listener, options.max_connections, shutdown);
+    let serving =
+        builder.add_service(protected_service(server, max, options.protection)).serve_with_incoming(connections);
+    // The server ends once the accept loop stopped and handed over the
+    // connections it took (then it finishes the calls in progress).
+    let ((), served) = tokio::join!(accepting, serving);
+    served.map_err(failed)
 }
 
 fn refused(code: i64, message: impl Into<String>) -> Status {

@@ -9,7 +9,7 @@
 //! and the headers against the body (`MCP-Protocol-Version`, `Mcp-Method`,
 //! `Mcp-Name`, -32020 `HeaderMismatch` with status 400).
 
-#[cfg(any(feature = "http-server", feature = "websocket"))]
+#[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
 mod activity;
 #[cfg(feature = "http-server")]
 mod connections;
@@ -18,7 +18,7 @@ mod endpoint;
 mod limits;
 #[cfg(feature = "http-server")]
 mod listener;
-#[cfg(any(feature = "http-server", feature = "websocket"))]
+#[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
 mod slots;
 #[cfg(feature = "https-server")]
 mod tls;
@@ -36,7 +36,7 @@ pub use limits::{
 };
 #[cfg(feature = "http-server")]
 pub use listener::Listener;
-#[cfg(any(feature = "http-server", feature = "websocket"))]
+#[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
 pub(crate) use slots::{Slot, Slots};
 #[cfg(feature = "https-server")]
 pub use tls::serve_router_tls;

@@ -7,8 +7,9 @@ use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
+#[cfg(all(unix, feature = "unix"))]
+use super::accept::{Open, accept_until};
 use super::{Connection, Server};
 use crate::limits::OUTGOING_QUEUE;
 use crate::transport::lines::{FrameReader, finish_writer, write_lines};
@@ -120,10 +121,10 @@ impl Server {
         shutdown: impl Future<Output = ()>,
     ) -> std::io::Result<()> {
         let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
-        let (connections, stop) = (TaskTracker::new(), CancellationToken::new());
+        let open = Open::default();
         accept_until(accept, shutdown, "a socket client", |stream: tokio::net::UnixStream| {
-            let (server, stop) = (self.clone(), stop.child_token());
-            connections.spawn(async move {
+            let (server, stop) = (self.clone(), open.stop.child_token());
+            open.connections.spawn(async move {
                 let (read, write) = stream.into_split();
                 if let Err(e) = server.serve_stream_until(read, write, stop).await {
                     tracing::debug!("a socket client's connection failed: {e}");
@@ -132,7 +133,7 @@ impl Server {
         })
         .await;
         self.shutdown_subscriptions();
-        self.end_connections(connections, stop).await;
+        open.end(Some(self.ending_grace())).await;
         Ok(())
     }
 
@@ -143,46 +144,5 @@ impl Server {
     #[cfg(feature = "stdio")]
     pub async fn serve_stdio(&self) -> std::io::Result<()> {
         self.serve_stream(process_stdio::stdin(), process_stdio::stdout()).await
-    }
-}
-
-impl Server {
-    /// Ends the connections of a listener that stopped taking new ones:
-    /// each ends as at the end of its input, within twice the grace time
-    /// (the requests' grace, then the writer's); one that takes longer is
-    /// left to its own end.
-    pub(super) async fn end_connections(&self, connections: TaskTracker, stop: CancellationToken) {
-        stop.cancel();
-        connections.close();
-        let grace = self.limits().shutdown_grace * 2;
-        if tokio::time::timeout(grace, connections.wait()).await.is_err() {
-            tracing::warn!(left = connections.len(), "connections still open {grace:?} after the shutdown");
-        }
-    }
-}
-
-/// Takes connections until `shutdown` completes, handing each to `serve`.
-/// A failed accept (out of descriptors, say) is not a reason to stop
-/// serving: it is logged and tried again a little later.
-pub(super) async fn accept_until<S, A>(
-    mut accept: impl FnMut() -> A,
-    shutdown: impl Future<Output = ()>,
-    what: &str,
-    mut serve: impl FnMut(S),
-) where
-    A: Future<Output = std::io::Result<S>>,
-{
-    tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            accepted = accept() => match accepted {
-                Ok(stream) => serve(stream),
-                Err(e) => {
-                    tracing::warn!("accepting {what} failed: {e}");
-                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                }
-            },
-            () = &mut shutdown => return,
-        }
     }
 }

@@ -19,11 +19,10 @@ use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::handshake::server::{Callback, ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode, header};
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
-use super::http::{HttpOptions, Slot, Slots, refusal_by_origin_or_host, refuse_connection};
+use super::accept::{accept_tcp, serve_capped};
+use super::http::{HttpOptions, Slot, refusal_by_origin_or_host, refuse_connection};
 use super::protect::{Caller, Protection};
-use super::stdio::accept_until;
 use super::{Connection, Server};
 use crate::limits::OUTGOING_QUEUE;
 use crate::transport::websocket::SUBPROTOCOL;
@@ -59,23 +58,15 @@ impl Server {
         shutdown: impl Future<Output = ()>,
     ) -> std::io::Result<()> {
         let options = Arc::new(options);
-        let limit = options.connections.max_connections;
-        let slots = Slots::new(limit);
-        let accept = || async { listener.accept().await };
-        let (connections, stop) = (TaskTracker::new(), CancellationToken::new());
-        accept_until(accept, shutdown, "a WebSocket client", |(stream, client)| match slots.take(client) {
-            Some(slot) => {
-                let (server, options, stop) = (self.clone(), options.clone(), stop.child_token());
-                connections.spawn(async move { serve_connection(server, stream, &options, stop, Some(slot)).await });
-            }
-            None => {
-                tracing::warn!(limit, "refusing a WebSocket connection: too many are open");
-                connections.spawn(refuse_connection(stream));
-            }
-        })
-        .await;
+        let serve = |stream, slot, stop| {
+            let (server, options) = (self.clone(), options.clone());
+            async move { serve_connection(server, stream, &options, stop, Some(slot)).await }
+        };
+        let cap = options.connections.max_connections;
+        let accept = || accept_tcp(&listener);
+        let open = serve_capped(accept, cap, "a WebSocket client", shutdown, serve, refuse_connection).await;
         self.shutdown_subscriptions();
-        self.end_connections(connections, stop).await;
+        open.end(Some(self.ending_grace())).await;
         Ok(())
     }
 }

@@ -13,18 +13,15 @@ use mcp_bridge_protocol::{
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 use super::connections;
 use super::listener::{Accepted, Listener};
-use super::slots::{Slot, Slots};
-use super::{ConnectionLimits, HttpOptions, refusal_by_origin_or_host};
+use super::{ConnectionLimits, HttpOptions, refusal_by_origin_or_host, refuse_connection};
 use crate::limits::OUTGOING_QUEUE;
+use crate::server::accept::serve_capped;
 #[cfg(feature = "legacy")]
 use crate::server::legacy::embed::http::LegacyHttpOptions;
 use crate::server::protect::{Caller, Protection, Refusal};
-use crate::server::stdio::accept_until;
 use crate::server::{Connection, Server};
 use mcp_bridge_protocol::headers::{check_header_values, decode_header_value, name_member};
 use mcp_bridge_protocol::meta::RequestMeta;
@@ -132,40 +129,15 @@ pub async fn serve_router(
     let serve = |accepted: Accepted, slot, stop| {
         connections::serve_connection(accepted, router.clone(), limits, stop, slot, None)
     };
-    serve_accepted(|| listener.accept(), limits, shutdown, serve).await
-}
-
-/// Accepts connections with `accept` (each with the address its client is
-/// counted under) under `limits.max_connections` until `shutdown`
-/// completes, each served by `serve` (given its place under the cap and the
-/// token that stops it); then waits for them to end.
-pub(super) async fn serve_accepted<S, A, F>(
-    accept: impl FnMut() -> A,
-    limits: ConnectionLimits,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-    serve: impl Fn(S, Slot, CancellationToken) -> F,
-) -> std::io::Result<()>
-where
-    A: Future<Output = std::io::Result<(S, std::net::SocketAddr)>>,
-    S: tokio::io::AsyncWrite + Unpin + Send + 'static,
-    F: Future<Output = ()> + Send + 'static,
-{
-    let slots = Slots::new(limits.max_connections);
-    let stop = CancellationToken::new();
-    let connections = TaskTracker::new();
-    accept_until(accept, shutdown, "an HTTP client", |(stream, client)| match slots.take(client) {
-        Some(slot) => {
-            connections.spawn(serve(stream, slot, stop.clone()));
-        }
-        None => {
-            tracing::warn!(limit = limits.max_connections, "refusing an HTTP connection: too many are open");
-            connections.spawn(super::refuse_connection(stream));
-        }
-    })
-    .await;
-    stop.cancel();
-    connections.close();
-    connections.wait().await;
+    let open = serve_capped(
+        || listener.accept(),
+        limits.max_connections,
+        "an HTTP client",
+        shutdown,
+        serve,
+        refuse_connection,
+    );
+    open.await.end(None).await;
     Ok(())
 }
 

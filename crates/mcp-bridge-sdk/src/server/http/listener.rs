@@ -6,6 +6,8 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use crate::server::accept::accept_tcp;
+
 /// The address a Unix socket's clients are counted under in the fair
 /// shares of the connection cap: they all share one, since the folder's
 /// permissions already admit only its owner.
@@ -49,7 +51,9 @@ impl Listener {
     /// The next connection and the address its client is counted under.
     pub(super) async fn accept(&self) -> std::io::Result<(Accepted, SocketAddr)> {
         match self {
-            Listener::Tcp(listener) => listener.accept().await.map(|(stream, client)| (Accepted::Tcp(stream), client)),
+            Listener::Tcp(listener) => {
+                accept_tcp(listener).await.map(|(stream, client)| (Accepted::Tcp(stream), client))
+            }
             #[cfg(all(unix, feature = "unix"))]
             Listener::Unix(listener) => {
                 listener.accept().await.map(|(stream, _)| (Accepted::Unix(stream), UNIX_CLIENT))

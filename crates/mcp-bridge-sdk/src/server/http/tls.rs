@@ -11,9 +11,9 @@ use axum::Router;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::ServerConfig;
 
-use super::endpoint::serve_accepted;
-use super::{ConnectionLimits, HttpOptions, connections};
+use super::{ConnectionLimits, HttpOptions, connections, refuse_connection};
 use crate::server::Server;
+use crate::server::accept::{accept_tcp, serve_capped};
 use crate::server::protect::PeerCertificates;
 
 impl Server {
@@ -67,5 +67,8 @@ pub async fn serve_router_tls(
             connections::serve_connection(stream, router, limits, stop, slot, peer).await;
         }
     };
-    serve_accepted(|| listener.accept(), limits, shutdown, serve).await
+    let accept = || accept_tcp(&listener);
+    let open = serve_capped(accept, limits.max_connections, "an HTTPS client", shutdown, serve, refuse_connection);
+    open.await.end(None).await;
+    Ok(())
 }
