@@ -1,16 +1,18 @@
 //! A server built with the SDK serves 2025-11-25 clients by itself (the
-//! `legacy` feature): on a byte stream (stdio), a Unix socket and its HTTP
-//! endpoint, an `initialize` starts a session on the same registrations a
+//! `legacy` feature): on a byte stream (stdio), a Unix socket, its HTTP
+//! endpoint and WebSocket, an `initialize` starts a session on the same registrations a
 //! 2026-07-28 client reaches; `ServerBuilder::legacy_clients(None)` turns
 //! that off; a stopped listener ends a legacy connection as the end of its
 //! input does.
 
+use futures_util::{SinkExt, StreamExt};
 use mcp_bridge_protocol::types::{Implementation, Tool};
 use mcp_bridge_sdk::Server;
 use mcp_bridge_sdk::server::http::HttpOptions;
 use serde_json::{Value, json};
 use test_support::{legacy_http_post, response_messages};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio_tungstenite::tungstenite::Message as WsMessage;
 use tokio_util::sync::CancellationToken;
 
 /// A deadline for what a stop must end (far above the grace times).
@@ -176,5 +178,92 @@ async fn without_legacy_clients_the_endpoint_has_no_sessions() {
     assert_eq!(client.delete(&url).send().await.unwrap().status(), 405);
     let response = legacy_http_post(&url, None, &initialize(1)).send().await.unwrap();
     assert!(response.headers().get("mcp-session-id").is_none(), "no session was started");
+    stop.cancel();
+}
+
+/// `server` on WebSocket at a free loopback port: its URL, and the token
+/// that stops it.
+async fn serve_websocket(server: Server) -> (String, CancellationToken) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}/mcp", listener.local_addr().unwrap());
+    let stop = CancellationToken::new();
+    let stopping = stop.clone();
+    tokio::spawn(
+        async move { server.serve_websocket(listener, HttpOptions::default(), stopping.cancelled_owned()).await },
+    );
+    (url, stop)
+}
+
+/// A raw WebSocket connection to `url`.
+async fn ws_connect(url: &str) -> tokio_tungstenite::WebSocketStream<tokio::net::TcpStream> {
+    let addr = url.trim_start_matches("ws://").trim_end_matches("/mcp");
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tokio_tungstenite::client_async(url, tcp).await.unwrap().0
+}
+
+/// The answer to request `id` on a WebSocket (notifications skipped).
+async fn ws_answer<S>(socket: &mut S, id: i64) -> Value
+where
+    S: futures_util::Stream<Item = Result<WsMessage, tokio_tungstenite::tungstenite::Error>> + Unpin,
+{
+    loop {
+        let next = tokio::time::timeout(ENDS_WITHIN, socket.next()).await.expect("an answer in time");
+        let Some(Ok(WsMessage::Text(text))) = next else { panic!("the connection ended: {next:?}") };
+        let message: Value = serde_json::from_str(&text).unwrap();
+        if message["id"] == json!(id) {
+            return message;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_legacy_client_uses_the_server_over_websocket() {
+    let (url, stop) = serve_websocket(calculator().build()).await;
+    let mut socket = ws_connect(&url).await;
+    // A message spread over lines is one message on WebSocket.
+    socket.send(WsMessage::text(serde_json::to_string_pretty(&initialize(1)).unwrap())).await.unwrap();
+    let result = ws_answer(&mut socket, 1).await["result"].clone();
+    assert_eq!(result["protocolVersion"], "2025-11-25", "{result}");
+    assert_eq!(result["serverInfo"]["name"], "calculator", "{result}");
+    socket.send(WsMessage::text(initialized().to_string())).await.unwrap();
+    socket.send(WsMessage::text(add(2).to_string())).await.unwrap();
+    let call = ws_answer(&mut socket, 2).await;
+    assert_eq!(call["result"]["content"][0]["text"], "5", "{call}");
+    // A stopped listener ends the session and closes the connection.
+    stop.cancel();
+    let closed = tokio::time::timeout(ENDS_WITHIN, async {
+        while let Some(Ok(message)) = socket.next().await {
+            if message.is_close() {
+                break;
+            }
+        }
+    });
+    closed.await.expect("the connection closed after the stop");
+}
+
+#[tokio::test]
+async fn without_legacy_clients_initialize_over_websocket_is_an_unknown_method() {
+    let (url, stop) = serve_websocket(calculator().legacy_clients(None).build()).await;
+    let mut socket = ws_connect(&url).await;
+    socket.send(WsMessage::text(initialize(1).to_string())).await.unwrap();
+    let answer = ws_answer(&mut socket, 1).await;
+    assert!(answer["error"].is_object(), "{answer}");
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn the_typescript_1x_client_uses_the_server_over_websocket() {
+    let (url, stop) = serve_websocket(calculator().build()).await;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ts/quick_start_client.mjs");
+    let node = test_support::node_with_websocket()
+        .arg(script)
+        .args(["websocket", &url])
+        .env("TS_SDK_DIR", test_support::ts_sdk_dir())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(ENDS_WITHIN, node).await.expect("the client ended").unwrap();
+    assert!(output.status.success(), "the client failed:\n{}", String::from_utf8_lossy(&output.stderr));
+    let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(seen, json!({"server": "calculator", "tools": ["add"], "add": "5"}));
     stop.cancel();
 }

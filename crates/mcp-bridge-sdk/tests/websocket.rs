@@ -395,12 +395,7 @@ async fn wss_trusts_a_ca_file_and_refuses_an_unknown_issuer() {
 async fn the_typescript_sdk_websocket_client_is_served() {
     let (addr, _stop, _serving) = serve(server(), HttpOptions::default()).await;
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ts/websocket_client.mjs");
-    let mut node = tokio::process::Command::new("node");
-    // Node 20 has the WebSocket client behind a flag; 22 has it on by default.
-    let version = std::process::Command::new("node").arg("--version").output().expect("node is on the PATH");
-    if String::from_utf8_lossy(&version.stdout).starts_with("v20.") {
-        node.arg("--experimental-websocket");
-    }
+    let mut node = test_support::node_with_websocket();
     let meta = test_support::request_meta(json!({}));
     let output = node
         .env("TS_SDK_DIR", test_support::ts_sdk_dir())

@@ -56,6 +56,18 @@ pub fn chromium() -> &'static str {
     path
 }
 
+/// `node`, with its WebSocket client on: Node 20 has it behind a flag,
+/// 22 has it on by default (the TypeScript SDK's WebSocket transport uses
+/// the global `WebSocket`).
+pub fn node_with_websocket() -> tokio::process::Command {
+    let mut node = tokio::process::Command::new("node");
+    let version = std::process::Command::new("node").arg("--version").output().expect("node is on the PATH");
+    if String::from_utf8_lossy(&version.stdout).starts_with("v20.") {
+        node.arg("--experimental-websocket");
+    }
+    node
+}
+
 /// The TypeScript SDK 1.x that `scripts/test` installs (a legacy client, as
 /// VS Code uses). Panics with the way to install it when it is missing.
 pub fn ts_sdk_dir() -> PathBuf {

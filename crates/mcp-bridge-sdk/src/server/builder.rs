@@ -330,7 +330,7 @@ impl ServerBuilder {
     }
 
     /// How 2025-11-25 clients (an `initialize` first) are served on this
-    /// server's stdio, Unix sockets and HTTP endpoint. By default they are,
+    /// server's stdio, Unix sockets, HTTP endpoint and WebSocket. By default they are,
     /// with [`EmbedOptions::default`](super::legacy::embed::EmbedOptions);
     /// `None` leaves them to the 2026-07-28 server, which does not know
     /// `initialize`.

@@ -5,7 +5,10 @@
 //! when the client offers subprotocols, and on a protected endpoint its
 //! token (`head.rs`).
 
+mod era;
 mod head;
+#[cfg(feature = "legacy")]
+mod legacy;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,6 +30,8 @@ use super::{Connection, Server};
 use crate::limits::OUTGOING_QUEUE;
 use crate::transport::websocket::SUBPROTOCOL;
 use crate::transport::websocket::frames::{self, Received};
+use era::{Era, Taken};
+use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 /// The longest a client may take to send its upgrade request.
 const UPGRADE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -191,6 +196,7 @@ async fn serve_connection<S>(
     let (out, out_rx) = mpsc::channel(OUTGOING_QUEUE);
     let (close, close_rx) = oneshot::channel();
     let mut writer = tokio::spawn(frames::write_messages(sink, out_rx, close_rx));
+    let mut era = Era::new(&server, caller.clone(), out.clone());
     let connection = Connection::new(server, out).with_caller(caller).with_http_headers(headers);
     let mut close = Some(close);
     let idle_timeout = options.connections.idle_timeout;
@@ -205,8 +211,11 @@ async fn serve_connection<S>(
                 tracing::debug!("closing a WebSocket connection to make room for another client's");
                 Received::Fatal(frames::going_away("the connection made room for another client's"))
             }
+            () = era.session_ended() => Received::End,
             () = tokio::time::sleep_until(idle_deadline) => {
-                if connection.is_idle() {
+                // A 2025-11-25 session waits on its client between requests:
+                // only the cap's fair shares close it.
+                if connection.is_idle() && !era.is_legacy() {
                     tracing::debug!("closing a WebSocket connection unused for {idle_timeout:?}");
                     Received::Fatal(frames::going_away("the connection was unused for too long"))
                 } else {
@@ -220,9 +229,10 @@ async fn serve_connection<S>(
             slot.activity.progressed();
         }
         match received {
-            Received::Text(text) => match decode_message(text.as_bytes(), limits.max_depth) {
-                Ok(message) => connection.handle(message).await,
-                Err(e) => connection.reject(e.reply_id(text.as_bytes()), e.to_error_object()).await,
+            Received::Text(text) => match era.take(text, &stop, slot.as_ref()).await {
+                Taken::Not(text) => handle_text(&connection, text, limits.max_depth).await,
+                Taken::Yes => {}
+                Taken::Ended => break,
             },
             Received::End => break,
             Received::Fatal(frame) => {
@@ -233,6 +243,7 @@ async fn serve_connection<S>(
             }
         }
     }
+    era.finish(limits.shutdown_grace).await;
     connection.finish().await;
     drop(close);
     // The last answers get the grace time to go out; a detached task
@@ -242,9 +253,17 @@ async fn serve_connection<S>(
     }
 }
 
+/// One text message of a 2026-07-28 client, to its connection.
+async fn handle_text(connection: &Connection, text: Utf8Bytes, max_depth: usize) {
+    match decode_message(text.as_bytes(), max_depth) {
+        Ok(message) => connection.handle(message).await,
+        Err(e) => connection.reject(e.reply_id(text.as_bytes()), e.to_error_object()).await,
+    }
+}
+
 /// Completes when `slot` is given up to another client's connection; never
 /// for a connection outside the cap.
-async fn given_up(slot: Option<&Slot>) {
+pub(super) async fn given_up(slot: Option<&Slot>) {
     match slot {
         Some(slot) => slot.shed.cancelled().await,
         None => std::future::pending().await,

@@ -1,10 +1,12 @@
 // The TypeScript SDK 1.x's Client (a 2025-11-25 client, as VS Code's) uses
 // the SDK's quick-start server (examples/typed_tool_server.rs): on stdio,
-// started as a child, or over Streamable HTTP at a URL. Prints the server's
-// name, its tools' names and the text of add(2, 3) as one JSON object.
+// started as a child, over Streamable HTTP or over WebSocket at a URL.
+// Prints the server's name, its tools' names and the text of add(2, 3) as
+// one JSON object.
 //
 // Usage: TS_SDK_DIR=.../node_modules/@modelcontextprotocol/sdk node quick_start_client.mjs stdio SERVER_PROGRAM
 //        TS_SDK_DIR=... node quick_start_client.mjs http URL
+//        TS_SDK_DIR=... node quick_start_client.mjs websocket URL
 import { pathToFileURL } from "node:url";
 
 const sdk = process.env.TS_SDK_DIR;
@@ -16,6 +18,9 @@ let transport;
 if (how === "stdio") {
   const { StdioClientTransport } = await load("client/stdio.js");
   transport = new StdioClientTransport({ command: where, args: [] });
+} else if (how === "websocket") {
+  const { WebSocketClientTransport } = await load("client/websocket.js");
+  transport = new WebSocketClientTransport(new URL(where));
 } else {
   const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
   transport = new StreamableHTTPClientTransport(new URL(where));

@@ -75,19 +75,39 @@ pub enum Path {
     None,
 }
 
-/// What the first line of the input is, for the choice of the path.
-enum FirstLine {
+/// What a client's first message says of its revision.
+pub(crate) enum FirstLine {
+    /// `initialize`: a 2025-11-25 client.
     Initialize,
+    /// `server/discover`: answered by [`discover_answer`]; the next
+    /// message decides.
     Discover(mcp_bridge_protocol::JsonRpcRequest),
+    /// Anything else, bad messages included: the 2026-07-28 server's.
     Other,
 }
 
-fn classify(line: &[u8], max_depth: usize) -> FirstLine {
+/// What the first message `line` (one JSON-RPC message) says.
+pub(crate) fn classify(line: &[u8], max_depth: usize) -> FirstLine {
     match decode_message(line, max_depth) {
         Ok(Message::Request(r)) if r.method == Initialize::NAME => FirstLine::Initialize,
         Ok(Message::Request(r)) if r.method == ServerDiscover::NAME => FirstLine::Discover(r),
-        // Anything else, bad lines included, is the modern server's to answer.
         _ => FirstLine::Other,
+    }
+}
+
+/// The answer to a `server/discover` that came before the first other
+/// request, as `policy` says.
+pub(crate) async fn discover_answer(
+    server: &Server,
+    request: mcp_bridge_protocol::JsonRpcRequest,
+    policy: DiscoverPolicy,
+) -> Message {
+    match policy {
+        DiscoverPolicy::Answer => server.answer(request).await,
+        DiscoverPolicy::Refuse => Message::Error(JsonRpcErrorResponse::new(
+            Some(request.id),
+            ErrorObject::new(error_code::METHOD_NOT_FOUND, "Method not found"),
+        )),
     }
 }
 
@@ -163,13 +183,7 @@ where
             FirstLine::Initialize => break Path::Legacy,
             FirstLine::Other => break Path::Modern,
             FirstLine::Discover(request) => {
-                let answer = match options.discover {
-                    DiscoverPolicy::Answer => server.answer(request).await,
-                    DiscoverPolicy::Refuse => Message::Error(JsonRpcErrorResponse::new(
-                        Some(request.id),
-                        ErrorObject::new(error_code::METHOD_NOT_FOUND, "Method not found"),
-                    )),
-                };
+                let answer = discover_answer(server, request, options.discover).await;
                 output.write_all(&mcp_bridge_protocol::encode_line(&answer)).await?;
                 output.flush().await?;
                 pending.drain(..=end);
