@@ -118,7 +118,8 @@ fn legacy_classifier() {
         let _ = mcp_bridge_sdk::server::legacy::classify::classify_notification(&text);
         if let Ok(value) = serde_json::from_slice::<Value>(input) {
             let _ = mcp_bridge_sdk::server::legacy::classify::parse_initialize(Some(&value));
-            let _ = mcp_bridge_sdk::server::legacy::classify::cancelled_request_id(Some(&value));
+            let cancelled = mcp_bridge_protocol::JsonRpcNotification::new("notifications/cancelled", Some(value));
+            let _ = cancelled.cancelled_request();
         }
         Ok(())
     });

@@ -80,6 +80,17 @@ impl JsonRpcNotification {
     pub fn new(method: impl Into<String>, params: Option<Value>) -> Self {
         JsonRpcNotification { jsonrpc: JsonRpcVersion, method: method.into(), params, extra: Map::new() }
     }
+
+    /// The request this notification cancels: `Some` only for a
+    /// `notifications/cancelled` naming a valid id (2025-11-25 lets it name
+    /// none).
+    pub fn cancelled_request(&self) -> Option<RequestId> {
+        use crate::method::{Method, NotificationsCancelled};
+        if self.method != NotificationsCancelled::NAME {
+            return None;
+        }
+        crate::types::CancelledNotificationParams::deserialize(self.params.as_ref()?).ok()?.request_id
+    }
 }
 
 /// A successful response.
@@ -426,6 +437,22 @@ pub fn classify(value: Value) -> Result<Message, DecodeError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_cancellation_names_its_request_when_it_names_a_valid_one() {
+        let cancelled = |params: Value| JsonRpcNotification::new("notifications/cancelled", Some(params));
+        assert_eq!(cancelled(serde_json::json!({"requestId": 4})).cancelled_request(), Some(4.into()));
+        assert_eq!(
+            cancelled(serde_json::json!({"requestId": "a", "reason": "x"})).cancelled_request(),
+            Some("a".into())
+        );
+        assert_eq!(cancelled(serde_json::json!({"requestId": null})).cancelled_request(), None);
+        assert_eq!(cancelled(serde_json::json!({"requestId": true})).cancelled_request(), None);
+        assert_eq!(cancelled(serde_json::json!({})).cancelled_request(), None);
+        assert_eq!(JsonRpcNotification::new("notifications/cancelled", None).cancelled_request(), None);
+        let other = JsonRpcNotification::new("notifications/progress", Some(serde_json::json!({"requestId": 4})));
+        assert_eq!(other.cancelled_request(), None);
+    }
+
     use super::*;
     use serde_json::json;
 

@@ -128,8 +128,7 @@ impl Router {
                 },
                 Incoming::Message(Message::Notification(n)) if n.method == NotificationsCancelled::NAME => {
                     // Only a 2025-11-25 server cancels: one of its own requests.
-                    let id = n.params.as_ref().and_then(|p| p.get("requestId")).cloned();
-                    if let Some(id) = id.and_then(|id| RequestId::try_from_value(&id).ok()) {
+                    if let Some(id) = n.cancelled_request() {
                         let _ = server_requests.send(FromServer::Cancelled(id)).await;
                     }
                 }

@@ -160,8 +160,7 @@ async fn pump(
                     by_id.insert(id, handle);
                 }
                 Some(Message::Notification(n)) if n.method == NotificationsCancelled::NAME => {
-                    let id = n.params.as_ref().and_then(|p| p.get("requestId")).and_then(|id| RequestId::try_from_value(id).ok());
-                    if let Some(handle) = id.and_then(|id| by_id.remove(&id)) {
+                    if let Some(handle) = n.cancelled_request().and_then(|id| by_id.remove(&id)) {
                         handle.abort();
                     }
                 }

@@ -113,9 +113,7 @@ impl Connection {
         match message {
             Message::Request(request) => self.admit(request, None).await,
             Message::Notification(n) if n.method == NotificationsCancelled::NAME => {
-                let id =
-                    n.params.as_ref().and_then(|p| p.get("requestId")).and_then(|v| RequestId::try_from_value(v).ok());
-                if let Some(token) = id.and_then(|id| lock(&self.in_flight).cancel(&id).cloned()) {
+                if let Some(token) = n.cancelled_request().and_then(|id| lock(&self.in_flight).cancel(&id).cloned()) {
                     token.cancel();
                 }
             }

@@ -211,9 +211,7 @@ async fn pump(
             }
             Message::Notification(n) if n.method == NotificationsCancelled::NAME => {
                 // On Streamable HTTP a request is cancelled by closing its stream.
-                let id =
-                    n.params.as_ref().and_then(|p| p.get("requestId")).and_then(|v| RequestId::try_from_value(v).ok());
-                if let Some(exchange) = id.and_then(|id| lock(&shared.in_flight).remove(&id)) {
+                if let Some(exchange) = n.cancelled_request().and_then(|id| lock(&shared.in_flight).remove(&id)) {
                     exchange.cancel();
                 }
             }

@@ -2,7 +2,6 @@
 //! that revision: the class of every method and notification, and the
 //! params the server reads itself. No I/O.
 
-use mcp_bridge_protocol::RequestId;
 use mcp_bridge_protocol::legacy::{InitializeRequestParams, SetLevelRequestParams, SubscribeRequestParams};
 use mcp_bridge_protocol::method::{
     Initialize, Initialized, LoggingSetLevel, Method, NotificationsCancelled, Ping, ResourcesSubscribe,
@@ -111,11 +110,6 @@ pub fn parse_subscription(method: &'static str, params: Option<&Value>) -> Resul
     parse::<SubscribeRequestParams>(method, params).map(|p| p.uri)
 }
 
-/// The id a `notifications/cancelled` names, when it names a valid one.
-pub fn cancelled_request_id(params: Option<&Value>) -> Option<RequestId> {
-    params.and_then(|p| p.get("requestId")).and_then(|v| RequestId::try_from_value(v).ok())
-}
-
 /// Whether a request carries the 2026-07-28 protocol version key in its
 /// `_meta`: a modern client that should be told -32601, not "initialize".
 pub fn has_modern_meta(params: Option<&Value>) -> bool {
@@ -161,8 +155,6 @@ mod tests {
         assert!(parse_set_level(Some(&json!({"level": "loud"}))).is_err());
         assert_eq!(parse_subscription("resources/subscribe", Some(&json!({"uri": "a://b"}))).unwrap(), "a://b");
         assert!(parse_subscription("resources/subscribe", Some(&json!({}))).is_err());
-        assert_eq!(cancelled_request_id(Some(&json!({"requestId": 4}))), Some(4.into()));
-        assert_eq!(cancelled_request_id(Some(&json!({"requestId": null}))), None);
         assert!(has_modern_meta(Some(&json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}))));
         assert!(!has_modern_meta(Some(&json!({"_meta": {}}))));
     }

@@ -330,8 +330,7 @@ impl LegacySession {
                 self.offer_consent();
             }
             NotificationClass::Cancelled => {
-                let token = classify::cancelled_request_id(n.params.as_ref())
-                    .and_then(|id| self.state().slots.cancel(&id).cloned());
+                let token = n.cancelled_request().and_then(|id| self.state().slots.cancel(&id).cloned());
                 if let Some(token) = token {
                     token.cancel();
                 }
