@@ -14,6 +14,8 @@
 pub mod credentials;
 #[cfg(feature = "http-client")]
 pub mod http;
+#[cfg(any(feature = "http-client", all(feature = "client", feature = "grpc")))]
+pub(crate) mod in_flight;
 #[cfg(any(feature = "server", all(feature = "client", any(feature = "stdio", feature = "unix"))))]
 pub mod lines;
 #[cfg(all(feature = "client", feature = "server"))]

@@ -397,3 +397,42 @@ async fn the_connection_cap_keeps_one_client_from_locking_others_out_of_grpc() {
     assert_eq!(sum.structured_content, Some(json!({"sum": 5})));
     assert!(closed_by_server(&mut first).await, "the holder's idlest connection was not given up");
 }
+
+#[tokio::test]
+async fn a_cancelled_call_ends_its_rpc_and_the_handler() {
+    use mcp_bridge_protocol::types::{Implementation, Tool};
+    use mcp_bridge_sdk::{Reply, RequestContext, Server};
+    /// Tells the test when the handler is over, however it ends.
+    struct Ended(Option<tokio::sync::oneshot::Sender<()>>);
+    impl Drop for Ended {
+        fn drop(&mut self) {
+            if let Some(ended) = self.0.take() {
+                let _ = ended.send(());
+            }
+        }
+    }
+    let (ended, handler_ended) = tokio::sync::oneshot::channel();
+    let ended = Arc::new(Mutex::new(Some(ended)));
+    let server = Server::builder(Implementation::new("waiting", "1"))
+        .tool(Tool::new("wait"), move |_call, ctx: RequestContext| {
+            let ended = Ended(ended.lock().unwrap().take());
+            async move {
+                let _ended = ended;
+                ctx.cancelled().await;
+                Ok(Reply::Complete(mcp_bridge_protocol::types::CallToolResult::text("cancelled")))
+            }
+        })
+        .build();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { serve(&server, listener, GrpcServeOptions::default(), std::future::pending()).await });
+    let client = client(GrpcConfig::new(format!("http://{addr}")), "Grpc");
+    let options = RequestOptions::default().with_timeout(std::time::Duration::from_millis(300));
+    let err = client.call_tool("wait", json!({}), &options).await.unwrap_err();
+    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+    // The time limit cancels the request: its RPC ends, and with it the handler.
+    tokio::time::timeout(test_support::hostile::DEADLINE, handler_ended)
+        .await
+        .expect("the handler ended after the cancellation")
+        .unwrap();
+}

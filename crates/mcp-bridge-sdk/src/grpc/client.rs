@@ -12,7 +12,6 @@
 //! naming it; notifications other than a cancellation (which ends the call)
 //! have nowhere to go and are dropped.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_bridge_protocol::meta::PROTOCOL_VERSION_KEY;
@@ -24,7 +23,7 @@ use mcp_bridge_protocol::{
 };
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
-use tokio::task::{AbortHandle, JoinSet};
+use tokio::task::JoinSet;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 
 use super::convert::{RpcRequest, RpcResponse};
@@ -34,6 +33,7 @@ use super::{DEFAULT_MAX_MESSAGE_BYTES, PROTOCOL_VERSION_HEADER, RESOURCE_URI_HEA
 use crate::error::Error;
 use crate::limits::{CLOSE_GRACE, OUTGOING_QUEUE};
 use crate::task_group::TaskGroup;
+use crate::transport::in_flight::InFlight;
 use crate::transport::tool_headers::ToolHeaders;
 use crate::transport::{Credential, Incoming, Transport};
 
@@ -136,7 +136,7 @@ async fn pump(
     closed: tokio_util::sync::CancellationToken,
 ) {
     let mut calls = JoinSet::new();
-    let mut by_id: HashMap<RequestId, AbortHandle> = HashMap::new();
+    let in_flight = InFlight::default();
     let tool_headers = ToolHeaders::default();
     loop {
         tokio::select! {
@@ -147,30 +147,29 @@ async fn pump(
                     let _ = to_client.send(Incoming::Message(discovered(request.id))).await;
                 }
                 Some(Message::Request(request)) => {
-                    let id = request.id.clone();
+                    let ends = closed.child_token();
+                    in_flight.started(request.id.clone(), ends.clone());
                     let (client, config, to_client) = (client.clone(), config.clone(), to_client.clone());
-                    let tool_headers = tool_headers.clone();
-                    let handle = calls.spawn(async move {
+                    let (tool_headers, in_flight) = (tool_headers.clone(), in_flight.clone());
+                    calls.spawn(async move {
                         let id = request.id.clone();
-                        for incoming in call(client, &config, &tool_headers, request).await {
-                            let _ = to_client.send(incoming).await;
+                        let answering = async {
+                            for incoming in call(client, &config, &tool_headers, request).await {
+                                let _ = to_client.send(incoming).await;
+                            }
+                        };
+                        tokio::select! {
+                            () = answering => {}
+                            () = ends.cancelled() => {}
                         }
-                        id
+                        in_flight.finished(&id);
                     });
-                    by_id.insert(id, handle);
                 }
-                Some(Message::Notification(n)) if n.method == NotificationsCancelled::NAME => {
-                    if let Some(handle) = n.cancelled_request().and_then(|id| by_id.remove(&id)) {
-                        handle.abort();
-                    }
-                }
+                Some(Message::Notification(n)) if n.method == NotificationsCancelled::NAME => in_flight.cancel(&n),
                 Some(other) => tracing::debug!(target: "mcp_grpc", "dropped: the proto has no place for {other:?}"),
             },
-            Some(done) = calls.join_next(), if !calls.is_empty() => {
-                if let Ok(id) = done {
-                    by_id.remove(&id);
-                }
-            }
+            // Finished calls leave the set.
+            Some(_) = calls.join_next(), if !calls.is_empty() => {}
         }
     }
 }

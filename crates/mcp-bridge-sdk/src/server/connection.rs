@@ -221,6 +221,7 @@ impl Server {
     /// notifications sent on the way are dropped. For a host that reads the
     /// request itself (the embedded bridge answers `server/discover` this
     /// way). A `subscriptions/listen` needs a connection: it is refused.
+    /// Dropping the future before it completes cancels the request.
     pub async fn answer(&self, request: JsonRpcRequest) -> Message {
         if request.method == SubscriptionsListen::NAME {
             let error = ErrorObject::new(
@@ -252,11 +253,14 @@ impl Server {
     }
 
     /// Serves `request` on a connection of its own (`setup` sets its
-    /// context) and returns its response.
+    /// context) and returns its response. A caller that stops waiting
+    /// (drops the future: a gRPC call reset by its client) cancels the
+    /// request.
     async fn answer_on(&self, request: JsonRpcRequest, setup: impl FnOnce(Connection) -> Connection) -> Message {
         let id = request.id.clone();
         let (out, mut rx) = mpsc::channel(crate::limits::OUTGOING_QUEUE);
         let connection = setup(Connection::new(self.clone(), out));
+        let _cancel_when_dropped = connection.cancel.clone().drop_guard();
         connection.handle(Message::Request(request)).await;
         while let Some(message) = rx.recv().await {
             if matches!(message, Message::Result(_) | Message::Error(_)) {

@@ -12,18 +12,17 @@
 //!
 //! Errors never quote the URL (the reqwest error is stripped of it).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use mcp_bridge_protocol::method::{
     Initialize, Initialized, Method, NotificationsCancelled, SubscriptionsListen, ToolsCall,
 };
-use mcp_bridge_protocol::{JsonRpcRequest, Message, RequestId};
+use mcp_bridge_protocol::{JsonRpcRequest, Message};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
+use super::in_flight::InFlight;
 use super::sse::SseParser;
 use super::tool_headers::ToolHeaders;
 use super::{Incoming, Transport};
@@ -140,9 +139,6 @@ fn client_and_tunnel(config: &HttpConfig) -> Result<(reqwest::Client, Option<()>
     Ok((config::build_client(config)?, None))
 }
 
-/// Each request's exchange, by its id: cancelled to close its stream.
-type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
-
 /// What the pump shares with each exchange.
 #[derive(Clone)]
 struct Shared {
@@ -179,7 +175,7 @@ async fn pump(
         http,
         config,
         to_client,
-        in_flight: Arc::default(),
+        in_flight: InFlight::default(),
         tool_headers: ToolHeaders::default(),
         slots,
         session,
@@ -200,7 +196,7 @@ async fn pump(
             Message::Request(request) => {
                 // Known before it starts, so an exchange that ends at once still finds its entry.
                 let cancel = shared.tasks.child_token();
-                lock(&shared.in_flight).insert(request.id.clone(), cancel.clone());
+                shared.in_flight.started(request.id.clone(), cancel.clone());
                 shared.tasks.spawn_until(cancel, exchange(shared.clone(), request));
             }
             // On HTTP+SSE the answer comes on the one stream: the server is told.
@@ -209,12 +205,8 @@ async fn pump(
             {
                 shared.tasks.spawn(post_message(shared.clone(), None, Message::Notification(n)));
             }
-            Message::Notification(n) if n.method == NotificationsCancelled::NAME => {
-                // On Streamable HTTP a request is cancelled by closing its stream.
-                if let Some(exchange) = n.cancelled_request().and_then(|id| lock(&shared.in_flight).remove(&id)) {
-                    exchange.cancel();
-                }
-            }
+            // On Streamable HTTP a request is cancelled by closing its stream.
+            Message::Notification(n) if n.method == NotificationsCancelled::NAME => shared.in_flight.cancel(&n),
             Message::Notification(n) => {
                 let session = shared.session.get();
                 match (session, n.method.as_str(), begun) {
@@ -243,18 +235,12 @@ async fn pump(
             },
         }
     }
-    for (_, exchange) in lock(&shared.in_flight).drain() {
-        exchange.cancel();
-    }
+    shared.in_flight.cancel_all();
     shared.session.stop_server_stream();
     shared.old_sse.stop();
     if let Some(session) = shared.session.get() {
         legacy::end(shared.http.clone(), shared.config.clone(), session).await;
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Where a message goes and its headers: the request metadata headers of
@@ -343,7 +329,7 @@ async fn exchange(shared: Shared, request: JsonRpcRequest) {
         _ => shared.slots.clone().acquire_owned().await.ok(),
     };
     let outcome = read_answer(&shared, &request).await;
-    lock(&shared.in_flight).remove(&id);
+    shared.in_flight.finished(&id);
     let item = match outcome {
         Ok(true) => return,
         Ok(false) => Incoming::Lost { id },
