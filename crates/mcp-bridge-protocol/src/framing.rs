@@ -134,6 +134,12 @@ impl LineFramer {
         self.ready.pop_front()
     }
 
+    /// The frame [`next_frame`](Self::next_frame) would return, left in
+    /// place.
+    pub fn peek_frame(&self) -> Option<&Frame> {
+        self.ready.front()
+    }
+
     /// Ends the stream: a last line without a newline becomes a frame.
     /// Frames still queued stay available through [`next_frame`](Self::next_frame).
     pub fn finish(&mut self) {
@@ -208,6 +214,16 @@ mod tests {
         assert_eq!(frames_of(&mut f), vec![Frame::Line(b"{\"a\":1}".to_vec()), Frame::Line(b"{\"b\":2}".to_vec())]);
         f.finish();
         assert_eq!(frames_of(&mut f), vec![Frame::Line(b"{\"c\":3}".to_vec())]);
+    }
+
+    #[test]
+    fn a_peeked_frame_is_the_next_one() {
+        let mut f = LineFramer::new(100);
+        assert_eq!(f.peek_frame(), None);
+        f.push(b"one\ntwo\n");
+        assert_eq!(f.peek_frame(), Some(&Frame::Line(b"one".to_vec())));
+        assert_eq!(f.peek_frame(), Some(&Frame::Line(b"one".to_vec())));
+        assert_eq!(frames_of(&mut f), vec![Frame::Line(b"one".to_vec()), Frame::Line(b"two".to_vec())]);
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod bus;
 mod connection;
 mod context;
 mod dispatch;
+mod frames;
 #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
 mod handler_headers;
 #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]

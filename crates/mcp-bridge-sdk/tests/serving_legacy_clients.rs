@@ -98,6 +98,45 @@ async fn a_legacy_client_uses_the_server_on_a_byte_stream() {
 }
 
 #[tokio::test]
+async fn the_first_request_chooses_however_its_bytes_arrive_and_blank_lines_before_it_are_skipped() {
+    let server = calculator().build();
+    let (client_side, server_side) = tokio::io::duplex(64 * 1024);
+    let (read, write) = tokio::io::split(server_side);
+    tokio::spawn(async move { server.serve_stream(read, write).await });
+    let (read, mut write) = tokio::io::split(client_side);
+    let first = format!("\n  \r\n{}\n", initialize(1));
+    for byte in first.as_bytes() {
+        write.write_all(std::slice::from_ref(byte)).await.unwrap();
+        write.flush().await.unwrap();
+    }
+    let mut client = LineClient::new(read, write);
+    let result = client.answer(1).await["result"].clone();
+    assert_eq!(result["protocolVersion"], "2025-11-25", "{result}");
+    client.send(&initialized()).await;
+    client.send(&add(2)).await;
+    assert_eq!(client.answer(2).await["result"]["content"][0]["text"], "5");
+}
+
+#[tokio::test]
+async fn a_first_line_over_the_limit_is_answered_by_the_2026_server_and_the_connection_goes_on() {
+    let limits = mcp_bridge_sdk::limits::ServerLimits::default().with_max_line_bytes(256);
+    let server = calculator().limits(limits).build();
+    let (client_side, server_side) = tokio::io::duplex(64 * 1024);
+    let (read, write) = tokio::io::split(server_side);
+    tokio::spawn(async move { server.serve_stream(read, write).await });
+    let (read, write) = tokio::io::split(client_side);
+    let mut client = LineClient::new(read, write);
+    let long = json!({"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {"pad": "x".repeat(1000)}});
+    client.send(&long).await;
+    let refused = client.answer(7).await;
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert_eq!(refused["error"]["data"]["cause"], "line_too_long", "{refused}");
+    // The 2026-07-28 server has the connection now: initialize is unknown.
+    client.send(&initialize(8)).await;
+    assert_eq!(client.answer(8).await["error"]["code"], -32601);
+}
+
+#[tokio::test]
 async fn without_legacy_clients_initialize_is_an_unknown_method() {
     let server = calculator().legacy_clients(None).build();
     let (client_side, server_side) = tokio::io::duplex(64 * 1024);

@@ -9,8 +9,10 @@ use mcp_bridge_protocol::meta::RequestMeta;
 use mcp_bridge_protocol::method::{Method, NotificationsCancelled, SubscriptionsListen};
 use mcp_bridge_protocol::slots::{Kind, Refusal, Slots};
 use mcp_bridge_protocol::{
-    ErrorObject, JsonRpcErrorResponse, JsonRpcRequest, JsonRpcResultResponse, Message, RequestId,
+    DecodeError, ErrorObject, JsonRpcErrorResponse, JsonRpcRequest, JsonRpcResultResponse, Message, RequestId,
+    error_code,
 };
+use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -101,7 +103,7 @@ impl Connection {
         let _ = self.handle.out.send(message).await;
     }
 
-    /// Answers a line that could not be decoded.
+    /// Answers a request that is refused before it runs.
     pub(crate) async fn reject(&self, id: Option<RequestId>, error: ErrorObject) {
         self.send(Message::Error(JsonRpcErrorResponse::new(id, error))).await;
     }
@@ -214,6 +216,22 @@ crate::setters::with_setters! {
 
 fn lock(map: &InFlight) -> std::sync::MutexGuard<'_, Slots<CancellationToken>> {
     map.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl super::frames::Receiver for Connection {
+    async fn message(&self, message: Message) {
+        self.handle(message).await;
+    }
+
+    async fn undecodable(&self, id: Option<RequestId>, error: &DecodeError) {
+        self.reject(id, error.to_error_object()).await;
+    }
+
+    async fn too_long(&self, id: Option<RequestId>) {
+        let error = ErrorObject::new(error_code::INVALID_REQUEST, "Invalid request: line too long")
+            .with_data(json!({ "cause": "line_too_long", "detail": self.server.limits().max_line_bytes }));
+        self.reject(id, error).await;
+    }
 }
 
 impl Server {

@@ -2,14 +2,13 @@
 //! decoding with the connection's limits, answers to bad lines, and the end
 //! of the input.
 
-use mcp_bridge_protocol::{ErrorObject, Frame, decode_message, error_code};
-use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 #[cfg(all(unix, feature = "unix"))]
 use super::accept::{Open, accept_until};
+use super::frames::read_until;
 use super::{Connection, Server};
 use crate::limits::OUTGOING_QUEUE;
 use crate::transport::lines::{FrameReader, finish_writer, write_lines};
@@ -64,37 +63,29 @@ impl Server {
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        let reader = FrameReader::new(input, self.limits().max_line_bytes);
+        self.serve_modern_frames(reader, output, stop).await
+    }
+
+    /// [`Server::serve_modern_until`] on frames some of which may already
+    /// have been read (the embed's first line).
+    pub(crate) async fn serve_modern_frames<R, W>(
+        &self,
+        mut reader: FrameReader<R>,
+        output: W,
+        stop: CancellationToken,
+    ) -> std::io::Result<()>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
         let limits = self.limits().clone();
         let (out, mut rx) = mpsc::channel(OUTGOING_QUEUE);
         let stop_writer = CancellationToken::new();
         let writer_stop = stop_writer.clone();
         let writer = tokio::spawn(async move { write_lines(output, &mut rx, writer_stop).await });
         let connection = Connection::new(self.clone(), out);
-        let mut reader = FrameReader::new(input, limits.max_line_bytes);
-        let read_result = loop {
-            // `FrameReader::next` is cancel safe: stopping loses no frame
-            // it had begun.
-            let next = tokio::select! {
-                next = reader.next() => next,
-                () = stop.cancelled() => break Ok(()),
-            };
-            let frame = match next {
-                Ok(Some(frame)) => frame,
-                Ok(None) => break Ok(()),
-                Err(e) => break Err(e),
-            };
-            match frame {
-                Frame::TooLong(line) => {
-                    let error = ErrorObject::new(error_code::INVALID_REQUEST, "Invalid request: line too long")
-                        .with_data(json!({ "cause": "line_too_long", "detail": limits.max_line_bytes }));
-                    connection.reject(line.recover_id(), error).await;
-                }
-                Frame::Line(line) => match decode_message(&line, limits.max_depth) {
-                    Ok(message) => connection.handle(message).await,
-                    Err(e) => connection.reject(e.reply_id(&line), e.to_error_object()).await,
-                },
-            }
-        };
+        let read_result = read_until(&mut reader, &connection, limits.max_depth, stop.cancelled()).await;
         connection.finish().await;
         // A client that stopped reading before the last frames is gone, not
         // an error of this server.
@@ -102,7 +93,7 @@ impl Server {
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
             other => other,
         };
-        read_result.and(write_result)
+        read_result.map(drop).and(write_result)
     }
 
     /// Serves every client that connects to `listener` (a Unix domain

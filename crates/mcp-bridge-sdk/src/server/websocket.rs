@@ -14,7 +14,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use mcp_bridge_protocol::decode_message;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
@@ -24,6 +23,7 @@ use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode, header};
 use tokio_util::sync::CancellationToken;
 
 use super::accept::{accept_tcp, serve_capped};
+use super::frames::deliver_line;
 use super::http::{HttpOptions, Slot, refusal_by_origin_or_host, refuse_connection};
 use super::protect::{Caller, Protection};
 use super::{Connection, Server};
@@ -31,7 +31,6 @@ use crate::limits::OUTGOING_QUEUE;
 use crate::transport::websocket::SUBPROTOCOL;
 use crate::transport::websocket::frames::{self, Received};
 use era::{Era, Taken};
-use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 /// The longest a client may take to send its upgrade request.
 const UPGRADE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -230,7 +229,7 @@ async fn serve_connection<S>(
         }
         match received {
             Received::Text(text) => match era.take(text, &stop, slot.as_ref()).await {
-                Taken::Not(text) => handle_text(&connection, text, limits.max_depth).await,
+                Taken::Not(text) => deliver_line(&connection, text.as_bytes(), limits.max_depth).await,
                 Taken::Yes => {}
                 Taken::Ended => break,
             },
@@ -250,14 +249,6 @@ async fn serve_connection<S>(
     // holding the channel cannot keep the connection open.
     if tokio::time::timeout(limits.shutdown_grace, &mut writer).await.is_err() {
         writer.abort();
-    }
-}
-
-/// One text message of a 2026-07-28 client, to its connection.
-async fn handle_text(connection: &Connection, text: Utf8Bytes, max_depth: usize) {
-    match decode_message(text.as_bytes(), max_depth) {
-        Ok(message) => connection.handle(message).await,
-        Err(e) => connection.reject(e.reply_id(text.as_bytes()), e.to_error_object()).await,
     }
 }
 

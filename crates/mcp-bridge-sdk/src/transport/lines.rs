@@ -34,13 +34,23 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// # Cancel safety
     /// Cancel safe: bytes read are kept in the framer.
     pub async fn next(&mut self) -> std::io::Result<Option<Frame>> {
-        loop {
-            if let Some(frame) = self.framer.next_frame() {
-                return Ok(Some(frame));
-            }
-            if self.eof {
-                return Ok(None);
-            }
+        self.fill().await?;
+        Ok(self.framer.next_frame())
+    }
+
+    /// The frame [`next`](Self::next) will return, left in place: a caller
+    /// may look at a line before choosing who reads it.
+    ///
+    /// # Cancel safety
+    /// Cancel safe, as `next` is.
+    pub async fn peek(&mut self) -> std::io::Result<Option<&Frame>> {
+        self.fill().await?;
+        Ok(self.framer.peek_frame())
+    }
+
+    /// Reads until a frame is ready or the stream ended.
+    async fn fill(&mut self) -> std::io::Result<()> {
+        while self.framer.peek_frame().is_none() && !self.eof {
             let n = self.reader.read(&mut self.buf).await?;
             if n == 0 {
                 self.eof = true;
@@ -49,6 +59,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 self.framer.push(&self.buf[..n]);
             }
         }
+        Ok(())
     }
 }
 

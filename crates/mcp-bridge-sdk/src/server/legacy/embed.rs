@@ -9,17 +9,16 @@
 #[cfg(feature = "http-server")]
 pub mod http;
 
-use std::io::Cursor;
-
 use crate::Server;
 use mcp_bridge_protocol::method::{Initialize, Method, ServerDiscover};
-use mcp_bridge_protocol::{ErrorObject, JsonRpcErrorResponse, Message, decode_message, error_code};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use mcp_bridge_protocol::{ErrorObject, Frame, JsonRpcErrorResponse, Message, decode_message, error_code};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
-use crate::server::legacy::frontend::{FrontendOptions, Hooks, run};
+use crate::server::legacy::frontend::{FrontendOptions, Hooks, run_frames};
 use crate::server::legacy::profile::Profile;
 use crate::server::legacy::upstream::UpstreamConfig;
+use crate::transport::lines::FrameReader;
 
 /// What a `server/discover` before the first other request gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -146,57 +145,32 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let mut input = EndAtStop::new(input, stop.clone());
     let limits = server.limits().clone();
-    // Bytes read but not yet given to a path, the chosen line first.
-    let mut pending: Vec<u8> = Vec::new();
-    let mut chunk = vec![0u8; 64 * 1024];
-    // How much of `pending` is known to hold no newline: a long line is
-    // scanned once, not once per read.
-    let mut scanned = 0;
+    let mut reader = FrameReader::new(EndAtStop::new(input, stop.clone()), limits.max_line_bytes);
     let path = loop {
-        let Some(end) = pending[scanned..].iter().position(|&b| b == b'\n').map(|at| scanned + at) else {
-            scanned = pending.len();
-            if pending.len() > limits.max_line_bytes {
-                // Too long to be `initialize`: the modern server answers it.
-                break Path::Modern;
-            }
-            let n = input.read(&mut chunk).await?;
-            if n == 0 {
-                if pending.iter().all(u8::is_ascii_whitespace) {
-                    return Ok(Path::None);
-                }
-                // A last line without its newline.
-                pending.push(b'\n');
-            } else {
-                pending.extend_from_slice(&chunk[..n]);
-            }
-            continue;
+        let line = match reader.peek().await? {
+            None => break Path::None,
+            Some(Frame::Line(line)) => line,
+            // Too long to be `initialize`: the modern server answers it.
+            Some(Frame::TooLong(_)) => break Path::Modern,
         };
-        let line = &pending[..end];
-        if line.iter().all(u8::is_ascii_whitespace) {
-            pending.drain(..=end);
-            scanned = 0;
-            continue;
-        }
         match classify(line, limits.max_depth) {
             FirstLine::Initialize => break Path::Legacy,
             FirstLine::Other => break Path::Modern,
             FirstLine::Discover(request) => {
+                reader.next().await?;
                 let answer = discover_answer(server, request, options.discover).await;
                 output.write_all(&mcp_bridge_protocol::encode_line(&answer)).await?;
                 output.flush().await?;
-                pending.drain(..=end);
-                scanned = 0;
             }
         }
     };
-    let input = Cursor::new(pending).chain(input);
     match path {
         Path::Legacy => {
-            run(input, output, UpstreamConfig::memory(server), options.frontend(server), Hooks::default()).await?;
+            let (upstream, frontend) = (UpstreamConfig::memory(server), options.frontend(server));
+            run_frames(reader, output, upstream, frontend, Hooks::default()).await?;
         }
-        Path::Modern => server.serve_modern_until(input, output, stop).await?,
+        Path::Modern => server.serve_modern_frames(reader, output, stop).await?,
         Path::None => {}
     }
     Ok(path)

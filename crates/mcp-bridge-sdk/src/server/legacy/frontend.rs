@@ -20,11 +20,11 @@ use std::time::Duration;
 use crate::limits::ServerLimits;
 use crate::transport::lines::{FrameReader, finish_writer, write_lines};
 use mcp_bridge_protocol::methods::Wait;
-use mcp_bridge_protocol::{Frame, decode_message};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::server::frames::{Ended, read_until};
 use crate::server::legacy::profile::Profile;
 use crate::server::legacy::session::LegacySession;
 use crate::server::legacy::upstream::UpstreamConfig;
@@ -180,6 +180,23 @@ pub async fn run<R, W>(
     output: W,
     config: UpstreamConfig,
     options: FrontendOptions,
+    hooks: Hooks,
+) -> std::io::Result<RunOutcome>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let reader = FrameReader::new(input, options.limits.max_line_bytes);
+    run_frames(reader, output, config, options, hooks).await
+}
+
+/// [`run`] on frames some of which may already have been read (the embed's
+/// first line).
+pub(crate) async fn run_frames<R, W>(
+    mut reader: FrameReader<R>,
+    output: W,
+    config: UpstreamConfig,
+    options: FrontendOptions,
     mut hooks: Hooks,
 ) -> std::io::Result<RunOutcome>
 where
@@ -196,21 +213,13 @@ where
         on_log_level: hooks.on_log_level.clone(),
     };
     let session = LegacySession::new(config, options.clone(), out, session_hooks);
-    let mut reader = FrameReader::new(input, options.limits.max_line_bytes);
     let max_depth = options.limits.max_depth;
-
-    let outcome = loop {
-        let frame = tokio::select! {
-            frame = reader.next() => frame,
-            () = session.upstream_lost() => break RunOutcome::UpstreamExited,
-        };
-        match frame {
-            Ok(Some(frame)) => handle_frame(&session, frame, max_depth).await,
-            Ok(None) => break RunOutcome::Eof,
-            Err(e) => {
-                tracing::warn!("reading stdin failed: {e}");
-                break RunOutcome::Eof;
-            }
+    let outcome = match read_until(&mut reader, &session, max_depth, session.upstream_lost()).await {
+        Ok(Ended::Input) => RunOutcome::Eof,
+        Ok(Ended::Stopped) => RunOutcome::UpstreamExited,
+        Err(e) => {
+            tracing::warn!("reading stdin failed: {e}");
+            RunOutcome::Eof
         }
     };
 
@@ -225,14 +234,9 @@ where
         RunOutcome::UpstreamExited => {
             let upstream = session.upstream_exited();
             // The reader keeps answering -32603 until the output closes.
-            tokio::select! {
-                () = session.wait_slots() => {}
-                () = async {
-                    while let Ok(Some(frame)) = reader.next().await {
-                        handle_frame(&session, frame, max_depth).await;
-                    }
-                    std::future::pending::<()>().await
-                } => {}
+            let read = read_until(&mut reader, &session, max_depth, session.wait_slots()).await;
+            if !matches!(read, Ok(Ended::Stopped)) {
+                session.wait_slots().await;
             }
             upstream
         }
@@ -249,17 +253,4 @@ where
     }
     written?;
     Ok(outcome)
-}
-
-/// One frame of the client to the session: decoded, or answered as a bad
-/// line.
-async fn handle_frame(session: &Arc<LegacySession>, frame: Frame, max_depth: usize) {
-    let line = match frame {
-        Frame::Line(line) => line,
-        Frame::TooLong(line) => return session.reject_too_long(line.recover_id()).await,
-    };
-    match decode_message(&line, max_depth) {
-        Ok(message) => session.handle(message).await,
-        Err(e) => session.handle_undecodable(e.reply_id(&line), &e).await,
-    }
 }

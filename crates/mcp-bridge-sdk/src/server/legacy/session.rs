@@ -237,7 +237,7 @@ impl LegacySession {
     /// Handles what the client sent that does not decode: `id` is the one
     /// recovered from it. A bad answer to a request of the bridge resolves
     /// that request as not valid; anything else gets its error.
-    pub(crate) async fn handle_undecodable(&self, id: Option<RequestId>, error: &DecodeError) {
+    async fn handle_undecodable(&self, id: Option<RequestId>, error: &DecodeError) {
         if let DecodeError::InvalidShape { rule: ShapeRule::ResponseIdType, .. } = error {
             return tracing::debug!("a response with an id that is not a string or an integer; dropped");
         }
@@ -246,12 +246,6 @@ impl LegacySession {
         }
         let (cause, detail) = translate::errors::cause_of_decode_error(error);
         self.fail_with(id, cause, detail).await;
-    }
-
-    /// Answers a line over the length limit.
-    pub(crate) async fn reject_too_long(&self, id: Option<RequestId>) {
-        let detail = json!(self.options.limits.max_line_bytes);
-        self.fail_with(id, Cause::LineTooLong, Some(detail)).await;
     }
 
     /// Completes when the upstream is lost.
@@ -490,5 +484,20 @@ impl LegacySession {
         if tokio::time::timeout(self.options.limits.shutdown_grace, self.tasks.wait()).await.is_err() {
             tracing::debug!(left = self.tasks.len(), "slots still running after the grace period");
         }
+    }
+}
+
+impl crate::server::frames::Receiver for Arc<LegacySession> {
+    async fn message(&self, message: Message) {
+        self.handle(message).await;
+    }
+
+    async fn undecodable(&self, id: Option<RequestId>, error: &DecodeError) {
+        self.handle_undecodable(id, error).await;
+    }
+
+    async fn too_long(&self, id: Option<RequestId>) {
+        let detail = json!(self.options.limits.max_line_bytes);
+        self.fail_with(id, Cause::LineTooLong, Some(detail)).await;
     }
 }
