@@ -104,6 +104,8 @@ mod clock;
 pub mod error;
 #[cfg(feature = "grpc")]
 pub mod grpc;
+#[cfg(any(feature = "http-client", all(feature = "server", feature = "websocket")))]
+mod http_head;
 #[cfg(feature = "icons")]
 pub mod icons;
 pub mod limits;

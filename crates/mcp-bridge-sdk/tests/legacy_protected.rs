@@ -12,6 +12,9 @@ use mcp_bridge_sdk::server::protect::{Caller, ProtectedResource, Protection, Ref
 use mcp_bridge_sdk::{BoxFuture, Reply, RequestContext, Server};
 use serde_json::{Value, json};
 
+/// The endpoint's body limit: far above the tests' messages.
+const BODY_LIMIT: usize = 4096;
+
 /// Tokens and whom they speak for.
 struct Table(HashMap<&'static str, Caller>);
 
@@ -36,7 +39,7 @@ async fn served(tokens: Option<Table>) -> String {
         .build();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let mut http = HttpOptions::default();
+    let mut http = HttpOptions::default().with_max_body_bytes(BODY_LIMIT);
     if let Some(tokens) = tokens {
         let resource = ProtectedResource::new(&url, "https://auth.example.test");
         http = http.with_protection(Protection::new(resource, tokens));
@@ -93,4 +96,53 @@ async fn an_unprotected_endpoints_sessions_have_no_caller() {
     let url = served(None).await;
     let session = initialize(&url, None).await;
     assert_eq!(whoami(&url, &session, None, 1).await, "nobody");
+}
+
+/// The kinds of POST the dual-era endpoint tells apart, as `(what, session,
+/// protocol version header)`.
+const KINDS: [(&str, Option<&str>, Option<&str>); 3] = [
+    ("a legacy initialize", None, None),
+    ("a legacy session's message", Some("some-session"), Some("2025-11-25")),
+    ("a 2026-07-28 request", None, Some("2026-07-28")),
+];
+
+/// A POST of `kind` with the headers given, the body `padding` long.
+async fn raw_post(
+    url: &str,
+    (_, session, version): (&str, Option<&str>, Option<&str>),
+    headers: &[(&str, &str)],
+    padding: usize,
+) -> u16 {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+        "capabilities": {}, "clientInfo": {"name": "x".repeat(padding), "version": "1"}}});
+    let mut request = reqwest::Client::new().post(url).body(body.to_string());
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    if let Some(version) = version {
+        request = request.header("mcp-protocol-version", version);
+    }
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    request.send().await.unwrap().status().as_u16()
+}
+
+#[tokio::test]
+async fn every_post_passes_the_same_checks_in_one_order_before_its_body_is_read() {
+    let url = served(Some(Table(HashMap::from([("alice", Caller::new("alice", ["notes:read"]))])))).await;
+    let (json, token, evil) =
+        (("content-type", "application/json"), ("authorization", "Bearer alice"), ("origin", "https://evil.example"));
+    let too_big = 2 * BODY_LIMIT;
+    for kind in KINDS {
+        let what = kind.0;
+        // Origin and Host first: not even a good token passes a page of another site.
+        assert_eq!(raw_post(&url, kind, &[evil, token, json], 10).await, 403, "{what}: a foreign origin");
+        // Then the token: a stranger learns nothing of the body rules.
+        assert_eq!(raw_post(&url, kind, &[("content-type", "text/plain")], too_big).await, 401, "{what}: no token");
+        assert_eq!(raw_post(&url, kind, &[json], too_big).await, 401, "{what}: no token, a body over the limit");
+        // Then the content type, then the body.
+        assert_eq!(raw_post(&url, kind, &[token, ("content-type", "text/plain")], 10).await, 415, "{what}: text");
+        assert_eq!(raw_post(&url, kind, &[token, json], too_big).await, 413, "{what}: a body over the limit");
+    }
 }

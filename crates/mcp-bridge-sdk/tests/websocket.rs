@@ -522,6 +522,15 @@ async fn a_protected_endpoint_checks_the_token_of_each_upgrade() {
     assert_eq!(status_of(connect(WebSocketConfig::new(&url)).await.unwrap_err()), Some(401));
     let wrong = WebSocketConfig::new(&url).with_auth(Arc::new(BearerToken::new("bad-token")));
     assert_eq!(status_of(connect(wrong).await.unwrap_err()), Some(401));
+    // As an HTTP request: the path, then Origin and Host, then the token.
+    let elsewhere = WebSocketConfig::new(format!("ws://{addr}/elsewhere"));
+    assert_eq!(status_of(connect(elsewhere).await.unwrap_err()), Some(404));
+    let mut from_a_web_page = WebSocketConfig::new(&url).with_auth(Arc::new(BearerToken::new("good-token")));
+    from_a_web_page.headers.push(("Origin".into(), "https://evil.example".into()));
+    assert_eq!(status_of(connect(from_a_web_page).await.unwrap_err()), Some(403));
+    let mut stranger_from_a_page = WebSocketConfig::new(&url);
+    stranger_from_a_page.headers.push(("Origin".into(), "https://evil.example".into()));
+    assert_eq!(status_of(connect(stranger_from_a_page).await.unwrap_err()), Some(403));
     let good = client(WebSocketConfig::new(&url).with_auth(Arc::new(BearerToken::new("good-token")))).await;
     assert!(pong(&good.call_tool("ping", json!({}), &RequestOptions::default()).await.unwrap()));
 }

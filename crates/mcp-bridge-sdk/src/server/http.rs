@@ -4,17 +4,24 @@
 //! before the result (progress, log messages, a `subscriptions/listen`
 //! stream). Closing the stream cancels the request.
 //!
-//! Every POST is checked before it reaches the server: `Origin` and `Host`
-//! against the allow-lists (DNS rebinding), the content type, the body size,
-//! and the headers against the body (`MCP-Protocol-Version`, `Mcp-Method`,
-//! `Mcp-Name`, -32020 `HeaderMismatch` with status 400).
+//! Every POST of either era passes one gate before it reaches the server
+//! (`gate.rs`): `Origin` and `Host` against the allow-lists (DNS
+//! rebinding), the token of a protected endpoint, the content type, the
+//! body size; then a 2026-07-28 request's headers are checked against its
+//! body (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, -32020
+//! `HeaderMismatch` with status 400). Both eras answer through
+//! `answers.rs`.
 
 #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
 mod activity;
 #[cfg(feature = "http-server")]
+mod answers;
+#[cfg(feature = "http-server")]
 mod connections;
 #[cfg(feature = "http-server")]
 mod endpoint;
+#[cfg(feature = "http-server")]
+mod gate;
 mod limits;
 #[cfg(feature = "http-server")]
 mod listener;
@@ -25,10 +32,14 @@ mod tls;
 
 use http::{HeaderMap, header};
 
+#[cfg(all(feature = "http-server", feature = "legacy"))]
+pub(crate) use answers::{answer_with, error_response, json_response, sse_response, sse_within};
 #[cfg(feature = "http-server")]
 pub use endpoint::serve_router;
 #[cfg(all(feature = "http-server", feature = "legacy"))]
-pub(crate) use endpoint::{authenticate, challenge_response, encode_within, refusal_unless_json};
+pub(crate) use endpoint::{serve_post, with_metadata};
+#[cfg(all(feature = "http-server", feature = "legacy"))]
+pub(crate) use gate::{CheckedPost, challenge_response, check_post, check_request};
 pub(crate) use limits::refuse_connection;
 pub use limits::{
     ConnectionLimits, MAX_DEFAULT_MAX_CONNECTIONS, MIN_DEFAULT_MAX_CONNECTIONS, default_max_connections,
@@ -132,6 +143,36 @@ pub fn refusal_by_origin_or_host(headers: &HeaderMap, options: &HttpOptions) -> 
         .and_then(host_name)
         .is_some_and(|h| options.allowed_hosts.iter().any(|a| a == h));
     (!host_ok).then_some("host not allowed")
+}
+
+/// Why a request is refused before anything of it is served.
+#[derive(Debug)]
+pub(crate) enum Refused {
+    /// Its `Origin` or `Host` is not allowed (403).
+    OriginOrHost(&'static str),
+    /// Its credentials are refused: the answer's status and challenge.
+    Credentials(crate::server::protect::Challenge),
+}
+
+/// The first checks of every request to an HTTP or WebSocket endpoint, in
+/// their one order: `Origin` and `Host`, then on a protected endpoint the
+/// token. The caller when the endpoint is protected.
+///
+/// # Errors
+/// Why the request is refused.
+pub(crate) async fn admit_request(
+    headers: &HeaderMap,
+    options: &HttpOptions,
+) -> Result<Option<crate::server::protect::Caller>, Refused> {
+    if let Some(refusal) = refusal_by_origin_or_host(headers, options) {
+        return Err(Refused::OriginOrHost(refusal));
+    }
+    let Some(protection) = &options.protection else { return Ok(None) };
+    let values: Vec<&str> = headers.get_all(header::AUTHORIZATION).iter().filter_map(|v| v.to_str().ok()).collect();
+    match protection.authenticate(&values).await {
+        Ok(caller) => Ok(Some(caller)),
+        Err(refusal) => Err(Refused::Credentials(protection.challenge(&refusal))),
+    }
 }
 
 #[cfg(test)]

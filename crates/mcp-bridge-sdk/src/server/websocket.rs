@@ -6,9 +6,9 @@
 //! token (`head.rs`).
 
 mod era;
-mod head;
 #[cfg(feature = "legacy")]
 mod legacy;
+mod replay;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,13 +24,18 @@ use tokio_util::sync::CancellationToken;
 
 use super::accept::{accept_tcp, serve_capped};
 use super::frames::deliver_line;
-use super::http::{HttpOptions, Slot, refusal_by_origin_or_host, refuse_connection};
-use super::protect::{Caller, Protection};
+use super::http::{HttpOptions, Refused, Slot, admit_request, refuse_connection};
+use super::protect::Caller;
 use super::{Connection, Server};
+use crate::http_head::{HeadError, parse_request, read_head};
 use crate::limits::OUTGOING_QUEUE;
 use crate::transport::websocket::SUBPROTOCOL;
 use crate::transport::websocket::frames::{self, Received};
 use era::{Era, Taken};
+use replay::Replay;
+
+/// The longest upgrade request head taken: far beyond a browser's.
+const MAX_HEAD_BYTES: usize = 16 * 1024;
 
 /// The longest a client may take to send its upgrade request.
 const UPGRADE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -75,27 +80,12 @@ impl Server {
     }
 }
 
-fn refuse(status: StatusCode, reason: &str) -> ErrorResponse {
-    let mut response = ErrorResponse::new(Some(reason.to_owned()));
-    *response.status_mut() = status;
-    response
-}
+/// Accepts the handshake for the `mcp` subprotocol when the client offers
+/// subprotocols (the path, origin, host and token were checked on the head).
+struct Subprotocol;
 
-/// Accepts an upgrade only at the endpoint's path, from an allowed origin
-/// and host, and for the `mcp` subprotocol when subprotocols are offered;
-/// keeps the request's headers for the connection's handlers.
-struct UpgradeCheck<'a>(&'a HttpOptions, &'a mut Option<http::HeaderMap>);
-
-impl Callback for UpgradeCheck<'_> {
+impl Callback for Subprotocol {
     fn on_request(self, request: &Request, mut response: Response) -> Result<Response, ErrorResponse> {
-        let options = self.0;
-        *self.1 = Some(request.headers().clone());
-        if request.uri().path() != options.path {
-            return Err(refuse(StatusCode::NOT_FOUND, "no MCP endpoint at this path"));
-        }
-        if let Some(refusal) = refusal_by_origin_or_host(request.headers(), options) {
-            return Err(refuse(StatusCode::FORBIDDEN, refusal));
-        }
         let mut offered = request
             .headers()
             .get_all(header::SEC_WEBSOCKET_PROTOCOL)
@@ -106,7 +96,9 @@ impl Callback for UpgradeCheck<'_> {
             .peekable();
         if offered.peek().is_some() {
             if !offered.any(|p| p == SUBPROTOCOL) {
-                return Err(refuse(StatusCode::BAD_REQUEST, "the WebSocket subprotocol mcp is required"));
+                let mut refusal = ErrorResponse::new(Some("the WebSocket subprotocol mcp is required".to_owned()));
+                *refusal.status_mut() = StatusCode::BAD_REQUEST;
+                return Err(refusal);
             }
             response.headers_mut().insert(header::SEC_WEBSOCKET_PROTOCOL, HeaderValue::from_static(SUBPROTOCOL));
         }
@@ -114,33 +106,61 @@ impl Callback for UpgradeCheck<'_> {
     }
 }
 
-/// Reads the upgrade's head and checks its token: the stream to hand the
-/// handshake (the head replayed) and the caller, or `None` once a refusal
-/// was answered (401, 403 or 400 with its challenge) or no head came.
-async fn authenticate_upgrade<S>(mut stream: S, protection: &Protection) -> Option<(head::Replay<S>, Caller)>
+/// Reads the upgrade's head and checks it as the HTTP endpoint checks a
+/// request: the path, then `Origin` and `Host`, then on a protected
+/// endpoint the token. The stream to hand the handshake (the head
+/// replayed), the head's headers and the caller; `None` once a refusal was
+/// answered or no head came in time.
+async fn check_upgrade<S>(mut stream: S, options: &HttpOptions) -> Option<(Replay<S>, http::HeaderMap, Option<Caller>)>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let read = match tokio::time::timeout(UPGRADE_TIMEOUT, head::read_head(&mut stream)).await {
-        Ok(Ok(Some(read))) => read,
-        _ => return None,
+    let read = read_head(&mut stream, 1024, MAX_HEAD_BYTES, parse_request);
+    let (head, read) = match tokio::time::timeout(UPGRADE_TIMEOUT, read).await {
+        Ok(Ok(Ok(read))) => read,
+        Ok(Ok(Err(HeadError::Malformed))) => {
+            return refuse(stream, StatusCode::BAD_REQUEST, "the upgrade request is not HTTP/1", None).await;
+        }
+        Ok(Ok(Err(HeadError::TooLong))) => {
+            let status = StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE;
+            return refuse(stream, status, "the upgrade request's head is over the limit", None).await;
+        }
+        Ok(Ok(Err(HeadError::Ended)) | Err(_)) | Err(_) => {
+            tracing::debug!("a WebSocket client sent no upgrade in time");
+            return None;
+        }
     };
-    let values = head::authorization_values(&read);
-    let values: Vec<&str> = values.iter().map(String::as_str).collect();
-    match protection.authenticate(&values).await {
-        Ok(caller) => Some((head::Replay::new(read, stream), caller)),
-        Err(refusal) => {
-            let challenge = protection.challenge(&refusal);
-            let reason = StatusCode::from_u16(challenge.status).ok().and_then(|s| s.canonical_reason()).unwrap_or("");
-            let answer = format!(
-                "HTTP/1.1 {} {reason}\r\nWWW-Authenticate: {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                challenge.status, challenge.www_authenticate
-            );
-            let _ = stream.write_all(answer.as_bytes()).await;
-            let _ = stream.shutdown().await;
-            None
+    if head.path != options.path {
+        return refuse(stream, StatusCode::NOT_FOUND, "no MCP endpoint at this path", None).await;
+    }
+    match admit_request(&head.headers, options).await {
+        Ok(caller) => Some((Replay::new(read, stream), head.headers, caller)),
+        Err(Refused::OriginOrHost(reason)) => refuse(stream, StatusCode::FORBIDDEN, reason, None).await,
+        Err(Refused::Credentials(challenge)) => {
+            let status = StatusCode::from_u16(challenge.status).unwrap_or(StatusCode::UNAUTHORIZED);
+            let reason = "the request's credentials are refused";
+            refuse(stream, status, reason, Some(&challenge.www_authenticate)).await
         }
     }
+}
+
+/// Answers an upgrade request with a refusal (`challenge` as its
+/// `WWW-Authenticate`) and closes the connection; `None` for the caller.
+async fn refuse<S, T>(mut stream: S, status: StatusCode, reason: &str, challenge: Option<&str>) -> Option<T>
+where
+    S: AsyncWrite + Unpin,
+{
+    let mut answer = format!("HTTP/1.1 {} {}\r\n", status.as_u16(), status.canonical_reason().unwrap_or(""));
+    if let Some(challenge) = challenge.filter(|c| HeaderValue::from_str(c).is_ok()) {
+        answer.push_str(&format!("WWW-Authenticate: {challenge}\r\n"));
+    }
+    answer.push_str(&format!(
+        "Content-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reason}",
+        reason.len()
+    ));
+    let _ = stream.write_all(answer.as_bytes()).await;
+    let _ = stream.shutdown().await;
+    None
 }
 
 impl Server {
@@ -170,17 +190,10 @@ async fn serve_connection<S>(
 {
     let limits = server.limits().clone();
     let max_message_bytes = options.max_body_bytes;
-    let (stream, caller) = match &options.protection {
-        None => (head::Replay::new(Vec::new(), stream), None),
-        Some(protection) => match authenticate_upgrade(stream, protection).await {
-            Some((stream, caller)) => (stream, Some(caller)),
-            None => return,
-        },
-    };
-    let mut headers = None;
+    let Some((stream, headers, caller)) = check_upgrade(stream, options).await else { return };
     let upgrade = tokio_tungstenite::accept_hdr_async_with_config(
         stream,
-        UpgradeCheck(options, &mut headers),
+        Subprotocol,
         Some(frames::protocol_limits(max_message_bytes)),
     );
     let stream = match tokio::time::timeout(UPGRADE_TIMEOUT, upgrade).await {
@@ -196,7 +209,7 @@ async fn serve_connection<S>(
     let (close, close_rx) = oneshot::channel();
     let mut writer = tokio::spawn(frames::write_messages(sink, out_rx, close_rx));
     let mut era = Era::new(&server, caller.clone(), out.clone());
-    let connection = Connection::new(server, out).with_caller(caller).with_http_headers(headers);
+    let connection = Connection::new(server, out).with_caller(caller).with_http_headers(Some(headers));
     let mut close = Some(close);
     let idle_timeout = options.connections.idle_timeout;
     let mut idle_deadline = Instant::now() + idle_timeout;

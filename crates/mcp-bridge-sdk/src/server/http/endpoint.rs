@@ -2,26 +2,25 @@
 //! body, and JSON or SSE answers.
 
 use axum::Router;
-use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use mcp_bridge_protocol::method::{Method, ToolsCall};
-use mcp_bridge_protocol::{
-    ErrorObject, JsonRpcErrorResponse, JsonRpcRequest, Message, RequestId, decode_message, error_code,
-};
+use mcp_bridge_protocol::{ErrorObject, JsonRpcRequest, Message, RequestId, decode_message, error_code};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::answers::{answer_with, error_response};
 use super::connections;
+use super::gate::{CheckedPost, challenge_response, check_post};
 use super::listener::{Accepted, Listener};
-use super::{ConnectionLimits, HttpOptions, refusal_by_origin_or_host, refuse_connection};
+use super::{ConnectionLimits, HttpOptions, refuse_connection};
 use crate::limits::OUTGOING_QUEUE;
 use crate::server::accept::serve_capped;
 #[cfg(feature = "legacy")]
 use crate::server::legacy::embed::http::LegacyHttpOptions;
-use crate::server::protect::{Caller, Protection, Refusal};
+use crate::server::protect::Caller;
 use crate::server::{Connection, Server};
 use mcp_bridge_protocol::headers::{check_header_values, decode_header_value, name_member};
 use mcp_bridge_protocol::meta::RequestMeta;
@@ -53,14 +52,8 @@ impl Server {
     /// The 2026-07-28 endpoint alone.
     pub(crate) fn modern_router(&self, options: HttpOptions) -> Router {
         let path = options.path.clone();
-        let mut router =
-            Router::new().route(&path, post(handle_post).get(method_not_allowed).delete(method_not_allowed));
-        if let Some(protection) = &options.protection {
-            let metadata = protection.resource.metadata().to_string();
-            let document = move || async move { ([(header::CONTENT_TYPE, "application/json")], metadata) };
-            router = router.route(&protection.resource.metadata_path(), get(document));
-        }
-        router.with_state(Endpoint { server: self.clone(), options })
+        let router = Router::new().route(&path, post(handle_post).get(method_not_allowed).delete(method_not_allowed));
+        with_metadata(router, &options).with_state(Endpoint { server: self.clone(), options })
     }
 
     /// Serves the endpoint on `listener` until `shutdown` completes; then the
@@ -111,6 +104,15 @@ impl Server {
     }
 }
 
+/// `router` with, on a protected endpoint, the document of its protected
+/// resource metadata (RFC 9728) at its well-known path.
+pub(crate) fn with_metadata<S: Clone + Send + Sync + 'static>(router: Router<S>, options: &HttpOptions) -> Router<S> {
+    let Some(protection) = &options.protection else { return router };
+    let metadata = protection.resource.metadata().to_string();
+    let document = move || async move { ([(header::CONTENT_TYPE, "application/json")], metadata) };
+    router.route(&protection.resource.metadata_path(), get(document))
+}
+
 /// Serves `router` on `listener` (a TCP port, or on Unix a Unix domain
 /// socket: see [`Listener`]) with the connection limits of
 /// [`Server::serve_http`] until `shutdown` completes; then the responses in
@@ -143,15 +145,6 @@ pub async fn serve_router(
 
 async fn method_not_allowed() -> Response {
     (StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, "POST")], "this MCP endpoint takes POST only").into_response()
-}
-
-fn json_response(status: StatusCode, message: &Message) -> Response {
-    let body = serde_json::to_vec(message).unwrap_or_default();
-    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
-}
-
-fn error_response(status: StatusCode, id: Option<RequestId>, error: ErrorObject) -> Response {
-    json_response(status, &Message::Error(JsonRpcErrorResponse::new(id, error)))
 }
 
 /// A header that is missing or disagrees with the body, in words.
@@ -233,34 +226,21 @@ fn status_of(error: &ErrorObject) -> StatusCode {
 }
 
 async fn handle_post(State(endpoint): State<Endpoint>, request: axum::extract::Request) -> Response {
-    let (parts, body) = request.into_parts();
+    match check_post(request, &endpoint.options).await {
+        Ok(post) => serve_post(&endpoint.server, &endpoint.options, post).await,
+        Err(refused) => refused,
+    }
+}
+
+/// Answers a POST of a 2026-07-28 client that passed the gate: its body
+/// decoded, its headers checked against the body, its `_meta` read once,
+/// its scopes checked on a protected endpoint, then the server's answer.
+pub(crate) async fn serve_post(server: &Server, options: &HttpOptions, post: CheckedPost) -> Response {
+    let CheckedPost { parts, caller, body } = post;
     let headers = parts.headers;
     // Put there by the server's own TLS (serve_https).
     let peer = parts.extensions.get::<crate::server::protect::PeerCertificates>().cloned();
-    let options = &endpoint.options;
-    if let Some(refusal) = refusal_by_origin_or_host(&headers, options) {
-        return (StatusCode::FORBIDDEN, refusal).into_response();
-    }
-    let caller = match &options.protection {
-        Some(protection) => match authenticate(protection, &headers).await {
-            Ok(caller) => Some(caller),
-            Err(refused) => return refused,
-        },
-        None => None,
-    };
-    if let Some(refused) = refusal_unless_json(&headers) {
-        return refused;
-    }
-    // The body gets the time a request has to arrive, so a client trickling
-    // it cannot hold the connection (the head's time is the watchdog's).
-    let read = axum::body::to_bytes(body, options.max_body_bytes);
-    let body: Bytes = match tokio::time::timeout(options.connections.request_read_timeout, read).await {
-        Ok(Ok(body)) => body,
-        Ok(Err(_)) => return (StatusCode::PAYLOAD_TOO_LARGE, "the body is over the limit").into_response(),
-        Err(_) => return (StatusCode::REQUEST_TIMEOUT, "the body did not arrive in time").into_response(),
-    };
-    let limits = endpoint.server.limits().clone();
-    let message = match decode_message(&body, limits.max_depth) {
+    let message = match decode_message(&body, server.limits().max_depth) {
         Ok(message) => message,
         Err(e) => return error_response(StatusCode::BAD_REQUEST, e.reply_id(&body), e.to_error_object()),
     };
@@ -272,7 +252,7 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: axum::extract::R
             return error_response(StatusCode::BAD_REQUEST, None, error);
         }
     };
-    if let Err(mismatch) = check_headers(&headers, &request, &endpoint.server) {
+    if let Err(mismatch) = check_headers(&headers, &request, server) {
         return header_mismatch(&request.id, mismatch);
     }
     let meta = match crate::server::dispatch::check_envelope(&request) {
@@ -280,13 +260,13 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: axum::extract::R
         Err(fault) => return error_response(StatusCode::BAD_REQUEST, Some(request.id), fault.to_error_object()),
     };
     if let (Some(protection), Some(caller)) = (&options.protection, &caller) {
-        let needed = endpoint.server.scopes_needed(&request.method, request.params.as_ref());
+        let needed = server.scopes_needed(&request.method, request.params.as_ref());
         if let Err(refusal) = protection.admit(caller, needed) {
             return challenge_response(protection, &refusal);
         }
     }
     let max_unsent = options.connections.max_unsent_bytes;
-    answer(endpoint.server, request, meta, Requester { caller, headers, peer }, max_unsent).await
+    answer(server.clone(), request, meta, Requester { caller, headers, peer }, max_unsent).await
 }
 
 /// Who sent a request, as its connection and headers say.
@@ -294,29 +274,6 @@ struct Requester {
     caller: Option<Caller>,
     headers: HeaderMap,
     peer: Option<crate::server::protect::PeerCertificates>,
-}
-
-/// The caller of a request to a protected endpoint, or the challenge that
-/// refuses it: for a host that serves routes of its own beside the
-/// endpoint under the same protection (the embedded bridge's legacy
-/// sessions).
-///
-/// # Errors
-/// The 401, 403 or 400 answer with its `WWW-Authenticate` challenge.
-pub(crate) async fn authenticate(protection: &Protection, headers: &HeaderMap) -> Result<Caller, Response> {
-    let values: Vec<&str> = headers.get_all(header::AUTHORIZATION).iter().filter_map(|v| v.to_str().ok()).collect();
-    protection.authenticate(&values).await.map_err(|refusal| challenge_response(protection, &refusal))
-}
-
-/// The answer to a refused request: its status and `WWW-Authenticate`.
-pub(crate) fn challenge_response(protection: &Protection, refusal: &Refusal) -> Response {
-    let challenge = protection.challenge(refusal);
-    let status = StatusCode::from_u16(challenge.status).unwrap_or(StatusCode::UNAUTHORIZED);
-    let mut response = (status, "the request's credentials are refused").into_response();
-    if let Ok(value) = HeaderValue::from_str(&challenge.www_authenticate) {
-        response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
-    }
-    response
 }
 
 /// Cancels the request when the response (stream) is dropped: a client
@@ -327,51 +284,6 @@ impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         self.0.abort();
     }
-}
-
-/// A 415 answer unless the request's body is declared `application/json`:
-/// a web page may POST `text/plain` (or nothing) to any port without a
-/// CORS preflight, never JSON. For a host serving its own POST routes
-/// beside the endpoint (the embedded bridge's 2025-11-25 sessions).
-pub(crate) fn refusal_unless_json(headers: &HeaderMap) -> Option<Response> {
-    let is_json = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|c| c.to_str().ok())
-        .is_some_and(|c| c.split(';').next().is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json")));
-    (!is_json).then(|| (StatusCode::UNSUPPORTED_MEDIA_TYPE, "the body must be application/json").into_response())
-}
-
-/// A message as the bytes `encode` makes of it, or, over `max` bytes (what
-/// one connection may have queued unsent:
-/// [`ConnectionLimits::max_unsent_bytes`](super::ConnectionLimits)), a
-/// result or error replaced by an error saying so (`None` for another
-/// message, which is dropped): a client that never reads holds `max` bytes
-/// at most, not what it asked for. Every HTTP answer of a server goes
-/// through it (both eras).
-pub(crate) fn encode_within(message: Message, max: usize, encode: impl Fn(&Message) -> Bytes) -> Option<Bytes> {
-    let bytes = encode(&message);
-    if bytes.len() <= max {
-        return Some(bytes);
-    }
-    let id = match message {
-        Message::Result(r) => r.id,
-        Message::Error(e) => e.id?,
-        _ => {
-            tracing::warn!(bytes = bytes.len(), max, "dropping a notification over the unsent-bytes limit");
-            return None;
-        }
-    };
-    tracing::warn!(bytes = bytes.len(), max, "refusing a response over the unsent-bytes limit");
-    let text = format!(
-        "the response is {} bytes, over this endpoint's limit of {max} bytes queued per connection",
-        bytes.len()
-    );
-    let error = ErrorObject::new(error_code::INTERNAL_ERROR, text);
-    Some(encode(&Message::Error(JsonRpcErrorResponse::new(Some(id), error))))
-}
-
-fn json_bytes(message: &Message) -> Bytes {
-    Bytes::from(serde_json::to_vec(message).unwrap_or_default())
 }
 
 async fn answer(
@@ -388,52 +300,28 @@ async fn answer(
         .with_peer_certificates(from.peer);
     connection.admit(request, meta).await;
     let guard = CancelOnDrop(connection);
-    let Some(first) = rx.recv().await else {
-        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-    };
-    match first {
-        Message::Result(_) | Message::Error(_) => {
-            let status = match &first {
-                Message::Error(e) => status_of(&e.error),
-                _ => StatusCode::OK,
-            };
-            let body = encode_within(first, max_unsent, json_bytes).unwrap_or_default();
-            (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
-        }
-        _ => {
-            // Notifications before the result: an SSE stream that ends with it.
-            let stream =
-                futures_util::stream::unfold((Some(first), rx, Some(guard)), move |(next, mut rx, guard)| async move {
-                    let guard = guard?;
-                    let message = match next {
-                        Some(m) => m,
-                        None => rx.recv().await?,
-                    };
-                    let last = matches!(message, Message::Result(_) | Message::Error(_));
-                    // An SSE comment where a dropped notification was.
-                    let dropped = || Bytes::from_static(b": a message over the size limit was dropped\n\n");
-                    let event = encode_within(message, max_unsent, sse_event).unwrap_or_else(dropped);
-                    Some((Ok::<_, std::convert::Infallible>(event), (None, rx, (!last).then_some(guard))))
-                });
-            let mut response = Body::from_stream(stream).into_response();
-            let headers = response.headers_mut();
-            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-            response
-        }
+    match rx.recv().await {
+        Some(first) => answer_with(first, rx, guard, is_response, status_of_answer, max_unsent),
+        None => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
     }
 }
 
-/// One SSE event carrying one JSON-RPC message (compact JSON has no newline,
-/// so one `data:` line).
-pub(crate) fn sse_event(message: &Message) -> Bytes {
-    let json = serde_json::to_string(message).unwrap_or_default();
-    Bytes::from(format!("event: message\ndata: {json}\n\n"))
+fn is_response(message: &Message) -> bool {
+    matches!(message, Message::Result(_) | Message::Error(_))
+}
+
+/// The HTTP status of a response sent alone as JSON.
+fn status_of_answer(message: &Message) -> StatusCode {
+    match message {
+        Message::Error(e) => status_of(&e.error),
+        _ => StatusCode::OK,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::HeaderValue;
 
     #[test]
     fn base64_sentinel_headers_are_decoded() {
@@ -443,20 +331,5 @@ mod tests {
         headers.insert("mcp-name", HeaderValue::from_static("=?base64?!!!?="));
         assert_eq!(decoded_header(&headers, "mcp-name"), Some(Err(())));
         assert_eq!(decoded_header(&headers, "mcp-method"), None);
-    }
-
-    #[test]
-    fn a_response_over_the_unsent_limit_becomes_an_error_and_a_notification_is_dropped() {
-        let decode = |v: Value| decode_message(v.to_string().as_bytes(), 64).unwrap();
-        let result = decode(serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {"text": "x".repeat(1000)}}));
-        assert_eq!(encode_within(result.clone(), 2000, json_bytes), Some(json_bytes(&result)));
-        let refused: Value = serde_json::from_slice(&encode_within(result, 500, json_bytes).unwrap()).unwrap();
-        assert_eq!(
-            (refused["id"].clone(), refused["error"]["code"].clone()),
-            (7.into(), error_code::INTERNAL_ERROR.into())
-        );
-        let note = decode(serde_json::json!(
-            {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "x".repeat(1000)}}));
-        assert_eq!(encode_within(note, 500, sse_event), None);
     }
 }

@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use crate::task_group::TaskGroup;
 use base64::Engine;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpStream, UnixListener, UnixStream};
 
+use crate::http_head::{HeadError, parse_status, read_head};
 use crate::transport::credentials::without_credentials;
 
 /// Time the proxy gets to answer a CONNECT.
@@ -148,34 +149,15 @@ async fn open(route: &Route) -> Result<TcpStream, String> {
     }
     request.push_str("\r\n");
     proxy.write_all(request.as_bytes()).await.map_err(|e| format!("the proxy closed the connection: {e}"))?;
-    let head = read_head(&mut proxy).await?;
-    match status_of(&head) {
-        Some(status) if (200..300).contains(&status) => Ok(proxy),
-        Some(status) => Err(format!("the proxy answered HTTP {status}")),
-        None => Err("the proxy's answer is not HTTP".into()),
+    // Byte by byte: nothing of the tunnel after the head is taken.
+    let read = read_head(&mut proxy, 1, MAX_HEAD_BYTES, parse_status).await;
+    match read.map_err(|_| "the proxy closed the connection".to_owned())? {
+        Ok((status, _)) if (200..300).contains(&status) => Ok(proxy),
+        Ok((status, _)) => Err(format!("the proxy answered HTTP {status}")),
+        Err(HeadError::Malformed) => Err("the proxy's answer is not HTTP".into()),
+        Err(HeadError::TooLong) => Err(format!("the proxy's answer is longer than {MAX_HEAD_BYTES} bytes")),
+        Err(HeadError::Ended) => Err("the proxy closed the connection".into()),
     }
-}
-
-/// Reads the proxy's response head, byte by byte so that nothing of the
-/// tunnel after it is taken.
-async fn read_head(proxy: &mut TcpStream) -> Result<Vec<u8>, String> {
-    let mut head = Vec::new();
-    while !head.ends_with(b"\r\n\r\n") {
-        if head.len() >= MAX_HEAD_BYTES {
-            return Err(format!("the proxy's answer is longer than {MAX_HEAD_BYTES} bytes"));
-        }
-        let byte = proxy.read_u8().await.map_err(|_| "the proxy closed the connection".to_owned())?;
-        head.push(byte);
-    }
-    Ok(head)
-}
-
-/// The status of an HTTP/1.x response head.
-fn status_of(head: &[u8]) -> Option<u16> {
-    let line = head.split(|b| *b == b'\n').next()?;
-    let mut parts = std::str::from_utf8(line).ok()?.split_whitespace();
-    parts.next().filter(|v| v.starts_with("HTTP/1."))?;
-    parts.next()?.parse().ok()
 }
 
 #[cfg(test)]
@@ -183,10 +165,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_status_line_and_the_credentials_are_read_as_sent() {
-        assert_eq!(status_of(b"HTTP/1.1 200 Connection Established\r\n\r\n"), Some(200));
-        assert_eq!(status_of(b"HTTP/1.0 407 Proxy Authentication Required\r\n\r\n"), Some(407));
-        assert_eq!(status_of(b"SSH-2.0-x\r\n\r\n"), None);
+    fn the_credentials_are_read_as_sent() {
         let with_user = route("http://us%40er:p%3Ass@proxy.example:3128", "mcp.example:80".into()).unwrap();
         assert_eq!(with_user.proxy, "proxy.example:3128");
         assert_eq!(with_user.proxy_shown, "http://***@proxy.example:3128");

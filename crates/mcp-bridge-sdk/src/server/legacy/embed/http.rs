@@ -1,5 +1,5 @@
 //! The embedded bridge over Streamable HTTP: one endpoint serves 2026-07-28
-//! requests (the SDK's own router) and 2025-11-25 clients per the
+//! requests (the SDK's own handler) and 2025-11-25 clients per the
 //! 2025-11-25 transport. An `initialize` POST creates a legacy session
 //! (`Mcp-Session-Id`); its later POSTs carry the id (unknown or ended: 404;
 //! a legacy message without one: 400); a request's response, progress, log
@@ -9,10 +9,13 @@
 //! behind a load balancer, its requests must come back to the same
 //! replica.
 //!
+//! Every request first passes the gate both eras share (Origin/Host, the
+//! token, then for a POST the content type and the body: `http/gate.rs`).
+//!
 //! ```text
-//!  POST ─┬─ Mcp-Session-Id, or initialize ─▶ legacy session ─▶ LegacySession ─▶ memory link ─▶ Server
-//!        └─ anything else ─────────────────▶ the SDK's 2026-07-28 router ──────────────▶ Server
-//!  GET / DELETE ──────────────────────────▶ legacy session
+//!  POST ─ gate ─┬─ Mcp-Session-Id, or initialize ─▶ legacy session ─▶ LegacySession ─▶ memory link ─▶ Server
+//!               └─ anything else ─────────────────▶ serve_post (2026-07-28) ─────────────────────▶ Server
+//!  GET / DELETE ─ gate ──────────────────────────▶ legacy session
 //! ```
 
 mod access;
@@ -24,13 +27,13 @@ use std::time::Duration;
 use crate::Server;
 use crate::limits::CLOSE_GRACE;
 use crate::server::http::{
-    HttpOptions, Listener, authenticate, challenge_response, encode_within, refusal_by_origin_or_host,
-    refusal_unless_json, serve_router,
+    CheckedPost, HttpOptions, Listener, answer_with, challenge_response, check_post, check_request, error_response,
+    json_response, serve_post, serve_router, sse_response, sse_within, with_metadata,
 };
 use crate::server::protect::{Caller, CallerSlot};
 use crate::server::shares::Caps;
 use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -38,7 +41,6 @@ use axum::routing::post;
 use mcp_bridge_protocol::method::{Initialize, Method, ServerDiscover};
 use mcp_bridge_protocol::{ErrorObject, JsonRpcErrorResponse, Message, RequestId, decode_message, error_code};
 use tokio::sync::mpsc;
-use tower_service::Service;
 
 pub use self::access::{AccessToken, BadSecret};
 use self::sessions::{Holder, HttpSession, Sessions};
@@ -113,8 +115,8 @@ const SESSION_QUEUE: usize = 1024;
 struct Endpoint {
     /// Where each legacy session's requests go.
     upstream: UpstreamConfig,
-    /// The 2026-07-28 router, when the endpoint serves that era too.
-    modern: Option<Router>,
+    /// The 2026-07-28 server, when the endpoint serves that era too.
+    modern: Option<Server>,
     http: Arc<HttpOptions>,
     legacy: Arc<LegacyHttpOptions>,
     sessions: Arc<Sessions>,
@@ -124,8 +126,7 @@ struct Endpoint {
 /// way, a session past its idle time ends when a new session starts;
 /// [`serve_http`] also ends them as they expire.
 pub fn http_router(server: &Server, http: HttpOptions, legacy: LegacyHttpOptions) -> Router {
-    let modern = server.modern_router(http.clone());
-    router_with(UpstreamConfig::memory(server), Some(modern), http, legacy, Arc::default())
+    router_with(UpstreamConfig::memory(server), Some(server.clone()), http, legacy, Arc::default())
 }
 
 /// An endpoint for 2025-11-25 clients only, each session in front of
@@ -155,7 +156,7 @@ pub async fn serve_legacy_http(
 /// until `shutdown` completes, ending the sessions that stay idle.
 async fn serve_endpoint(
     upstream: UpstreamConfig,
-    modern: Option<Router>,
+    modern: Option<Server>,
     listener: impl Into<Listener>,
     http: HttpOptions,
     legacy: LegacyHttpOptions,
@@ -177,20 +178,15 @@ async fn serve_endpoint(
 
 fn router_with(
     upstream: UpstreamConfig,
-    modern: Option<Router>,
+    modern: Option<Server>,
     http: HttpOptions,
     legacy: LegacyHttpOptions,
     sessions: Arc<Sessions>,
 ) -> Router {
-    let path = http.path.clone();
-    let metadata = http.protection.as_ref().map(|p| (p.resource.metadata_path(), p.resource.metadata().to_string()));
+    let router = Router::new().route(&http.path, post(handle_post).get(handle_get).delete(handle_delete));
+    let router = with_metadata(router, &http);
     let access_token = legacy.access_token.clone();
     let endpoint = Endpoint { upstream, modern, http: Arc::new(http), legacy: Arc::new(legacy), sessions };
-    let mut router = Router::new().route(&path, post(handle_post).get(handle_get).delete(handle_delete));
-    if let Some((metadata_path, metadata)) = metadata {
-        let document = move || async move { ([(header::CONTENT_TYPE, "application/json")], metadata) };
-        router = router.route(&metadata_path, axum::routing::get(document));
-    }
     let router = router.with_state(endpoint);
     match access_token {
         Some(token) => router.layer(axum::middleware::from_fn_with_state(token, access::require)),
@@ -223,31 +219,17 @@ pub async fn serve_http(
     legacy: LegacyHttpOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let modern = server.modern_router(http.clone());
     let shutdown = server.ending_listens(shutdown);
-    serve_endpoint(UpstreamConfig::memory(server), Some(modern), listener, http, legacy, shutdown).await
+    serve_endpoint(UpstreamConfig::memory(server), Some(server.clone()), listener, http, legacy, shutdown).await
 }
 
 fn session_id(headers: &HeaderMap) -> Option<&str> {
     headers.get("mcp-session-id").and_then(|v| v.to_str().ok())
 }
 
-fn json_response(status: StatusCode, message: &Message) -> Response {
-    let body = serde_json::to_vec(message).unwrap_or_default();
-    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
-}
-
-fn error_response(status: StatusCode, id: Option<RequestId>, code: i64, text: &str) -> Response {
-    json_response(status, &Message::Error(JsonRpcErrorResponse::new(id, ErrorObject::new(code, text))))
-}
-
-/// The caller of a legacy request on a protected endpoint (`None` when it
-/// is not protected), or the challenge that refuses it.
-async fn legacy_caller(endpoint: &Endpoint, headers: &HeaderMap) -> Result<Option<Caller>, Response> {
-    match &endpoint.http.protection {
-        Some(protection) => authenticate(protection, headers).await.map(Some),
-        None => Ok(None),
-    }
+/// A 400 answer with a JSON-RPC error of `code`.
+fn bad_request(id: Option<RequestId>, code: i64, text: &str) -> Response {
+    error_response(StatusCode::BAD_REQUEST, id, ErrorObject::new(code, text))
 }
 
 /// The session `id` when it exists and, on a protected endpoint, was
@@ -270,23 +252,13 @@ fn refusal_by_scope(endpoint: &Endpoint, caller: Option<&Caller>, message: Optio
     protection.admit(caller, needed).err().map(|refusal| challenge_response(protection, &refusal))
 }
 
-/// [`refusal`] for a POST, whose body must also be declared JSON.
-fn post_refusal(headers: &HeaderMap, http: &HttpOptions) -> Option<Response> {
-    refusal(headers, http).or_else(|| refusal_unless_json(headers))
-}
-
-/// The checks every legacy request gets: `Origin`/`Host` and the protocol
-/// version header.
-fn refusal(headers: &HeaderMap, http: &HttpOptions) -> Option<Response> {
-    if let Some(refusal) = refusal_by_origin_or_host(headers, http) {
-        return Some((StatusCode::FORBIDDEN, refusal).into_response());
-    }
+/// A legacy request's refusal by its `MCP-Protocol-Version`: none is
+/// 2025-03-26 (the 2025-11-25 transport), else one of [`LEGACY_VERSIONS`].
+fn refusal_by_version(headers: &HeaderMap) -> Option<Response> {
     match headers.get("mcp-protocol-version").map(|v| v.to_str().unwrap_or("")) {
-        // Without the header a server assumes 2025-03-26 (2025-11-25 transport).
         None => None,
         Some(version) if LEGACY_VERSIONS.contains(&version) => None,
-        Some(_) => Some(error_response(
-            StatusCode::BAD_REQUEST,
+        Some(_) => Some(bad_request(
             None,
             error_code::INVALID_REQUEST,
             "Bad Request: unsupported MCP-Protocol-Version for this session",
@@ -294,79 +266,54 @@ fn refusal(headers: &HeaderMap, http: &HttpOptions) -> Option<Response> {
     }
 }
 
+/// A POST, once it passed the gate both eras share: a session's message, a
+/// legacy `initialize`, or a 2026-07-28 request.
 async fn handle_post(State(endpoint): State<Endpoint>, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
-    let http = &endpoint.http;
-    let read = axum::body::to_bytes(body, http.max_body_bytes);
-    let body: Bytes = match tokio::time::timeout(http.connections.request_read_timeout, read).await {
-        Ok(Ok(body)) => body,
-        Ok(Err(_)) => return (StatusCode::PAYLOAD_TOO_LARGE, "the body is over the limit").into_response(),
-        Err(_) => return (StatusCode::REQUEST_TIMEOUT, "the body did not arrive in time").into_response(),
+    let post = match check_post(request, &endpoint.http).await {
+        Ok(post) => post,
+        Err(refused) => return refused,
     };
-    if let Some(id) = session_id(&parts.headers) {
-        if let Some(refused) = post_refusal(&parts.headers, http) {
+    let max_depth = endpoint.legacy.frontend.limits.max_depth;
+    if let Some(id) = session_id(&post.parts.headers) {
+        if let Some(refused) = refusal_by_version(&post.parts.headers) {
             return refused;
         }
-        let caller = match legacy_caller(&endpoint, &parts.headers).await {
-            Ok(caller) => caller,
-            Err(refused) => return refused,
+        let Some(session) = session_of(&endpoint, id, post.caller.as_ref()) else {
+            return (StatusCode::NOT_FOUND, "no such session: it ended or never was; initialize again").into_response();
         };
-        return match session_of(&endpoint, id, caller.as_ref()) {
-            Some(session) => {
-                session.caller.set(caller.clone());
-                let decoded = decode_message(&body, endpoint.legacy.frontend.limits.max_depth);
-                match refusal_by_scope(&endpoint, caller.as_ref(), decoded.as_ref().ok()) {
-                    None => legacy_post(&session, decoded, &body, http.connections.max_unsent_bytes).await,
-                    Some(refused) => refused,
-                }
-            }
-            None => (StatusCode::NOT_FOUND, "no such session: it ended or never was; initialize again").into_response(),
+        session.caller.set(post.caller.clone());
+        let decoded = decode_message(&post.body, max_depth);
+        return match refusal_by_scope(&endpoint, post.caller.as_ref(), decoded.as_ref().ok()) {
+            None => legacy_post(&session, decoded, &post.body, endpoint.http.connections.max_unsent_bytes).await,
+            Some(refused) => refused,
         };
     }
     // A legacy client sends no version header with `initialize`, or a
     // legacy one; a 2026-07-28 client always names its version, and its
-    // requests (an `initialize` too: 404, -32601) are the modern router's,
-    // which decodes the body itself.
-    let legacy_version = parts
-        .headers
-        .get("mcp-protocol-version")
-        .is_none_or(|v| v.to_str().is_ok_and(|v| LEGACY_VERSIONS.contains(&v)));
-    if !legacy_version {
-        return to_modern(&endpoint, parts, body).await;
+    // requests (an `initialize` too: 404, -32601) are the modern server's.
+    if refusal_by_version(&post.parts.headers).is_some() {
+        return to_modern(&endpoint, post).await;
     }
-    match decode_message(&body, endpoint.legacy.frontend.limits.max_depth) {
+    match decode_message(&post.body, max_depth) {
         Ok(Message::Request(r)) if r.method == Initialize::NAME => {
-            if let Some(refused) = post_refusal(&parts.headers, http) {
-                return refused;
-            }
-            let address = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>();
+            let address = post.parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>();
             let address = address.map(|info| info.0.ip());
-            match legacy_caller(&endpoint, &parts.headers).await {
-                Ok(caller) => start_session(&endpoint, Message::Request(r), caller, address).await,
-                Err(refused) => refused,
-            }
+            start_session(&endpoint, Message::Request(r), post.caller, address).await
         }
         // A legacy client's message after its session: it forgot the id.
-        Ok(Message::Request(r)) if !carries_modern_meta(&r) && r.method != ServerDiscover::NAME => error_response(
-            StatusCode::BAD_REQUEST,
-            Some(r.id),
-            error_code::INVALID_REQUEST,
-            "Bad Request: Mcp-Session-Id header is required",
-        ),
-        _ => to_modern(&endpoint, parts, body).await,
+        Ok(Message::Request(r)) if !carries_modern_meta(&r) && r.method != ServerDiscover::NAME => {
+            bad_request(Some(r.id), error_code::INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required")
+        }
+        _ => to_modern(&endpoint, post).await,
     }
 }
 
-/// Hands a POST to the 2026-07-28 router as it came, or refuses it where
-/// the endpoint serves legacy clients only.
-async fn to_modern(endpoint: &Endpoint, parts: axum::http::request::Parts, body: Bytes) -> Response {
-    match endpoint.modern.clone() {
-        Some(mut modern) => match modern.call(Request::from_parts(parts, Body::from(body))).await {
-            Ok(response) => response,
-            Err(never) => match never {},
-        },
-        None => error_response(
-            StatusCode::BAD_REQUEST,
+/// Hands a POST to the 2026-07-28 server, or refuses it where the
+/// endpoint serves legacy clients only.
+async fn to_modern(endpoint: &Endpoint, post: CheckedPost) -> Response {
+    match &endpoint.modern {
+        Some(server) => serve_post(server, &endpoint.http, post).await,
+        None => bad_request(
             None,
             error_code::INVALID_REQUEST,
             "Bad Request: this endpoint serves 2025-11-25 clients; send initialize",
@@ -462,32 +409,16 @@ async fn answer_request(legacy: &Arc<HttpSession>, message: Message, max_unsent:
     let id = request.id.clone();
     let Some(mut stream) = legacy.open_request_stream(&id) else {
         let text = "the request id is in use by another request under way in this session";
-        return error_response(StatusCode::BAD_REQUEST, Some(id), error_code::INVALID_REQUEST, text);
+        return bad_request(Some(id), error_code::INVALID_REQUEST, text);
     };
+    let guard = CloseOnDrop { legacy: legacy.clone(), id: id.clone() };
     legacy.session.handle(message).await;
-    let Some(first) = stream.recv().await else {
-        legacy.close_request_stream(&id);
-        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-    };
-    if is_response_to(&first, &id) {
-        legacy.close_request_stream(&id);
-        let body = encode_within(first, max_unsent, |m| Bytes::from(serde_json::to_vec(m).unwrap_or_default()));
-        return (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], body.unwrap_or_default())
-            .into_response();
+    match stream.recv().await {
+        Some(first) => {
+            answer_with(first, stream, guard, move |m| is_response_to(m, &id), |_| StatusCode::OK, max_unsent)
+        }
+        None => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
     }
-    let guard = CloseOnDrop { legacy: legacy.clone(), id };
-    let events =
-        futures_util::stream::unfold((Some(first), stream, Some(guard)), move |(next, mut rx, guard)| async move {
-            let guard = guard?;
-            let message = match next {
-                Some(message) => message,
-                None => rx.recv().await?,
-            };
-            let last = is_response_to(&message, &guard.id);
-            let event = sse_within(None, message, max_unsent);
-            Some((Ok::<_, std::convert::Infallible>(event), (None, rx, (!last).then_some(guard))))
-        });
-    sse_response(Body::from_stream(events))
 }
 
 /// Closes a request's stream route when its SSE response ends or is dropped.
@@ -510,40 +441,17 @@ fn is_response_to(message: &Message, id: &RequestId) -> bool {
     }
 }
 
-fn sse_event(id: Option<u64>, message: &Message) -> String {
-    let json = serde_json::to_string(message).unwrap_or_default();
-    match id {
-        Some(id) => format!("id: {id}\nevent: message\ndata: {json}\n\n"),
-        None => format!("event: message\ndata: {json}\n\n"),
-    }
-}
-
-/// The SSE event of `message` within `max_unsent` bytes ([`encode_within`]);
-/// a comment where a dropped notification was.
-fn sse_within(id: Option<u64>, message: Message, max_unsent: usize) -> Bytes {
-    encode_within(message, max_unsent, |m| Bytes::from(sse_event(id, m)))
-        .unwrap_or_else(|| Bytes::from_static(b": a message over the size limit was dropped\n\n"))
-}
-
-fn sse_response(body: Body) -> Response {
-    let mut response = body.into_response();
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
-}
-
 /// The session a GET or DELETE names (`Mcp-Session-Id`), with its id, once
 /// the request passed the endpoint's checks and, on a protected endpoint,
 /// belongs to the session's subject; else the refusal.
 async fn session_named(endpoint: &Endpoint, headers: &HeaderMap) -> Result<(String, Arc<HttpSession>), Response> {
-    if let Some(refused) = refusal(headers, &endpoint.http) {
+    let caller = check_request(headers, &endpoint.http).await?;
+    if let Some(refused) = refusal_by_version(headers) {
         return Err(refused);
     }
     let Some(id) = session_id(headers) else {
         return Err((StatusCode::BAD_REQUEST, "Mcp-Session-Id header is required").into_response());
     };
-    let caller = legacy_caller(endpoint, headers).await?;
     match session_of(endpoint, id, caller.as_ref()) {
         Some(session) => Ok((id.to_owned(), session)),
         None => Err((StatusCode::NOT_FOUND, "no such session").into_response()),
