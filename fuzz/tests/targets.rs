@@ -229,12 +229,18 @@ fn sse_parser() {
 }
 
 #[test]
-fn receiver_request_head() {
+fn request_and_response_heads() {
+    use mcp_bridge_sdk::fuzzing::{parse_request, parse_status};
     let r = fuzz("request_head", |input| {
-        if let Ok((method, target)) = mcp_bridge::signin::receiver::parse_request_line(input)
-            && (method.is_empty() || !target.starts_with('/'))
+        if let Some(Ok(head)) = parse_request(input)
+            && head.path.contains('?')
         {
-            return Err(format!("accepted {method:?} {target:?}"));
+            return Err(format!("a path with its query: {:?}", head.path));
+        }
+        if let Some(Ok(status)) = parse_status(input)
+            && !(100..1000).contains(&status)
+        {
+            return Err(format!("a status of {status}"));
         }
         Ok(())
     });

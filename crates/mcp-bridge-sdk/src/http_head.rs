@@ -12,7 +12,7 @@ const MAX_HEADERS: usize = 64;
 
 /// Why no head was read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum HeadError {
+pub enum HeadError {
     /// The stream ended before the head did.
     Ended,
     /// The head is longer than the limit.
@@ -34,14 +34,16 @@ impl std::fmt::Display for HeadError {
 /// A request head: the path of its target (without the query) and its
 /// headers (lines that are not valid header names or values left out).
 #[derive(Debug)]
-pub(crate) struct RequestHead {
-    pub(crate) path: String,
-    pub(crate) headers: HeaderMap,
+pub struct RequestHead {
+    /// The target's path.
+    pub path: String,
+    /// The header lines.
+    pub headers: HeaderMap,
 }
 
 /// What a parser makes of the bytes read so far: `None` while the head is
 /// incomplete.
-type Parsed<T> = Option<Result<T, HeadError>>;
+pub(crate) type Parsed<T> = Option<Result<T, HeadError>>;
 
 /// Reads from `stream`, `chunk` bytes at a time, until `parse` finds a whole
 /// head, at most `max` bytes. Returns the head and every byte read (the
@@ -81,7 +83,7 @@ where
 }
 
 /// A request head in `bytes`, when they hold a whole one.
-pub(crate) fn parse_request(bytes: &[u8]) -> Parsed<RequestHead> {
+pub fn parse_request(bytes: &[u8]) -> Parsed<RequestHead> {
     let mut lines = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut request = httparse::Request::new(&mut lines);
     match request.parse(bytes) {
@@ -96,7 +98,7 @@ pub(crate) fn parse_request(bytes: &[u8]) -> Parsed<RequestHead> {
 }
 
 /// The status of a response head in `bytes`, when they hold a whole one.
-pub(crate) fn parse_status(bytes: &[u8]) -> Parsed<u16> {
+pub fn parse_status(bytes: &[u8]) -> Parsed<u16> {
     let mut lines = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut lines);
     match response.parse(bytes) {

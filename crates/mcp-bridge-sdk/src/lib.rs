@@ -131,6 +131,8 @@ pub mod transport;
 /// Internals the fuzz targets (`fuzz/`) drive; not part of the API.
 #[doc(hidden)]
 pub mod fuzzing {
+    #[cfg(any(feature = "http-client", all(feature = "server", feature = "websocket")))]
+    pub use crate::http_head::{HeadError, RequestHead, parse_request, parse_status};
     #[cfg(feature = "legacy")]
     pub use crate::server::legacy::input::{check_answer, client_request};
     #[cfg(feature = "http-client")]

@@ -40,6 +40,24 @@ pub struct Resource {
     pub extra: Map<String, Value>,
 }
 
+impl Resource {
+    /// A resource at `uri` called `name`, nothing else said of it.
+    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        Resource {
+            uri: uri.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            size: None,
+            icons: None,
+            annotations: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
 /// A family of resources named by an RFC 6570 URI template (`ResourceTemplate`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -135,7 +135,7 @@ impl SkillPackage {
                 let mut resource = Resource {
                     mime_type: mime.clone(),
                     size: Some(bytes.len() as u64),
-                    ..plain_resource(&uri, path.rsplit('/').next().unwrap_or(path))
+                    ..Resource::new(uri.clone(), path.rsplit('/').next().unwrap_or(path))
                 };
                 if path == SKILL_FILE {
                     resource.name = self.frontmatter["name"].as_str().unwrap_or_default().to_owned();
@@ -160,22 +160,6 @@ impl SkillPackage {
                 (resource, contents)
             })
             .collect()
-    }
-}
-
-/// A resource with only its URI and name.
-fn plain_resource(uri: &str, name: &str) -> Resource {
-    Resource {
-        uri: uri.to_owned(),
-        name: name.to_owned(),
-        title: None,
-        description: None,
-        mime_type: None,
-        size: None,
-        icons: None,
-        annotations: None,
-        meta: None,
-        extra: Map::new(),
     }
 }
 
@@ -242,7 +226,7 @@ impl SkillCatalog {
                         let dir_uri = format!("{prefix}{folder}");
                         children.entry(folder.to_owned()).or_insert_with(|| Resource {
                             mime_type: Some(DIRECTORY_MIME_TYPE.to_owned()),
-                            ..plain_resource(&dir_uri, folder)
+                            ..Resource::new(dir_uri.clone(), folder)
                         });
                     }
                 }

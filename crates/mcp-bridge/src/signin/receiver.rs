@@ -4,7 +4,8 @@
 //! authorization URL itself never goes to another program; the
 //! authorization server sends the browser back to `/callback`.
 //!
-//! Each connection gets 16 KiB and 10 s for its request head; at most 16
+//! Each connection is served by hyper, one request, and gets 16 KiB and
+//! 10 s for its request head (431 beyond, 400 for one not HTTP/1); at most 16
 //! are served at once, and a newcomer at that cap closes the oldest (which
 //! is still waiting for its head: a request is answered at once), so
 //! another local process holding connections cannot keep the browser's
@@ -17,9 +18,14 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode, Uri};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use mcp_bridge_sdk::auth::AuthorizationResponse;
 use mcp_bridge_sdk::task_group::TaskGroup;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -30,34 +36,6 @@ pub const MAX_HEAD_BYTES: usize = 16 * 1024;
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// Connections served at once (a newcomer closes the oldest).
 pub const MAX_CONNECTIONS: usize = 16;
-
-/// Why a request head is refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HeadError {
-    /// Over [`MAX_HEAD_BYTES`] without its end.
-    TooLarge,
-    /// Not `METHOD TARGET HTTP/1.x`.
-    Malformed,
-}
-
-/// The method and target of a request head (everything up to the blank
-/// line); headers are not needed.
-///
-/// # Errors
-/// [`HeadError::Malformed`] for a request line that is not HTTP/1.
-pub fn parse_request_line(head: &[u8]) -> Result<(String, String), HeadError> {
-    let line_end = head.iter().position(|&b| b == b'\r' || b == b'\n').unwrap_or(head.len());
-    let line = std::str::from_utf8(&head[..line_end]).map_err(|_| HeadError::Malformed)?;
-    let mut parts = line.split(' ');
-    match (parts.next(), parts.next(), parts.next(), parts.next()) {
-        (Some(method), Some(target), Some(version), None)
-            if !method.is_empty() && target.starts_with('/') && version.starts_with("HTTP/1.") =>
-        {
-            Ok((method.to_owned(), target.to_owned()))
-        }
-        _ => Err(HeadError::Malformed),
-    }
-}
 
 /// What ended a sign-in at the receiver.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -172,7 +150,7 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, tasks: TaskGrou
         let (shared, open) = (shared.clone(), open.clone());
         tasks.spawn(async move {
             tokio::select! {
-                () = serve(stream, &shared) => {}
+                () = serve(stream, shared) => {}
                 () = shed.cancelled() => {}
             }
             lock(&open).leave(id);
@@ -211,117 +189,87 @@ fn lock(open: &Mutex<Open>) -> std::sync::MutexGuard<'_, Open> {
     open.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Reads a request head: up to the blank line, at most [`MAX_HEAD_BYTES`].
-async fn read_head(stream: &mut TcpStream) -> Result<Vec<u8>, HeadError> {
-    let mut head = Vec::new();
-    let mut chunk = [0u8; 2048];
-    loop {
-        let n = stream.read(&mut chunk).await.map_err(|_| HeadError::Malformed)?;
-        if n == 0 {
-            return Err(HeadError::Malformed);
-        }
-        let scanned_from = head.len().saturating_sub(3);
-        head.extend_from_slice(&chunk[..n]);
-        let end = head[scanned_from..]
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .map(|at| scanned_from + at + 4)
-            .or_else(|| head[scanned_from..].windows(2).position(|w| w == b"\n\n").map(|at| scanned_from + at + 2));
-        match end {
-            Some(end) if end <= MAX_HEAD_BYTES => return Ok(head),
-            Some(_) => return Err(HeadError::TooLarge),
-            None if head.len() > MAX_HEAD_BYTES => return Err(HeadError::TooLarge),
-            None => {}
-        }
-    }
-}
-
-fn page(status: &str, extra_headers: &str, text: &str) -> Vec<u8> {
+/// A small HTML page as the whole answer, with `extra` headers.
+fn page(status: StatusCode, extra: &[(header::HeaderName, &str)], text: &str) -> Response<String> {
     let body = format!(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>mcp-bridge</title></head><body><p>{text}</p></body></html>"
     );
-    format!(
-        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-store\r\nReferrer-Policy: no-referrer\r\nConnection: close\r\n{extra_headers}\r\n{body}",
-        body.len()
-    )
-    .into_bytes()
-}
-
-async fn serve(mut stream: TcpStream, shared: &Shared) {
-    let head = match tokio::time::timeout(HEAD_TIMEOUT, read_head(&mut stream)).await {
-        Ok(Ok(head)) => head,
-        Ok(Err(HeadError::TooLarge)) => {
-            let _ = stream.write_all(&page("431 Request Header Fields Too Large", "", "Request too large.")).await;
-            return;
+    let mut answer = Response::new(body);
+    *answer.status_mut() = status;
+    let headers = answer.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    for (name, value) in extra {
+        if let Ok(value) = HeaderValue::from_str(value) {
+            headers.insert(name.clone(), value);
         }
-        _ => return,
-    };
-    let answer = match parse_request_line(&head) {
-        Ok((method, target)) if method == "GET" => route(&target, shared).await,
-        Ok(_) => page("405 Method Not Allowed", "Allow: GET\r\n", "Only GET is served here."),
-        Err(_) => page("400 Bad Request", "", "Bad request."),
-    };
-    let _ = stream.write_all(&answer).await;
-    let _ = stream.shutdown().await;
+    }
+    answer
 }
 
-async fn route(target: &str, shared: &Shared) -> Vec<u8> {
-    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+/// One connection, by hyper: its head within [`MAX_HEAD_BYTES`] (431
+/// beyond, 400 for one that is not HTTP/1) and [`HEAD_TIMEOUT`], one
+/// request answered, then closed.
+async fn serve(stream: TcpStream, shared: Arc<Shared>) {
+    let answer = service_fn(move |request: Request<Incoming>| {
+        let shared = shared.clone();
+        async move {
+            let answer = if request.method() == Method::GET {
+                route(request.uri(), &shared).await
+            } else {
+                page(StatusCode::METHOD_NOT_ALLOWED, &[(header::ALLOW, "GET")], "Only GET is served here.")
+            };
+            Ok::<_, std::convert::Infallible>(answer)
+        }
+    });
+    let connection = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEAD_TIMEOUT)
+        .max_buf_size(MAX_HEAD_BYTES)
+        .keep_alive(false)
+        .title_case_headers(true)
+        .serve_connection(TokioIo::new(stream), answer);
+    if let Err(e) = connection.await {
+        tracing::debug!("a connection to the sign-in receiver failed: {e}");
+    }
+}
+
+async fn route(target: &Uri, shared: &Shared) -> Response<String> {
+    let (path, query) = (target.path(), target.query().unwrap_or(""));
     if let Some(token) = path.strip_prefix("/start/") {
         if token != shared.token {
-            return page("404 Not Found", "", "Not found.");
+            return page(StatusCode::NOT_FOUND, &[], "Not found.");
         }
         if shared.started.swap(true, std::sync::atomic::Ordering::SeqCst) {
             let _ = shared.delivered.send(Delivery::StartReused).await;
             return page(
-                "410 Gone",
-                "",
+                StatusCode::GONE,
+                &[],
                 "This sign-in link was already used, so the sign-in was stopped. Start the sign-in again from your editor.",
             );
         }
         return page(
-            "303 See Other",
-            &format!("Location: {}\r\n", shared.authorization_url),
+            StatusCode::SEE_OTHER,
+            &[(header::LOCATION, &shared.authorization_url)],
             "Redirecting to sign in.",
         );
     }
     if path == "/callback" {
         let url = format!("http://127.0.0.1/callback?{query}");
         let Ok(response) = AuthorizationResponse::from_redirect(&url) else {
-            return page("400 Bad Request", "", "Bad request.");
+            return page(StatusCode::BAD_REQUEST, &[], "Bad request.");
         };
         if response.state.as_deref() != Some(shared.state.as_str()) {
-            return page("400 Bad Request", "", "This answer is not for the sign-in in progress.");
+            return page(StatusCode::BAD_REQUEST, &[], "This answer is not for the sign-in in progress.");
         }
         let done = response.error.is_none();
         let _ = shared.delivered.send(Delivery::Callback(response)).await;
         return if done {
-            page("200 OK", "", "Signed in. You can close this tab and go back to your editor.")
+            page(StatusCode::OK, &[], "Signed in. You can close this tab and go back to your editor.")
         } else {
-            page("200 OK", "", "The sign-in was not completed. You can close this tab.")
+            page(StatusCode::OK, &[], "The sign-in was not completed. You can close this tab.")
         };
     }
-    page("404 Not Found", "", "Not found.")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn request_lines_are_parsed_strictly() {
-        assert_eq!(
-            parse_request_line(b"GET /callback?code=x HTTP/1.1\r\nHost: a\r\n\r\n"),
-            Ok(("GET".into(), "/callback?code=x".into()))
-        );
-        for bad in [
-            &b"GET /x\r\n\r\n"[..],
-            b"GET http://evil/ HTTP/1.1\r\n\r\n",
-            b"GET /x HTTP/2\r\n",
-            b"",
-            b"\xff /x HTTP/1.1\r\n",
-        ] {
-            assert_eq!(parse_request_line(bad), Err(HeadError::Malformed), "{bad:?}");
-        }
-    }
+    page(StatusCode::NOT_FOUND, &[], "Not found.")
 }
