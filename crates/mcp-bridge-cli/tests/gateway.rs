@@ -222,3 +222,43 @@ async fn a_2025_11_25_servers_roots_request_reaches_a_client_that_declared_roots
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn filters_renames_and_prefixes_choose_what_each_server_shows() {
+    let dir = std::env::temp_dir().join(format!("mcp-gateway-shown-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let example = workspace_binary("mcp-example-server", "mcp-example-server");
+    let config = json!({"mcpServers": {
+        "a": {"command": example, "prefix": "never", "tools": {"deny": ["echo"]}, "rename": {"add": "plus"}},
+        "b": {"command": example, "tools": {"allow": ["echo", "add"]}},
+        "c": {"command": example, "prefix": "on-collision", "tools": {"allow": ["add", "weather"]}},
+        "d": {"command": example, "prefix": "never", "tools": {"allow": ["weather"]}}
+    }});
+    let file = dir.join("config.json");
+    std::fs::write(&file, config.to_string()).unwrap();
+    let log = dir.join("stderr.log");
+    let mut command = tokio::process::Command::new(workspace_binary("mcp-bridge-cli", "mcp-bridge"));
+    command.args(["--config", file.to_str().unwrap()]).stderr(std::fs::File::create(&log).unwrap());
+    let mut peer = RawPeer::start(command);
+    legacy_initialize(&mut peer, json!({})).await;
+    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+
+    let names = tool_names(&mut peer, 1).await;
+    for shown in ["plus", "weather", "slow", "b__echo", "b__add", "add", "c__weather"] {
+        assert!(names.iter().any(|n| n == shown), "{shown} in {names:?}");
+    }
+    for hidden in ["echo", "a__echo", "add_", "b__weather", "c__echo", "d__weather"] {
+        assert!(!names.iter().any(|n| n == hidden), "{hidden} not in {names:?}");
+    }
+    assert_eq!(names.iter().filter(|n| *n == "weather").count(), 1);
+    assert_eq!(text(&call(&mut peer, 2, "plus", json!({"a": 2, "b": 3})).await), "5");
+    assert_eq!(text(&call(&mut peer, 3, "b__echo", json!({"text": "hi"})).await), "hi");
+    for (id, denied) in [(4, "echo"), (5, "b__weather"), (6, "a__echo")] {
+        let refused = call(&mut peer, id, denied, json!({"text": "x"})).await;
+        assert!(refused.get("error").is_some() || refused["result"]["isError"] == true, "{denied}: {refused}");
+    }
+    assert_eq!(peer.finish().await, Some(0));
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains(r#"servers "a" and "d" both show the tool "weather""#), "{logged}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -28,8 +28,10 @@
 //! # Ok(()) }
 //! ```
 
+mod catalog;
 pub mod config;
 mod export;
+pub mod exposure;
 pub mod names;
 
 use std::collections::HashMap;
@@ -50,6 +52,9 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{Error, Result};
 use crate::task_group::TaskGroup;
 use crate::{BoxFuture, Client, RequestOptions};
+pub use catalog::Collision;
+use catalog::{Catalog, Lists};
+use exposure::Exposure;
 
 type ConnectFn = dyn Fn() -> BoxFuture<Result<Client>> + Send + Sync;
 
@@ -90,6 +95,7 @@ crate::setters::with_setters! {
 #[must_use]
 pub struct ToolsetBuilder {
     servers: Vec<(String, Arc<ConnectFn>)>,
+    exposures: HashMap<String, Exposure>,
     options: ToolsetOptions,
 }
 
@@ -122,6 +128,13 @@ impl ToolsetBuilder {
         })
     }
 
+    /// What the toolset shows of the server `name` (all of it, prefixed,
+    /// by default): filters, renames, the prefix mode.
+    pub fn exposure(mut self, name: impl Into<String>, exposure: Exposure) -> Self {
+        self.exposures.insert(name.into(), exposure);
+        self
+    }
+
     /// Other options than [`ToolsetOptions::default`].
     pub fn options(mut self, options: ToolsetOptions) -> Self {
         self.options = options;
@@ -132,10 +145,14 @@ impl ToolsetBuilder {
     /// answered or failed (or after [`ToolsetOptions::start_timeout`]); the
     /// servers that failed are tried again in the background.
     pub async fn start(self) -> Toolset {
+        let mut exposures = self.exposures;
         let members = self
             .servers
             .into_iter()
-            .map(|(name, connect)| Member { name, connect, slot: Mutex::new(Slot::default()) })
+            .map(|(name, connect)| {
+                let exposure = exposures.remove(&name).unwrap_or_default();
+                Member { name, connect, exposure, slot: Mutex::new(Slot::default()) }
+            })
             .collect();
         let shared = Arc::new(Shared {
             members,
@@ -212,6 +229,7 @@ struct Shared {
 struct Member {
     name: String,
     connect: Arc<ConnectFn>,
+    exposure: Exposure,
     slot: Mutex<Slot>,
 }
 
@@ -225,24 +243,6 @@ struct Slot {
     lost: CancellationToken,
 }
 
-#[derive(Default, Clone)]
-struct Lists {
-    tools: Vec<Tool>,
-    prompts: Vec<Prompt>,
-    resources: Vec<Resource>,
-}
-
-/// The merged lists and where each entry goes.
-#[derive(Default)]
-struct Catalog {
-    tools: Vec<Tool>,
-    tool_routes: Routes,
-    prompts: Vec<Prompt>,
-    prompt_routes: Routes,
-    resources: Vec<Resource>,
-    resource_owners: HashMap<String, usize>,
-}
-
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -250,7 +250,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Toolset {
     /// A toolset to be: add its servers, then start it.
     pub fn builder() -> ToolsetBuilder {
-        ToolsetBuilder { servers: Vec::new(), options: ToolsetOptions::default() }
+        ToolsetBuilder { servers: Vec::new(), exposures: HashMap::new(), options: ToolsetOptions::default() }
     }
 
     /// The tools of every available server, named `<server>__<tool>`.
@@ -286,6 +286,13 @@ impl Toolset {
     pub fn server_of(&self, name: &str) -> Option<String> {
         let index = self.shared.catalog().tool_routes.get(name)?.0;
         Some(self.shared.members[index].name.clone())
+    }
+
+    /// The tool and prompt names two servers show without a prefix now
+    /// (see [`Prefix::Never`](exposure::Prefix::Never)): the second's entry
+    /// is left out until one of them changes.
+    pub fn collisions(&self) -> Vec<Collision> {
+        self.shared.catalog().collisions.clone()
     }
 
     /// Each server's state, in the order they were added.
@@ -437,7 +444,8 @@ impl Shared {
         self.rebuild();
     }
 
-    /// Merges the lists of the available servers again.
+    /// Merges the lists of the available servers again; a new collision
+    /// of names is logged.
     fn rebuild(&self) {
         let available: Vec<(usize, Lists)> = self
             .members
@@ -448,49 +456,15 @@ impl Shared {
                 slot.client.as_ref().map(|_| (i, slot.lists.clone()))
             })
             .collect();
-        let mut catalog = Catalog::default();
-        (catalog.tools, catalog.tool_routes) =
-            self.merge(&available, |l| &l.tools, |t| &t.name, |t, name| Tool { name, ..t.clone() });
-        (catalog.prompts, catalog.prompt_routes) =
-            self.merge(&available, |l| &l.prompts, |p| &p.name, |p, name| Prompt { name, ..p.clone() });
-        for (index, lists) in &available {
-            for resource in &lists.resources {
-                // Two servers with one URI: the first added keeps it.
-                if !catalog.resource_owners.contains_key(&resource.uri) {
-                    catalog.resource_owners.insert(resource.uri.clone(), *index);
-                    catalog.resources.push(resource.clone());
-                }
-            }
+        let servers: Vec<_> = self.members.iter().map(|m| (m.name.as_str(), &m.exposure)).collect();
+        let catalog = Catalog::of(&servers, &available);
+        let mut current = self.catalog.write().unwrap_or_else(|e| e.into_inner());
+        for collision in catalog.collisions.iter().filter(|c| !current.collisions.contains(c)) {
+            tracing::error!(target: "mcp_toolset", "{collision}");
         }
-        *self.catalog.write().unwrap_or_else(|e| e.into_inner()) = catalog;
+        *current = catalog;
+        drop(current);
         self.changed.send_modify(|n| *n += 1);
-    }
-}
-
-/// Where a merged entry goes: its server and its own name there.
-type Routes = HashMap<String, (usize, String)>;
-
-impl Shared {
-    /// The entries (`items` of each server's lists) of the `available`
-    /// servers under their toolset names, and the route of each.
-    fn merge<T>(
-        &self,
-        available: &[(usize, Lists)],
-        items: fn(&Lists) -> &Vec<T>,
-        name: fn(&T) -> &String,
-        renamed: fn(&T, String) -> T,
-    ) -> (Vec<T>, Routes) {
-        let entries: Vec<(usize, &T)> =
-            available.iter().flat_map(|(i, lists)| items(lists).iter().map(move |t| (*i, t))).collect();
-        let pairs: Vec<(&str, &str)> =
-            entries.iter().map(|(i, t)| (self.members[*i].name.as_str(), name(t).as_str())).collect();
-        let mut routes = Routes::new();
-        let mut merged = Vec::new();
-        for ((index, entry), qualified) in entries.iter().zip(names::assign(&pairs)) {
-            routes.insert(qualified.clone(), (*index, name(entry).clone()));
-            merged.push(renamed(entry, qualified));
-        }
-        (merged, routes)
     }
 }
 

@@ -1,6 +1,10 @@
 //! The configuration files people already have for their servers: Claude
 //! Desktop's and Cursor's `mcpServers` and VS Code's `servers` (`mcp.json`),
-//! read into [`ServerEntry`]s. `"${env:NAME}"` in a value is the
+//! read into [`ServerEntry`]s. Beside a server's entry (clients ignore keys
+//! they do not know): `"tools"`, `"prompts"` and `"resources"` as
+//! `{"allow": [globs], "deny": [globs]}`, `"prefix"` (`"always"`,
+//! `"never"`, `"on-collision"`) and `"rename"` (`{"name": "new_name"}`),
+//! read into its [`Exposure`]. `"${env:NAME}"` in a value is the
 //! environment variable `NAME`, so secrets stay out of the file. No I/O
 //! here but the environment lookup the caller passes.
 
@@ -8,6 +12,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::Value;
+
+use super::exposure::{BadGlob, Exposure, NameFilter, Prefix};
 
 /// One server of a configuration file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,6 +23,8 @@ pub struct ServerEntry {
     pub name: String,
     /// How it is reached.
     pub kind: ServerKind,
+    /// What of it a toolset shows.
+    pub exposure: Exposure,
 }
 
 /// How a configured server is reached.
@@ -77,6 +85,7 @@ impl super::ToolsetBuilder {
         options_for: impl Fn(&str) -> crate::ClientOptions,
     ) -> Self {
         for entry in entries {
+            self = self.exposure(entry.name.clone(), entry.exposure);
             let (options, kind) = (options_for(&entry.name), entry.kind);
             self = self.server(entry.name, move || {
                 let (options, kind) = (options.clone(), kind.clone());
@@ -135,6 +144,16 @@ pub enum ConfigError {
         /// The type.
         kind: String,
     },
+    /// A filter's glob that is not valid.
+    #[error("server {server:?}: {field}: {error}")]
+    BadGlob {
+        /// The server.
+        server: String,
+        /// Where it was written (`tools.allow`, `resources.deny`).
+        field: String,
+        /// The glob and what is wrong with it.
+        error: BadGlob,
+    },
     /// `${env:NAME}` of a variable that is not set.
     #[error("server {server:?}: {field} needs the environment variable {variable}, which is not set")]
     MissingVariable {
@@ -166,6 +185,16 @@ struct Written {
     /// Cursor's and Cline's way to keep a server in the file but off.
     #[serde(default)]
     disabled: bool,
+    #[serde(default)]
+    tools: WrittenFilter,
+    #[serde(default)]
+    prompts: WrittenFilter,
+    #[serde(default)]
+    resources: WrittenFilter,
+    #[serde(default)]
+    prefix: Prefix,
+    #[serde(default)]
+    rename: BTreeMap<String, String>,
     // Members of other clients' files with no meaning here.
     #[serde(default, rename = "envFile")]
     _env_file: Option<Value>,
@@ -177,6 +206,26 @@ struct Written {
     _always_allow: Option<Value>,
     #[serde(default, rename = "timeout")]
     _timeout: Option<Value>,
+}
+
+/// A filter as the file writes it.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct WrittenFilter {
+    #[serde(default)]
+    allow: Vec<String>,
+    #[serde(default)]
+    deny: Vec<String>,
+}
+
+impl WrittenFilter {
+    /// The filter, or the error naming `server` and `field` (`tools`).
+    fn compile(&self, server: &str, field: &str) -> Result<NameFilter, ConfigError> {
+        NameFilter::new(&self.allow, &self.deny).map_err(|error| {
+            let list = if self.allow.contains(&error.glob) { "allow" } else { "deny" };
+            ConfigError::BadGlob { server: server.to_owned(), field: format!("{field}.{list}"), error }
+        })
+    }
 }
 
 /// The servers of a configuration file's text, in the file's order of
@@ -227,7 +276,14 @@ fn entry(name: String, written: Written, env: &impl Fn(&str) -> Option<String>) 
         }
         _ => return Err(ConfigError::NoWay { server: name }),
     };
-    Ok(ServerEntry { name, kind })
+    let exposure = Exposure {
+        tools: written.tools.compile(&name, "tools")?,
+        prompts: written.prompts.compile(&name, "prompts")?,
+        resources: written.resources.compile(&name, "resources")?,
+        prefix: written.prefix,
+        rename: written.rename,
+    };
+    Ok(ServerEntry { name, kind, exposure })
 }
 
 /// `value` with each `${env:NAME}` replaced by the variable.
@@ -290,6 +346,23 @@ mod tests {
         let text = r#"{"servers": {"a": {"type": "stdio", "command": "a"}, "b": {"type": "http", "url": "http://127.0.0.1:1/mcp"}}}"#;
         let entries = parse(text, env).unwrap();
         assert!(matches!(entries[1].kind, ServerKind::Url { .. }));
+    }
+
+    #[test]
+    fn filters_prefixes_and_renames_sit_beside_a_servers_entry() {
+        let text = r#"{"mcpServers": {"files": {"command": "x",
+            "tools": {"allow": ["read_*"], "deny": ["read_secret"]}, "resources": {"deny": ["file:///etc/*"]},
+            "prefix": "on-collision", "rename": {"read_file": "cat"}}}}"#;
+        let exposure = &parse(text, env).unwrap()[0].exposure;
+        assert!(exposure.tools.admits("read_file") && !exposure.tools.admits("read_secret"));
+        assert!(!exposure.tools.admits("write_file") && exposure.prompts.admits("any"));
+        assert!(!exposure.resources.admits("file:///etc/passwd"));
+        assert_eq!(exposure.prefix, Prefix::OnCollision);
+        assert_eq!(exposure.rename["read_file"], "cat");
+        let bad = parse(r#"{"mcpServers": {"n": {"command": "x", "tools": {"deny": ["[oops"]}}}}"#, env).unwrap_err();
+        assert!(bad.to_string().starts_with("server \"n\": tools.deny: the glob \"[oops\""), "{bad}");
+        let mode = parse(r#"{"mcpServers": {"n": {"command": "x", "prefix": "sometimes"}}}"#, env).unwrap_err();
+        assert!(mode.to_string().contains("sometimes"), "{mode}");
     }
 
     #[test]

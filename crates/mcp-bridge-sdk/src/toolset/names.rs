@@ -5,6 +5,8 @@
 
 use sha2::{Digest, Sha256};
 
+use super::exposure::Prefix;
+
 /// The longest name.
 pub const MAX_NAME: usize = 64;
 
@@ -49,21 +51,83 @@ fn hashed(plain: &str, server: &str, name: &str, extra: usize) -> String {
 
 /// The names of `pairs` (server, name), in their order: each its
 /// [`qualified`] name, except where two pairs would share one; those take
-/// the digest form (with more digits until no name is taken twice).
+/// the digest form (with more digits until no name is taken twice). A pair
+/// given twice gets one name.
 pub fn assign(pairs: &[(&str, &str)]) -> Vec<String> {
-    let mut names: Vec<String> = pairs.iter().map(|(server, name)| qualified(server, name)).collect();
-    for extra in 0..=(64 - DIGEST_HEX) {
-        let taken = |i: usize, names: &[String]| names.iter().enumerate().any(|(j, n)| j != i && *n == names[i]);
-        let clashing: Vec<usize> = (0..names.len()).filter(|&i| taken(i, &names)).collect();
+    let wanted: Vec<(&str, &str, Prefix)> =
+        pairs.iter().map(|&(server, name)| (server, name, Prefix::Always)).collect();
+    let (mut names, clashes) = assign_with(&wanted);
+    for Clash { kept, left_out } in clashes {
+        names[left_out] = names[kept].clone();
+    }
+    names.into_iter().map(Option::unwrap_or_default).collect()
+}
+
+/// Two entries shown under one name without a prefix: by their places in
+/// what [`assign_with`] was given, the first keeps the name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Clash {
+    /// The entry that keeps the name.
+    pub kept: usize,
+    /// The entry left out.
+    pub left_out: usize,
+}
+
+/// The names of `wanted` (server, name, prefix mode), in their order:
+/// [`Prefix::Always`] entries their [`qualified`] name; the others their
+/// own, but an [`Prefix::OnCollision`] one shared with another entry its
+/// qualified name; two [`Prefix::Never`] entries alike keep the first
+/// (`None` for the other, reported as a [`Clash`]). Prefixed names still
+/// shared take the digest form, as [`assign`] gives them.
+pub fn assign_with(wanted: &[(&str, &str, Prefix)]) -> (Vec<Option<String>>, Vec<Clash>) {
+    let mut names: Vec<Option<String>> = wanted
+        .iter()
+        .map(|&(server, name, prefix)| {
+            Some(if prefix == Prefix::Always { qualified(server, name) } else { name.into() })
+        })
+        .collect();
+    // One server's name twice (listed twice, or renamed onto another of
+    // its names): no digest tells them apart, the first keeps it.
+    let mut clashes = Vec::new();
+    for i in 0..names.len() {
+        if let Some(kept) =
+            (0..i).find(|&j| names[j].is_some() && wanted[j].0 == wanted[i].0 && wanted[j].1 == wanted[i].1)
+        {
+            clashes.push(Clash { kept, left_out: i });
+            names[i] = None;
+        }
+    }
+    let shared_by_another = |i: usize, names: &[Option<String>]| {
+        names[i].is_some() && names.iter().enumerate().any(|(j, n)| j != i && *n == names[i])
+    };
+    let shared: Vec<bool> = (0..names.len()).map(|i| shared_by_another(i, &names)).collect();
+    for (i, &(server, name, prefix)) in wanted.iter().enumerate() {
+        if prefix == Prefix::OnCollision && shared[i] {
+            names[i] = Some(qualified(server, name));
+        }
+    }
+    for i in 0..names.len() {
+        let never = |k: usize| wanted[k].2 == Prefix::Never;
+        if let Some(kept) = (0..i).find(|&j| never(i) && never(j) && names[j].is_some() && names[j] == names[i]) {
+            clashes.push(Clash { kept, left_out: i });
+            names[i] = None;
+        }
+    }
+    // Distinct pairs part within a few more digits; the bound keeps room
+    // for a character of the plain name.
+    for extra in 0..=(MAX_NAME - 2 - DIGEST_HEX) {
+        let clashing: Vec<usize> =
+            (0..names.len()).filter(|&i| wanted[i].2 != Prefix::Never && shared_by_another(i, &names)).collect();
         if clashing.is_empty() {
             break;
         }
         for i in clashing {
-            let (server, name) = pairs[i];
-            names[i] = hashed(&format!("{}{SEPARATOR}{}", sanitized(server), sanitized(name)), server, name, extra);
+            let (server, name, _) = wanted[i];
+            let plain = format!("{}{SEPARATOR}{}", sanitized(server), sanitized(name));
+            names[i] = Some(hashed(&plain, server, name, extra));
         }
     }
-    names
+    (names, clashes)
 }
 
 /// Whether `name` is valid for VS Code and the LLM APIs.
@@ -100,6 +164,56 @@ mod tests {
         assert_ne!(names[0], names[1]);
         assert!(names[0].starts_with("a__b_c_") && names[1].starts_with("a__b_c_"), "{names:?}");
         assert_eq!(names, assign(&[("a", "b.c"), ("a", "b_c"), ("x", "y")]), "deterministic");
+    }
+
+    #[test]
+    fn a_name_a_server_lists_twice_is_shown_once() {
+        let (names, clashes) = assign_with(&[("a", "x", Prefix::Always), ("a", "x", Prefix::Always)]);
+        assert_eq!(names, [Some("a__x".into()), None]);
+        assert_eq!(clashes, [Clash { kept: 0, left_out: 1 }]);
+        assert_eq!(assign(&[("a", "x"), ("a", "x")]), ["a__x", "a__x"]);
+    }
+
+    #[test]
+    fn prefix_modes_choose_the_names() {
+        use Prefix::*;
+        let wanted = [("a", "echo", Never), ("b", "echo", Never), ("c", "add", OnCollision), ("d", "add", Always)];
+        let (names, clashes) = assign_with(&wanted);
+        assert_eq!(names, [Some("echo".into()), None, Some("add".into()), Some("d__add".into())]);
+        assert_eq!(clashes, [Clash { kept: 0, left_out: 1 }]);
+        let wanted = [("a", "echo", OnCollision), ("b", "echo", Never), ("c", "echo", OnCollision)];
+        let (names, clashes) = assign_with(&wanted);
+        assert_eq!(names, [Some("a__echo".into()), Some("echo".into()), Some("c__echo".into())]);
+        assert!(clashes.is_empty());
+    }
+
+    proptest! {
+        #[test]
+        fn names_shown_are_unique_and_only_a_never_entry_is_left_out(
+            wanted in proptest::collection::vec(("[ab]", "[xy_]{1,3}", 0..3u8), 0..10)
+        ) {
+            let modes = [Prefix::Always, Prefix::Never, Prefix::OnCollision];
+            let borrowed: Vec<(&str, &str, Prefix)> =
+                wanted.iter().map(|(s, n, m)| (s.as_str(), n.as_str(), modes[*m as usize])).collect();
+            let (names, clashes) = assign_with(&borrowed);
+            let shown: Vec<&String> = names.iter().flatten().collect();
+            let mut unique = shown.clone();
+            unique.sort();
+            unique.dedup();
+            prop_assert_eq!(unique.len(), shown.len());
+            for (i, name) in names.iter().enumerate() {
+                let (_, own, mode) = borrowed[i];
+                match (name, mode) {
+                    (None, _) => {
+                        let repeated = |c: &Clash| borrowed[c.kept].0 == borrowed[i].0 && borrowed[c.kept].1 == own;
+                        let never = mode == Prefix::Never;
+                        prop_assert!(clashes.iter().any(|c| c.left_out == i && (never || repeated(c))), "{} left out", i);
+                    }
+                    (Some(name), Prefix::Never) => prop_assert_eq!(name.as_str(), own),
+                    (Some(name), _) => prop_assert!(is_valid(name) || name == own, "{}", name),
+                }
+            }
+        }
     }
 
     proptest! {
