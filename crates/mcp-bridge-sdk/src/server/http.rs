@@ -154,6 +154,21 @@ pub(crate) enum Refused {
     Credentials(crate::server::protect::Challenge),
 }
 
+impl Refused {
+    /// The answer to give: its status, its text, and on a refusal of
+    /// credentials its `WWW-Authenticate` value.
+    pub(crate) fn answer(&self) -> (http::StatusCode, &str, Option<&str>) {
+        match self {
+            Refused::OriginOrHost(reason) => (http::StatusCode::FORBIDDEN, reason, None),
+            Refused::Credentials(challenge) => (
+                http::StatusCode::from_u16(challenge.status).unwrap_or(http::StatusCode::UNAUTHORIZED),
+                "the request's credentials are refused",
+                Some(&challenge.www_authenticate),
+            ),
+        }
+    }
+}
+
 /// The first checks of every request to an HTTP or WebSocket endpoint, in
 /// their one order: `Origin` and `Host`, then on a protected endpoint the
 /// token. The caller when the endpoint is protected.

@@ -3,7 +3,8 @@
 //! limits and end of input). The upgrade is checked as an HTTP POST is:
 //! the path, `Origin` and `Host` (DNS rebinding), the `mcp` subprotocol
 //! when the client offers subprotocols, and on a protected endpoint its
-//! token (`head.rs`).
+//! token, on its head read before the handshake (`http_head.rs`,
+//! `replay.rs`).
 
 mod era;
 #[cfg(feature = "legacy")]
@@ -24,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::accept::{accept_tcp, serve_capped};
 use super::frames::deliver_line;
-use super::http::{HttpOptions, Refused, Slot, admit_request, refuse_connection};
+use super::http::{HttpOptions, Slot, admit_request, refuse_connection};
 use super::protect::Caller;
 use super::{Connection, Server};
 use crate::http_head::{HeadError, parse_request, read_head};
@@ -135,11 +136,9 @@ where
     }
     match admit_request(&head.headers, options).await {
         Ok(caller) => Some((Replay::new(read, stream), head.headers, caller)),
-        Err(Refused::OriginOrHost(reason)) => refuse(stream, StatusCode::FORBIDDEN, reason, None).await,
-        Err(Refused::Credentials(challenge)) => {
-            let status = StatusCode::from_u16(challenge.status).unwrap_or(StatusCode::UNAUTHORIZED);
-            let reason = "the request's credentials are refused";
-            refuse(stream, status, reason, Some(&challenge.www_authenticate)).await
+        Err(refused) => {
+            let (status, reason, challenge) = refused.answer();
+            refuse(stream, status, reason, challenge).await
         }
     }
 }

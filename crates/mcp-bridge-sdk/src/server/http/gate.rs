@@ -11,7 +11,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::{HttpOptions, Refused, admit_request};
-use crate::server::protect::{Caller, Challenge, Protection, Refusal};
+use crate::server::protect::{Caller, Protection, Refusal};
 
 /// A POST that passed the gate.
 pub(crate) struct CheckedPost {
@@ -30,10 +30,7 @@ pub(crate) struct CheckedPost {
 /// # Errors
 /// The refusal to answer.
 pub(crate) async fn check_request(headers: &HeaderMap, options: &HttpOptions) -> Result<Option<Caller>, Response> {
-    admit_request(headers, options).await.map_err(|refused| match refused {
-        Refused::OriginOrHost(refusal) => (StatusCode::FORBIDDEN, refusal).into_response(),
-        Refused::Credentials(challenge) => challenge_answer(&challenge),
-    })
+    admit_request(headers, options).await.map_err(|refused| refused_response(&refused))
 }
 
 /// [`check_request`], then the content type, then the body, which gets the
@@ -59,13 +56,13 @@ pub(crate) async fn check_post(request: Request, options: &HttpOptions) -> Resul
 
 /// The answer to a refused request: its status and `WWW-Authenticate`.
 pub(crate) fn challenge_response(protection: &Protection, refusal: &Refusal) -> Response {
-    challenge_answer(&protection.challenge(refusal))
+    refused_response(&Refused::Credentials(protection.challenge(refusal)))
 }
 
-fn challenge_answer(challenge: &Challenge) -> Response {
-    let status = StatusCode::from_u16(challenge.status).unwrap_or(StatusCode::UNAUTHORIZED);
-    let mut response = (status, "the request's credentials are refused").into_response();
-    if let Ok(value) = HeaderValue::from_str(&challenge.www_authenticate) {
+fn refused_response(refused: &Refused) -> Response {
+    let (status, text, challenge) = refused.answer();
+    let mut response = (status, text.to_owned()).into_response();
+    if let Some(value) = challenge.and_then(|c| HeaderValue::from_str(c).ok()) {
         response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
     }
     response

@@ -252,18 +252,16 @@ fn refusal_by_scope(endpoint: &Endpoint, caller: Option<&Caller>, message: Optio
     protection.admit(caller, needed).err().map(|refusal| challenge_response(protection, &refusal))
 }
 
-/// A legacy request's refusal by its `MCP-Protocol-Version`: none is
-/// 2025-03-26 (the 2025-11-25 transport), else one of [`LEGACY_VERSIONS`].
+/// Whether a request's `MCP-Protocol-Version` is one of a legacy session:
+/// none (2025-03-26, the 2025-11-25 transport) or one of [`LEGACY_VERSIONS`].
+fn is_legacy_version(headers: &HeaderMap) -> bool {
+    headers.get("mcp-protocol-version").is_none_or(|v| v.to_str().is_ok_and(|v| LEGACY_VERSIONS.contains(&v)))
+}
+
+/// A legacy request's refusal by its `MCP-Protocol-Version`.
 fn refusal_by_version(headers: &HeaderMap) -> Option<Response> {
-    match headers.get("mcp-protocol-version").map(|v| v.to_str().unwrap_or("")) {
-        None => None,
-        Some(version) if LEGACY_VERSIONS.contains(&version) => None,
-        Some(_) => Some(bad_request(
-            None,
-            error_code::INVALID_REQUEST,
-            "Bad Request: unsupported MCP-Protocol-Version for this session",
-        )),
-    }
+    let text = "Bad Request: unsupported MCP-Protocol-Version for this session";
+    (!is_legacy_version(headers)).then(|| bad_request(None, error_code::INVALID_REQUEST, text))
 }
 
 /// A POST, once it passed the gate both eras share: a session's message, a
@@ -291,7 +289,7 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: Request) -> Resp
     // A legacy client sends no version header with `initialize`, or a
     // legacy one; a 2026-07-28 client always names its version, and its
     // requests (an `initialize` too: 404, -32601) are the modern server's.
-    if refusal_by_version(&post.parts.headers).is_some() {
+    if !is_legacy_version(&post.parts.headers) {
         return to_modern(&endpoint, post).await;
     }
     match decode_message(&post.body, max_depth) {
