@@ -103,9 +103,9 @@ pub(crate) struct Args {
     #[command(flatten)]
     pub(crate) enterprise: EnterpriseSignIn,
 
-    /// Serve 2025-11-25 clients over Streamable HTTP at http://ADDR/mcp
+    /// Serve MCP clients of both revisions over Streamable HTTP at http://ADDR/mcp
     /// (for example 127.0.0.1:8931), or on the Unix domain socket PATH
-    /// with unix:PATH, instead of one client on stdio; every session
+    /// with unix:PATH, instead of one client on stdio; every client
     /// shares the one upstream. A TCP endpoint requires an access token
     /// (see --listen-token-env); a socket's folder must be yours alone
     /// (mode 0700; created so when missing).
@@ -139,6 +139,17 @@ pub(crate) struct Args {
     /// their own URIs. With --listen, to every HTTP client.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["url", "command"])]
     pub(crate) config: Option<PathBuf>,
+
+    /// Show and allow only the server's tools a glob matches (repeatable;
+    /// `*`, `?` and `[...]`), as a `tools.allow` beside a server in
+    /// --config
+    #[arg(long = "tools-allow", value_name = "GLOB", conflicts_with = "config")]
+    pub(crate) tools_allow: Vec<String>,
+
+    /// Hide the server's tools a glob matches (repeatable): they are not
+    /// listed, and a call gets the error of an unknown tool
+    #[arg(long = "tools-deny", value_name = "GLOB", conflicts_with = "config")]
+    pub(crate) tools_deny: Vec<String>,
 
     /// The URL of a 2026-07-28 server over Streamable HTTP (the URL form).
     #[arg(value_name = "URL")]

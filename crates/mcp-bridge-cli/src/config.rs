@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_bridge::connectors::{HttpUpstream, StdioUpstream};
+use mcp_bridge::connectors::{FilteredTools, HttpUpstream, StdioUpstream};
 use mcp_bridge::signin::{Gate, SignIn, SignInOptions};
 use mcp_bridge_sdk::auth::{
     ClientAuthMethod, ClientKey, EnterpriseIdp, Grant, OAuthClient, OAuthConfig, PreRegistered, SigningAlgorithm,
@@ -13,6 +13,7 @@ use mcp_bridge_sdk::client::Era;
 use mcp_bridge_sdk::limits::ServerLimits;
 use mcp_bridge_sdk::server::legacy::{FrontendOptions, UpstreamConfig, profile};
 use mcp_bridge_sdk::toolset::config::ServerEntry;
+use mcp_bridge_sdk::toolset::exposure::NameFilter;
 use mcp_bridge_sdk::transport::TlsClientOptions;
 use mcp_bridge_sdk::transport::http::{HttpConfig, ProxyConfig};
 use mcp_bridge_sdk::transport::stdio::StdioCommand;
@@ -191,6 +192,20 @@ fn enterprise_idp(
 }
 
 /// The upstream of the URL form: the HTTP transport with the sign-in.
+/// The upstream with only the tools `allow` and `deny` admit shown, when
+/// they name any.
+fn with_tool_filter(upstream: UpstreamConfig, allow: &[String], deny: &[String]) -> Result<UpstreamConfig, String> {
+    if allow.is_empty() && deny.is_empty() {
+        return Ok(upstream);
+    }
+    let filter = NameFilter::new(allow, deny).map_err(|e| format!("--tools-allow/--tools-deny: {e}"))?;
+    match upstream {
+        UpstreamConfig::Connect(inner) => Ok(UpstreamConfig::Connect(Arc::new(FilteredTools { inner, filter }))),
+        // --config has its own filters beside each server (clap keeps the flags apart).
+        other => Ok(other),
+    }
+}
+
 fn http_upstream(args: &Args, url: &str) -> Result<(UpstreamConfig, Option<Arc<Gate>>), String> {
     if args.sign_in_timeout == 0 {
         return Err("--sign-in-timeout must be at least 1 second".into());
@@ -310,6 +325,7 @@ impl Job {
                 (StdioUpstream(command).into(), None)
             }
         };
+        let upstream = with_tool_filter(upstream, &args.tools_allow, &args.tools_deny)?;
         let listen = match &args.listen {
             None => None,
             Some(addr) => Some(crate::listen::ListenOn::from_options(

@@ -1,6 +1,7 @@
 //! `mcp-bridge --listen ADDR`: the bridge as a Streamable HTTP server for
-//! 2025-11-25 clients, many at once, each a session in front of the one
-//! upstream (one child process, one HTTP client with one sign-in, or the
+//! clients of both revisions, many at once: each 2025-11-25 client a
+//! session, 2026-07-28 requests forwarded ([`mcp_bridge::front`]), all in
+//! front of the one upstream (one child process, one HTTP client with one sign-in, or the
 //! gateway of `--config`), on a TCP port behind an access token or on a
 //! Unix domain socket in the user's own folder ([`boundary`]).
 
@@ -14,7 +15,7 @@ use std::time::Duration;
 
 use mcp_bridge_protocol::types::{ClientCapabilities, Implementation};
 use mcp_bridge_sdk::server::http::{HttpOptions, Listener};
-use mcp_bridge_sdk::server::legacy::embed::http::{AccessToken, LegacyHttpOptions, serve_legacy_http};
+use mcp_bridge_sdk::server::legacy::embed::http::{AccessToken, LegacyHttpOptions, serve_dual_http};
 use mcp_bridge_sdk::server::legacy::upstream::{Fanout, Speaker, Upstream, UpstreamConfig, describe_exit};
 use mcp_bridge_sdk::task_group::TaskGroup;
 use tokio_util::sync::CancellationToken;
@@ -58,7 +59,9 @@ async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
         leftovers.0.push(path.clone());
     }
     let gateway_tasks = TaskGroup::default();
+    let mut gateway = None;
     if let Some((server, entries)) = config.gateway.take() {
+        gateway = Some(server.clone());
         tokio::select! {
             () = mcp_bridge::gateway::start(&server, entries, &gateway_tasks) => {}
             () = interrupted.cancelled() => {
@@ -69,7 +72,7 @@ async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
         }
     }
     // Before the default cap is read from it.
-    mcp_bridge_sdk::server::http::raise_open_files_limit();
+    mcp_bridge_sdk::limits::raise_open_files_limit();
     let mut http = HttpOptions::default();
     if let Some(max) = config.max_connections {
         http.connections = http.connections.with_max_connections(max);
@@ -105,12 +108,18 @@ async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
     };
     let upstream = Upstream::connect(&config.upstream, speaker, on_unrouted)?;
     match &bound {
-        Bound::Tcp(_, local) => tracing::info!("serving 2025-11-25 clients at http://{local}/mcp"),
+        Bound::Tcp(_, local) => tracing::info!("serving MCP clients of both revisions at http://{local}/mcp"),
         #[cfg(unix)]
         Bound::Unix(_, path) => {
-            tracing::info!("serving 2025-11-25 clients at http://localhost/mcp on the socket {}", path.display());
+            tracing::info!(
+                "serving MCP clients of both revisions at http://localhost/mcp on the socket {}",
+                path.display()
+            );
         }
     }
+    // 2026-07-28 clients: the gateway's server itself, or one that forwards
+    // to the upstream the sessions share.
+    let modern = gateway.unwrap_or_else(|| mcp_bridge::front::server(upstream.clone()));
     let lost = upstream.clone();
     let (lost_tx, lost_rx) = tokio::sync::oneshot::channel();
     let stop = async move {
@@ -124,9 +133,8 @@ async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
     };
     let mut legacy = LegacyHttpOptions::default().with_frontend(config.frontend);
     legacy.access_token = access_token;
-    let served =
-        serve_legacy_http(UpstreamConfig::Shared(upstream.clone(), fanout), bound.into_listener(), http, legacy, stop)
-            .await;
+    let upstream_config = UpstreamConfig::Shared(upstream.clone(), fanout);
+    let served = serve_dual_http(upstream_config, &modern, bound.into_listener(), http, legacy, stop).await;
     upstream.close().await;
     gateway_tasks.stop(Duration::from_secs(1)).await;
     served?;

@@ -262,3 +262,56 @@ async fn filters_renames_and_prefixes_choose_what_each_server_shows() {
     assert!(logged.contains(r#"servers "a" and "d" both show the tool "weather""#), "{logged}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--tools-allow` and `--tools-deny` for the one server of the stdio form,
+/// as a `tools` filter beside a server in --config: what is hidden is
+/// neither listed nor callable.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_one_servers_tools_are_filtered_by_the_tools_flags() {
+    let example = workspace_binary("mcp-example-server", "mcp-example-server");
+    let mut command = tokio::process::Command::new(workspace_binary("mcp-bridge-cli", "mcp-bridge"));
+    command.args(["--tools-allow", "a*", "--tools-allow", "echo", "--tools-deny", "ask_*", "--"]).arg(&example);
+    let mut peer = RawPeer::start(command);
+    legacy_initialize(&mut peer, json!({})).await;
+    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    let mut names = tool_names(&mut peer, 1).await;
+    names.sort_unstable();
+    assert_eq!(names, ["add", "echo"]);
+    assert_eq!(text(&call(&mut peer, 2, "add", json!({"a": 2, "b": 3})).await), "5");
+    for (id, hidden) in [(3, "ask_name"), (4, "weather")] {
+        let refused = call(&mut peer, id, hidden, json!({})).await;
+        assert!(
+            refused["error"]["message"].as_str().is_some_and(|m| m.contains("Unknown tool")),
+            "{hidden}: {refused}"
+        );
+    }
+    assert_eq!(peer.finish().await, Some(0));
+
+    // The same through --listen, to a 2026-07-28 client.
+    let (mut bridge, url) = test_support::listening_bridge(
+        env!("CARGO_BIN_EXE_mcp-bridge"),
+        &["--tools-deny", "add", "--", example.to_str().unwrap()],
+    )
+    .await;
+    let options = mcp_bridge_sdk::ClientOptions::new("pinned", "1").with_era(mcp_bridge_sdk::client::Era::Modern);
+    let transport =
+        mcp_bridge_sdk::transport::http::connect(mcp_bridge_sdk::transport::http::HttpConfig::new(&url)).unwrap();
+    let client = mcp_bridge_sdk::Client::new(options, transport);
+    let o = mcp_bridge_sdk::RequestOptions::default();
+    let listed = client.list_tools(None, &o).await.unwrap();
+    assert!(listed.tools.iter().all(|t| t.name != "add") && listed.tools.iter().any(|t| t.name == "echo"));
+    let refused = client.call_tool("add", json!({"a": 1, "b": 1}), &o).await.unwrap_err();
+    assert!(refused.to_string().contains("Unknown tool: add"), "{refused}");
+    bridge.start_kill().unwrap();
+    bridge.wait().await.unwrap();
+}
+
+#[test]
+fn the_tools_flags_and_a_config_file_do_not_go_together() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-bridge"))
+        .args(["--config", "x.json", "--tools-deny", "add"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--tools-deny"));
+}

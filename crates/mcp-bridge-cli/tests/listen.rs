@@ -85,17 +85,23 @@ async fn two_http_clients_share_one_upstream_through_the_bridge() {
     assert!(logged.is_ok(), "no log message on the first session's GET stream: {seen}");
     assert!(seen.contains("step 1 of 2 done"), "{seen}");
 
-    // A 2026-07-28 request is not for this endpoint.
-    let modern = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {"_meta": test_support::request_meta(json!({}))}});
-    let refused = reqwest::Client::new()
+    // A 2026-07-28 request on the same endpoint is forwarded to the same server.
+    let modern = json!({"jsonrpc": "2.0", "id": 4, "method": "resources/read", "params": {
+        "uri": "note://shared", "_meta": test_support::request_meta(json!({}))}});
+    let forwarded = reqwest::Client::new()
         .post(&url)
         .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "resources/read")
+        .header("mcp-name", "note://shared")
         .body(modern.to_string())
         .send()
         .await
         .unwrap();
-    assert_eq!(refused.status(), 400);
+    assert_eq!(forwarded.status(), 200);
+    let note = answer(forwarded).await;
+    assert_eq!(note["result"]["contents"][0]["text"], "one upstream", "{note}");
     bridge.start_kill().unwrap();
     bridge.wait().await.unwrap();
 }

@@ -48,7 +48,7 @@ async fn listening(args: &[&str], state: &Path, env: &[(&str, &str)]) -> (Child,
     let mut before = Vec::new();
     let endpoint = test_support::stderr_line(&mut child, "mcp-bridge", |line| {
         before.push(line.to_owned());
-        line.split("serving 2025-11-25 clients at ").nth(1).map(|rest| rest.trim().to_owned())
+        line.split("serving MCP clients of both revisions at ").nth(1).map(|rest| rest.trim().to_owned())
     })
     .await;
     (child, endpoint, before)

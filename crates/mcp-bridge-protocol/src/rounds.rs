@@ -31,9 +31,9 @@ pub const MAX_ROUNDS: usize = 10;
 pub const MAX_INPUT_REQUESTS_PER_ROUND: usize = 16;
 
 /// The member of the params that carries a round's answers.
-const INPUT_RESPONSES: &str = "inputResponses";
+pub const INPUT_RESPONSES: &str = "inputResponses";
 /// The member of the params that carries the server's opaque state back.
-const REQUEST_STATE: &str = "requestState";
+pub const REQUEST_STATE: &str = "requestState";
 
 /// The state of one request's round loop.
 #[derive(Debug, Clone)]

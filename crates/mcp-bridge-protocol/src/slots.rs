@@ -55,7 +55,7 @@ pub struct Drained<T> {
 
 /// Why a request gets no slot (the table's only two rules).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Refusal {
+pub enum SlotRefusal {
     /// A request with this id is already in flight.
     #[error("request id {id} is already in flight")]
     DuplicateId {
@@ -86,18 +86,18 @@ impl<T> Slots<T> {
     /// Takes a slot for request `id` of `kind`, keeping `handle` with it.
     ///
     /// # Errors
-    /// [`Refusal::DuplicateId`] when the id is in flight (checked first),
-    /// [`Refusal::TooMany`] when its kind is at the limit.
-    pub fn admit(&mut self, id: RequestId, kind: Kind, handle: T) -> Result<(), Refusal> {
+    /// [`SlotRefusal::DuplicateId`] when the id is in flight (checked first),
+    /// [`SlotRefusal::TooMany`] when its kind is at the limit.
+    pub fn admit(&mut self, id: RequestId, kind: Kind, handle: T) -> Result<(), SlotRefusal> {
         if self.by_id.contains_key(&id) {
-            return Err(Refusal::DuplicateId { id });
+            return Err(SlotRefusal::DuplicateId { id });
         }
         let held = match kind {
             Kind::Listen => self.listens,
             Kind::Request => self.by_id.len() - self.listens,
         };
         if held >= self.limit {
-            return Err(Refusal::TooMany { limit: self.limit });
+            return Err(SlotRefusal::TooMany { limit: self.limit });
         }
         self.listens += usize::from(kind == Kind::Listen);
         self.by_id.insert(id, Slot { handle, kind, cancelled: false });
@@ -160,8 +160,8 @@ mod tests {
     fn a_duplicate_id_is_refused_before_the_limit_is_counted() {
         let mut slots = Slots::new(1);
         slots.admit(id(1), Kind::Request, ()).unwrap();
-        assert_eq!(slots.admit(id(1), Kind::Request, ()), Err(Refusal::DuplicateId { id: id(1) }));
-        assert_eq!(slots.admit(id(2), Kind::Request, ()), Err(Refusal::TooMany { limit: 1 }));
+        assert_eq!(slots.admit(id(1), Kind::Request, ()), Err(SlotRefusal::DuplicateId { id: id(1) }));
+        assert_eq!(slots.admit(id(2), Kind::Request, ()), Err(SlotRefusal::TooMany { limit: 1 }));
     }
 
     #[test]
@@ -169,10 +169,10 @@ mod tests {
         let mut slots = Slots::new(2);
         slots.admit(id(1), Kind::Listen, ()).unwrap();
         slots.admit(id(2), Kind::Listen, ()).unwrap();
-        assert_eq!(slots.admit(id(3), Kind::Listen, ()), Err(Refusal::TooMany { limit: 2 }));
+        assert_eq!(slots.admit(id(3), Kind::Listen, ()), Err(SlotRefusal::TooMany { limit: 2 }));
         slots.admit(id(4), Kind::Request, ()).unwrap();
         slots.admit(id(5), Kind::Request, ()).unwrap();
-        assert_eq!(slots.admit(id(6), Kind::Request, ()), Err(Refusal::TooMany { limit: 2 }));
+        assert_eq!(slots.admit(id(6), Kind::Request, ()), Err(SlotRefusal::TooMany { limit: 2 }));
         assert_eq!(slots.finish(&id(1)), Some(()));
         slots.admit(id(3), Kind::Listen, ()).unwrap();
     }

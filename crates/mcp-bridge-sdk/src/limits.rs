@@ -78,6 +78,13 @@ pub struct ServerLimits {
     pub max_in_flight: usize,
     /// Time the requests in flight get to finish at the end of the input.
     pub shutdown_grace: Duration,
+    /// Clients of a Unix socket ([`crate::Server::serve_unix`]) connected at
+    /// once; one more is closed at once, before a byte is read. Such clients
+    /// all run as users the socket's mode lets in, so there are no shares
+    /// to keep between them as an HTTP endpoint keeps between addresses
+    /// (its cap is `ConnectionLimits::max_connections`).
+    /// The default is [`default_max_connections`].
+    pub max_connections: usize,
 }
 
 crate::setters::with_setters! {
@@ -86,6 +93,7 @@ crate::setters::with_setters! {
         value with_max_depth => max_depth: usize,
         value with_max_in_flight => max_in_flight: usize,
         value with_shutdown_grace => shutdown_grace: Duration,
+        value with_max_connections => max_connections: usize,
     }
 }
 
@@ -96,6 +104,34 @@ impl Default for ServerLimits {
             max_depth: mcp_bridge_protocol::CLIENT_MAX_DEPTH,
             max_in_flight: 256,
             shutdown_grace: Duration::from_secs(2),
+            max_connections: default_max_connections(),
         }
     }
+}
+
+/// The fewest connections the default cap allows, whatever the limit of
+/// open files: the cap before it was derived from that limit.
+pub const MIN_DEFAULT_MAX_CONNECTIONS: usize = 1024;
+
+/// The most connections the default cap allows: at some tens of KiB of
+/// buffers each, 64 Ki connections stay within a few GiB.
+pub const MAX_DEFAULT_MAX_CONNECTIONS: usize = 65_536;
+
+/// The default cap on connections: half the process's soft limit of open
+/// files (the other half for what the server opens itself: an upstream's
+/// pipes and connections, files, the listener), within
+/// [`MIN_DEFAULT_MAX_CONNECTIONS`] and [`MAX_DEFAULT_MAX_CONNECTIONS`].
+/// [`raise_open_files_limit`] first makes the soft limit the hard one, as
+/// the binaries do at start.
+pub fn default_max_connections() -> usize {
+    let soft = crate::os::open_files_limit().map_or(0, |(soft, _)| soft);
+    usize::try_from(soft / 2).unwrap_or(usize::MAX).clamp(MIN_DEFAULT_MAX_CONNECTIONS, MAX_DEFAULT_MAX_CONNECTIONS)
+}
+
+/// Raises the process's soft limit of open files to its hard limit (no
+/// privilege needed), so that [`default_max_connections`] can be higher;
+/// returns the soft limit now, `None` where it cannot be read. For a
+/// binary to call at start.
+pub fn raise_open_files_limit() -> Option<u64> {
+    crate::os::raise_open_files_limit()
 }

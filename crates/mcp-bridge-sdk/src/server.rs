@@ -22,6 +22,7 @@ pub mod bus;
 mod connection;
 mod context;
 mod dispatch;
+mod forward;
 mod frames;
 #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
 mod handler_headers;
@@ -45,7 +46,7 @@ mod uri_template;
 #[cfg(feature = "websocket")]
 mod websocket;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, RwLock};
@@ -61,6 +62,7 @@ pub use bus::{ChangeBus, InProcessBus};
 pub(crate) use connection::Connection;
 pub use connection::RequestOrigin;
 pub use context::RequestContext;
+pub use forward::{Forwarded, ListenStream, StreamFull};
 pub use request_state::DEFAULT_STATE_TTL;
 #[cfg(feature = "skills")]
 pub use skills::SkillPackage;
@@ -245,6 +247,12 @@ pub(crate) struct ServerInner {
     resources: RwLock<Vec<ResourceEntry>>,
     templates: RwLock<Vec<TemplateEntry>>,
     completion: Option<Handler<CompleteRequestParams, Completion>>,
+    /// Answers every request instead of the registrations (a proxy).
+    forward: Option<Handler<forward::Forwarded, Reply<Value>>>,
+    /// The `x-mcp-header` parameters of the tools a forwarding server's
+    /// `tools/list` results named, by tool: what its HTTP endpoint checks
+    /// a call's `Mcp-Param-*` headers against.
+    forwarded_header_params: RwLock<HashMap<String, Vec<mcp_bridge_protocol::headers::HeaderParam>>>,
     /// Which lists the server declares; fixed at build time so the
     /// capabilities never change under a client.
     offers: Offers,
@@ -412,11 +420,8 @@ impl Server {
 
     /// The `x-mcp-header` parameters of a tool; empty for an unknown tool.
     pub(crate) fn header_params(&self, tool: &str) -> Vec<mcp_bridge_protocol::headers::HeaderParam> {
-        read(&self.inner.tools)
-            .iter()
-            .find(|t| t.tool.name == tool)
-            .map(|t| t.header_params.clone())
-            .unwrap_or_default()
+        let registered = read(&self.inner.tools).iter().find(|t| t.tool.name == tool).map(|t| t.header_params.clone());
+        registered.or_else(|| read(&self.inner.forwarded_header_params).get(tool).cloned()).unwrap_or_default()
     }
 
     /// The names of the registered tools, in order.

@@ -254,3 +254,44 @@ async fn a_typed_request_sends_its_params_and_the_clients_own_meta() {
     assert_eq!(page.tools[0].name, "page-2|unix-test|abc");
     let _ = std::fs::remove_file(&path);
 }
+
+#[tokio::test]
+async fn a_client_over_the_cap_is_closed_at_once_and_its_place_comes_back() {
+    use mcp_bridge_protocol::types::Implementation;
+    use mcp_bridge_sdk::Server;
+    use mcp_bridge_sdk::limits::ServerLimits;
+    use tokio::io::AsyncReadExt;
+    let path = socket_path("cap");
+    let listener = tokio::net::UnixListener::bind(&path).unwrap();
+    let server = Server::builder(Implementation::new("capped", "1"))
+        .limits(ServerLimits::default().with_max_connections(1))
+        .build();
+    let stop = CancellationToken::new();
+    let serving = tokio::spawn({
+        let stopped = stop.clone();
+        async move { server.serve_unix(listener, stopped.cancelled_owned()).await }
+    });
+    let once = RequestOptions::default().with_retry(mcp_bridge_sdk::client::RetryPolicy::Never);
+    let first = client(&path).await;
+    first.discover(&once).await.unwrap();
+    // The second is closed before a byte is read: its read ends at once.
+    let mut second = tokio::net::UnixStream::connect(&path).await.unwrap();
+    let mut got = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), second.read_to_end(&mut got)).await.unwrap().unwrap();
+    assert!(got.is_empty());
+    assert!(first.discover(&once).await.is_ok(), "the client holding the place is still served");
+    // Once the first has gone, its place is taken by the next.
+    assert_eq!(first.close().await, None);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let next = client(&path).await;
+        if next.discover(&once).await.is_ok() {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the place never came back");
+        tokio::task::yield_now().await;
+    }
+    stop.cancel();
+    serving.await.unwrap().unwrap();
+    let _ = std::fs::remove_file(&path);
+}

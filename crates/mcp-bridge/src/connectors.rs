@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use mcp_bridge_protocol::ErrorObject;
 use mcp_bridge_sdk::auth::OAuthClient;
+use mcp_bridge_sdk::toolset::exposure::NameFilter;
 use mcp_bridge_sdk::transport::Transport;
 use mcp_bridge_sdk::transport::http::HttpConfig;
 use mcp_bridge_sdk::transport::stdio::StdioCommand;
@@ -81,5 +82,37 @@ impl From<StdioUpstream> for UpstreamConfig {
 impl From<HttpUpstream> for UpstreamConfig {
     fn from(upstream: HttpUpstream) -> Self {
         UpstreamConfig::Connect(Arc::new(upstream))
+    }
+}
+
+/// An upstream whose tools clients see only as `filter` admits them
+/// (`--tools-allow`, `--tools-deny`); the rest is `inner`'s.
+#[derive(Debug)]
+pub struct FilteredTools {
+    /// The upstream.
+    pub inner: Arc<dyn Connect>,
+    /// Which of its tools clients see and call.
+    pub filter: NameFilter,
+}
+
+impl Connect for FilteredTools {
+    fn transport(&self) -> Result<Transport, mcp_bridge_sdk::Error> {
+        self.inner.transport()
+    }
+
+    fn origin(&self) -> Origin {
+        self.inner.origin()
+    }
+
+    fn sign_in_error(&self) -> Option<ErrorObject> {
+        self.inner.sign_in_error()
+    }
+
+    fn tokens_obtained(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.inner.tokens_obtained()
+    }
+
+    fn admits_tool(&self, name: &str) -> bool {
+        self.filter.admits(name) && self.inner.admits_tool(name)
     }
 }

@@ -6,19 +6,17 @@
 //! server one round at a time (the `relay` module), so the input requests of every
 //! server reach the client.
 
-mod relay;
-
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use mcp_bridge_protocol::types::{Implementation, Prompt, Resource, Tool};
+use mcp_bridge_protocol::types::{CallToolResult, Implementation, Prompt, Resource, Tool};
 use mcp_bridge_sdk::server::{PromptRequest, Reply, RequestContext, ResourceRequest, ToolCall};
 use mcp_bridge_sdk::task_group::TaskGroup;
 use mcp_bridge_sdk::toolset::Toolset;
 use mcp_bridge_sdk::toolset::config::ServerEntry;
-use mcp_bridge_sdk::{HandlerError, Server};
+use mcp_bridge_sdk::{HandlerError, RequestOptions, Server};
 
-use relay::Relays;
+use crate::relay::{self, Failure, Relays, Round, handler_error};
 
 /// The gateway's server, with nothing to offer until [`start`] gives it a
 /// toolset's tools, prompts and resources.
@@ -59,7 +57,7 @@ impl Mirror {
     /// Makes the server offer what the toolset has: the entries gone
     /// removed, the new or changed ones added (each add and remove tells
     /// the listening client).
-    async fn sync(&mut self, server: &Server, toolset: &Toolset, relays: &Arc<Relays>) {
+    async fn sync(&mut self, server: &Server, toolset: &Toolset, relays: &Arc<Relays<CallToolResult>>) {
         let (gone, new) = diff(&mut self.tools, toolset.tools(), |t| &t.name);
         for name in gone {
             server.remove_tool(&name).await;
@@ -68,7 +66,7 @@ impl Mirror {
             let (toolset, relays, name) = (toolset.clone(), relays.clone(), tool.name.clone());
             let handler = move |call: ToolCall, ctx: RequestContext| {
                 let (toolset, relays, name) = (toolset.clone(), relays.clone(), name.clone());
-                async move { relays.call(&toolset, &name, call, &ctx).await }
+                async move { call_tool(&relays, toolset, name, call, &ctx).await }
             };
             server.add_tool(tool, handler).await;
         }
@@ -123,14 +121,27 @@ fn diff<T: Clone + PartialEq>(
     (gone, new)
 }
 
-/// A server's refusal passed on as it is; anything else (a server lost or
-/// failing) as an internal error naming why.
-fn handler_error(error: mcp_bridge_sdk::Error) -> HandlerError {
-    match error {
-        mcp_bridge_sdk::Error::Rpc { error } => {
-            HandlerError { code: error.code, message: error.message, data: error.data }
-        }
-        other => HandlerError::internal(other.to_string()),
+/// One round of a call of the tool `name` for the client of `ctx`, at
+/// the tool's server.
+async fn call_tool(
+    relays: &Relays<CallToolResult>,
+    toolset: Toolset,
+    name: String,
+    call: ToolCall,
+    ctx: &RequestContext,
+) -> Result<Reply<CallToolResult>, HandlerError> {
+    let server =
+        toolset.server_of(&name).ok_or_else(|| HandlerError::invalid_params(format!("Unknown tool: {name}")))?;
+    let tool = name.clone();
+    let start = move |responses, state, options: RequestOptions| -> Round<CallToolResult> {
+        Box::pin(async move { toolset.call_round(&tool, call.arguments, responses, state, &options).await })
+    };
+    match relays.round(&server, call.state.as_ref(), call.input_responses, ctx, start).await {
+        Ok(reply) => Ok(reply),
+        Err(Failure::Handler(error)) => Err(error),
+        Err(Failure::Upstream(error @ mcp_bridge_sdk::Error::Rpc { .. })) => Err(handler_error(error)),
+        // A server lost or failing: the model reads why, the session goes on.
+        Err(Failure::Upstream(error)) => Ok(Reply::Complete(CallToolResult::error(format!("{name}: {error}")))),
     }
 }
 

@@ -16,6 +16,8 @@
 #![cfg_attr(not(test), warn(clippy::print_stdout, clippy::unwrap_used))]
 
 pub mod connectors;
+pub mod front;
 pub mod gateway;
 pub mod log;
+mod relay;
 pub mod signin;

@@ -25,7 +25,7 @@ use mcp_bridge_sdk::auth::{AuthorizationRequest, AuthorizationResponse, Authoriz
 use tokio::time::Instant;
 
 pub(crate) use errors::SignInProblem;
-pub use mcp_bridge_sdk::server::legacy::frontend::{Consent, Prompt};
+pub use mcp_bridge_sdk::server::legacy::frontend::{Consent, SignInPrompt};
 pub use receiver::redirect_uri;
 use receiver::{Delivery, Receiver};
 
@@ -191,7 +191,7 @@ impl Gate {
     /// Brings a sign-in to the user: before the client is initialized the
     /// browser at `browser_url` (none for a device sign-in, which happens
     /// elsewhere), after it the client's consent to `prompt`.
-    async fn deliver(&self, browser_url: Option<&str>, prompt: Prompt) -> Result<Delivered, Failure> {
+    async fn deliver(&self, browser_url: Option<&str>, prompt: SignInPrompt) -> Result<Delivered, Failure> {
         if !self.initialized.load(Ordering::SeqCst) {
             return match (&self.opener, browser_url) {
                 (Some(open), Some(url)) => open(url).map(|()| Delivered::Browser).map_err(|e| {
@@ -322,7 +322,7 @@ impl SignIn {
         (self.announce)(&line);
         let message =
             format!("The MCP server needs you to sign in: open the link on any device and enter the code {code}.");
-        let prompt = Prompt { url: url.to_owned(), message };
+        let prompt = SignInPrompt { url: url.to_owned(), message };
         tokio::time::timeout(self.options.timeout, self.gate.deliver(None, prompt))
             .await
             .map_err(|_| Failure::Timeout)??;
@@ -343,7 +343,7 @@ impl SignIn {
             (self.announce)(&request.url);
         }
         let wait = async {
-            let prompt = Prompt { url: request.url.clone(), message: SIGN_IN_MESSAGE.to_owned() };
+            let prompt = SignInPrompt { url: request.url.clone(), message: SIGN_IN_MESSAGE.to_owned() };
             self.gate.deliver(Some(&receiver.start_url()), prompt).await?;
             match receiver.wait().await {
                 Some(Delivery::Callback(response)) => Ok(response),

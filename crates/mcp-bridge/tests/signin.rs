@@ -165,7 +165,7 @@ async fn after_initialized_the_client_is_asked_and_a_refusal_cools_down() {
     let asked = Arc::new(Mutex::new(Vec::new()));
     let gate = Gate::new(Some(approving_browser(opened.clone())));
     let seen = asked.clone();
-    let declining: Consent = Arc::new(move |prompt: mcp_bridge::signin::Prompt| {
+    let declining: Consent = Arc::new(move |prompt: mcp_bridge::signin::SignInPrompt| {
         seen.lock().unwrap().push(prompt.url);
         Box::pin(async { Ok(false) })
     });

@@ -195,7 +195,7 @@ fn main() -> ExitCode {
                 let _ = tokio::signal::ctrl_c().await;
             };
             // Before the default cap is read from it.
-            mcp_bridge_sdk::server::http::raise_open_files_limit();
+            mcp_bridge_sdk::limits::raise_open_files_limit();
             let mut options = mcp_bridge_sdk::grpc::service::GrpcServeOptions::default();
             if let Some(max) = settings.max_connections {
                 options.max_connections = max;
@@ -210,7 +210,7 @@ fn main() -> ExitCode {
                 let listener = tokio::net::TcpListener::bind(&addr).await?;
                 let endpoint = format!("http://{}/mcp", listener.local_addr()?);
                 // Before the default cap is read from it.
-                mcp_bridge_sdk::server::http::raise_open_files_limit();
+                mcp_bridge_sdk::limits::raise_open_files_limit();
                 let mut http = HttpOptions::default();
                 if let Some(max) = settings.max_connections {
                     http.connections = http.connections.with_max_connections(max);

@@ -53,7 +53,7 @@ pub async fn listening_bridge(bridge: &str, args: &[&str]) -> (Child, String) {
         .spawn()
         .unwrap();
     let url = stderr_line(&mut child, "mcp-bridge", |line| {
-        line.split("serving 2025-11-25 clients at ").nth(1).map(|url| url.trim().to_owned())
+        line.split("serving MCP clients of both revisions at ").nth(1).map(|url| url.trim().to_owned())
     })
     .await;
     (child, url)

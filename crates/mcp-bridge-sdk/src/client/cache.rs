@@ -16,6 +16,7 @@ use mcp_bridge_protocol::method::{
     Method, PromptsList, PromptsListChanged, ResourcesList, ResourcesListChanged, ResourcesRead,
     ResourcesTemplatesList, ResourcesUpdated, ToolsList, ToolsListChanged,
 };
+use mcp_bridge_protocol::rounds::{INPUT_RESPONSES, REQUEST_STATE};
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
@@ -61,8 +62,8 @@ pub enum CacheMode {
 /// round of a multi round-trip request.
 pub(crate) fn cacheable(method: &str, params: &Map<String, Value>) -> bool {
     mcp_bridge_protocol::methods::spec(method).is_some_and(|m| m.cacheable)
-        && !params.contains_key("requestState")
-        && !params.contains_key("inputResponses")
+        && !params.contains_key(REQUEST_STATE)
+        && !params.contains_key(INPUT_RESPONSES)
 }
 
 struct Entry {

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use mcp_bridge_protocol::method::{Method, Ping};
-use mcp_bridge_protocol::slots::{Kind, Refusal, Slots};
+use mcp_bridge_protocol::slots::{Kind, SlotRefusal, Slots};
 use mcp_bridge_protocol::types::{ClientCapabilities, InputRequest};
 use mcp_bridge_protocol::{
     ErrorObject, JsonRpcErrorResponse, JsonRpcRequest, JsonRpcResultResponse, Message, RequestId, error_code,
@@ -124,12 +124,12 @@ impl Answerer {
 }
 
 /// The answer to a request the table refused.
-fn refused(id: RequestId, refusal: &Refusal) -> Message {
+fn refused(id: RequestId, refusal: &SlotRefusal) -> Message {
     let error = match refusal {
-        Refusal::DuplicateId { .. } => {
+        SlotRefusal::DuplicateId { .. } => {
             ErrorObject::new(error_code::INVALID_REQUEST, format!("Invalid request: id {id} is already in flight"))
         }
-        Refusal::TooMany { limit } => {
+        SlotRefusal::TooMany { limit } => {
             ErrorObject::new(error_code::INTERNAL_ERROR, format!("Too many requests in flight (limit {limit})"))
         }
     };

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use mcp_bridge_protocol::method::{Method, TasksCancel, TasksGet, TasksStatus, TasksUpdate, ToolsCall};
+use mcp_bridge_protocol::rounds::INPUT_RESPONSES;
 use mcp_bridge_protocol::types::{CallToolResult, InputResponses, TASKS_EXTENSION, Task, TaskStatus};
 use mcp_bridge_protocol::{JsonRpcNotification, error_code};
 use serde_json::{Map, Value, json};
@@ -156,7 +157,7 @@ impl Client {
     /// See [`Error`].
     pub async fn update_task(&self, task_id: &str, responses: InputResponses, options: &RequestOptions) -> Result<()> {
         let mut params = task_params(task_id);
-        params.insert("inputResponses".into(), to_json(&responses)?);
+        params.insert(INPUT_RESPONSES.into(), to_json(&responses)?);
         self.request_raw(TasksUpdate::NAME, params, &options.using_tasks()).await.map(|_| ())
     }
 

@@ -14,6 +14,7 @@
 
 use std::sync::Arc;
 
+use mcp_bridge_protocol::headers::name_member;
 use mcp_bridge_protocol::meta::PROTOCOL_VERSION_KEY;
 use mcp_bridge_protocol::method::{
     Method, NotificationsCancelled, ResourcesRead, ServerDiscover, ToolsCall, ToolsList,
@@ -289,12 +290,14 @@ fn call_metadata(
         .and_then(Value::as_str)
         .unwrap_or(mcp_bridge_protocol::PROTOCOL_VERSION);
     put(PROTOCOL_VERSION_HEADER, version)?;
-    let routing = match method {
-        ToolsCall::NAME => Some((TOOL_NAME_HEADER, "name")),
-        ResourcesRead::NAME => Some((RESOURCE_URI_HEADER, "uri")),
+    // The member that names the request is the method table's; the
+    // metadata key that carries it is gRPC's own.
+    let routing_key = match method {
+        ToolsCall::NAME => Some(TOOL_NAME_HEADER),
+        ResourcesRead::NAME => Some(RESOURCE_URI_HEADER),
         _ => None,
     };
-    if let Some((key, member)) = routing
+    if let Some((key, member)) = routing_key.zip(name_member(method))
         && let Some(value) = params.get(member).and_then(Value::as_str)
         && http::HeaderValue::from_str(value).is_ok()
     {

@@ -33,8 +33,8 @@ use super::proto::mcp_server::{Mcp, McpServer};
 use super::proto::*;
 use super::status::status_of;
 use super::{DEFAULT_MAX_MESSAGE_BYTES, PROTOCOL_VERSION_HEADER, RESOURCE_URI_HEADER, TOOL_NAME_HEADER};
+use crate::limits::default_max_connections;
 use crate::server::Server;
-use crate::server::http::default_max_connections;
 use crate::server::protect::{Caller, Protection, Refusal};
 
 /// The most pages of a list read for one response.

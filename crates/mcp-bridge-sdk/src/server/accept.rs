@@ -127,3 +127,18 @@ mod capped {
         open
     }
 }
+
+#[cfg(all(test, any(feature = "http-server", feature = "websocket", feature = "grpc")))]
+mod tests {
+    use super::accept_tcp;
+
+    #[tokio::test]
+    async fn a_tcp_connection_is_taken_with_nagles_algorithm_off() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let (client, accepted) = tokio::join!(tokio::net::TcpStream::connect(address), accept_tcp(&listener));
+        let (stream, from) = accepted.unwrap();
+        assert_eq!(from, client.unwrap().local_addr().unwrap());
+        assert!(stream.nodelay().unwrap(), "every listener takes its connections here: HTTP, WebSocket, gRPC");
+    }
+}

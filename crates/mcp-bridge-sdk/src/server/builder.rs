@@ -14,6 +14,7 @@ use mcp_bridge_protocol::types::{
 };
 
 use super::bus::{BusSink, ChangeBus};
+use super::forward::Forwarded;
 use super::state_keys::StateKeys;
 use super::{
     CacheHints, DEFAULT_STATE_TTL, Handler, Offers, PromptEntry, PromptRequest, Reply, RequestContext, ResourceEntry,
@@ -27,6 +28,7 @@ use super::{SkillPackage, skills};
 use super::{TaskOptions, TaskSupport, tasks};
 use crate::error::HandlerError;
 use crate::limits::ServerLimits;
+use serde_json::Value;
 
 /// Builds a [`Server`].
 pub struct ServerBuilder {
@@ -37,6 +39,7 @@ pub struct ServerBuilder {
     resources: Vec<ResourceEntry>,
     templates: Vec<TemplateEntry>,
     completion: Option<Handler<CompleteRequestParams, Completion>>,
+    forward: Option<Handler<Forwarded, Reply<Value>>>,
     offers: Offers,
     state_keys: Option<StateKeys>,
     state_audience: Option<String>,
@@ -63,6 +66,24 @@ impl std::fmt::Debug for ServerBuilder {
 }
 
 impl ServerBuilder {
+    /// Answers every request with `handler` instead of the registrations:
+    /// a proxy in front of another server. The server still checks each
+    /// request's `_meta`, admits it under its limits and seals the state
+    /// of the handler's input rounds as it does a tool's (the handler gets
+    /// it back verified, with the answers, in [`Forwarded`]). A
+    /// `subscriptions/listen` request goes to the handler too, with the
+    /// client's stream to send its acknowledgment and events on; its
+    /// result ends the stream. The server's own registrations, lists and
+    /// discovery result are not used.
+    pub fn forward<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(Forwarded, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Reply<Value>, HandlerError>> + Send + 'static,
+    {
+        self.forward = Some(boxed(handler));
+        self
+    }
+
     /// Instructions for the model, sent with the discovery result.
     pub fn instructions(mut self, text: impl Into<String>) -> Self {
         self.instructions = Some(text.into());
@@ -395,6 +416,8 @@ impl ServerBuilder {
                 resources: RwLock::new(self.resources),
                 templates: RwLock::new(self.templates),
                 completion: self.completion,
+                forward: self.forward,
+                forwarded_header_params: RwLock::default(),
                 offers: self.offers,
                 #[cfg(feature = "tasks")]
                 tasks,
@@ -448,6 +471,7 @@ impl Server {
             resources: Vec::new(),
             templates: Vec::new(),
             completion: None,
+            forward: None,
             offers: Offers::default(),
             state_keys: None,
             state_audience: None,

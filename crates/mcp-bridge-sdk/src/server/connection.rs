@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use mcp_bridge_protocol::meta::RequestMeta;
 use mcp_bridge_protocol::method::{Method, NotificationsCancelled, SubscriptionsListen};
-use mcp_bridge_protocol::slots::{Kind, Refusal, Slots};
+use mcp_bridge_protocol::slots::{Kind, SlotRefusal, Slots};
 use mcp_bridge_protocol::{
     DecodeError, ErrorObject, JsonRpcErrorResponse, JsonRpcRequest, JsonRpcResultResponse, Message, RequestId,
     error_code,
@@ -135,8 +135,8 @@ impl Connection {
         let admitted = lock(&self.in_flight).admit(request.id.clone(), kind, token.clone());
         if let Err(refusal) = admitted {
             let fault = match refusal {
-                Refusal::DuplicateId { id } => ServerFault::DuplicateId { id },
-                Refusal::TooMany { limit } => ServerFault::TooManyRequests { limit },
+                SlotRefusal::DuplicateId { id } => ServerFault::DuplicateId { id },
+                SlotRefusal::TooMany { limit } => ServerFault::TooManyRequests { limit },
             };
             return self.reject(Some(request.id), fault.to_error_object()).await;
         }

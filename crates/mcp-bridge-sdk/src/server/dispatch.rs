@@ -3,6 +3,7 @@
 //! reading its typed params: lists, tools, prompts, resources, listen
 //! streams, tasks and skills, with the multi round-trip rules in `input`.
 
+mod forward;
 mod input;
 mod listen;
 mod lists;
@@ -29,7 +30,7 @@ use mcp_bridge_protocol::types::{
     CompleteRequestParams, DiscoverResult, InputResponses, ListChangedCapability, ResourcesCapability, ResultType,
     ServerCapabilities,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -76,7 +77,7 @@ fn parse<T: serde::de::DeserializeOwned>(params: Map<String, Value>) -> Result<T
 
 /// Checks the request's `_meta`: present, at a supported version, and valid.
 fn check_meta(params: &Map<String, Value>) -> Result<RequestMeta, ServerFault> {
-    let meta = params.get("_meta").and_then(Value::as_object).ok_or(ServerFault::MissingMeta)?;
+    let meta = params.get("_meta").filter(|m| m.is_object()).ok_or(ServerFault::MissingMeta)?;
     let version = meta.get(PROTOCOL_VERSION_KEY).and_then(Value::as_str).ok_or(ServerFault::MissingMeta)?;
     if !SUPPORTED_VERSIONS.contains(&version) {
         return Err(ServerFault::UnsupportedVersion {
@@ -84,7 +85,9 @@ fn check_meta(params: &Map<String, Value>) -> Result<RequestMeta, ServerFault> {
             supported: SUPPORTED_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
         });
     }
-    serde_json::from_value(Value::Object(meta.clone())).map_err(|e| ServerFault::InvalidMeta { reason: e.to_string() })
+    // Read in place: the typed params read the same `_meta` again, so
+    // this one must not copy it.
+    RequestMeta::deserialize(meta).map_err(|e| ServerFault::InvalidMeta { reason: e.to_string() })
 }
 
 impl Server {
@@ -111,9 +114,6 @@ impl Server {
             Ok(meta) => meta,
             Err(fault) => return Some(Err(fault)),
         };
-        if !self.serves(method) {
-            return Some(Err(ServerFault::MethodNotFound { method: method.to_owned() }));
-        }
         let ctx = RequestContext {
             client_capabilities: meta.client_capabilities,
             client_info: meta.client_info,
@@ -129,6 +129,12 @@ impl Server {
             input_responses: InputResponses::new(),
             state: None,
         };
+        if let Some(handler) = self.inner.forward.clone() {
+            return Some(self.forward(handler, request.id, method, params, ctx, conn).await);
+        }
+        if !self.serves(method) {
+            return Some(Err(ServerFault::MethodNotFound { method: method.to_owned() }));
+        }
         Some(match method {
             ServerDiscover::NAME => to_value(&self.discover_result()),
             ToolsList::NAME => {

@@ -40,11 +40,8 @@ pub use endpoint::serve_router;
 pub(crate) use endpoint::{serve_post, with_metadata};
 #[cfg(all(feature = "http-server", feature = "legacy"))]
 pub(crate) use gate::{CheckedPost, challenge_response, check_post, check_request};
+pub use limits::ConnectionLimits;
 pub(crate) use limits::refuse_connection;
-pub use limits::{
-    ConnectionLimits, MAX_DEFAULT_MAX_CONNECTIONS, MIN_DEFAULT_MAX_CONNECTIONS, default_max_connections,
-    raise_open_files_limit,
-};
 #[cfg(feature = "http-server")]
 pub use listener::Listener;
 #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
@@ -151,7 +148,7 @@ pub(crate) enum Refused {
     /// Its `Origin` or `Host` is not allowed (403).
     OriginOrHost(&'static str),
     /// Its credentials are refused: the answer's status and challenge.
-    Credentials(crate::server::protect::Challenge),
+    Credentials(crate::server::protect::ChallengeResponse),
 }
 
 impl Refused {

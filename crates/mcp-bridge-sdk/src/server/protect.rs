@@ -233,7 +233,7 @@ impl Protection {
     /// [`required_scopes`](Self::required_scopes), so a client asks for
     /// them at its first sign-in (rather than for every scope the metadata
     /// lists: a step-up asks for more when a tool needs it).
-    pub fn challenge(&self, refusal: &Refusal) -> Challenge {
+    pub fn challenge(&self, refusal: &Refusal) -> ChallengeResponse {
         self.resource.challenge_naming(refusal, &self.required_scopes)
     }
 
@@ -317,12 +317,12 @@ impl ProtectedResource {
     }
 
     /// How `refusal` is answered: its status and `WWW-Authenticate` value.
-    pub fn challenge(&self, refusal: &Refusal) -> Challenge {
+    pub fn challenge(&self, refusal: &Refusal) -> ChallengeResponse {
         self.challenge_naming(refusal, &[])
     }
 
     /// [`Self::challenge`], a 401 naming `sign_in_scopes` (what to sign in for).
-    fn challenge_naming(&self, refusal: &Refusal, sign_in_scopes: &[String]) -> Challenge {
+    fn challenge_naming(&self, refusal: &Refusal, sign_in_scopes: &[String]) -> ChallengeResponse {
         let mut params = vec![("resource_metadata", self.metadata_url())];
         let status = match refusal {
             Refusal::NoToken => 401,
@@ -346,7 +346,7 @@ impl ProtectedResource {
             params.push(("scope", sign_in_scopes.join(" ")));
         }
         let params: Vec<String> = params.iter().map(|(name, value)| format!("{name}={}", quoted(value))).collect();
-        Challenge { status, www_authenticate: format!("Bearer {}", params.join(", ")) }
+        ChallengeResponse { status, www_authenticate: format!("Bearer {}", params.join(", ")) }
     }
 }
 
@@ -379,7 +379,7 @@ pub enum Refusal {
 
 /// A refusal as the HTTP answer says it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Challenge {
+pub struct ChallengeResponse {
     /// 401, 403 (insufficient scope) or 400 (a malformed request).
     pub status: u16,
     /// The `WWW-Authenticate` header value.

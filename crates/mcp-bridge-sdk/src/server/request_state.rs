@@ -28,6 +28,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use hmac::{Hmac, Mac};
+use mcp_bridge_protocol::rounds::{INPUT_RESPONSES, REQUEST_STATE};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
@@ -160,7 +161,7 @@ fn millis(t: SystemTime) -> u128 {
 /// digest does not depend on how a client spells the same request.
 pub(crate) fn params_digest(params: &Map<String, Value>) -> String {
     let mut salient = params.clone();
-    for key in ["_meta", "inputResponses", "requestState"] {
+    for key in ["_meta", INPUT_RESPONSES, REQUEST_STATE] {
         salient.remove(key);
     }
     salient.retain(|_, v| !(v.is_null() || v.as_object().is_some_and(Map::is_empty)));

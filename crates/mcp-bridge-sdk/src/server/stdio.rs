@@ -2,7 +2,12 @@
 //! decoding with the connection's limits, answers to bad lines, and the end
 //! of the input.
 
+#[cfg(all(unix, feature = "unix"))]
+use std::sync::Arc;
+
 use tokio::io::{AsyncRead, AsyncWrite};
+#[cfg(all(unix, feature = "unix"))]
+use tokio::sync::Semaphore;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -113,9 +118,18 @@ impl Server {
     ) -> std::io::Result<()> {
         let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
         let open = Open::default();
+        let places = Arc::new(Semaphore::new(self.limits().max_connections));
         accept_until(accept, shutdown, "a socket client", |stream: tokio::net::UnixStream| {
+            let Ok(place) = places.clone().try_acquire_owned() else {
+                tracing::warn!(
+                    limit = self.limits().max_connections,
+                    "refusing a socket client: too many are connected"
+                );
+                return;
+            };
             let (server, stop) = (self.clone(), open.stop.child_token());
             open.connections.spawn(async move {
+                let _place = place;
                 let (read, write) = stream.into_split();
                 if let Err(e) = server.serve_stream_until(read, write, stop).await {
                     tracing::debug!("a socket client's connection failed: {e}");

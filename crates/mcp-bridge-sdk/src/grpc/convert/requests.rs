@@ -6,6 +6,7 @@ use mcp_bridge_protocol::method::{
     CompletionComplete, Method, PromptsGet, PromptsList, ResourcesList, ResourcesRead, ResourcesTemplatesList,
     ToolsCall, ToolsList,
 };
+use mcp_bridge_protocol::rounds::{INPUT_RESPONSES, REQUEST_STATE};
 use serde_json::{Map, Value};
 
 use super::content::{contents_from_proto, contents_to_proto, prompt_message_from_proto, prompt_message_to_proto};
@@ -51,12 +52,12 @@ fn request_fields_to_proto(p: &mut Members) -> Result<proto::RequestFields, Unma
         return Err(Unmappable("the proto has no cursor: its lists come whole".into()));
     }
     let input_responses = p
-        .object("inputResponses")
+        .object(INPUT_RESPONSES)
         .unwrap_or_default()
         .into_iter()
         .map(|(key, response)| input::response_to_proto(response).map(|r| (key, r)))
         .collect::<Result<_, _>>()?;
-    let request_state = p.opt_string("requestState");
+    let request_state = p.opt_string(REQUEST_STATE);
     let meta = p.object("_meta").unwrap_or_default();
     let rest = std::mem::take(&mut p.0);
     Ok(proto::RequestFields { metadata: metadata(meta, rest), input_responses, request_state, ..Default::default() })
@@ -72,10 +73,10 @@ fn request_fields_from_proto(fields: Option<proto::RequestFields>) -> Result<Map
             .into_iter()
             .map(|(key, r)| input::response_from_proto(r).map(|r| (key, r)))
             .collect::<Result<Map<_, _>, _>>()?;
-        params.insert("inputResponses".into(), Value::Object(responses));
+        params.insert(INPUT_RESPONSES.into(), Value::Object(responses));
     }
     if let Some(state) = fields.request_state {
-        params.insert("requestState".into(), Value::String(state));
+        params.insert(REQUEST_STATE.into(), Value::String(state));
     }
     Ok(params)
 }
@@ -93,7 +94,7 @@ fn response_fields_to_proto(r: &mut Members) -> Result<proto::ResponseFields, Un
         .into_iter()
         .map(|(key, request)| input::request_to_proto(request).map(|r| (key, r)))
         .collect::<Result<_, _>>()?;
-    let request_state = r.opt_string("requestState");
+    let request_state = r.opt_string(REQUEST_STATE);
     let meta = r.object("_meta").unwrap_or_default();
     let rest = std::mem::take(&mut r.0);
     Ok(proto::ResponseFields {
@@ -118,7 +119,7 @@ fn response_fields_from_proto(fields: Option<proto::ResponseFields>) -> Result<O
             .collect::<Result<Map<_, _>, _>>()?;
         out.set("resultType", "input_required")
             .set("inputRequests", requests)
-            .some("requestState", fields.request_state);
+            .some(REQUEST_STATE, fields.request_state);
     } else {
         out.set("resultType", "complete");
     }

@@ -4,7 +4,7 @@
 
 #[cfg(feature = "tasks")]
 use mcp_bridge_protocol::method::{Method, ToolsCall};
-use mcp_bridge_protocol::rounds::{RoundRefusal, check_round};
+use mcp_bridge_protocol::rounds::{REQUEST_STATE, RoundRefusal, check_round};
 use mcp_bridge_protocol::types::{ClientCapabilities, InputRequests, InputResponses};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -117,7 +117,7 @@ impl Server {
                 // Always seal, so the retry is bound to this request even
                 // when the handler keeps no state of its own.
                 let sealed = self.inner.sealer.seal(binding, &state.unwrap_or(Value::Null), now);
-                result["requestState"] = json!(sealed);
+                result[REQUEST_STATE] = json!(sealed);
                 Ok(result)
             }
         }

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::limits::default_max_connections;
+
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 /// How long a client may take, and how many connections may be open.
@@ -54,33 +56,6 @@ impl Default for ConnectionLimits {
             max_unsent_bytes: 16 * 1024 * 1024,
         }
     }
-}
-
-/// The fewest connections the default cap allows, whatever the limit of
-/// open files: the cap before it was derived from that limit.
-pub const MIN_DEFAULT_MAX_CONNECTIONS: usize = 1024;
-
-/// The most connections the default cap allows: at some tens of KiB of
-/// buffers each, 64 Ki connections stay within a few GiB.
-pub const MAX_DEFAULT_MAX_CONNECTIONS: usize = 65_536;
-
-/// The default cap on connections: half the process's soft limit of open
-/// files (the other half for what the server opens itself: an upstream's
-/// pipes and connections, files, the listener), within
-/// [`MIN_DEFAULT_MAX_CONNECTIONS`] and [`MAX_DEFAULT_MAX_CONNECTIONS`].
-/// [`raise_open_files_limit`] first makes the soft limit the hard one, as
-/// the binaries do at start.
-pub fn default_max_connections() -> usize {
-    let soft = crate::os::open_files_limit().map_or(0, |(soft, _)| soft);
-    usize::try_from(soft / 2).unwrap_or(usize::MAX).clamp(MIN_DEFAULT_MAX_CONNECTIONS, MAX_DEFAULT_MAX_CONNECTIONS)
-}
-
-/// Raises the process's soft limit of open files to its hard limit (no
-/// privilege needed), so that [`default_max_connections`] can be higher;
-/// returns the soft limit now, `None` where it cannot be read. For a
-/// binary to call at start.
-pub fn raise_open_files_limit() -> Option<u64> {
-    crate::os::raise_open_files_limit()
 }
 
 /// Answers a connection over the cap at once and closes it.

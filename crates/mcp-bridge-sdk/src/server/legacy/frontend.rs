@@ -138,7 +138,7 @@ pub type OnInitialized = Box<dyn FnOnce(Option<Consent>) + Send>;
 
 /// What the client is asked to show the user for a sign-in.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Prompt {
+pub struct SignInPrompt {
     /// The page to open: the authorization URL, or a device sign-in's
     /// verification URL.
     pub url: String,
@@ -147,8 +147,8 @@ pub struct Prompt {
 }
 
 /// Asks the client to let the user sign in (a URL elicitation with the
-/// [`Prompt`]): `Ok(true)` when the user accepted.
-pub type Consent = Arc<dyn Fn(Prompt) -> crate::BoxFuture<Result<bool, crate::BoxError>> + Send + Sync>;
+/// [`SignInPrompt`]): `Ok(true)` when the user accepted.
+pub type Consent = Arc<dyn Fn(SignInPrompt) -> crate::BoxFuture<Result<bool, crate::BoxError>> + Send + Sync>;
 
 impl std::fmt::Debug for Hooks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

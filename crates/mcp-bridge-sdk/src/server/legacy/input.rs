@@ -47,7 +47,7 @@ pub(crate) fn round_refused(refusal: &RoundRefusal) -> ErrorObject {
 /// # Errors
 /// The request cannot be built (it always can for a checked URL).
 pub(crate) fn url_consent_request(
-    prompt: &crate::server::legacy::frontend::Prompt,
+    prompt: &crate::server::legacy::frontend::SignInPrompt,
 ) -> Result<InputRequest, serde_json::Error> {
     serde_json::from_value(serde_json::json!({"method": ElicitationCreate::NAME, "params": {
         "mode": "url",

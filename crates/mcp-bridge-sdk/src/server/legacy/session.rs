@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use mcp_bridge_protocol::method::{Initialize, Method};
-use mcp_bridge_protocol::slots::{Kind, Refusal, Slots};
+use mcp_bridge_protocol::slots::{Kind, SlotRefusal, Slots};
 use mcp_bridge_protocol::types::{ClientCapabilities, LoggingLevel};
 use mcp_bridge_protocol::{
     DecodeError, ErrorObject, JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest, JsonRpcResultResponse,
@@ -427,8 +427,8 @@ impl LegacySession {
                 self.tasks.spawn(work(self.clone(), request, token));
                 None
             }
-            Err(Refusal::TooMany { limit }) => Some((Cause::TooManyRequests, Some(json!(limit)))),
-            Err(Refusal::DuplicateId { .. }) => {
+            Err(SlotRefusal::TooMany { limit }) => Some((Cause::TooManyRequests, Some(json!(limit)))),
+            Err(SlotRefusal::DuplicateId { .. }) => {
                 Some((Cause::InvalidRequestShape, Some(json!("the id is already in flight"))))
             }
         };

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::{Client, ClientOptions, RequestOptions};
-use mcp_bridge_protocol::JsonRpcNotification;
+use mcp_bridge_protocol::method::{Method, ToolsCall, ToolsList};
 use mcp_bridge_protocol::types::{ClientCapabilities, DiscoverResult, Implementation};
+use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification, error_code};
 
 use crate::server::legacy::translate::Origin;
 
@@ -59,6 +60,14 @@ pub trait Connect: Send + Sync + std::fmt::Debug {
     /// for want of them is reopened then); `None` without sign-in.
     fn tokens_obtained(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
         None
+    }
+
+    /// Whether clients may see and call the server's tool `name`: a tool
+    /// it does not admit is left out of `tools/list` and called, gets the
+    /// error of an unknown tool. Every tool by default.
+    fn admits_tool(&self, name: &str) -> bool {
+        let _ = name;
+        true
     }
 }
 
@@ -136,7 +145,8 @@ impl From<crate::Error> for Failed {
 pub struct Upstream {
     client: Client,
     origin: Origin,
-    /// How it was reached, for what it knows of a sign-in.
+    /// How it was reached, for what it knows of a sign-in and which tools
+    /// it shows.
     connector: Option<Arc<dyn Connect>>,
     /// A session's handle on a shared upstream: closing it is its owner's.
     shared: bool,
@@ -272,6 +282,32 @@ impl Upstream {
     /// # Errors
     /// The SDK's error, with what the HTTP transport saw.
     pub async fn request(
+        &self,
+        method: &str,
+        params: serde_json::Map<String, serde_json::Value>,
+        options: &RequestOptions,
+    ) -> Result<serde_json::Value, Failed> {
+        let Some(connector) = self.connector.as_ref() else { return self.send(method, params, options).await };
+        let named = params.get("name").and_then(serde_json::Value::as_str);
+        if method == ToolsCall::NAME
+            && let Some(name) = named.filter(|name| !connector.admits_tool(name))
+        {
+            let unknown = ErrorObject::new(error_code::INVALID_PARAMS, format!("Unknown tool: {name}"));
+            return Err(Failed::from(crate::Error::Rpc { error: unknown }));
+        }
+        let mut result = self.send(method, params, options).await?;
+        if method == ToolsList::NAME
+            && let Some(tools) = result.get_mut("tools").and_then(serde_json::Value::as_array_mut)
+        {
+            tools.retain(|tool| {
+                tool.get("name").and_then(serde_json::Value::as_str).is_none_or(|n| connector.admits_tool(n))
+            });
+        }
+        Ok(result)
+    }
+
+    /// [`Upstream::request`] as the client sends it.
+    async fn send(
         &self,
         method: &str,
         params: serde_json::Map<String, serde_json::Value>,

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::given_up;
 #[cfg(feature = "legacy")]
-use super::legacy::LegacySession;
+use super::legacy::LegacyLink;
 use crate::server::Server;
 use crate::server::http::Slot;
 #[cfg(feature = "legacy")]
@@ -25,7 +25,7 @@ pub(super) enum Era {
     /// No request chose yet (a `server/discover` chooses nothing).
     Undecided { server: Server, options: EmbedOptions, caller: Option<Caller>, out: mpsc::Sender<Message> },
     /// A 2025-11-25 client, served by its session.
-    Legacy(LegacySession),
+    Legacy(LegacyLink),
     /// A 2026-07-28 client (or a server serving no other).
     Modern,
 }
@@ -68,7 +68,7 @@ impl Era {
         if let Era::Undecided { server, options, caller, out } = self {
             match classify(text.as_bytes(), server.limits().max_depth) {
                 FirstLine::Initialize => {
-                    let session = LegacySession::start(server, *options, caller.take(), out.clone());
+                    let session = LegacyLink::start(server, *options, caller.take(), out.clone());
                     *self = Era::Legacy(session);
                 }
                 FirstLine::Discover(request) => {

@@ -22,15 +22,16 @@ use crate::transport::lines::FrameReader;
 /// Bytes buffered each way between the connection and its session.
 const PIPE_BYTES: usize = 64 * 1024;
 
-/// The legacy session of one WebSocket connection.
-pub(super) struct LegacySession {
+/// The link from one WebSocket connection to its 2025-11-25 session: the
+/// pipe its text messages go into and the task that runs the session.
+pub(super) struct LegacyLink {
     input: DuplexStream,
     session: JoinHandle<()>,
     /// Cancelled when the session ended by itself (its upstream lost).
     pub(super) ended: CancellationToken,
 }
 
-impl LegacySession {
+impl LegacyLink {
     /// Starts the session of a client speaking for `caller`, its messages
     /// to the client sent on `out`.
     pub(super) fn start(
@@ -54,7 +55,7 @@ impl LegacySession {
             }
             ending.cancel();
         });
-        LegacySession { input, session, ended }
+        LegacyLink { input, session, ended }
     }
 
     /// Passes one text message to the session, as one line: a raw CR or LF
@@ -68,7 +69,7 @@ impl LegacySession {
     /// Ends the session as at the end of a stdio client's input: its
     /// requests get `grace`, then it is stopped.
     pub(super) async fn finish(self, grace: Duration) {
-        let LegacySession { input, mut session, .. } = self;
+        let LegacyLink { input, mut session, .. } = self;
         drop(input);
         if tokio::time::timeout(grace, &mut session).await.is_err() {
             session.abort();

@@ -152,6 +152,27 @@ pub async fn serve_legacy_http(
     serve_endpoint(upstream, None, listener, http, legacy, shutdown).await
 }
 
+/// Serves both eras on `listener` (a TCP port, or a Unix domain socket)
+/// with the connection limits of `http.connections` until `shutdown`
+/// completes: each 2025-11-25 session in front of `upstream`, 2026-07-28
+/// requests answered by `modern` (`mcp-bridge --listen`: a forwarding
+/// server in front of the same upstream). At the shutdown `modern`'s
+/// listen streams end with their completion result.
+///
+/// # Errors
+/// None today: a failed accept is logged and the loop goes on.
+pub async fn serve_dual_http(
+    upstream: UpstreamConfig,
+    modern: &Server,
+    listener: impl Into<Listener>,
+    http: HttpOptions,
+    legacy: LegacyHttpOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let shutdown = modern.ending_listens(shutdown);
+    serve_endpoint(upstream, Some(modern.clone()), listener, http, legacy, shutdown).await
+}
+
 /// Serves an endpoint with the connection limits of `http.connections`
 /// until `shutdown` completes, ending the sessions that stay idle.
 async fn serve_endpoint(

@@ -60,7 +60,7 @@ impl LegacySession {
         // Weak: the consent lives in the upstream's OAuth client, which the
         // front end owns.
         let frontend = Arc::downgrade(self);
-        hook(Some(Arc::new(move |prompt: crate::server::legacy::frontend::Prompt| {
+        hook(Some(Arc::new(move |prompt: crate::server::legacy::frontend::SignInPrompt| {
             let frontend = frontend.clone();
             Box::pin(async move {
                 let frontend = frontend.upgrade().ok_or("the client is gone")?;

@@ -1,7 +1,8 @@
-//! A call's rounds between the gateway's client and the tool's server.
+//! A request's rounds between a 2026-07-28 client of mcp-bridge (the
+//! gateway's, `--listen`'s) and the server that answers it.
 //!
-//! A 2026-07-28 server asks with an `InputRequiredResult`: it becomes the
-//! gateway's own, the server's `requestState` sealed inside the gateway's
+//! A 2026-07-28 server asks with an `InputRequiredResult`: it becomes
+//! mcp-bridge's own, the server's `requestState` sealed inside mcp-bridge's
 //! state, and the client's retry is the server's next round.
 //!
 //! A 2025-11-25 server asks in the middle of the call, with a request of
@@ -21,24 +22,23 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_bridge_protocol::types::{
-    CallToolResult, ClientCapabilities, ElicitationCapability, Implementation, InputRequest, InputRequests,
-    InputResponse, InputResponses, LoggingMessageNotificationParams, Outcome, ProgressNotificationParams,
-    RootsCapability, SamplingCapability,
+    ClientCapabilities, ElicitationCapability, Implementation, InputRequest, InputRequests, InputResponse,
+    InputResponses, LoggingMessageNotificationParams, Outcome, ProgressNotificationParams, RootsCapability,
+    SamplingCapability,
 };
 use mcp_bridge_sdk::client::{ClientIdentity, InputHooks};
-use mcp_bridge_sdk::server::{Reply, RequestContext, ToolCall};
-use mcp_bridge_sdk::toolset::Toolset;
+use mcp_bridge_sdk::server::{Reply, RequestContext};
 use mcp_bridge_sdk::{ClientOptions, HandlerError, RequestOptions};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-/// The key of a 2026-07-28 server's `requestState` in the gateway's state.
+/// The key of a 2026-07-28 server's `requestState` in mcp-bridge's state.
 const UPSTREAM_STATE: &str = "upstream";
-/// The key, in the gateway's state, of the number of a call that waits for
+/// The key, in mcp-bridge's state, of the number of a call that waits for
 /// the client's answer to its server's request.
 const WAITING: &str = "waiting";
-/// The key of a 2025-11-25 server's request among the gateway's input
+/// The key of a 2025-11-25 server's request among mcp-bridge's input
 /// requests.
 const ASK: &str = "ask";
 /// How long a call waits for the client's answer: as long as the sealed
@@ -135,12 +135,22 @@ enum Note {
     Log(LoggingMessageNotificationParams),
 }
 
-type Round = Pin<Box<dyn Future<Output = mcp_bridge_sdk::Result<Outcome<CallToolResult>>> + Send>>;
+/// One round of a request at its server, however it was sent: its outcome.
+pub(crate) type Round<R> = Pin<Box<dyn Future<Output = mcp_bridge_sdk::Result<Outcome<R>>> + Send>>;
 
-/// A call at its server, across the client's rounds. Dropped, it is
+/// Why a round gives no reply.
+pub(crate) enum Failure {
+    /// The round cannot go on (a retry that names no waiting call, the
+    /// client gone): the error for the client as it is.
+    Handler(HandlerError),
+    /// The server's error, or why it could not be reached.
+    Upstream(mcp_bridge_sdk::Error),
+}
+
+/// A request at its server, across the client's rounds. Dropped, it is
 /// cancelled at the server.
-struct Call {
-    round: Round,
+struct Call<R> {
+    round: Round<R>,
     notes: mpsc::Receiver<Note>,
     /// The server's requests on the call's own stream (HTTP).
     asks: mpsc::Receiver<Ask>,
@@ -148,29 +158,34 @@ struct Call {
 }
 
 /// A call whose server waits for the client's answer.
-struct Waiting {
-    call: Call,
+struct Waiting<R> {
+    call: Call<R>,
     answer: oneshot::Sender<Answer>,
     since: Instant,
 }
 
 /// The calls waiting for an answer, by number.
-#[derive(Default)]
-struct WaitingCalls {
+struct WaitingCalls<R> {
     last: u64,
-    calls: HashMap<u64, Waiting>,
+    calls: HashMap<u64, Waiting<R>>,
 }
 
-/// How the gateway passes calls on: each server's requests and the calls
-/// that wait for the client's answers.
-pub(super) struct Relays {
+impl<R> Default for WaitingCalls<R> {
+    fn default() -> Self {
+        WaitingCalls { last: 0, calls: HashMap::new() }
+    }
+}
+
+/// How requests are passed on to their servers: each server's own
+/// requests and the calls that wait for the client's answers.
+pub(crate) struct Relays<R> {
     asking: HashMap<String, Arc<Asking>>,
-    waiting: Mutex<WaitingCalls>,
+    waiting: Mutex<WaitingCalls<R>>,
 }
 
-impl Relays {
+impl<R: Send + 'static> Relays<R> {
     /// The relays of the named servers.
-    pub(super) fn new(servers: impl IntoIterator<Item = String>) -> Arc<Self> {
+    pub(crate) fn new(servers: impl IntoIterator<Item = String>) -> Arc<Self> {
         let asking = servers.into_iter().map(|name| (name, Arc::new(Asking::new()))).collect();
         Arc::new(Relays { asking, waiting: Mutex::default() })
     }
@@ -179,7 +194,7 @@ impl Relays {
     /// declaring every kind of request it passes on, each answered by the
     /// client through a call under way. Whether a client is asked is
     /// decided per call, by what that client declared (see `drive`).
-    pub(super) fn client_options(&self, name: &str) -> ClientOptions {
+    pub(crate) fn client_options(&self, name: &str) -> ClientOptions {
         let asking = self.asking.get(name).cloned().unwrap_or_else(|| Arc::new(Asking::new()));
         let mut options = ClientOptions::new("mcp-bridge", env!("CARGO_PKG_VERSION"));
         options.capabilities = ClientCapabilities {
@@ -199,31 +214,40 @@ impl Relays {
         options
     }
 
-    /// One round of a call of the tool `name` for the client of `ctx`.
-    pub(super) async fn call(
+    /// One round of a request for the client of `ctx` at the server
+    /// `server`: the call waiting for the answers `state` names picked up
+    /// again, or a new one (a first round, or a 2026-07-28 server's next
+    /// round) that `start` sends with the server's own round fields and
+    /// the options that pass its progress, log messages and requests on.
+    /// Runs until the call ends or its server asks the client something.
+    pub(crate) async fn round(
         &self,
-        toolset: &Toolset,
-        name: &str,
-        call: ToolCall,
+        server: &str,
+        state: Option<&Value>,
+        responses: InputResponses,
         ctx: &RequestContext,
-    ) -> Result<Reply<CallToolResult>, HandlerError> {
-        let waiting = call.state.as_ref().and_then(|s| s.get(WAITING)).and_then(Value::as_u64);
+        start: impl FnOnce(Option<InputResponses>, Option<String>, RequestOptions) -> Round<R>,
+    ) -> Result<Reply<R>, Failure> {
+        let waiting = state.and_then(|s| s.get(WAITING)).and_then(Value::as_u64);
         let call = match waiting {
-            Some(number) => self.resume(number, call.input_responses)?,
-            None => self.begin(toolset, name, call, ctx)?,
+            Some(number) => self.resume(number, responses),
+            None => self.begin(server, state, responses, ctx, start),
         };
-        self.drive(call, name, ctx).await
+        self.drive(call.map_err(Failure::Handler)?, ctx).await
     }
 
-    /// A new call at the tool's server (a first round, or a 2026-07-28
-    /// server's next round).
-    fn begin(&self, toolset: &Toolset, name: &str, call: ToolCall, ctx: &RequestContext) -> Result<Call, HandlerError> {
-        let unknown = || HandlerError::invalid_params(format!("Unknown tool: {name}"));
-        let server = toolset.server_of(name).ok_or_else(unknown)?;
-        let asking = self.asking.get(&server).cloned().ok_or_else(unknown)?;
-        let request_state = call.state.as_ref().and_then(|s| s.get(UPSTREAM_STATE)).and_then(Value::as_str);
-        let request_state = request_state.map(str::to_owned);
-        let responses = (!call.input_responses.is_empty()).then_some(call.input_responses);
+    /// A new call at the server.
+    fn begin(
+        &self,
+        server: &str,
+        state: Option<&Value>,
+        responses: InputResponses,
+        ctx: &RequestContext,
+        start: impl FnOnce(Option<InputResponses>, Option<String>, RequestOptions) -> Round<R>,
+    ) -> Result<Call<R>, HandlerError> {
+        let asking = self.asking.get(server).cloned().ok_or_else(|| HandlerError::internal("no such server"))?;
+        let request_state = state.and_then(|s| s.get(UPSTREAM_STATE)).and_then(Value::as_str).map(str::to_owned);
+        let responses = (!responses.is_empty()).then_some(responses);
         let (notes_to, notes) = mpsc::channel(NOTES_KEPT);
         let progress_to = notes_to.clone();
         let (ask_to, asks) = mpsc::channel(4);
@@ -234,23 +258,20 @@ impl Relays {
         let options = options_for(ctx)
             .with_hooks(own_asks)
             .with_inline_notifications(true)
+            .with_allow_input_required(true)
             .with_on_progress(Arc::new(move |p| {
                 let _ = progress_to.try_send(Note::Progress(p.clone()));
             }))
             .with_on_log(Arc::new(move |m| {
                 let _ = notes_to.try_send(Note::Log(m.clone()));
             }));
-        let (toolset, name) = (toolset.clone(), name.to_owned());
-        let round =
-            Box::pin(
-                async move { toolset.call_round(&name, call.arguments, responses, request_state, &options).await },
-            );
+        let round = start(responses, request_state, options);
         Ok(Call { round, notes, asks, server: UnderWay::new(asking) })
     }
 
     /// The waiting call `number`, its server's request answered with the
     /// client's answer to [`ASK`].
-    fn resume(&self, number: u64, mut responses: InputResponses) -> Result<Call, HandlerError> {
+    fn resume(&self, number: u64, mut responses: InputResponses) -> Result<Call<R>, HandlerError> {
         let response = responses.remove(ASK);
         let mut waiting = lock(&self.waiting);
         let Some(entry) = waiting.calls.remove(&number) else {
@@ -268,22 +289,17 @@ impl Relays {
     }
 
     /// Runs the call until it ends or its server asks the client something.
-    async fn drive(
-        &self,
-        mut call: Call,
-        name: &str,
-        ctx: &RequestContext,
-    ) -> Result<Reply<CallToolResult>, HandlerError> {
+    async fn drive(&self, mut call: Call<R>, ctx: &RequestContext) -> Result<Reply<R>, Failure> {
         let asked = loop {
             tokio::select! {
                 biased;
-                () = ctx.cancelled() => return Err(HandlerError::internal("the call was cancelled")),
+                () = ctx.cancelled() => return Err(Failure::Handler(HandlerError::internal("the call was cancelled"))),
                 Some(note) = call.notes.recv() => pass_on(note, ctx).await,
                 outcome = &mut call.round => {
                     while let Ok(note) = call.notes.try_recv() {
                         pass_on(note, ctx).await;
                     }
-                    return reply(name, outcome);
+                    return reply(outcome);
                 }
                 ask = next_ask(&mut call.asks, &call.server.0) => match ask.request.missing_capability(&ctx.client_capabilities) {
                     Some(missing) => {
@@ -301,7 +317,7 @@ impl Relays {
     /// Keeps `call` until the client answers; its number. Calls that
     /// waited too long, or the longest waiting beyond [`MAX_WAITING`], are
     /// dropped (cancelled at their servers).
-    fn wait(&self, call: Call, answer: oneshot::Sender<Answer>) -> u64 {
+    fn wait(&self, call: Call<R>, answer: oneshot::Sender<Answer>) -> u64 {
         let mut waiting = lock(&self.waiting);
         let now = Instant::now();
         waiting.calls.retain(|_, w| now.duration_since(w.since) < WAIT_LIMIT);
@@ -323,7 +339,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The options of a request sent for the client of `ctx`: its name, its
 /// capabilities (a 2026-07-28 server reads them in `_meta`) and its log level.
-pub(super) fn options_for(ctx: &RequestContext) -> RequestOptions {
+pub(crate) fn options_for(ctx: &RequestContext) -> RequestOptions {
     let info = ctx.client_info.clone().unwrap_or_else(|| Implementation::new("mcp-bridge", env!("CARGO_PKG_VERSION")));
     let identity = ClientIdentity::new(info, ctx.client_capabilities.clone());
     let options = RequestOptions::default().with_on_behalf_of(Arc::new(identity));
@@ -343,19 +359,25 @@ async fn pass_on(note: Note, ctx: &RequestContext) {
     }
 }
 
-/// The gateway's answer for a round's outcome at the server.
-fn reply(
-    name: &str,
-    outcome: mcp_bridge_sdk::Result<Outcome<CallToolResult>>,
-) -> Result<Reply<CallToolResult>, HandlerError> {
-    match outcome {
-        Ok(Outcome::Complete(result)) => Ok(Reply::Complete(result)),
-        Ok(Outcome::InputRequired(asked)) => Ok(Reply::InputRequired {
+/// The answer for a round's outcome at the server: a 2026-07-28 server's
+/// input round becomes the relay's own, the server's state sealed inside.
+fn reply<R>(outcome: mcp_bridge_sdk::Result<Outcome<R>>) -> Result<Reply<R>, Failure> {
+    match outcome.map_err(Failure::Upstream)? {
+        Outcome::Complete(result) => Ok(Reply::Complete(result)),
+        Outcome::InputRequired(asked) => Ok(Reply::InputRequired {
             requests: asked.input_requests.unwrap_or_default(),
             state: Some(json!({ UPSTREAM_STATE: asked.request_state })),
         }),
-        Err(error @ mcp_bridge_sdk::Error::Rpc { .. }) => Err(super::handler_error(error)),
-        // A server lost or failing: the model reads why, the session goes on.
-        Err(error) => Ok(Reply::Complete(CallToolResult::error(format!("{name}: {error}")))),
+    }
+}
+
+/// A server's refusal passed on as it is; anything else (a server lost or
+/// failing) as an internal error naming why.
+pub(crate) fn handler_error(error: mcp_bridge_sdk::Error) -> HandlerError {
+    match error {
+        mcp_bridge_sdk::Error::Rpc { error } => {
+            HandlerError { code: error.code, message: error.message, data: error.data }
+        }
+        other => HandlerError::internal(other.to_string()),
     }
 }
