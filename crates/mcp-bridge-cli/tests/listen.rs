@@ -214,8 +214,7 @@ async fn a_shared_legacy_upstreams_requests_reach_the_session_they_are_for() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_http_clients_use_many_servers_and_each_is_asked_only_about_its_own_calls() {
     let (_legacy, legacy_url) = test_support::ts_legacy_http_server().await;
-    let dir = std::env::temp_dir().join(format!("mcp-listen-gateway-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = test_support::ScratchDir::new("listen-gateway");
     let file = dir.join("mcp.json");
     let config = json!({"servers": {
         "notes": {"command": workspace_binary("mcp-example-server", "mcp-example-server")},
@@ -260,7 +259,6 @@ async fn many_http_clients_use_many_servers_and_each_is_asked_only_about_its_own
     assert!(!text.contains("Ada"), "{text}");
     bridge.start_kill().unwrap();
     bridge.wait().await.unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Calls another client makes during a flood.

@@ -104,8 +104,7 @@ async fn a_2026_client_uses_a_2026_server_through_the_bridge_rounds_and_listen_s
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2026_client_uses_the_gateway_of_many_servers() {
     let (_legacy, legacy_url) = test_support::ts_legacy_http_server().await;
-    let dir = std::env::temp_dir().join(format!("mcp-listen-modern-gateway-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = test_support::ScratchDir::new("listen-modern-gateway");
     let file = dir.join("mcp.json");
     let config = json!({"servers": {
         "notes": {"command": workspace_binary("mcp-example-server", "mcp-example-server")},
@@ -121,5 +120,4 @@ async fn a_2026_client_uses_the_gateway_of_many_servers() {
     assert_eq!(text(&asked), "accept: Ada");
     bridge.start_kill().unwrap();
     bridge.wait().await.unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -6,6 +6,11 @@
 //!   and the test-support crate may; so may comments.
 //! - No Rust file of the workspace (tests included) is over 600 lines: a
 //!   file that long holds more than one job and should be split by them.
+//! - No public type of the libraries and programs is named twice: one name,
+//!   one thing, wherever a reader meets it.
+//! - The libraries read no environment variable: a program reads its own
+//!   and passes them as options (a library may list the variables' names,
+//!   to keep secrets from a child it starts).
 
 use std::path::{Path, PathBuf};
 
@@ -75,6 +80,55 @@ fn no_method_name_is_written_outside_the_method_table() {
     );
 }
 
+/// The name of the public type a code line defines (`pub struct Name`,
+/// `pub enum`, `pub trait`, `pub type`), if it defines one.
+fn public_type_named(line: &str) -> Option<&str> {
+    let rest = line.trim_start().strip_prefix("pub ")?;
+    let rest = ["struct ", "enum ", "trait ", "type "].iter().find_map(|kind| rest.strip_prefix(kind))?;
+    let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+#[test]
+fn no_public_type_is_named_twice() {
+    let mut defined: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for file in product_sources() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (number, line) in code_of(&text) {
+            if let Some(name) = public_type_named(line) {
+                defined.entry(name.to_owned()).or_default().push(format!("{}:{number}", file.display()));
+            }
+        }
+    }
+    assert!(defined.len() > 100, "the public types were found: {}", defined.len());
+    let twice: Vec<String> = defined
+        .iter()
+        .filter(|(_, places)| places.len() > 1)
+        .map(|(name, places)| format!("{name}: {}", places.join(", ")))
+        .collect();
+    assert!(twice.is_empty(), "public types named twice (give each its own name):\n{}", twice.join("\n"));
+}
+
+#[test]
+fn no_library_reads_an_environment_variable() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    for library in ["mcp-bridge-protocol", "mcp-bridge-sdk", "mcp-bridge"] {
+        collect_rust_files(&crates.join(library).join("src"), &mut files);
+    }
+    assert!(files.len() > 100, "the libraries' sources were found: {}", files.len());
+    let mut found = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (number, line) in code_of(&text) {
+            if ["env::var(", "env::var_os("].iter().any(|read| line.contains(read)) {
+                found.push(format!("{}:{number}: {}", file.display(), line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "environment reads in a library (take an option instead):\n{}", found.join("\n"));
+}
+
 /// The most lines a Rust file of the workspace may have.
 const MAX_LINES: usize = 600;
 
@@ -111,4 +165,7 @@ fn the_scan_sees_a_literal_and_skips_tests_and_comments() {
         "fn f() -> &'static str { \"tools/list\" }\n// \"tools/call\"\n#[cfg(test)]\nmod tests { \"prompts/get\" }";
     let code: Vec<&str> = code_of(source).into_iter().map(|(_, line)| line).collect();
     assert_eq!(code, ["fn f() -> &'static str { \"tools/list\" }"]);
+    assert_eq!(public_type_named("    pub struct LegacyLink {"), Some("LegacyLink"));
+    assert_eq!(public_type_named("pub enum Era<T> {"), Some("Era"));
+    assert_eq!(public_type_named("pub(crate) struct Slots {"), None);
 }

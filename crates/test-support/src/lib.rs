@@ -99,18 +99,26 @@ impl std::io::Write for LogCapture {
 }
 
 /// A folder of one test's own under the system's temporary folder
-/// (`mcp-NAME-PID`), empty at the start and removed when dropped, unless
+/// (`mcp-NAME-PID-N`), empty at the start and removed when dropped, unless
 /// the test is failing (then it is kept to be looked at).
 #[derive(Debug)]
 pub struct ScratchDir(PathBuf);
 
 impl ScratchDir {
-    /// Makes the folder `mcp-NAME-PID`, emptied first.
+    /// Makes the folder `mcp-NAME-PID-N` (N counts the folders this
+    /// process made, so two of one name never meet), emptied first.
     pub fn new(name: &str) -> ScratchDir {
-        let dir = std::env::temp_dir().join(format!("mcp-{name}-{}", std::process::id()));
+        static MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("mcp-{name}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         ScratchDir(dir)
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.0
     }
 }
 

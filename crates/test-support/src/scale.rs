@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -13,36 +12,10 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 use crate::LINE_DEADLINE;
+pub use crate::ScratchDir;
 
 const REDIS_SERVER: &str = "/usr/bin/redis-server";
 const HAPROXY: &str = "/usr/sbin/haproxy";
-
-/// A directory under the system's temporary one, removed on drop.
-#[derive(Debug)]
-pub struct ScratchDir(PathBuf);
-
-impl ScratchDir {
-    /// A new empty directory named after `what`.
-    pub fn new(what: &str) -> Self {
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("mcp-{what}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        ScratchDir(dir)
-    }
-
-    /// Its path.
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn installed(path: &'static str, package: &str) -> &'static str {
     assert!(Path::new(path).exists(), "{path} is missing: scripts/test installs Debian's {package} package");
