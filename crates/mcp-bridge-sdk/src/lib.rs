@@ -109,9 +109,9 @@ mod http_head;
 #[cfg(feature = "icons")]
 pub mod icons;
 pub mod limits;
-#[cfg(any(feature = "stdio", feature = "store", feature = "http-server", feature = "websocket", feature = "grpc"))]
-// Each feature uses its own part (process trees, private files, the
-// open-files limit); the whole is checked when all three are on.
+// Each feature uses its own part (process trees, private files; the
+// open-files limit is every server's); the whole is checked when all three
+// are on.
 #[cfg_attr(not(all(feature = "stdio", feature = "store", feature = "http-server")), allow(dead_code))]
 mod os;
 #[cfg(feature = "server")]

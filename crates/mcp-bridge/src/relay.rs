@@ -228,24 +228,12 @@ impl<R: Send + 'static> Relays<R> {
         ctx: &RequestContext,
         start: impl FnOnce(Option<InputResponses>, Option<String>, RequestOptions) -> Round<R>,
     ) -> Result<Reply<R>, Failure> {
-        let waiting = state.and_then(|s| s.get(WAITING)).and_then(Value::as_u64);
-        let call = match waiting {
-            Some(number) => self.resume(number, responses),
-            None => self.begin(server, state, responses, ctx, start),
-        };
-        self.drive(call.map_err(Failure::Handler)?, ctx).await
-    }
-
-    /// A new call at the server.
-    fn begin(
-        &self,
-        server: &str,
-        state: Option<&Value>,
-        responses: InputResponses,
-        ctx: &RequestContext,
-        start: impl FnOnce(Option<InputResponses>, Option<String>, RequestOptions) -> Round<R>,
-    ) -> Result<Call<R>, HandlerError> {
-        let asking = self.asking.get(server).cloned().ok_or_else(|| HandlerError::internal("no such server"))?;
+        if let Some(number) = state.and_then(|s| s.get(WAITING)).and_then(Value::as_u64) {
+            let call = self.resume(number, responses).map_err(Failure::Handler)?;
+            return self.drive(call, ctx).await;
+        }
+        let no_server = || Failure::Handler(HandlerError::internal("no such server"));
+        let asking = self.asking.get(server).cloned().ok_or_else(no_server)?;
         let request_state = state.and_then(|s| s.get(UPSTREAM_STATE)).and_then(Value::as_str).map(str::to_owned);
         let responses = (!responses.is_empty()).then_some(responses);
         let (notes_to, notes) = mpsc::channel(NOTES_KEPT);
@@ -266,7 +254,7 @@ impl<R: Send + 'static> Relays<R> {
                 let _ = notes_to.try_send(Note::Log(m.clone()));
             }));
         let round = start(responses, request_state, options);
-        Ok(Call { round, notes, asks, server: UnderWay::new(asking) })
+        self.drive(Call { round, notes, asks, server: UnderWay::new(asking) }, ctx).await
     }
 
     /// The waiting call `number`, its server's request answered with the

@@ -54,26 +54,12 @@ impl Server {
         if let Some(options) = self.legacy_options() {
             return super::legacy::embed::serve_stream_auto(self, input, output, options, stop).await.map(drop);
         }
-        self.serve_modern_until(input, output, stop).await
-    }
-
-    /// [`Server::serve_stream_until`] for a 2026-07-28 client.
-    pub(crate) async fn serve_modern_until<R, W>(
-        &self,
-        input: R,
-        output: W,
-        stop: CancellationToken,
-    ) -> std::io::Result<()>
-    where
-        R: AsyncRead + Unpin,
-        W: AsyncWrite + Unpin + Send + 'static,
-    {
         let reader = FrameReader::new(input, self.limits().max_line_bytes);
         self.serve_modern_frames(reader, output, stop).await
     }
 
-    /// [`Server::serve_modern_until`] on frames some of which may already
-    /// have been read (the embed's first line).
+    /// [`Server::serve_stream_until`] for a 2026-07-28 client, on frames
+    /// some of which may already have been read (the embed's first line).
     pub(crate) async fn serve_modern_frames<R, W>(
         &self,
         mut reader: FrameReader<R>,

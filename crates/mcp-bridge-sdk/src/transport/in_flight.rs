@@ -43,3 +43,32 @@ impl InFlight {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn cancelled(id: i64) -> JsonRpcNotification {
+        JsonRpcNotification::new("notifications/cancelled", Some(json!({"requestId": id})))
+    }
+
+    #[test]
+    fn a_cancellation_ends_the_exchange_it_names_and_closing_ends_the_rest() {
+        let in_flight = InFlight::default();
+        let (one, two, done) = (CancellationToken::new(), CancellationToken::new(), CancellationToken::new());
+        in_flight.started(RequestId::Number(1), one.clone());
+        in_flight.started(RequestId::Number(2), two.clone());
+        in_flight.started(RequestId::Number(3), done.clone());
+        in_flight.finished(&RequestId::Number(3));
+        in_flight.cancel(&cancelled(1));
+        assert!(one.is_cancelled() && !two.is_cancelled());
+        // A request already over, or unknown, is not touched.
+        in_flight.cancel(&cancelled(3));
+        in_flight.cancel(&cancelled(9));
+        assert!(!done.is_cancelled());
+        in_flight.cancel_all();
+        assert!(two.is_cancelled() && !done.is_cancelled());
+    }
+}
