@@ -31,14 +31,20 @@ impl std::fmt::Display for HeadError {
     }
 }
 
-/// A request head: the path of its target (without the query) and its
-/// headers (lines that are not valid header names or values left out).
+/// A request head: its method, the path of its target (without the
+/// query), its headers (lines that are not valid header names or values
+/// left out) and its length in bytes.
 #[derive(Debug)]
 pub struct RequestHead {
+    /// The method.
+    pub method: String,
     /// The target's path.
     pub path: String,
     /// The header lines.
     pub headers: HeaderMap,
+    /// The bytes of the head, its blank line included: what follows is the
+    /// body, or another protocol's bytes.
+    pub length: usize,
 }
 
 /// What a parser makes of the bytes read so far: `None` while the head is
@@ -89,10 +95,11 @@ pub fn parse_request(bytes: &[u8]) -> Parsed<RequestHead> {
     match request.parse(bytes) {
         Ok(httparse::Status::Partial) => None,
         Err(_) => Some(Err(HeadError::Malformed)),
-        Ok(httparse::Status::Complete(_)) => {
+        Ok(httparse::Status::Complete(length)) => {
             let target = request.path.unwrap_or("/");
             let path = target.split('?').next().unwrap_or(target).to_owned();
-            Some(Ok(RequestHead { path, headers: header_map(request.headers) }))
+            let method = request.method.unwrap_or_default().to_owned();
+            Some(Ok(RequestHead { method, path, headers: header_map(request.headers), length }))
         }
     }
 }

@@ -553,3 +553,39 @@ async fn handlers_see_the_upgrades_http_headers_but_not_its_credentials() {
     let result = client(config).await.call_tool("trace", json!({}), &RequestOptions::default()).await.unwrap();
     assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "ws-7"), "{result:?}");
 }
+
+#[tokio::test]
+async fn a_first_message_sent_with_the_upgrade_in_one_write_is_not_lost() {
+    use tokio::io::AsyncReadExt;
+    let (addr, stop, serving) = serve(server(), HttpOptions::default()).await;
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut bytes = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: mcp\r\n\r\n"
+    )
+    .into_bytes();
+    // A masked text frame (RFC 6455 section 5.2) right behind the head.
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+        "params": {"_meta": test_support::request_meta(json!({}))}})
+    .to_string();
+    let mask = [7u8, 1, 2, 3];
+    bytes.extend([0x81, 0x80 | 126]);
+    bytes.extend(u16::try_from(request.len()).unwrap().to_be_bytes());
+    bytes.extend(mask);
+    bytes.extend(request.bytes().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    tcp.write_all(&bytes).await.unwrap();
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        head.push(tcp.read_u8().await.unwrap());
+    }
+    let head = String::from_utf8(head).unwrap();
+    assert!(head.starts_with("HTTP/1.1 101") && head.contains("Sec-WebSocket-Protocol: mcp"), "{head}");
+    let role = tokio_tungstenite::tungstenite::protocol::Role::Client;
+    let mut socket = tokio_tungstenite::WebSocketStream::from_raw_socket(tcp, role, None).await;
+    let reply = tokio::time::timeout(Duration::from_secs(10), socket.next()).await.unwrap().unwrap().unwrap();
+    let reply: Value = serde_json::from_str(reply.to_text().unwrap()).unwrap();
+    assert_eq!(reply["id"], 1, "{reply}");
+    assert!(reply["result"]["supportedVersions"].is_array(), "{reply}");
+    stop.cancel();
+    serving.await.unwrap();
+}

@@ -1,15 +1,15 @@
 //! Serving over WebSocket: each text message is one JSON-RPC message, and
 //! each connection is served as a stdio client is (the same dispatch,
 //! limits and end of input). The upgrade is checked as an HTTP POST is:
-//! the path, `Origin` and `Host` (DNS rebinding), the `mcp` subprotocol
-//! when the client offers subprotocols, and on a protected endpoint its
-//! token, on its head read before the handshake (`http_head.rs`,
-//! `replay.rs`).
+//! the path, `Origin` and `Host` (DNS rebinding), and on a protected
+//! endpoint its token, on its head read once (`http_head.rs`); then the
+//! handshake (`handshake.rs`: version 13, the `mcp` subprotocol when the
+//! client offers subprotocols) is answered from that head.
 
 mod era;
+mod handshake;
 #[cfg(feature = "legacy")]
 mod legacy;
-mod replay;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,8 +19,9 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
-use tokio_tungstenite::tungstenite::handshake::server::{Callback, ErrorResponse, Request, Response};
-use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode, header};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
+use tokio_tungstenite::tungstenite::protocol::Role;
 use tokio_util::sync::CancellationToken;
 
 use super::accept::{accept_tcp, serve_capped};
@@ -30,10 +31,8 @@ use super::protect::Caller;
 use super::{Connection, Server};
 use crate::http_head::{HeadError, parse_request, read_head};
 use crate::limits::OUTGOING_QUEUE;
-use crate::transport::websocket::SUBPROTOCOL;
 use crate::transport::websocket::frames::{self, Received};
 use era::{Era, Taken};
-use replay::Replay;
 
 /// The longest upgrade request head taken: far beyond a browser's.
 const MAX_HEAD_BYTES: usize = 16 * 1024;
@@ -81,43 +80,22 @@ impl Server {
     }
 }
 
-/// Accepts the handshake for the `mcp` subprotocol when the client offers
-/// subprotocols (the path, origin, host and token were checked on the head).
-struct Subprotocol;
-
-impl Callback for Subprotocol {
-    fn on_request(self, request: &Request, mut response: Response) -> Result<Response, ErrorResponse> {
-        let mut offered = request
-            .headers()
-            .get_all(header::SEC_WEBSOCKET_PROTOCOL)
-            .iter()
-            .flat_map(|v| v.to_str().unwrap_or_default().split(','))
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .peekable();
-        if offered.peek().is_some() {
-            if !offered.any(|p| p == SUBPROTOCOL) {
-                let mut refusal = ErrorResponse::new(Some("the WebSocket subprotocol mcp is required".to_owned()));
-                *refusal.status_mut() = StatusCode::BAD_REQUEST;
-                return Err(refusal);
-            }
-            response.headers_mut().insert(header::SEC_WEBSOCKET_PROTOCOL, HeaderValue::from_static(SUBPROTOCOL));
-        }
-        Ok(response)
-    }
-}
-
 /// Reads the upgrade's head and checks it as the HTTP endpoint checks a
-/// request: the path, then `Origin` and `Host`, then on a protected
-/// endpoint the token. The stream to hand the handshake (the head
-/// replayed), the head's headers and the caller; `None` once a refusal was
-/// answered or no head came in time.
-async fn check_upgrade<S>(mut stream: S, options: &HttpOptions) -> Option<(Replay<S>, http::HeaderMap, Option<Caller>)>
+/// request (the path, then `Origin` and `Host`, then on a protected
+/// endpoint the token), then as a WebSocket handshake, and answers it: the
+/// connection as a WebSocket (the bytes read past the head kept, with
+/// messages of at most `max_message_bytes`), the head's headers and the
+/// caller; `None` once a refusal was answered or no head came in time.
+async fn accept_upgrade<S>(
+    mut stream: S,
+    options: &HttpOptions,
+    max_message_bytes: usize,
+) -> Option<(WebSocketStream<S>, http::HeaderMap, Option<Caller>)>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let read = read_head(&mut stream, 1024, MAX_HEAD_BYTES, parse_request);
-    let (head, read) = match tokio::time::timeout(UPGRADE_TIMEOUT, read).await {
+    let (head, mut read) = match tokio::time::timeout(UPGRADE_TIMEOUT, read).await {
         Ok(Ok(Ok(read))) => read,
         Ok(Ok(Err(HeadError::Malformed))) => {
             return refuse(stream, StatusCode::BAD_REQUEST, "the upgrade request is not HTTP/1", None).await;
@@ -134,24 +112,40 @@ where
     if head.path != options.path {
         return refuse(stream, StatusCode::NOT_FOUND, "no MCP endpoint at this path", None).await;
     }
-    match admit_request(&head.headers, options).await {
-        Ok(caller) => Some((Replay::new(read, stream), head.headers, caller)),
+    let caller = match admit_request(&head.headers, options).await {
+        Ok(caller) => caller,
         Err(refused) => {
             let (status, reason, challenge) = refused.answer();
-            refuse(stream, status, reason, challenge).await
+            return refuse(stream, status, reason, challenge.map(|c| ("WWW-Authenticate", c))).await;
         }
+    };
+    let answer = match handshake::answer(&head.method, &head.headers) {
+        Ok(answer) => answer,
+        Err(refusal) => {
+            let version = (refusal.status == StatusCode::UPGRADE_REQUIRED)
+                .then_some(("Sec-WebSocket-Version", handshake::VERSION));
+            return refuse(stream, refusal.status, refusal.reason, version).await;
+        }
+    };
+    if stream.write_all(answer.as_bytes()).await.is_err() {
+        return None;
     }
+    let after_head = read.split_off(head.length.min(read.len()));
+    let config = frames::protocol_limits(max_message_bytes);
+    let socket = WebSocketStream::from_partially_read(stream, after_head, Role::Server, Some(config)).await;
+    Some((socket, head.headers, caller))
 }
 
-/// Answers an upgrade request with a refusal (`challenge` as its
-/// `WWW-Authenticate`) and closes the connection; `None` for the caller.
-async fn refuse<S, T>(mut stream: S, status: StatusCode, reason: &str, challenge: Option<&str>) -> Option<T>
+/// Answers an upgrade request with a refusal (with one more header: a
+/// challenge's `WWW-Authenticate`, the version a 426 asks for) and closes
+/// the connection; `None` for the caller.
+async fn refuse<S, T>(mut stream: S, status: StatusCode, reason: &str, header: Option<(&str, &str)>) -> Option<T>
 where
     S: AsyncWrite + Unpin,
 {
     let mut answer = format!("HTTP/1.1 {} {}\r\n", status.as_u16(), status.canonical_reason().unwrap_or(""));
-    if let Some(challenge) = challenge.filter(|c| HeaderValue::from_str(c).is_ok()) {
-        answer.push_str(&format!("WWW-Authenticate: {challenge}\r\n"));
+    if let Some((name, value)) = header.filter(|(_, v)| HeaderValue::from_str(v).is_ok()) {
+        answer.push_str(&format!("{name}: {value}\r\n"));
     }
     answer.push_str(&format!(
         "Content-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reason}",
@@ -189,17 +183,7 @@ async fn serve_connection<S>(
 {
     let limits = server.limits().clone();
     let max_message_bytes = options.max_body_bytes;
-    let Some((stream, headers, caller)) = check_upgrade(stream, options).await else { return };
-    let upgrade = tokio_tungstenite::accept_hdr_async_with_config(
-        stream,
-        Subprotocol,
-        Some(frames::protocol_limits(max_message_bytes)),
-    );
-    let stream = match tokio::time::timeout(UPGRADE_TIMEOUT, upgrade).await {
-        Ok(Ok(stream)) => stream,
-        Ok(Err(e)) => return tracing::debug!("a WebSocket upgrade failed: {e}"),
-        Err(_) => return tracing::debug!("a WebSocket client sent no upgrade in time"),
-    };
+    let Some((stream, headers, caller)) = accept_upgrade(stream, options, max_message_bytes).await else { return };
     if let Some(slot) = &slot {
         slot.activity.upgraded();
     }
