@@ -121,3 +121,24 @@ async fn a_2026_client_uses_the_gateway_of_many_servers() {
     bridge.start_kill().unwrap();
     bridge.wait().await.unwrap();
 }
+
+/// Ctrl-C ends a 2026-07-28 client's listen stream with its result, and
+/// the bridge exits: the stream does not hold the shutdown open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_ends_a_2026_clients_listen_stream_and_the_bridge() {
+    let server = workspace_binary("mcp-example-server", "mcp-example-server");
+    let (mut bridge, url) = test_support::listening_bridge(BRIDGE, &["--", server.to_str().unwrap()]).await;
+    let client = modern_client(&url, false);
+    let (events, mut heard) = tokio::sync::mpsc::unbounded_channel();
+    let options =
+        RequestOptions::default().with_on_notification(Arc::new(move |n| drop(events.send(n.method.clone()))));
+    let filter = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+    let listening = tokio::spawn(async move { client.listen(filter, &options).await });
+    tokio::time::timeout(Duration::from_secs(30), heard.recv()).await.unwrap().unwrap();
+    let pid = bridge.id().unwrap().to_string();
+    assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let exited = tokio::time::timeout(Duration::from_secs(20), bridge.wait()).await.expect("the bridge exits");
+    assert_eq!(exited.unwrap().code(), Some(0));
+    let ended = tokio::time::timeout(Duration::from_secs(10), listening).await.unwrap().unwrap();
+    assert!(ended.is_ok(), "{ended:?}");
+}

@@ -38,6 +38,8 @@ impl std::fmt::Display for HeadError {
 pub struct RequestHead {
     /// The method.
     pub method: String,
+    /// The minor version of HTTP/1 (1 for HTTP/1.1).
+    pub version: u8,
     /// The target's path.
     pub path: String,
     /// The header lines.
@@ -99,7 +101,8 @@ pub fn parse_request(bytes: &[u8]) -> Parsed<RequestHead> {
             let target = request.path.unwrap_or("/");
             let path = target.split('?').next().unwrap_or(target).to_owned();
             let method = request.method.unwrap_or_default().to_owned();
-            Some(Ok(RequestHead { method, path, headers: header_map(request.headers), length }))
+            let version = request.version.unwrap_or_default();
+            Some(Ok(RequestHead { method, version, path, headers: header_map(request.headers), length }))
         }
     }
 }

@@ -125,3 +125,20 @@ async fn a_forwarded_listen_stream_is_named_as_the_clients_own() {
     stop.cancel();
     assert!(matches!(listening.await.unwrap(), Err(Error::Cancelled { .. })));
 }
+
+#[tokio::test]
+async fn a_forwarded_listen_stream_ends_with_its_result_when_the_server_shuts_down() {
+    let behind = common::ping_server();
+    let front = forwarding(Client::new(ClientOptions::new("front", "1"), memory::connect(&behind)));
+    let client = client_of(&front);
+    let (events, mut heard) = tokio::sync::mpsc::unbounded_channel();
+    let options =
+        RequestOptions::default().with_on_notification(Arc::new(move |n| drop(events.send(n.method.clone()))));
+    let filter = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+    let listening = tokio::spawn(async move { client.listen(filter, &options).await });
+    tokio::time::timeout(Duration::from_secs(10), heard.recv()).await.unwrap().unwrap();
+    assert_eq!(front.open_subscriptions(), 1);
+    front.shutdown_subscriptions();
+    let ended = tokio::time::timeout(Duration::from_secs(10), listening).await.unwrap().unwrap();
+    assert!(ended.is_ok(), "{ended:?}");
+}

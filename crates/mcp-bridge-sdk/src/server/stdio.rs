@@ -104,7 +104,7 @@ impl Server {
     ) -> std::io::Result<()> {
         let accept = || async { listener.accept().await.map(|(stream, _)| stream) };
         let open = Open::default();
-        let places = Arc::new(Semaphore::new(self.limits().max_connections));
+        let places = Arc::new(Semaphore::new(self.limits().max_connections.min(Semaphore::MAX_PERMITS)));
         accept_until(accept, shutdown, "a socket client", |stream: tokio::net::UnixStream| {
             let Ok(place) = places.clone().try_acquire_owned() else {
                 tracing::warn!(

@@ -119,7 +119,7 @@ where
             return refuse(stream, status, reason, challenge.map(|c| ("WWW-Authenticate", c))).await;
         }
     };
-    let answer = match handshake::answer(&head.method, &head.headers) {
+    let answer = match handshake::answer(&head.method, head.version, &head.headers) {
         Ok(answer) => answer,
         Err(refusal) => {
             let version = (refusal.status == StatusCode::UPGRADE_REQUIRED)

@@ -8,7 +8,7 @@ use mcp_bridge_protocol::headers::header_params;
 use mcp_bridge_protocol::method::{Method, ServerDiscover, SubscriptionsListen, ToolsList};
 use mcp_bridge_protocol::methods;
 use mcp_bridge_protocol::rounds::{INPUT_RESPONSES, REQUEST_STATE};
-use mcp_bridge_protocol::types::InputResponses;
+use mcp_bridge_protocol::types::{InputResponses, SubscriptionFilter};
 use serde_json::{Map, Value, json};
 
 use super::Outcome;
@@ -18,7 +18,7 @@ use crate::limits::SUPPORTED_VERSIONS;
 use crate::server::connection::ConnectionHandle;
 use crate::server::forward::{Forwarded, ListenStream};
 use crate::server::request_state::params_digest;
-use crate::server::{Handler, Reply, RequestContext, Server};
+use crate::server::{Handler, Reply, RequestContext, Server, subscriptions};
 
 impl Server {
     pub(super) async fn forward(
@@ -53,11 +53,19 @@ impl Server {
             stream,
         };
         if method == SubscriptionsListen::NAME {
-            let stream = ListenStream::new(id, conn.out.clone());
+            let stream = ListenStream::new(id.clone(), conn.out.clone());
             let request = forwarded(InputResponses::new(), None, Some(stream.clone()));
-            return match handler(request, ctx).await.map_err(ServerFault::Handler)? {
-                Reply::Complete(result) => Ok(stream.name_result(result)),
-                _ => Err(ServerFault::Handler(HandlerError::internal("a listen stream cannot ask for input"))),
+            // Held in the hub with no events of its own, so that the
+            // server's shutdown ends it as it ends its own streams.
+            let end = self.inner.hub.open(conn.id, id.clone(), SubscriptionFilter::default(), conn.out.clone());
+            let _registered = subscriptions::Registration { hub: &self.inner.hub, connection: conn.id, id: &id };
+            return tokio::select! {
+                answer = handler(request, ctx) => match answer.map_err(ServerFault::Handler)? {
+                    Reply::Complete(result) => Ok(stream.name_result(result)),
+                    _ => Err(ServerFault::Handler(HandlerError::internal("a listen stream cannot ask for input"))),
+                },
+                () = end.graceful.cancelled() => Ok(subscriptions::completion(&id)),
+                () = end.events_lost.cancelled() => Err(ServerFault::EventsLost),
             };
         }
         let retry = Retry { digest, input_responses, request_state };
@@ -76,8 +84,9 @@ impl Server {
 
     /// A forwarded result with what a 2026-07-28 result of `method` must
     /// carry and a 2025-11-25 server's (translated by the SDK's client)
-    /// lacks: `resultType`, and on a cacheable method this server's cache
-    /// hints; a discovery result names this server's versions. What else
+    /// lacks: `resultType`, and on a cacheable method this server's
+    /// `ttlMs` with a private `cacheScope`; a discovery result names this
+    /// server's versions. What else
     /// the server behind sent is kept.
     fn as_modern_result(&self, method: &str, mut answer: Value) -> Value {
         let Some(object) = answer.as_object_mut() else { return answer };
@@ -90,9 +99,10 @@ impl Server {
         if object.get("resultType") == Some(&json!("complete"))
             && methods::spec(method).is_some_and(|spec| spec.cacheable)
         {
-            let cache = self.inner.cache;
-            object.entry("ttlMs").or_insert_with(|| json!(cache.ttl_ms));
-            object.entry("cacheScope").or_insert_with(|| json!(cache.scope));
+            object.entry("ttlMs").or_insert_with(|| json!(self.inner.cache.ttl_ms));
+            // Nothing says the result is the same for every caller (a
+            // read behind a sign-in): private is the safe reading.
+            object.entry("cacheScope").or_insert_with(|| json!("private"));
         }
         answer
     }

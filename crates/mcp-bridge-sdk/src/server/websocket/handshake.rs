@@ -3,6 +3,8 @@
 //! say, and the `101 Switching Protocols` that answers it. Pure: the
 //! caller writes the answer or the refusal.
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as B64;
 use http::{HeaderMap, StatusCode, header};
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 
@@ -39,9 +41,12 @@ fn has_token(headers: &HeaderMap, name: header::HeaderName, token: &str) -> bool
 /// # Errors
 /// The [`Refusal`] of a request that is no WebSocket upgrade of version 13
 /// for `mcp` (a wrong version is 426, which names the version).
-pub(super) fn answer(method: &str, headers: &HeaderMap) -> Result<String, Refusal> {
+pub(super) fn answer(method: &str, version: u8, headers: &HeaderMap) -> Result<String, Refusal> {
     if method != "GET" {
         return Err(refusal(StatusCode::METHOD_NOT_ALLOWED, "a WebSocket upgrade is a GET request"));
+    }
+    if version < 1 {
+        return Err(refusal(StatusCode::HTTP_VERSION_NOT_SUPPORTED, "a WebSocket upgrade needs HTTP/1.1"));
     }
     if !has_token(headers, header::UPGRADE, "websocket") || !has_token(headers, header::CONNECTION, "upgrade") {
         return Err(refusal(StatusCode::BAD_REQUEST, "not a WebSocket upgrade request"));
@@ -49,9 +54,11 @@ pub(super) fn answer(method: &str, headers: &HeaderMap) -> Result<String, Refusa
     if headers.get(header::SEC_WEBSOCKET_VERSION).and_then(|v| v.to_str().ok()).map(str::trim) != Some(VERSION) {
         return Err(refusal(StatusCode::UPGRADE_REQUIRED, "WebSocket version 13 is required"));
     }
+    // A nonce of 16 bytes in base64 (section 4.1).
     let key = headers
         .get(header::SEC_WEBSOCKET_KEY)
-        .ok_or(refusal(StatusCode::BAD_REQUEST, "the Sec-WebSocket-Key header is missing"))?;
+        .filter(|key| B64.decode(key.as_bytes()).is_ok_and(|nonce| nonce.len() == 16))
+        .ok_or(refusal(StatusCode::BAD_REQUEST, "the Sec-WebSocket-Key header is missing or not 16 bytes in base64"))?;
     let offered: Vec<&str> = headers
         .get_all(header::SEC_WEBSOCKET_PROTOCOL)
         .iter()
@@ -95,24 +102,26 @@ mod tests {
     #[test]
     fn an_upgrade_is_answered_with_the_accept_key_of_its_key() {
         // RFC 6455 section 1.3's example key and accept value.
-        let accepted = answer("GET", &upgrade(&[])).unwrap();
+        let accepted = answer("GET", 1, &upgrade(&[])).unwrap();
         assert!(accepted.starts_with("HTTP/1.1 101 Switching Protocols\r\n"));
         assert!(accepted.contains("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"));
         assert!(!accepted.contains("Sec-WebSocket-Protocol") && accepted.ends_with("\r\n\r\n"));
-        let chosen = answer("GET", &upgrade(&[("sec-websocket-protocol", "other, mcp")])).unwrap();
+        let chosen = answer("GET", 1, &upgrade(&[("sec-websocket-protocol", "other, mcp")])).unwrap();
         assert!(chosen.contains("Sec-WebSocket-Protocol: mcp\r\n"));
     }
 
     #[test]
     fn what_is_no_websocket_upgrade_for_mcp_is_refused() {
-        let status = |method, headers: &HeaderMap| answer(method, headers).unwrap_err().status;
+        let status = |method, headers: &HeaderMap| answer(method, 1, headers).unwrap_err().status;
         assert_eq!(status("POST", &upgrade(&[])), StatusCode::METHOD_NOT_ALLOWED);
         assert_eq!(status("GET", &upgrade(&[("upgrade", "h2c")])), StatusCode::BAD_REQUEST);
         assert_eq!(status("GET", &upgrade(&[("connection", "close")])), StatusCode::BAD_REQUEST);
         assert_eq!(status("GET", &upgrade(&[("sec-websocket-version", "8")])), StatusCode::UPGRADE_REQUIRED);
         assert_eq!(status("GET", &upgrade(&[("sec-websocket-protocol", "graphql-ws")])), StatusCode::BAD_REQUEST);
+        assert_eq!(status("GET", &upgrade(&[("sec-websocket-key", "c2hvcnQ=")])), StatusCode::BAD_REQUEST);
         let mut keyless = upgrade(&[]);
         keyless.remove("sec-websocket-key");
         assert_eq!(status("GET", &keyless), StatusCode::BAD_REQUEST);
+        assert_eq!(answer("GET", 0, &upgrade(&[])).unwrap_err().status, StatusCode::HTTP_VERSION_NOT_SUPPORTED);
     }
 }
