@@ -12,8 +12,8 @@
 
 use std::sync::Arc;
 
-use mcp_bridge_protocol::rounds::{INPUT_RESPONSES, REQUEST_STATE, asks_for_input};
-use mcp_bridge_protocol::types::{Implementation, InputRequiredResult, InputResponses, Outcome, SubscriptionFilter};
+use mcp_bridge_protocol::rounds::{INPUT_RESPONSES, REQUEST_STATE};
+use mcp_bridge_protocol::types::{Implementation, InputResponses, Outcome, SubscriptionFilter};
 use mcp_bridge_sdk::server::legacy::upstream::Upstream;
 use mcp_bridge_sdk::server::{Forwarded, ListenStream, Reply, RequestContext};
 use mcp_bridge_sdk::{Error, HandlerError, RequestOptions, Server};
@@ -65,7 +65,6 @@ async fn send_round(
     state: Option<String>,
     options: &RequestOptions,
 ) -> mcp_bridge_sdk::Result<Outcome<Value>> {
-    let invalid = |reason: String| Error::InvalidResponse { method: method.to_owned(), reason };
     if let Some(responses) = responses {
         let responses = serde_json::to_value(responses).map_err(|e| Error::InvalidRequest { reason: e.to_string() })?;
         params.insert(INPUT_RESPONSES.into(), responses);
@@ -74,11 +73,8 @@ async fn send_round(
         params.insert(REQUEST_STATE.into(), Value::String(state));
     }
     let result = upstream.request(method, params, options).await.map_err(|failed| failed.error)?;
-    if !asks_for_input(&result) {
-        return Ok(Outcome::Complete(result));
-    }
-    let asked: InputRequiredResult = serde_json::from_value(result).map_err(|e| invalid(e.to_string()))?;
-    Ok(Outcome::InputRequired(Box::new(asked)))
+    serde_json::from_value(result)
+        .map_err(|e| Error::InvalidResponse { method: method.to_owned(), reason: e.to_string() })
 }
 
 /// The client's listen stream, opened at the upstream with the client's
@@ -97,13 +93,13 @@ async fn listen(
         .transpose()
         .map_err(|e| HandlerError::invalid_params(format!("subscriptions/listen: notifications: {e}")))?
         .ok_or_else(|| HandlerError::invalid_params("subscriptions/listen: missing field `notifications`"))?;
-    let (cancel, ended) = (CancellationToken::new(), CancellationToken::new());
-    let (stop, fell_behind) = (cancel.clone(), ended.clone());
+    // Cancelled when the client's stream falls behind, or the client cancels.
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
     let options = options_for(ctx).with_cancel(cancel.clone()).with_inline_notifications(true).with_on_notification(
         Arc::new(move |event| {
             if let Err(e) = stream.send(event) {
                 tracing::debug!("a forwarded listen stream ends: {e}");
-                fell_behind.cancel();
                 stop.cancel();
             }
         }),
@@ -122,7 +118,7 @@ async fn listen(
         Ok(result) => {
             serde_json::to_value(result).map(Reply::Complete).map_err(|e| HandlerError::internal(e.to_string()))
         }
-        Err(_) if ended.is_cancelled() => {
+        Err(_) if cancel.is_cancelled() && !ctx.is_cancelled() => {
             Err(HandlerError::internal("the listen stream fell behind: open a new one and list again"))
         }
         Err(failed) => Err(handler_error(failed.error)),

@@ -24,14 +24,20 @@ const fn refusal(status: StatusCode, reason: &'static str) -> Refusal {
     Refusal { status, reason }
 }
 
-/// Whether a header's comma-separated values hold `token` (any case).
-fn has_token(headers: &HeaderMap, name: header::HeaderName, token: &str) -> bool {
+/// The comma-separated tokens of every line of a header, trimmed.
+fn tokens(headers: &HeaderMap, name: header::HeaderName) -> impl Iterator<Item = &str> {
     headers
         .get_all(name)
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(','))
-        .any(|t| t.trim().eq_ignore_ascii_case(token))
+        .map(str::trim)
+        .filter(|token| !token.is_empty())
+}
+
+/// Whether a header's tokens hold `token` (any case).
+fn has_token(headers: &HeaderMap, name: header::HeaderName, token: &str) -> bool {
+    tokens(headers, name).any(|t| t.eq_ignore_ascii_case(token))
 }
 
 /// The answer to an upgrade request with this method and these headers:
@@ -59,13 +65,7 @@ pub(super) fn answer(method: &str, version: u8, headers: &HeaderMap) -> Result<S
         .get(header::SEC_WEBSOCKET_KEY)
         .filter(|key| B64.decode(key.as_bytes()).is_ok_and(|nonce| nonce.len() == 16))
         .ok_or(refusal(StatusCode::BAD_REQUEST, "the Sec-WebSocket-Key header is missing or not 16 bytes in base64"))?;
-    let offered: Vec<&str> = headers
-        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
-        .iter()
-        .flat_map(|v| v.to_str().unwrap_or_default().split(','))
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .collect();
+    let offered: Vec<&str> = tokens(headers, header::SEC_WEBSOCKET_PROTOCOL).collect();
     let protocol = match offered.is_empty() {
         true => String::new(),
         false if offered.contains(&SUBPROTOCOL) => format!("Sec-WebSocket-Protocol: {SUBPROTOCOL}\r\n"),

@@ -240,8 +240,7 @@ pub async fn serve_http(
     legacy: LegacyHttpOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let shutdown = server.ending_listens(shutdown);
-    serve_endpoint(UpstreamConfig::memory(server), Some(server.clone()), listener, http, legacy, shutdown).await
+    serve_dual_http(UpstreamConfig::memory(server), server, listener, http, legacy, shutdown).await
 }
 
 fn session_id(headers: &HeaderMap) -> Option<&str> {
