@@ -12,7 +12,6 @@ use mcp_bridge_sdk::auth::{
 use mcp_bridge_sdk::client::Era;
 use mcp_bridge_sdk::limits::ServerLimits;
 use mcp_bridge_sdk::server::legacy::{FrontendOptions, UpstreamConfig, profile};
-use mcp_bridge_sdk::toolset::config::ServerEntry;
 use mcp_bridge_sdk::toolset::exposure::NameFilter;
 use mcp_bridge_sdk::transport::TlsClientOptions;
 use mcp_bridge_sdk::transport::http::{HttpConfig, ProxyConfig};
@@ -54,9 +53,9 @@ pub(crate) struct Config {
     pub(crate) listen: Option<crate::listen::ListenOn>,
     /// `--max-connections`: the cap on the `--listen` endpoint's connections.
     pub(crate) max_connections: Option<usize>,
-    /// `--config`: the gateway's server (the upstream, in memory) and the
-    /// servers whose tools it serves.
-    pub(crate) gateway: Option<(mcp_bridge_sdk::Server, Vec<ServerEntry>)>,
+    /// `--config`: the gateway's server (the upstream, in memory), the
+    /// servers whose tools it serves, and the file they come from.
+    pub(crate) gateway: Option<crate::reload::GatewayJob>,
 }
 
 /// The headers of the command line, and the names of the variables they
@@ -301,13 +300,10 @@ impl Job {
         let mut gateway = None;
         let (upstream, gate) = match (&args.url, args.command.is_empty(), &args.config) {
             (None, true, Some(file)) => {
-                let text = std::fs::read_to_string(file)
-                    .map_err(|e| format!("--config {}: cannot be read ({e})", file.display()))?;
-                let entries = mcp_bridge_sdk::toolset::config::parse(&text, |name| std::env::var(name).ok())
-                    .map_err(|e| format!("--config {}: {e}", file.display()))?;
+                let entries = crate::reload::read(file)?;
                 let server = mcp_bridge::gateway::server();
                 let upstream = UpstreamConfig::memory(&server);
-                gateway = Some((server, entries));
+                gateway = Some(crate::reload::GatewayJob { server, entries, file: file.clone() });
                 (upstream, None)
             }
             (Some(_), false, _) => return Err("give a URL or a command after --, not both".into()),

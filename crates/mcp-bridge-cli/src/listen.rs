@@ -60,10 +60,10 @@ async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
     }
     let gateway_tasks = TaskGroup::default();
     let mut gateway = None;
-    if let Some((server, entries)) = config.gateway.take() {
-        gateway = Some(server.clone());
+    if let Some(job) = config.gateway.take() {
+        gateway = Some(job.server.clone());
         tokio::select! {
-            () = mcp_bridge::gateway::start(&server, entries, &gateway_tasks) => {}
+            () = crate::reload::start(job, &gateway_tasks) => {}
             () = interrupted.cancelled() => {
                 tracing::info!("interrupted while the servers start");
                 gateway_tasks.stop(Duration::from_secs(1)).await;

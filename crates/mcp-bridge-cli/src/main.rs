@@ -14,6 +14,7 @@ mod dirs;
 mod doctor;
 mod hints;
 mod listen;
+mod reload;
 mod token_store;
 
 use std::process::ExitCode;
@@ -177,8 +178,8 @@ fn run(mut config: config::Config, log_level: Option<mcp_bridge::log::LogLevel>)
     };
     let gateway_tasks = mcp_bridge_sdk::task_group::TaskGroup::default();
     let outcome = runtime.block_on(async {
-        if let Some((server, entries)) = config.gateway {
-            mcp_bridge::gateway::start(&server, entries, &gateway_tasks).await;
+        if let Some(gateway) = config.gateway {
+            reload::start(gateway, &gateway_tasks).await;
         }
         mcp_bridge_sdk::server::legacy::run(
             process_stdio::stdin(),

@@ -315,3 +315,75 @@ fn the_tools_flags_and_a_config_file_do_not_go_together() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("--tools-deny"));
 }
+
+/// Writes `config` to `file` as an editor saves: a new file renamed over
+/// the old one.
+fn save(file: &Path, config: &Value) {
+    let temporary = file.with_extension("json.tmp");
+    std::fs::write(&temporary, config.to_string()).unwrap();
+    std::fs::rename(&temporary, file).unwrap();
+}
+
+/// The `--config` file is followed: a saved change starts and stops the
+/// servers it adds and removes, leaves the others running (their state
+/// kept), re-lists one whose filter changed, and the client hears
+/// `list_changed`; a broken version is refused in the log and changes
+/// nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_saved_change_of_the_config_file_is_applied_and_a_broken_one_refused() {
+    let dir = test_support::ScratchDir::new("gateway-reload");
+    let example = workspace_binary("mcp-example-server", "mcp-example-server");
+    let mark = |name: &str| format!("{name}-{}", std::process::id());
+    let server = |name: &str| json!({"command": example, "env": {"GATEWAY_TEST_MARK": mark(name)}});
+    let file = dir.path().join("config.json");
+    save(&file, &json!({"mcpServers": {"kept": server("kept"), "gone": server("gone")}}));
+    let log = dir.path().join("stderr.log");
+    let mut command = tokio::process::Command::new(workspace_binary("mcp-bridge-cli", "mcp-bridge"));
+    command.args(["--config", file.to_str().unwrap()]).stderr(std::fs::File::create(&log).unwrap());
+    let mut peer = RawPeer::start(command);
+    legacy_initialize(&mut peer, json!({})).await;
+    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    let logged = || std::fs::read_to_string(&log).unwrap_or_default();
+    test_support::until("the file watched", || logged().contains("watched")).await;
+    call(&mut peer, 1, "kept__toggle_bonus", json!({})).await;
+    recv_until(&mut peer, |m| m["method"] == "notifications/tools/list_changed").await;
+    let kept = processes_marked(&format!("GATEWAY_TEST_MARK={}", mark("kept")));
+    assert_eq!(kept.len(), 1, "{kept:?}");
+
+    save(&file, &json!({"mcpServers": {"kept": server("kept"), "new": server("new")}}));
+    let mut id = 10;
+    let names = loop {
+        recv_until(&mut peer, |m| m["method"] == "notifications/tools/list_changed").await;
+        id += 1;
+        let names = tool_names(&mut peer, id).await;
+        if names.iter().any(|n| n == "new__echo") && !names.iter().any(|n| n.starts_with("gone__")) {
+            break names;
+        }
+    };
+    assert!(names.iter().any(|n| n == "kept__bonus"), "the kept server's state is kept: {names:?}");
+    assert_eq!(processes_marked(&format!("GATEWAY_TEST_MARK={}", mark("kept"))), kept, "the same process");
+    test_support::until("the removed server's process ended", || {
+        processes_marked(&format!("GATEWAY_TEST_MARK={}", mark("gone"))).is_empty()
+    })
+    .await;
+    test_support::until("the change logged", || logged().contains("applied: added new; removed gone")).await;
+
+    std::fs::write(&file, r#"{"mcpServers": {"kept": {"comand": "typo"}}}"#).unwrap();
+    test_support::until("the broken file refused", || logged().contains("not applied")).await;
+    assert!(logged().contains("comand"), "the reason is named: {}", logged());
+    assert_eq!(text(&call(&mut peer, 50, "new__echo", json!({"text": "still"})).await), "still");
+
+    let mut filtered = server("new");
+    filtered["tools"] = json!({"deny": ["echo"]});
+    save(&file, &json!({"mcpServers": {"kept": server("kept"), "new": filtered}}));
+    loop {
+        recv_until(&mut peer, |m| m["method"] == "notifications/tools/list_changed").await;
+        id += 1;
+        if !tool_names(&mut peer, id).await.iter().any(|n| n == "new__echo") {
+            break;
+        }
+    }
+    let refused = call(&mut peer, 60, "new__echo", json!({"text": "x"})).await;
+    assert!(refused.get("error").is_some(), "{refused}");
+    assert_eq!(peer.finish().await, Some(0));
+}

@@ -33,6 +33,7 @@ pub mod config;
 mod export;
 pub mod exposure;
 pub mod names;
+mod reload;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -55,6 +56,7 @@ use crate::{BoxFuture, Client, RequestOptions};
 pub use catalog::Collision;
 use catalog::{Catalog, Lists};
 use exposure::Exposure;
+pub use reload::Reconfigured;
 
 type ConnectFn = dyn Fn() -> BoxFuture<Result<Client>> + Send + Sync;
 
@@ -96,6 +98,9 @@ crate::setters::with_setters! {
 pub struct ToolsetBuilder {
     servers: Vec<(String, Arc<ConnectFn>)>,
     exposures: HashMap<String, Exposure>,
+    /// The configuration file's entries among the servers, for
+    /// [`Toolset::reconfigure`].
+    configured: Vec<config::ServerEntry>,
     options: ToolsetOptions,
 }
 
@@ -145,36 +150,26 @@ impl ToolsetBuilder {
     /// answered or failed (or after [`ToolsetOptions::start_timeout`]); the
     /// servers that failed are tried again in the background.
     pub async fn start(self) -> Toolset {
+        let toolset = Toolset {
+            shared: Arc::new(Shared {
+                view: RwLock::new(View::default()),
+                configured: tokio::sync::Mutex::new(self.configured),
+                changed: tokio::sync::watch::channel(0).0,
+                options: self.options,
+            }),
+            owner: Arc::new(Owner { tasks: TaskGroup::default() }),
+        };
         let mut exposures = self.exposures;
         let members = self
             .servers
             .into_iter()
             .map(|(name, connect)| {
                 let exposure = exposures.remove(&name).unwrap_or_default();
-                Member { name, connect, exposure, slot: Mutex::new(Slot::default()) }
+                Member::new(name, exposure, connect)
             })
             .collect();
-        let shared = Arc::new(Shared {
-            members,
-            catalog: RwLock::new(Catalog::default()),
-            changed: tokio::sync::watch::channel(0).0,
-            options: self.options,
-        });
-        let tasks = TaskGroup::default();
-        let (settled_tx, mut settled) = tokio::sync::mpsc::channel(shared.members.len().max(1));
-        for index in 0..shared.members.len() {
-            tasks.spawn(run_member(shared.clone(), index, settled_tx.clone()));
-        }
-        drop(settled_tx);
-        let all = async {
-            for _ in 0..shared.members.len() {
-                settled.recv().await;
-            }
-        };
-        if tokio::time::timeout(shared.options.start_timeout, all).await.is_err() {
-            tracing::warn!(target: "mcp_toolset", "some servers did not answer within the start time; they join when ready");
-        }
-        Toolset { shared, owner: Arc::new(Owner { tasks }) }
+        toolset.start_members(members).await;
+        toolset
     }
 }
 
@@ -219,18 +214,50 @@ pub struct ServerState {
 }
 
 struct Shared {
-    members: Vec<Member>,
-    catalog: RwLock<Catalog>,
+    view: RwLock<View>,
+    /// The configuration's entries the servers were made of; held across a
+    /// [`Toolset::reconfigure`], so that two run one after the other.
+    configured: tokio::sync::Mutex<Vec<config::ServerEntry>>,
     /// Counts the changes of the merged lists.
     changed: tokio::sync::watch::Sender<u64>,
     options: ToolsetOptions,
 }
 
+/// The servers now, in the order they were added, and their merged lists
+/// (whose routes are indices into `members`).
+#[derive(Default)]
+struct View {
+    members: Vec<Arc<Member>>,
+    catalog: Catalog,
+}
+
 struct Member {
     name: String,
     connect: Arc<ConnectFn>,
-    exposure: Exposure,
+    exposure: Mutex<Exposure>,
     slot: Mutex<Slot>,
+    /// Fires when the server leaves the toolset: its life ends.
+    removed: CancellationToken,
+}
+
+impl Member {
+    fn new(name: String, exposure: Exposure, connect: Arc<ConnectFn>) -> Arc<Member> {
+        let (exposure, slot) = (Mutex::new(exposure), Mutex::new(Slot::default()));
+        Arc::new(Member { name, connect, exposure, slot, removed: CancellationToken::new() })
+    }
+
+    /// Ends the server's life in the toolset and closes its client.
+    async fn retire(&self) {
+        let client = {
+            // Under the slot's lock: a client installed now is taken too.
+            let mut slot = lock(&self.slot);
+            self.removed.cancel();
+            slot.client.take()
+        };
+        if let Some(client) = client {
+            client.close().await;
+        }
+    }
 }
 
 /// A server's client and lists while it is available.
@@ -250,12 +277,17 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Toolset {
     /// A toolset to be: add its servers, then start it.
     pub fn builder() -> ToolsetBuilder {
-        ToolsetBuilder { servers: Vec::new(), exposures: HashMap::new(), options: ToolsetOptions::default() }
+        ToolsetBuilder {
+            servers: Vec::new(),
+            exposures: HashMap::new(),
+            configured: Vec::new(),
+            options: ToolsetOptions::default(),
+        }
     }
 
     /// The tools of every available server, named `<server>__<tool>`.
     pub fn tools(&self) -> Vec<Tool> {
-        self.shared.catalog().tools.clone()
+        self.shared.view().catalog.tools.clone()
     }
 
     /// The tools as OpenAI function tools (Chat Completions `tools`).
@@ -270,34 +302,36 @@ impl Toolset {
 
     /// The prompts of every available server, named `<server>__<prompt>`.
     pub fn prompts(&self) -> Vec<Prompt> {
-        self.shared.catalog().prompts.clone()
+        self.shared.view().catalog.prompts.clone()
     }
 
     /// The resources of every available server, with their own URIs, and
     /// the server each belongs to.
     pub fn resources(&self) -> Vec<(String, Resource)> {
-        let catalog = self.shared.catalog();
-        let owner = |r: &Resource| catalog.resource_owners.get(&r.uri).map(|&i| self.shared.members[i].name.clone());
-        catalog.resources.iter().map(|r| (owner(r).unwrap_or_default(), r.clone())).collect()
+        let view = self.shared.view();
+        let owner = |r: &Resource| view.catalog.resource_owners.get(&r.uri).map(|&i| view.members[i].name.clone());
+        view.catalog.resources.iter().map(|r| (owner(r).unwrap_or_default(), r.clone())).collect()
     }
 
     /// The name of the server that gives the tool `name` (as
     /// [`Toolset::tools`] names it), while it is available.
     pub fn server_of(&self, name: &str) -> Option<String> {
-        let index = self.shared.catalog().tool_routes.get(name)?.0;
-        Some(self.shared.members[index].name.clone())
+        let view = self.shared.view();
+        let index = view.catalog.tool_routes.get(name)?.0;
+        Some(view.members[index].name.clone())
     }
 
     /// The tool and prompt names two servers show without a prefix now
     /// (see [`Prefix::Never`](exposure::Prefix::Never)): the second's entry
     /// is left out until one of them changes.
     pub fn collisions(&self) -> Vec<Collision> {
-        self.shared.catalog().collisions.clone()
+        self.shared.view().catalog.collisions.clone()
     }
 
     /// Each server's state, in the order they were added.
     pub fn servers(&self) -> Vec<ServerState> {
         self.shared
+            .view()
             .members
             .iter()
             .map(|member| {
@@ -325,9 +359,9 @@ impl Toolset {
     /// the server's errors as [`Client::call_tool`] gives them. A server
     /// found gone is left out until it is back.
     pub async fn call(&self, name: &str, arguments: Value, options: &RequestOptions) -> Result<CallToolResult> {
-        let (index, original, client) = self.shared.route("tool", name, |c| c.tool_routes.get(name).cloned())?;
+        let (member, original, client) = self.shared.route("tool", name, |c| c.tool_routes.get(name).cloned())?;
         let outcome = client.call_tool(&original, arguments, options).await;
-        self.shared.check(index, outcome)
+        check(&member, outcome)
     }
 
     /// [`Toolset::call`] one round at a time, for a gateway that relays the
@@ -345,7 +379,7 @@ impl Toolset {
         request_state: Option<String>,
         options: &RequestOptions,
     ) -> Result<Outcome<CallToolResult>> {
-        let (index, original, client) = self.shared.route("tool", name, |c| c.tool_routes.get(name).cloned())?;
+        let (member, original, client) = self.shared.route("tool", name, |c| c.tool_routes.get(name).cloned())?;
         let params = CallToolRequestParams {
             name: original,
             arguments: Some(arguments),
@@ -355,7 +389,7 @@ impl Toolset {
         };
         let options = options.clone().with_allow_input_required(true);
         let outcome = client.request::<ToolsCall>(params, &options).await;
-        self.shared.check(index, outcome)
+        check(&member, outcome)
     }
 
     /// Gets the prompt `name` (as [`Toolset::prompts`] names it) from its server.
@@ -368,9 +402,9 @@ impl Toolset {
         arguments: Map<String, Value>,
         options: &RequestOptions,
     ) -> Result<GetPromptResult> {
-        let (index, original, client) = self.shared.route("prompt", name, |c| c.prompt_routes.get(name).cloned())?;
+        let (member, original, client) = self.shared.route("prompt", name, |c| c.prompt_routes.get(name).cloned())?;
         let outcome = client.get_prompt(&original, arguments, options).await;
-        self.shared.check(index, outcome)
+        check(&member, outcome)
     }
 
     /// Reads the resource `uri` from the server that lists it.
@@ -379,17 +413,89 @@ impl Toolset {
     /// As [`Toolset::call`].
     pub async fn read_resource(&self, uri: &str, options: &RequestOptions) -> Result<ReadResourceResult> {
         let owner = |c: &Catalog| c.resource_owners.get(uri).map(|&i| (i, uri.to_owned()));
-        let (index, _, client) = self.shared.route("resource", uri, owner)?;
+        let (member, _, client) = self.shared.route("resource", uri, owner)?;
         let outcome = client.read_resource(uri, options).await;
-        self.shared.check(index, outcome)
+        check(&member, outcome)
+    }
+
+    /// Adds the server `name` (see [`ToolsetBuilder::server`]) to the
+    /// running toolset, in place of a server of that name if there is one;
+    /// returns once it answered or failed its first attempt (or after
+    /// [`ToolsetOptions::start_timeout`]).
+    pub async fn add_server<F, Fut>(&self, name: impl Into<String>, exposure: Exposure, connect: F)
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Client>> + Send + 'static,
+    {
+        let connect: Arc<ConnectFn> = Arc::new(move || Box::pin(connect()));
+        self.start_members(vec![Member::new(name.into(), exposure, connect)]).await;
+    }
+
+    /// Takes the server `name` out of the toolset and closes its client;
+    /// whether there was one.
+    pub async fn remove_server(&self, name: &str) -> bool {
+        let removed = {
+            let mut view = self.shared.write_view();
+            let position = view.members.iter().position(|m| m.name == name);
+            position.map(|i| view.members.remove(i))
+        };
+        let Some(member) = removed else { return false };
+        self.shared.rebuild();
+        member.retire().await;
+        true
+    }
+
+    /// Changes what the toolset shows of the server `name` (its filters,
+    /// renames, prefix mode) without connecting to it again; whether there
+    /// is such a server.
+    pub fn set_exposure(&self, name: &str, exposure: Exposure) -> bool {
+        let Some(member) = self.shared.member(name) else { return false };
+        *lock(&member.exposure) = exposure;
+        self.shared.rebuild();
+        true
+    }
+
+    /// Puts `members` in (each in place of the server of its name, which
+    /// is retired), starts their lives in parallel and waits for each's
+    /// first attempt, at most [`ToolsetOptions::start_timeout`].
+    async fn start_members(&self, members: Vec<Arc<Member>>) {
+        let mut replaced = Vec::new();
+        {
+            let mut view = self.shared.write_view();
+            for member in &members {
+                match view.members.iter_mut().find(|m| m.name == member.name) {
+                    Some(old) => replaced.push(std::mem::replace(old, member.clone())),
+                    None => view.members.push(member.clone()),
+                }
+            }
+        }
+        if !replaced.is_empty() {
+            self.shared.rebuild();
+        }
+        for old in replaced {
+            old.retire().await;
+        }
+        let (settled_tx, mut settled) = tokio::sync::mpsc::channel(members.len().max(1));
+        for member in &members {
+            self.owner.tasks.spawn(run_member(self.shared.clone(), member.clone(), settled_tx.clone()));
+        }
+        drop(settled_tx);
+        let all = async {
+            for _ in 0..members.len() {
+                settled.recv().await;
+            }
+        };
+        if tokio::time::timeout(self.shared.options.start_timeout, all).await.is_err() {
+            tracing::warn!(target: "mcp_toolset", "some servers did not answer within the start time; they join when ready");
+        }
     }
 
     /// Ends the background work and closes every server's client.
     pub async fn close(&self) {
         self.owner.tasks.stop(crate::limits::CLOSE_GRACE).await;
-        let clients: Vec<Client> = self.shared.members.iter().filter_map(|m| lock(&m.slot).client.take()).collect();
-        for client in clients {
-            client.close().await;
+        let members = self.shared.view().members.clone();
+        for member in members {
+            member.retire().await;
         }
     }
 }
@@ -403,10 +509,30 @@ fn is_lost(error: &Error) -> bool {
     matches!(error, Error::Closed | Error::Transport { .. } | Error::Connect { .. })
 }
 
+/// A request's outcome at `member`; a server found gone is left out
+/// (until it is back).
+fn check<T>(member: &Member, outcome: Result<T>) -> Result<T> {
+    if let Err(error) = &outcome
+        && is_lost(error)
+    {
+        lock(&member.slot).lost.cancel();
+    }
+    outcome
+}
+
 impl Shared {
-    /// The merged lists now.
-    fn catalog(&self) -> std::sync::RwLockReadGuard<'_, Catalog> {
-        self.catalog.read().unwrap_or_else(|e| e.into_inner())
+    /// The servers and their merged lists now.
+    fn view(&self) -> std::sync::RwLockReadGuard<'_, View> {
+        self.view.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write_view(&self) -> std::sync::RwLockWriteGuard<'_, View> {
+        self.view.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The server `name`, while it is in the toolset.
+    fn member(&self, name: &str) -> Option<Arc<Member>> {
+        self.view().members.iter().find(|m| m.name == name).cloned()
     }
 
     /// Where the `what` called `name` goes (`find` reads the catalog): its
@@ -416,27 +542,24 @@ impl Shared {
         what: &str,
         name: &str,
         find: impl FnOnce(&Catalog) -> Option<(usize, String)>,
-    ) -> Result<(usize, String, Client)> {
-        let found = find(&self.catalog());
-        let (index, original) = found.ok_or_else(|| unknown(what, name))?;
-        let client = lock(&self.members[index].slot).client.clone().ok_or_else(|| unknown(what, name))?;
-        Ok((index, original, client))
+    ) -> Result<(Arc<Member>, String, Client)> {
+        let found = {
+            let view = self.view();
+            find(&view.catalog).and_then(|(index, original)| Some((view.members.get(index)?.clone(), original)))
+        };
+        let (member, original) = found.ok_or_else(|| unknown(what, name))?;
+        let client = lock(&member.slot).client.clone().ok_or_else(|| unknown(what, name))?;
+        Ok((member, original, client))
     }
 
-    /// A request's outcome; a server found gone is left out.
-    fn check<T>(&self, index: usize, outcome: Result<T>) -> Result<T> {
-        if let Err(error) = &outcome
-            && is_lost(error)
+    /// Puts a server's lists in (its client `Some`) or takes it out; a
+    /// server no longer in the toolset changes nothing.
+    fn install(&self, member: &Member, client: Option<Client>, lists: Lists, problem: Option<String>) {
         {
-            lock(&self.members[index].slot).lost.cancel();
-        }
-        outcome
-    }
-
-    /// Puts a server's lists in (its client `Some`) or takes it out.
-    fn install(&self, index: usize, client: Option<Client>, lists: Lists, problem: Option<String>) {
-        {
-            let mut slot = lock(&self.members[index].slot);
+            let mut slot = lock(&member.slot);
+            if member.removed.is_cancelled() {
+                return;
+            }
             slot.client = client;
             slot.lists = lists;
             slot.problem = problem;
@@ -447,7 +570,8 @@ impl Shared {
     /// Merges the lists of the available servers again; a new collision
     /// of names is logged.
     fn rebuild(&self) {
-        let available: Vec<(usize, Lists)> = self
+        let mut view = self.write_view();
+        let available: Vec<(usize, Lists)> = view
             .members
             .iter()
             .enumerate()
@@ -456,14 +580,14 @@ impl Shared {
                 slot.client.as_ref().map(|_| (i, slot.lists.clone()))
             })
             .collect();
-        let servers: Vec<_> = self.members.iter().map(|m| (m.name.as_str(), &m.exposure)).collect();
+        let exposures: Vec<Exposure> = view.members.iter().map(|m| lock(&m.exposure).clone()).collect();
+        let servers: Vec<_> = view.members.iter().zip(&exposures).map(|(m, e)| (m.name.as_str(), e)).collect();
         let catalog = Catalog::of(&servers, &available);
-        let mut current = self.catalog.write().unwrap_or_else(|e| e.into_inner());
-        for collision in catalog.collisions.iter().filter(|c| !current.collisions.contains(c)) {
+        for collision in catalog.collisions.iter().filter(|c| !view.catalog.collisions.contains(c)) {
             tracing::error!(target: "mcp_toolset", "{collision}");
         }
-        *current = catalog;
-        drop(current);
+        view.catalog = catalog;
+        drop(view);
         self.changed.send_modify(|n| *n += 1);
     }
 }
@@ -485,11 +609,17 @@ async fn list_all(client: &Client) -> Result<Lists> {
     Ok(lists)
 }
 
-/// One server's life in the toolset: connect, list, follow its changes
-/// until it is lost, then again after a back-off. Tells `settled` once,
-/// after the first attempt.
-async fn run_member(shared: Arc<Shared>, index: usize, settled: tokio::sync::mpsc::Sender<()>) {
-    let member = &shared.members[index];
+/// One server's life in the toolset, until it is removed: connect, list,
+/// follow its changes until it is lost, then again after a back-off. Tells
+/// `settled` once, after the first attempt.
+async fn run_member(shared: Arc<Shared>, member: Arc<Member>, settled: tokio::sync::mpsc::Sender<()>) {
+    tokio::select! {
+        () = live(&shared, &member, settled) => {}
+        () = member.removed.cancelled() => {}
+    }
+}
+
+async fn live(shared: &Shared, member: &Member, settled: tokio::sync::mpsc::Sender<()>) {
     let mut settled = Some(settled);
     // Reset by every connection that worked (a stable time of zero), doubled
     // by every one that failed.
@@ -505,18 +635,18 @@ async fn run_member(shared: Arc<Shared>, index: usize, settled: tokio::sync::mps
                 let lost = CancellationToken::new();
                 lock(&member.slot).lost = lost.clone();
                 tracing::info!(target: "mcp_toolset", server = %member.name, tools = lists.tools.len(), "server available");
-                shared.install(index, Some(client.clone()), lists, None);
+                shared.install(member, Some(client.clone()), lists, None);
                 if let Some(settled) = settled.take() {
                     let _ = settled.send(()).await;
                 }
                 let since = tokio::time::Instant::now();
-                (follow(&shared, index, &client, lost).await, Some(since.elapsed()))
+                (follow(shared, member, &client, lost).await, Some(since.elapsed()))
             }
             Err(error) => (error, None),
         };
         let delay = backoff.wait_after(lived);
         tracing::warn!(target: "mcp_toolset", server = %member.name, "server not available: {problem}; again in {delay:?}");
-        shared.install(index, None, Lists::default(), Some(problem.to_string()));
+        shared.install(member, None, Lists::default(), Some(problem.to_string()));
         if let Some(settled) = settled.take() {
             let _ = settled.send(()).await;
         }
@@ -526,7 +656,7 @@ async fn run_member(shared: Arc<Shared>, index: usize, settled: tokio::sync::mps
 
 /// Follows a server's list changes (refreshing its part) until it is
 /// lost; why it was lost.
-async fn follow(shared: &Shared, index: usize, client: &Client, lost: CancellationToken) -> Error {
+async fn follow(shared: &Shared, member: &Member, client: &Client, lost: CancellationToken) -> Error {
     let changed = Arc::new(Notify::new());
     let heard = changed.clone();
     let options = RequestOptions::default().with_cancel(lost.clone()).with_on_notification(Arc::new(move |n| {
@@ -552,7 +682,7 @@ async fn follow(shared: &Shared, index: usize, client: &Client, lost: Cancellati
                 Err(error) => return error,
             },
             () = changed.notified() => match list_all(client).await {
-                Ok(lists) => shared.install(index, Some(client.clone()), lists, None),
+                Ok(lists) => shared.install(member, Some(client.clone()), lists, None),
                 Err(error) => return error,
             },
             () = lost.cancelled() => return Error::Closed,

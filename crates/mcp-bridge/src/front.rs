@@ -27,7 +27,7 @@ const UPSTREAM: &str = "upstream";
 
 /// A 2026-07-28 server that forwards every request to `upstream`.
 pub fn server(upstream: Upstream) -> Server {
-    let relays = Relays::<Value>::new([UPSTREAM.to_owned()]);
+    let relays = Relays::<Value>::new();
     Server::builder(Implementation::new("mcp-bridge", env!("CARGO_PKG_VERSION")))
         .forward(move |request, ctx| {
             let (upstream, relays) = (upstream.clone(), relays.clone());

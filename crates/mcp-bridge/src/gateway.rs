@@ -12,8 +12,8 @@ use std::sync::Arc;
 use mcp_bridge_protocol::types::{CallToolResult, Implementation, Prompt, Resource, Tool};
 use mcp_bridge_sdk::server::{PromptRequest, Reply, RequestContext, ResourceRequest, ToolCall};
 use mcp_bridge_sdk::task_group::TaskGroup;
-use mcp_bridge_sdk::toolset::Toolset;
 use mcp_bridge_sdk::toolset::config::ServerEntry;
+use mcp_bridge_sdk::toolset::{Reconfigured, Toolset};
 use mcp_bridge_sdk::{HandlerError, RequestOptions, Server};
 
 use crate::relay::{self, Failure, Relays, Round, handler_error};
@@ -31,17 +31,42 @@ pub fn server() -> Server {
 /// Starts the servers of `entries` as one toolset (in parallel; returns
 /// once each answered or failed its first attempt), gives `server` what
 /// they offer, and keeps it in step on `tasks` until they stop.
-pub async fn start(server: &Server, entries: Vec<ServerEntry>, tasks: &TaskGroup) {
-    let relays = Relays::new(entries.iter().map(|entry| entry.name.clone()));
+pub async fn start(server: &Server, entries: Vec<ServerEntry>, tasks: &TaskGroup) -> Gateway {
+    let relays = Relays::new();
     let toolset = Toolset::builder().configured_each(entries, |name| relays.client_options(name)).start().await;
     let mut mirror = Mirror::default();
     mirror.sync(server, &toolset, &relays).await;
+    let gateway = Gateway { toolset: toolset.clone(), relays: relays.clone() };
     let (server, mut changes) = (server.clone(), toolset.changes());
     tasks.spawn(async move {
         while changes.changed().await.is_ok() {
             mirror.sync(&server, &toolset, &relays).await;
         }
     });
+    gateway
+}
+
+/// The gateway's running servers.
+#[derive(Clone)]
+pub struct Gateway {
+    toolset: Toolset,
+    relays: Arc<Relays<CallToolResult>>,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway").field("toolset", &self.toolset).finish_non_exhaustive()
+    }
+}
+
+impl Gateway {
+    /// Makes the servers those of `entries`, a new version of the
+    /// configuration file: the servers added, removed or changed start
+    /// and stop, the others' sessions go on, and the clients hear
+    /// `list_changed` (see [`Toolset::reconfigure`]). What changed.
+    pub async fn reload(&self, entries: Vec<ServerEntry>) -> Reconfigured {
+        self.toolset.reconfigure(entries, |name| self.relays.client_options(name)).await
+    }
 }
 
 /// What the gateway's server offers now, by name (tools, prompts) or URI

@@ -179,15 +179,21 @@ impl<R> Default for WaitingCalls<R> {
 /// How requests are passed on to their servers: each server's own
 /// requests and the calls that wait for the client's answers.
 pub(crate) struct Relays<R> {
-    asking: HashMap<String, Arc<Asking>>,
+    /// Each server's, by name; made at its first use (a server added by a
+    /// reload too).
+    asking: Mutex<HashMap<String, Arc<Asking>>>,
     waiting: Mutex<WaitingCalls<R>>,
 }
 
 impl<R: Send + 'static> Relays<R> {
-    /// The relays of the named servers.
-    pub(crate) fn new(servers: impl IntoIterator<Item = String>) -> Arc<Self> {
-        let asking = servers.into_iter().map(|name| (name, Arc::new(Asking::new()))).collect();
-        Arc::new(Relays { asking, waiting: Mutex::default() })
+    /// The relays of no request yet.
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Relays { asking: Mutex::default(), waiting: Mutex::default() })
+    }
+
+    /// The requests of the server `name`.
+    fn asking(&self, name: &str) -> Arc<Asking> {
+        lock(&self.asking).entry(name.to_owned()).or_insert_with(|| Arc::new(Asking::new())).clone()
     }
 
     /// How the gateway speaks to the server `name`: as mcp-bridge,
@@ -195,7 +201,7 @@ impl<R: Send + 'static> Relays<R> {
     /// client through a call under way. Whether a client is asked is
     /// decided per call, by what that client declared (see `drive`).
     pub(crate) fn client_options(&self, name: &str) -> ClientOptions {
-        let asking = self.asking.get(name).cloned().unwrap_or_else(|| Arc::new(Asking::new()));
+        let asking = self.asking(name);
         let mut options = ClientOptions::new("mcp-bridge", env!("CARGO_PKG_VERSION"));
         options.capabilities = ClientCapabilities {
             elicitation: Some(ElicitationCapability {
@@ -232,8 +238,7 @@ impl<R: Send + 'static> Relays<R> {
             let call = self.resume(number, responses).map_err(Failure::Handler)?;
             return self.drive(call, ctx).await;
         }
-        let no_server = || Failure::Handler(HandlerError::internal("no such server"));
-        let asking = self.asking.get(server).cloned().ok_or_else(no_server)?;
+        let asking = self.asking(server);
         let request_state = state.and_then(|s| s.get(UPSTREAM_STATE)).and_then(Value::as_str).map(str::to_owned);
         let responses = (!responses.is_empty()).then_some(responses);
         let (notes_to, notes) = mpsc::channel(NOTES_KEPT);

@@ -157,3 +157,45 @@ async fn a_claude_desktop_configuration_becomes_a_toolset_and_a_broken_entry_sta
     assert_eq!(text_of(&echoed), "configured");
     toolset.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_running_toolset_follows_a_new_configuration_and_keeps_the_servers_it_did_not_change() {
+    use mcp_bridge_sdk::toolset::config;
+    let server = env!("CARGO_BIN_EXE_mcp-example-server");
+    let file =
+        |servers: serde_json::Value| config::parse(&json!({"mcpServers": servers}).to_string(), |_| None).unwrap();
+    let options = ClientOptions::new("toolset-test", "1");
+    let entries = file(json!({"kept": {"command": server}, "gone": {"command": server}}));
+    let toolset = Toolset::builder().configured(entries, &options).start().await;
+    // State of the kept server's own: it lives as long as its process.
+    toolset.call("kept__toggle_bonus", json!({}), &RequestOptions::default()).await.unwrap();
+    tools_when(&toolset, |names| names.iter().any(|n| n == "kept__bonus")).await;
+
+    let changed = toolset
+        .reconfigure(file(json!({"kept": {"command": server}, "new": {"command": server}})), |_| options.clone())
+        .await;
+    assert_eq!((changed.added, changed.removed), (vec!["new".to_owned()], vec!["gone".to_owned()]));
+    let names = tools_when(&toolset, |names| names.iter().any(|n| n == "new__echo")).await;
+    assert!(!names.iter().any(|n| n.starts_with("gone__")), "{names:?}");
+    assert!(names.iter().any(|n| n == "kept__bonus"), "the kept server was not started again: {names:?}");
+    let gone = toolset.call("gone__echo", json!({"text": "x"}), &RequestOptions::default()).await.unwrap_err();
+    assert!(gone.to_string().contains("Unknown tool"), "{gone}");
+    assert_eq!(toolset.servers().iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["kept", "new"]);
+
+    // Only what is shown changes: the same connection, re-listed.
+    let shown = json!({"kept": {"command": server, "prefix": "never", "tools": {"deny": ["echo"]}}, "new": {"command": server}});
+    let changed = toolset.reconfigure(file(shown), |_| options.clone()).await;
+    assert_eq!(changed.reshaped, ["kept"]);
+    let names = tools_when(&toolset, |names| names.iter().any(|n| n == "bonus")).await;
+    assert!(!names.iter().any(|n| n == "echo" || n.starts_with("kept__")), "{names:?}");
+    let added = toolset.call("add", json!({"a": 2, "b": 3}), &RequestOptions::default()).await.unwrap();
+    assert_eq!(text_of(&added), "5");
+
+    // Another command: the server is started again (its state gone).
+    let moved = json!({"kept": {"command": server, "env": {"TOOLSET_TEST": "moved"}}, "new": {"command": server}});
+    let changed = toolset.reconfigure(file(moved), |_| options.clone()).await;
+    assert_eq!(changed.restarted, ["kept"]);
+    let names = tools_when(&toolset, |names| names.iter().any(|n| n == "kept__echo")).await;
+    assert!(!names.iter().any(|n| n == "kept__bonus"), "a new process: {names:?}");
+    toolset.close().await;
+}

@@ -9,6 +9,7 @@
 //! here but the environment lookup the caller passes.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -84,16 +85,23 @@ impl super::ToolsetBuilder {
         entries: Vec<ServerEntry>,
         options_for: impl Fn(&str) -> crate::ClientOptions,
     ) -> Self {
-        for entry in entries {
-            self = self.exposure(entry.name.clone(), entry.exposure);
-            let (options, kind) = (options_for(&entry.name), entry.kind);
-            self = self.server(entry.name, move || {
-                let (options, kind) = (options.clone(), kind.clone());
-                async move { Ok(crate::Client::new(options, connect(&kind)?)) }
-            });
+        for entry in &entries {
+            self = self.exposure(entry.name.clone(), entry.exposure.clone());
+            self.servers.push((entry.name.clone(), connector(&entry.kind, options_for(&entry.name))));
         }
+        self.configured.extend(entries);
         self
     }
+}
+
+/// How the toolset connects to a configured server, again after each
+/// failure: a new client with `options` on a new transport.
+pub(super) fn connector(kind: &ServerKind, options: crate::ClientOptions) -> Arc<super::ConnectFn> {
+    let kind = kind.clone();
+    Arc::new(move || {
+        let (options, kind) = (options.clone(), kind.clone());
+        Box::pin(async move { Ok(crate::Client::new(options, connect(&kind)?)) })
+    })
 }
 
 /// The transport of a configured server.

@@ -1,0 +1,112 @@
+//! `--config FILE` followed while the bridge runs: the gateway started
+//! from the file, then each new version of the file read and applied
+//! ([`mcp_bridge::gateway::Gateway::reload`]). A file that cannot be used
+//! is refused with why in the log, and the running servers stay as they
+//! are until a good version comes.
+//!
+//! The file's folder is watched, not the file: editors save by writing a
+//! new file and renaming it over the old one, which a watch on the old
+//! file would not see.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mcp_bridge::gateway::Gateway;
+use mcp_bridge_sdk::task_group::TaskGroup;
+use mcp_bridge_sdk::toolset::config::{self, ServerEntry};
+use notify::Watcher;
+use tokio::sync::mpsc;
+
+/// How long the file must be left alone before it is read: a save is
+/// often several writes, and a half-written file would be refused for
+/// nothing.
+const SETTLE: Duration = Duration::from_millis(200);
+
+/// The gateway of `--config`: its server, the servers of the file as it
+/// was at the start, and the file.
+#[derive(Debug)]
+pub(crate) struct GatewayJob {
+    /// The gateway's server (the upstream of the bridge, in memory).
+    pub(crate) server: mcp_bridge_sdk::Server,
+    /// The file's servers.
+    pub(crate) entries: Vec<ServerEntry>,
+    /// The file, followed for changes.
+    pub(crate) file: PathBuf,
+}
+
+/// Reads and checks the configuration file.
+///
+/// # Errors
+/// Why it cannot be used, naming the file.
+pub(crate) fn read(file: &Path) -> Result<Vec<ServerEntry>, String> {
+    let text =
+        std::fs::read_to_string(file).map_err(|e| format!("--config {}: cannot be read ({e})", file.display()))?;
+    config::parse(&text, |name| std::env::var(name).ok()).map_err(|e| format!("--config {}: {e}", file.display()))
+}
+
+/// Starts the gateway's servers (returns once each answered or failed its
+/// first attempt), then follows the file on `tasks`.
+pub(crate) async fn start(job: GatewayJob, tasks: &TaskGroup) {
+    let gateway = mcp_bridge::gateway::start(&job.server, job.entries, tasks).await;
+    match watch(&job.file) {
+        Ok((watcher, changes)) => {
+            tracing::info!("--config {}: watched; a saved change is applied", job.file.display());
+            tasks.spawn(async move {
+                // Watching for as long as the task lives.
+                let _watcher = watcher;
+                follow(&job.file, &gateway, changes).await;
+            });
+        }
+        Err(error) => tracing::warn!(
+            "--config {}: not watched ({error}); restart mcp-bridge to apply a change",
+            job.file.display()
+        ),
+    }
+}
+
+/// A watch on the folder of `file`, and the channel that says the file
+/// changed.
+fn watch(file: &Path) -> notify::Result<(notify::RecommendedWatcher, mpsc::Receiver<()>)> {
+    let name = file.file_name().map(ToOwned::to_owned);
+    let folder = match file.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let (changed, changes) = mpsc::channel(1);
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        let touches_file = match &event {
+            Ok(event) => !event.kind.is_access() && event.paths.iter().any(|p| p.file_name() == name.as_deref()),
+            // The watch itself went wrong: a read tells whether the file is still good.
+            Err(_) => true,
+        };
+        if touches_file {
+            // Full means a change is already waiting to be read: nothing is lost.
+            let _ = changed.try_send(());
+        }
+    })?;
+    watcher.watch(&folder, notify::RecursiveMode::NonRecursive)?;
+    Ok((watcher, changes))
+}
+
+/// Applies each settled change of `file` to `gateway`, until the watch ends.
+async fn follow(file: &Path, gateway: &Gateway, mut changes: mpsc::Receiver<()>) {
+    while changes.recv().await.is_some() {
+        // Until the file has been left alone for SETTLE.
+        while let Ok(Some(())) = tokio::time::timeout(SETTLE, changes.recv()).await {}
+        if !file.exists() {
+            // Removed, or between an editor's delete and its new file.
+            continue;
+        }
+        match read(file) {
+            Ok(entries) => {
+                let changed = gateway.reload(entries).await;
+                if changed.is_empty() {
+                    tracing::debug!("--config {}: saved without a change", file.display());
+                } else {
+                    tracing::info!("--config {}: applied: {changed}", file.display());
+                }
+            }
+            Err(why) => tracing::error!("{why}; not applied, the servers stay as they were"),
+        }
+    }
+}
