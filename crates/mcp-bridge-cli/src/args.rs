@@ -125,6 +125,27 @@ pub(crate) struct Args {
     #[arg(long, requires = "listen")]
     pub(crate) listen_no_auth: bool,
 
+    /// With --listen: the endpoint is an OAuth protected resource; every
+    /// request carries an access token of this authorization server (its
+    /// issuer URL) for the endpoint, instead of the access token. A
+    /// --config server's "authorize" rules then choose, by the token's
+    /// scopes, which tools each caller sees and may call.
+    #[arg(long, value_name = "URL", requires = "listen", conflicts_with_all = ["listen_token_env", "listen_no_auth"])]
+    pub(crate) listen_auth_issuer: Option<String>,
+
+    /// With --listen-auth-issuer: the audience the tokens must name
+    /// (default: the endpoint's URL, http://ADDR/mcp).
+    #[arg(long, value_name = "AUDIENCE", requires = "listen_auth_issuer")]
+    pub(crate) listen_auth_audience: Option<String>,
+
+    /// With --listen-auth-issuer: opaque tokens, checked at the issuer's
+    /// introspection endpoint as the client whose id and secret are in
+    /// MCP_BRIDGE_INTROSPECTION_CLIENT_ID and
+    /// MCP_BRIDGE_INTROSPECTION_CLIENT_SECRET (default: JWTs, checked
+    /// against the issuer's keys).
+    #[arg(long, requires = "listen_auth_issuer")]
+    pub(crate) listen_auth_introspection: bool,
+
     /// With --listen: connections open at once (default: half the limit of
     /// open files, which the bridge raises to its hard limit, within 1024
     /// and 65536). At the cap a newcomer takes the place of a connection

@@ -322,14 +322,24 @@ impl Job {
             }
         };
         let upstream = with_tool_filter(upstream, &args.tools_allow, &args.tools_deny)?;
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let listen = match &args.listen {
             None => None,
-            Some(addr) => Some(crate::listen::ListenOn::from_options(
-                addr,
-                args.listen_token_env.as_deref(),
-                args.listen_no_auth,
-                |name| std::env::var(name).ok().filter(|v| !v.is_empty()),
-            )?),
+            Some(addr) => {
+                let token_env = args.listen_token_env.as_deref();
+                let mut on = crate::listen::ListenOn::from_options(addr, token_env, args.listen_no_auth, env)?;
+                if let Some(issuer) = &args.listen_auth_issuer {
+                    let audience = args.listen_auth_audience.as_deref();
+                    let introspection = args.listen_auth_introspection;
+                    on.access = crate::listen::Access::OAuth(crate::listen::OAuthAccess::from_options(
+                        issuer,
+                        audience,
+                        introspection,
+                        env,
+                    )?);
+                }
+                Some(on)
+            }
         };
         let max_connections = args.max_connections.map(|n| n as usize);
         Ok(Job::Bridge(Box::new(Config {

@@ -17,13 +17,16 @@ use mcp_bridge_protocol::types::{ClientCapabilities, Implementation};
 use mcp_bridge_sdk::server::http::{HttpOptions, Listener};
 use mcp_bridge_sdk::server::legacy::embed::http::{AccessToken, LegacyHttpOptions, serve_dual_http};
 use mcp_bridge_sdk::server::legacy::upstream::{Fanout, Speaker, Upstream, UpstreamConfig, describe_exit};
+use mcp_bridge_sdk::server::protect::introspection::{IntrospectionConfig, IntrospectionValidator};
+use mcp_bridge_sdk::server::protect::jwt::{JwtConfig, JwtValidator, KeysError};
+use mcp_bridge_sdk::server::protect::{ProtectedResource, Protection};
 use mcp_bridge_sdk::task_group::TaskGroup;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 
-pub(crate) use self::boundary::ListenOn;
-use self::boundary::{Access, Place};
+use self::boundary::Place;
+pub(crate) use self::boundary::{Access, INTROSPECTION_VARIABLES, ListenOn, OAuthAccess};
 
 /// Serves until Ctrl-C (exit 0) or the loss of the upstream (exit 1).
 pub(crate) fn run(config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
@@ -60,10 +63,18 @@ async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
     }
     let gateway_tasks = TaskGroup::default();
     let mut gateway = None;
+    // Every scope an `authorize` rule names, for the endpoint's metadata.
+    let mut scopes: Vec<String> = Vec::new();
+    for scope in config.gateway.iter().flat_map(|job| &job.entries).flat_map(|e| e.authorize.scopes()) {
+        if !scopes.contains(&scope) {
+            scopes.push(scope);
+        }
+    }
+    let protected = matches!(on.access, Access::OAuth(_));
     if let Some(job) = config.gateway.take() {
         gateway = Some(job.server.clone());
         tokio::select! {
-            () = crate::reload::start(job, &gateway_tasks) => {}
+            () = crate::reload::start(job, protected, &gateway_tasks) => {}
             () = interrupted.cancelled() => {
                 tracing::info!("interrupted while the servers start");
                 gateway_tasks.stop(Duration::from_secs(1)).await;
@@ -84,6 +95,9 @@ async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
             "serving beyond this machine at {local}: anyone who reaches it and has the token can use the MCP server"
         );
         http.allowed_hosts.push(host_name(local));
+    }
+    if let Access::OAuth(oauth) = &on.access {
+        http.protection = Some(protection(oauth, &bound, &scopes).await?);
     }
     let (access_token, token_file) = access_token(on.access, &bound)?;
     leftovers.0.extend(token_file);
@@ -119,6 +133,7 @@ async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
     }
     // 2026-07-28 clients: the gateway's server itself, or one that forwards
     // to the upstream the sessions share.
+    let gateway_server = gateway.clone();
     let modern = gateway.unwrap_or_else(|| mcp_bridge::front::server(upstream.clone()));
     let lost = upstream.clone();
     let (lost_tx, lost_rx) = tokio::sync::oneshot::channel();
@@ -133,7 +148,13 @@ async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
     };
     let mut legacy = LegacyHttpOptions::default().with_frontend(config.frontend);
     legacy.access_token = access_token;
-    let upstream_config = UpstreamConfig::Shared(upstream.clone(), fanout);
+    // The gateway's server is in this process: each session gets a link of
+    // its own to it, so that its handlers (and its scope rules) see the
+    // session's caller. Any other upstream is one, shared.
+    let upstream_config = match &gateway_server {
+        Some(server) => UpstreamConfig::memory(server),
+        None => UpstreamConfig::Shared(upstream.clone(), fanout),
+    };
     let served = serve_dual_http(upstream_config, &modern, bound.into_listener(), http, legacy, stop).await;
     upstream.close().await;
     gateway_tasks.stop(Duration::from_secs(1)).await;
@@ -204,6 +225,7 @@ fn access_token(access: Access, bound: &Bound) -> anyhow::Result<(Option<AccessT
             );
             return Ok((None, None));
         }
+        (Access::OAuth(_), _) => return Ok((None, None)),
         (Access::Generated, Bound::Tcp(_, local)) => *local,
         #[cfg(unix)]
         (_, Bound::Unix(..)) => return Ok((None, None)),
@@ -219,6 +241,32 @@ fn access_token(access: Access, bound: &Bound) -> anyhow::Result<(Option<AccessT
         eprintln!("mcp-bridge: the access token is {secret}");
     }
     Ok((Some(token), Some(file)))
+}
+
+/// The endpoint as an OAuth protected resource: tokens of `oauth`'s
+/// issuer for the endpoint's URL (or the audience given), JWTs checked
+/// against the issuer's keys or opaque ones by introspection; its metadata
+/// lists `scopes`. The issuer's metadata is read now, so a wrong issuer
+/// stops the bridge at start.
+async fn protection(oauth: &OAuthAccess, bound: &Bound, scopes: &[String]) -> anyhow::Result<Protection> {
+    let endpoint = match bound {
+        Bound::Tcp(_, local) => format!("http://{}:{}/mcp", host_name(local), local.port()),
+        #[cfg(unix)]
+        Bound::Unix(..) => "http://localhost/mcp".to_owned(),
+    };
+    let audience = oauth.audience.clone().unwrap_or_else(|| endpoint.clone());
+    let failed = |e: KeysError| anyhow::anyhow!("--listen-auth-issuer {}: {e}", oauth.issuer);
+    let resource = ProtectedResource::new(&endpoint, &oauth.issuer).with_scopes_supported(scopes.iter().cloned());
+    Ok(match &oauth.introspection {
+        Some((id, secret)) => {
+            let config = IntrospectionConfig::new(&oauth.issuer, &audience, id.clone(), secret.clone());
+            Protection::new(resource, IntrospectionValidator::discover(config).await.map_err(failed)?)
+        }
+        None => {
+            let config = JwtConfig::new(&oauth.issuer, &audience);
+            Protection::new(resource, JwtValidator::discover(config).await.map_err(failed)?)
+        }
+    })
 }
 
 /// Ctrl-C (SIGINT), its handler in place when this returns.

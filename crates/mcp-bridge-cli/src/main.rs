@@ -41,7 +41,12 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    let listen_token_variable = args.listen_token_env.clone();
+    // The endpoint's secrets are for this process alone: no child (the
+    // server, the gateway's servers, a browser) inherits them.
+    let mut private_variables: Vec<String> = args.listen_token_env.iter().cloned().collect();
+    if args.listen_auth_introspection {
+        private_variables.extend(listen::INTROSPECTION_VARIABLES.map(str::to_owned));
+    }
     let config = match config::Job::from_args(args) {
         Ok(config::Job::Bridge(config)) => *config,
         Ok(config::Job::Logout { url }) => return logout(url.as_deref()),
@@ -54,9 +59,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Some(variable) = listen_token_variable {
-        // The endpoint's token is for this process alone: no child (the
-        // server, the gateway's servers, a browser) inherits it.
+    for variable in private_variables {
         // SAFETY: one thread still (the runtimes start later), so nothing
         // reads the environment meanwhile.
         unsafe { std::env::remove_var(variable) };
@@ -179,7 +182,7 @@ fn run(mut config: config::Config, log_level: Option<mcp_bridge::log::LogLevel>)
     let gateway_tasks = mcp_bridge_sdk::task_group::TaskGroup::default();
     let outcome = runtime.block_on(async {
         if let Some(gateway) = config.gateway {
-            reload::start(gateway, &gateway_tasks).await;
+            reload::start(gateway, false, &gateway_tasks).await;
         }
         mcp_bridge_sdk::server::legacy::run(
             process_stdio::stdin(),

@@ -45,8 +45,16 @@ pub(crate) fn read(file: &Path) -> Result<Vec<ServerEntry>, String> {
 }
 
 /// Starts the gateway's servers (returns once each answered or failed its
-/// first attempt), then follows the file on `tasks`.
-pub(crate) async fn start(job: GatewayJob, tasks: &TaskGroup) {
+/// first attempt), then follows the file on `tasks`. `protected`: the
+/// clients' requests carry tokens, which `authorize` rules need.
+pub(crate) async fn start(job: GatewayJob, protected: bool, tasks: &TaskGroup) {
+    if !protected && let Some(entry) = job.entries.iter().find(|e| !e.authorize.is_empty()) {
+        tracing::warn!(
+            "--config {}: the \"authorize\" rules of {:?} apply only behind --listen-auth-issuer; here every tool is open to the client",
+            job.file.display(),
+            entry.name
+        );
+    }
     let gateway = mcp_bridge::gateway::start(&job.server, job.entries, tasks).await;
     match watch(&job.file) {
         Ok((watcher, changes)) => {

@@ -268,7 +268,7 @@ pub(crate) struct ServerInner {
     page_size: usize,
     limits: ServerLimits,
     /// Scopes declared for tools, prompts and resources.
-    scopes: protect::RequiredScopes,
+    scopes: RwLock<protect::RequiredScopes>,
     /// How 2025-11-25 clients are served; `None`: they are not.
     #[cfg(feature = "legacy")]
     legacy: Option<legacy::embed::EmbedOptions>,
@@ -333,8 +333,21 @@ impl Server {
     /// The scopes a request needs besides its endpoint's, as registered
     /// with [`ServerBuilder::require_scopes`]: those of the tool it calls,
     /// the prompt it gets or the resource it reads.
-    pub fn scopes_needed(&self, method: &str, params: Option<&serde_json::Value>) -> &[String] {
-        self.inner.scopes.of_request(method, params)
+    pub fn scopes_needed(&self, method: &str, params: Option<&serde_json::Value>) -> Vec<String> {
+        read(&self.inner.scopes).of_request(method, params)
+    }
+
+    /// Makes `scopes` the ones a caller's token must grant to use `target`
+    /// on a protected endpoint, besides the endpoint's own (none: only
+    /// those), from now on; as [`ServerBuilder::require_scopes`], for
+    /// tools added while the server runs. A caller without them does not
+    /// see the target in its lists either.
+    pub fn set_required_scopes<I, S>(&self, target: protect::ScopeTarget, scopes: I)
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        write(&self.inner.scopes).set(target, scopes.into_iter().map(Into::into).collect());
     }
 
     /// The server's name and version.

@@ -33,6 +33,12 @@ impl TokenValidator for Table {
 /// whose `erase` tool needs `write`, served on loopback with `read`
 /// required of every request.
 async fn protected_server() -> (SocketAddr, String) {
+    let (addr, url, _) = protected().await;
+    (addr, url)
+}
+
+/// [`protected_server`], and the server itself.
+async fn protected() -> (SocketAddr, String, Server) {
     let whoami = Tool::new("whoami");
     let server = Server::builder(Implementation::new("protected", "1"))
         .tool(whoami, |_call, ctx: RequestContext| async move {
@@ -56,8 +62,9 @@ async fn protected_server() -> (SocketAddr, String) {
     let resource = ProtectedResource::new(&url, "https://auth.example.test").with_scopes_supported(["read", "write"]);
     let options =
         HttpOptions::default().with_protection(Protection::new(resource, tokens).with_required_scopes(["read"]));
-    tokio::spawn(async move { server.serve_http(listener, options, std::future::pending()).await });
-    (addr, url)
+    let served = server.clone();
+    tokio::spawn(async move { served.serve_http(listener, options, std::future::pending()).await });
+    (addr, url, server)
 }
 
 /// A raw `tools/list` POST with these `Authorization` values: the status
@@ -127,6 +134,27 @@ async fn a_tool_that_needs_more_scopes_is_a_403_naming_them_all() {
     let writer = client("alice-token");
     let result = writer.call_tool("erase", json!({}), &o).await.unwrap();
     assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "erased"));
+}
+
+#[tokio::test]
+async fn each_caller_lists_only_what_its_scopes_let_it_use() {
+    let (_, url, server) = protected().await;
+    let client = |token: &'static str| {
+        let config = HttpConfig::new(&url).with_auth(Arc::new(BearerToken::new(token)));
+        Client::new(ClientOptions::new("protected-test", "1"), connect(config).unwrap())
+    };
+    let o = RequestOptions::default();
+    let names = |tools: Vec<Tool>| tools.into_iter().map(|t| t.name).collect::<Vec<_>>();
+    let (reader, writer) = (client("reader-token"), client("alice-token"));
+    assert_eq!(names(reader.list_all_tools(&o).await.unwrap()), ["whoami", "trace"], "erase needs write");
+    assert_eq!(names(writer.list_all_tools(&o).await.unwrap()), ["whoami", "erase", "trace"]);
+
+    // Rules set while the server runs apply to lists and calls alike.
+    server.set_required_scopes(ScopeTarget::tool("trace"), ["write"]);
+    assert_eq!(names(reader.list_all_tools(&o).await.unwrap()), ["whoami"]);
+    assert!(reader.call_tool("trace", json!({}), &o).await.is_err(), "a 403");
+    server.set_required_scopes(ScopeTarget::tool("trace"), Vec::<String>::new());
+    assert_eq!(names(reader.list_all_tools(&o).await.unwrap()), ["whoami", "trace"]);
 }
 
 #[tokio::test]

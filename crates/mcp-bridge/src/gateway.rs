@@ -10,8 +10,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_bridge_protocol::types::{CallToolResult, Implementation, Prompt, Resource, Tool};
+use mcp_bridge_sdk::server::protect::ScopeTarget;
 use mcp_bridge_sdk::server::{PromptRequest, Reply, RequestContext, ResourceRequest, ToolCall};
 use mcp_bridge_sdk::task_group::TaskGroup;
+use mcp_bridge_sdk::toolset::authorize::ToolScopes;
 use mcp_bridge_sdk::toolset::config::ServerEntry;
 use mcp_bridge_sdk::toolset::{Reconfigured, Toolset};
 use mcp_bridge_sdk::{HandlerError, RequestOptions, Server};
@@ -33,14 +35,16 @@ pub fn server() -> Server {
 /// they offer, and keeps it in step on `tasks` until they stop.
 pub async fn start(server: &Server, entries: Vec<ServerEntry>, tasks: &TaskGroup) -> Gateway {
     let relays = Relays::new();
+    let rules = Arc::new(Rules::default());
+    rules.set(&entries);
     let toolset = Toolset::builder().configured_each(entries, |name| relays.client_options(name)).start().await;
     let mut mirror = Mirror::default();
-    mirror.sync(server, &toolset, &relays).await;
-    let gateway = Gateway { toolset: toolset.clone(), relays: relays.clone() };
+    mirror.sync(server, &toolset, &relays, &rules).await;
+    let gateway = Gateway { toolset: toolset.clone(), relays: relays.clone(), rules: rules.clone() };
     let (server, mut changes) = (server.clone(), toolset.changes());
     tasks.spawn(async move {
         while changes.changed().await.is_ok() {
-            mirror.sync(&server, &toolset, &relays).await;
+            mirror.sync(&server, &toolset, &relays, &rules).await;
         }
     });
     gateway
@@ -51,6 +55,26 @@ pub async fn start(server: &Server, entries: Vec<ServerEntry>, tasks: &TaskGroup
 pub struct Gateway {
     toolset: Toolset,
     relays: Arc<Relays<CallToolResult>>,
+    rules: Arc<Rules>,
+}
+
+/// Each server's `authorize` rules, by server name.
+#[derive(Default)]
+struct Rules(std::sync::RwLock<HashMap<String, ToolScopes>>);
+
+impl Rules {
+    /// The rules of `entries`, in place of any before.
+    fn set(&self, entries: &[ServerEntry]) {
+        let rules = entries.iter().map(|e| (e.name.clone(), e.authorize.clone())).collect();
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = rules;
+    }
+
+    /// The scopes the tool `name` of the toolset needs.
+    fn of(&self, toolset: &Toolset, name: &str) -> Vec<String> {
+        let Some((server, original)) = toolset.origin_of(name) else { return Vec::new() };
+        let rules = self.0.read().unwrap_or_else(|e| e.into_inner());
+        rules.get(&server).map(|r| r.of(&original)).unwrap_or_default()
+    }
 }
 
 impl std::fmt::Debug for Gateway {
@@ -65,6 +89,8 @@ impl Gateway {
     /// and stop, the others' sessions go on, and the clients hear
     /// `list_changed` (see [`Toolset::reconfigure`]). What changed.
     pub async fn reload(&self, entries: Vec<ServerEntry>) -> Reconfigured {
+        // Before the toolset changes: the tools it lists then take the new rules.
+        self.rules.set(&entries);
         self.toolset.reconfigure(entries, |name| self.relays.client_options(name)).await
     }
 }
@@ -73,7 +99,8 @@ impl Gateway {
 /// (resources).
 #[derive(Default)]
 struct Mirror {
-    tools: HashMap<String, Tool>,
+    /// Each tool with the scopes it needs.
+    tools: HashMap<String, (Tool, Vec<String>)>,
     prompts: HashMap<String, Prompt>,
     resources: HashMap<String, Resource>,
 }
@@ -82,12 +109,19 @@ impl Mirror {
     /// Makes the server offer what the toolset has: the entries gone
     /// removed, the new or changed ones added (each add and remove tells
     /// the listening client).
-    async fn sync(&mut self, server: &Server, toolset: &Toolset, relays: &Arc<Relays<CallToolResult>>) {
-        let (gone, new) = diff(&mut self.tools, toolset.tools(), |t| &t.name);
+    async fn sync(&mut self, server: &Server, toolset: &Toolset, relays: &Arc<Relays<CallToolResult>>, rules: &Rules) {
+        let tools = toolset.tools().into_iter().map(|tool| {
+            let scopes = rules.of(toolset, &tool.name);
+            (tool, scopes)
+        });
+        let (gone, new) = diff(&mut self.tools, tools.collect(), |(t, _)| &t.name);
         for name in gone {
             server.remove_tool(&name).await;
+            server.set_required_scopes(ScopeTarget::tool(&name), Vec::<String>::new());
         }
-        for tool in new {
+        for (tool, scopes) in new {
+            // Before the tool is listed: nobody sees it without them.
+            server.set_required_scopes(ScopeTarget::tool(&tool.name), scopes);
             let (toolset, relays, name) = (toolset.clone(), relays.clone(), tool.name.clone());
             let handler = move |call: ToolCall, ctx: RequestContext| {
                 let (toolset, relays, name) = (toolset.clone(), relays.clone(), name.clone());

@@ -211,10 +211,18 @@ impl OidcProvider {
     /// An access token for `resource` with `scope`, through the client
     /// credentials grant of [`SERVICE_CLIENT`] (its subject is that client).
     pub async fn service_token(&self, resource: &str, scope: &str) -> String {
+        self.client_token(SERVICE_CLIENT, resource, scope).await
+    }
+
+    /// An access token for `resource` with `scope`, through the client
+    /// credentials grant of `client` (id and secret; a static client of
+    /// [`Self::start_with_clients`] allowed that grant): its subject is
+    /// that client.
+    pub async fn client_token(&self, client: (&str, &str), resource: &str, scope: &str) -> String {
         let response = self
             .http
             .post(format!("{}/token", self.issuer))
-            .basic_auth(SERVICE_CLIENT.0, Some(SERVICE_CLIENT.1))
+            .basic_auth(client.0, Some(client.1))
             .form(&[("grant_type", "client_credentials"), ("resource", resource), ("scope", scope)])
             .send()
             .await

@@ -27,6 +27,60 @@ pub(crate) enum Access {
     Generated,
     /// Nothing: `--listen-no-auth` on TCP, or a socket without a token.
     Open,
+    /// An access token of an OAuth authorization server for this endpoint
+    /// (`--listen-auth-issuer`): the endpoint is a protected resource.
+    OAuth(OAuthAccess),
+}
+
+/// The authorization server whose access tokens `--listen` takes.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct OAuthAccess {
+    /// Its issuer identifier (URL); its metadata is read at start.
+    pub(crate) issuer: String,
+    /// The audience tokens must name; `None`: the endpoint's URL.
+    pub(crate) audience: Option<String>,
+    /// The client id and secret the bridge introspects opaque tokens as;
+    /// `None`: tokens are JWTs, checked against the issuer's keys.
+    pub(crate) introspection: Option<(String, String)>,
+}
+
+impl std::fmt::Debug for OAuthAccess {
+    /// The introspection client's secret stays out.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthAccess")
+            .field("issuer", &self.issuer)
+            .field("audience", &self.audience)
+            .field("introspection_client", &self.introspection.as_ref().map(|(id, _)| id))
+            .finish()
+    }
+}
+
+/// The variables holding the client id and secret of
+/// `--listen-auth-introspection`.
+pub(crate) const INTROSPECTION_VARIABLES: [&str; 2] =
+    ["MCP_BRIDGE_INTROSPECTION_CLIENT_ID", "MCP_BRIDGE_INTROSPECTION_CLIENT_SECRET"];
+
+impl OAuthAccess {
+    /// The access of `--listen-auth-issuer`, `--listen-auth-audience` and
+    /// `--listen-auth-introspection` (its client read with `env`).
+    ///
+    /// # Errors
+    /// A message naming the variable that is missing, never a secret.
+    pub(crate) fn from_options(
+        issuer: &str,
+        audience: Option<&str>,
+        introspection: bool,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<OAuthAccess, String> {
+        let introspection = if introspection {
+            let [id, secret] = INTROSPECTION_VARIABLES
+                .map(|name| env(name).ok_or_else(|| format!("--listen-auth-introspection needs the variable {name}")));
+            Some((id?, secret?))
+        } else {
+            None
+        };
+        Ok(OAuthAccess { issuer: issuer.to_owned(), audience: audience.map(str::to_owned), introspection })
+    }
 }
 
 /// The `--listen` endpoint: where, and who may use it.

@@ -192,7 +192,7 @@ impl McpService {
         let refused = |refusal: Refusal| refusal_status(protection, &refusal);
         let caller = protection.authenticate(&values).await.map_err(refused)?;
         let needed = self.server.scopes_needed(method, Some(params));
-        protection.admit(&caller, needed).map_err(refused)?;
+        protection.admit(&caller, &needed).map_err(refused)?;
         Ok(Some(caller))
     }
 

@@ -428,7 +428,7 @@ impl ServerBuilder {
                 cache: self.cache,
                 page_size: self.page_size,
                 limits: self.limits,
-                scopes: self.scopes,
+                scopes: RwLock::new(self.scopes),
                 #[cfg(feature = "legacy")]
                 legacy: self.legacy,
                 next_connection: AtomicU64::new(1),

@@ -37,7 +37,7 @@ use tokio_util::sync::CancellationToken;
 pub(crate) use input::{RoundFault, check_handler_round};
 
 use super::connection::ConnectionHandle;
-use super::{RequestContext, Server, read};
+use super::{RequestContext, Server};
 use crate::error::{HandlerError, ServerFault};
 use crate::limits::SUPPORTED_VERSIONS;
 
@@ -137,18 +137,10 @@ impl Server {
         }
         Some(match method {
             ServerDiscover::NAME => to_value(&self.discover_result()),
-            ToolsList::NAME => {
-                self.list_page(params, "tools", |s| read(&s.inner.tools).iter().map(|t| t.tool.clone()).collect())
-            }
-            PromptsList::NAME => {
-                self.list_page(params, "prompts", |s| read(&s.inner.prompts).iter().map(|p| p.prompt.clone()).collect())
-            }
-            ResourcesList::NAME => self.list_page(params, "resources", |s| {
-                read(&s.inner.resources).iter().map(|r| r.resource.clone()).collect()
-            }),
-            ResourcesTemplatesList::NAME => self.list_page(params, "resourceTemplates", |s| {
-                read(&s.inner.templates).iter().map(|t| t.template.clone()).collect()
-            }),
+            ToolsList::NAME => self.list_page(params, "tools", self.tools_for(ctx.caller.as_deref())),
+            PromptsList::NAME => self.list_page(params, "prompts", self.prompts_for(ctx.caller.as_deref())),
+            ResourcesList::NAME => self.list_page(params, "resources", self.resources_for(ctx.caller.as_deref())),
+            ResourcesTemplatesList::NAME => self.list_page(params, "resourceTemplates", self.templates()),
             ToolsCall::NAME => self.call_tool(params, ctx).await,
             PromptsGet::NAME => self.get_prompt(params, ctx).await,
             ResourcesRead::NAME => self.read_resource(params, ctx).await,

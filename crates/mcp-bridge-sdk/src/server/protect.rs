@@ -31,65 +31,10 @@ mod cache;
 pub mod introspection;
 #[cfg(feature = "protect")]
 pub mod jwt;
+mod scopes;
 
-/// What a scope is required for, beyond the endpoint itself: a tool by
-/// name, a prompt by name, a resource by URI.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ScopeTarget {
-    /// `tools/call` of this tool.
-    Tool(String),
-    /// `prompts/get` of this prompt.
-    Prompt(String),
-    /// `resources/read` of this URI.
-    Resource(String),
-}
-
-impl ScopeTarget {
-    /// The tool `name`.
-    pub fn tool(name: impl Into<String>) -> Self {
-        ScopeTarget::Tool(name.into())
-    }
-
-    /// The prompt `name`.
-    pub fn prompt(name: impl Into<String>) -> Self {
-        ScopeTarget::Prompt(name.into())
-    }
-
-    /// The resource at `uri`.
-    pub fn resource(uri: impl Into<String>) -> Self {
-        ScopeTarget::Resource(uri.into())
-    }
-
-    /// What the request `method` with `params` is for, when it is one.
-    fn of_request(method: &str, params: Option<&Value>) -> Option<ScopeTarget> {
-        use mcp_bridge_protocol::method::{Method, PromptsGet, ResourcesRead, ToolsCall};
-        let member = |name: &str| params.and_then(|p| p.get(name)).and_then(Value::as_str).map(str::to_owned);
-        match method {
-            ToolsCall::NAME => member("name").map(ScopeTarget::Tool),
-            PromptsGet::NAME => member("name").map(ScopeTarget::Prompt),
-            ResourcesRead::NAME => member("uri").map(ScopeTarget::Resource),
-            _ => None,
-        }
-    }
-}
-
-/// The scopes declared for tools, prompts and resources at registration
-/// ([`ServerBuilder::require_scopes`](crate::ServerBuilder::require_scopes)).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct RequiredScopes(std::collections::HashMap<ScopeTarget, Vec<String>>);
-
-impl RequiredScopes {
-    pub(crate) fn insert(&mut self, target: ScopeTarget, scopes: Vec<String>) {
-        self.0.entry(target).or_default().extend(scopes);
-    }
-
-    /// The scopes a request needs beyond the endpoint's: those of the tool
-    /// it calls, the prompt it gets or the resource it reads.
-    pub(crate) fn of_request(&self, method: &str, params: Option<&Value>) -> &[String] {
-        ScopeTarget::of_request(method, params).and_then(|target| self.0.get(&target)).map_or(&[], Vec::as_slice)
-    }
-}
+pub(crate) use scopes::RequiredScopes;
+pub use scopes::ScopeTarget;
 
 /// Who a request speaks for, as its token says.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -537,11 +482,15 @@ mod tests {
         let reader = Caller::new("rita", ["read"]);
         assert_eq!(protection.admit(&reader, &[]), Ok(()));
         assert_eq!(
-            protection.admit(&reader, erase),
+            protection.admit(&reader, &erase),
             Err(Refusal::InsufficientScope { scopes: vec!["read".into(), "write".into()] }),
             "the step-up names every scope the request needs"
         );
-        assert_eq!(protection.admit(&Caller::new("alice", ["write", "read"]), erase), Ok(()));
+        assert_eq!(protection.admit(&Caller::new("alice", ["write", "read"]), &erase), Ok(()));
+        assert!(!declared.grants(&reader, &ScopeTarget::tool("erase")), "not in rita's lists");
+        assert!(declared.grants(&reader, &ScopeTarget::tool("other")), "no scopes of its own");
+        declared.set(ScopeTarget::tool("erase"), Vec::new());
+        assert!(declared.grants(&reader, &ScopeTarget::tool("erase")) && declared.is_empty(), "set to none: removed");
     }
 
     #[test]

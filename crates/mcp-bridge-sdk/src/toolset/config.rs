@@ -14,6 +14,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::authorize::ToolScopes;
 use super::exposure::{BadGlob, Exposure, NameFilter, Prefix};
 
 /// One server of a configuration file.
@@ -26,6 +27,9 @@ pub struct ServerEntry {
     pub kind: ServerKind,
     /// What of it a toolset shows.
     pub exposure: Exposure,
+    /// The scopes a caller needs for its tools (`"authorize"`), for a
+    /// gateway on a protected endpoint to apply.
+    pub authorize: ToolScopes,
 }
 
 /// How a configured server is reached.
@@ -203,6 +207,8 @@ struct Written {
     prefix: Prefix,
     #[serde(default)]
     rename: BTreeMap<String, String>,
+    #[serde(default)]
+    authorize: BTreeMap<String, Vec<String>>,
     // Members of other clients' files with no meaning here.
     #[serde(default, rename = "envFile")]
     _env_file: Option<Value>,
@@ -291,7 +297,12 @@ fn entry(name: String, written: Written, env: &impl Fn(&str) -> Option<String>) 
         prefix: written.prefix,
         rename: written.rename,
     };
-    Ok(ServerEntry { name, kind, exposure })
+    let authorize = ToolScopes::new(written.authorize).map_err(|error| ConfigError::BadGlob {
+        server: name.clone(),
+        field: "authorize".into(),
+        error,
+    })?;
+    Ok(ServerEntry { name, kind, exposure, authorize })
 }
 
 /// `value` with each `${env:NAME}` replaced by the variable.
@@ -367,6 +378,10 @@ mod tests {
         assert!(!exposure.resources.admits("file:///etc/passwd"));
         assert_eq!(exposure.prefix, Prefix::OnCollision);
         assert_eq!(exposure.rename["read_file"], "cat");
+        let guarded = r#"{"mcpServers": {"n": {"command": "x", "authorize": {"delete_*": ["admin"]}}}}"#;
+        assert_eq!(parse(guarded, env).unwrap()[0].authorize.of("delete_all"), ["admin"]);
+        let bad = parse(r#"{"mcpServers": {"n": {"command": "x", "authorize": {"[x": ["a"]}}}}"#, env).unwrap_err();
+        assert!(bad.to_string().starts_with("server \"n\": authorize: the glob \"[x\""), "{bad}");
         let bad = parse(r#"{"mcpServers": {"n": {"command": "x", "tools": {"deny": ["[oops"]}}}}"#, env).unwrap_err();
         assert!(bad.to_string().starts_with("server \"n\": tools.deny: the glob \"[oops\""), "{bad}");
         let mode = parse(r#"{"mcpServers": {"n": {"command": "x", "prefix": "sometimes"}}}"#, env).unwrap_err();

@@ -3,8 +3,9 @@
 //! clients (and so their sessions) go on. What changes is decided by
 //! [`plan`], a rule without I/O.
 
+use super::Toolset;
 use super::config::{ServerEntry, connector};
-use super::{Member, Toolset};
+use super::member::Member;
 
 /// What a new configuration changed in a running toolset, by server name.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -18,7 +19,8 @@ pub struct Reconfigured {
     /// URL, headers): stopped and started again.
     pub restarted: Vec<String>,
     /// Servers of which only what is shown changed (filters, renames,
-    /// prefix): their lists redone, their connection kept.
+    /// prefix) or who may use it (`authorize`): their lists redone, their
+    /// connection kept.
     pub reshaped: Vec<String>,
 }
 
@@ -53,7 +55,9 @@ pub(super) fn plan(running: &[ServerEntry], wanted: &[ServerEntry]) -> Reconfigu
         match running.iter().find(|r| r.name == entry.name) {
             None => plan.added.push(entry.name.clone()),
             Some(old) if old.kind != entry.kind => plan.restarted.push(entry.name.clone()),
-            Some(old) if old.exposure != entry.exposure => plan.reshaped.push(entry.name.clone()),
+            Some(old) if old.exposure != entry.exposure || old.authorize != entry.authorize => {
+                plan.reshaped.push(entry.name.clone());
+            }
             Some(_) => {}
         }
     }
@@ -108,6 +112,7 @@ mod tests {
             name: name.into(),
             kind: ServerKind::Command { command: command.into(), args: Vec::new(), env: Vec::new() },
             exposure: Exposure::default().with_prefix(prefix),
+            authorize: Default::default(),
         }
     }
 

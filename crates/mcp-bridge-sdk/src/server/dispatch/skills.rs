@@ -22,7 +22,7 @@ impl Server {
     pub(super) fn skill_method(&self, method: &str, params: Map<String, Value>) -> Outcome {
         let catalog = self.inner.skills.as_ref().ok_or(ServerFault::MethodNotFound { method: method.to_owned() })?;
         match method {
-            SkillsList::NAME => self.list_page(params, "skills", |_| catalog.entries()),
+            SkillsList::NAME => self.list_page(params, "skills", catalog.entries()),
             SkillsGet::NAME => {
                 let skill = catalog.get(&required_uri(&params)?)?;
                 let cache = self.inner.cache;
@@ -32,7 +32,7 @@ impl Server {
             }
             ResourcesDirectoryRead::NAME => {
                 let children = catalog.directory(&required_uri(&params)?)?;
-                self.list_page(params, "resources", |_| children)
+                self.list_page(params, "resources", children)
             }
             _ => Err(ServerFault::MethodNotFound { method: method.to_owned() }),
         }

@@ -261,7 +261,7 @@ pub(crate) async fn serve_post(server: &Server, options: &HttpOptions, post: Che
     };
     if let (Some(protection), Some(caller)) = (&options.protection, &caller) {
         let needed = server.scopes_needed(&request.method, request.params.as_ref());
-        if let Err(refusal) = protection.admit(caller, needed) {
+        if let Err(refusal) = protection.admit(caller, &needed) {
             return challenge_response(protection, &refusal);
         }
     }

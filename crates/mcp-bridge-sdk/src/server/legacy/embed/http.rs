@@ -269,7 +269,7 @@ fn refusal_by_scope(endpoint: &Endpoint, caller: Option<&Caller>, message: Optio
         return None;
     };
     let needed = server.scopes_needed(&request.method, request.params.as_ref());
-    protection.admit(caller, needed).err().map(|refusal| challenge_response(protection, &refusal))
+    protection.admit(caller, &needed).err().map(|refusal| challenge_response(protection, &refusal))
 }
 
 /// Whether a request's `MCP-Protocol-Version` is one of a legacy session:
