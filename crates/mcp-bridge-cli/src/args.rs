@@ -154,6 +154,23 @@ pub(crate) struct Args {
     #[arg(long, value_name = "N", requires = "listen", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_connections: Option<u32>,
 
+    /// With --listen: requests one caller (a token's subject with
+    /// --listen-auth-issuer, else everyone with the access token) may send,
+    /// as N/s or N/m, N of them at once after a quiet time; one more gets
+    /// 429 with Retry-After, and other callers are not slowed.
+    #[arg(long, value_name = "N/s|N/m", requires = "listen")]
+    pub(crate) listen_rate_limit: Option<String>,
+
+    /// With --listen: requests of one caller under way at once (a call and
+    /// its stream until it ends); one more gets 429.
+    #[arg(long, value_name = "N", requires = "listen", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) listen_max_in_flight: Option<u32>,
+
+    /// With --listen: 2025-11-25 sessions of one caller open at once
+    /// (default 100); one more ends that caller's idlest session.
+    #[arg(long, value_name = "N", requires = "listen", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) listen_max_sessions: Option<u32>,
+
     /// Many servers as one: a configuration file in Claude Desktop's
     /// (`mcpServers`) or VS Code's (`servers`) format; their tools and
     /// prompts are served as `<server>__<name>`, their resources under

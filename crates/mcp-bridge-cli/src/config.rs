@@ -11,6 +11,7 @@ use mcp_bridge_sdk::auth::{
 };
 use mcp_bridge_sdk::client::Era;
 use mcp_bridge_sdk::limits::ServerLimits;
+use mcp_bridge_sdk::server::http::{Quotas, Rate};
 use mcp_bridge_sdk::server::legacy::{FrontendOptions, UpstreamConfig, profile};
 use mcp_bridge_sdk::toolset::exposure::NameFilter;
 use mcp_bridge_sdk::transport::TlsClientOptions;
@@ -53,6 +54,10 @@ pub(crate) struct Config {
     pub(crate) listen: Option<crate::listen::ListenOn>,
     /// `--max-connections`: the cap on the `--listen` endpoint's connections.
     pub(crate) max_connections: Option<usize>,
+    /// `--listen-rate-limit` and `--listen-max-in-flight`: each caller's quotas.
+    pub(crate) quotas: Quotas,
+    /// `--listen-max-sessions`: each caller's 2025-11-25 sessions at once.
+    pub(crate) max_sessions_per_caller: Option<usize>,
     /// `--config`: the gateway's server (the upstream, in memory), the
     /// servers whose tools it serves, and the file they come from.
     pub(crate) gateway: Option<crate::reload::GatewayJob>,
@@ -342,6 +347,14 @@ impl Job {
             }
         };
         let max_connections = args.max_connections.map(|n| n as usize);
+        let mut quotas = Quotas::new();
+        if let Some(rate) = &args.listen_rate_limit {
+            quotas = quotas.with_rate(rate_limit(rate)?);
+        }
+        if let Some(max) = args.listen_max_in_flight {
+            quotas = quotas.with_max_in_flight(max as usize);
+        }
+        let max_sessions_per_caller = args.listen_max_sessions.map(|n| n as usize);
         Ok(Job::Bridge(Box::new(Config {
             log_level: args.log_level,
             upstream,
@@ -349,9 +362,26 @@ impl Job {
             gate,
             listen,
             max_connections,
+            quotas,
+            max_sessions_per_caller,
             gateway,
         })))
     }
+}
+
+/// The rate of `--listen-rate-limit N/s` or `N/m`: N at once, then N a
+/// second (a minute).
+fn rate_limit(text: &str) -> Result<Rate, String> {
+    let bad =
+        || format!("--listen-rate-limit {text:?}: give a number of requests per second or minute, as 10/s or 600/m");
+    let (count, unit) = text.split_once('/').ok_or_else(bad)?;
+    let count: u32 = count.trim().parse().ok().filter(|n| *n > 0).ok_or_else(bad)?;
+    let seconds = match unit.trim() {
+        "s" => 1.0,
+        "m" => 60.0,
+        _ => return Err(bad()),
+    };
+    Ok(Rate::new(f64::from(count) / seconds, count))
 }
 
 /// Where `--protocol auto` remembers the era of each upstream between
@@ -370,4 +400,19 @@ fn era_cache() -> Option<mcp_bridge_sdk::client::EraCache> {
         },
     };
     Some(mcp_bridge_sdk::client::EraCache::in_file(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rate_limit_is_a_count_per_second_or_minute() {
+        assert_eq!(rate_limit("10/s"), Ok(Rate::new(10.0, 10)));
+        assert_eq!(rate_limit("600/m"), Ok(Rate::new(10.0, 600)));
+        for bad in ["10", "0/s", "10/h", "x/s", "-1/m"] {
+            let refused = rate_limit(bad).unwrap_err();
+            assert!(refused.starts_with("--listen-rate-limit") && refused.contains("10/s"), "{bad}: {refused}");
+        }
+    }
 }

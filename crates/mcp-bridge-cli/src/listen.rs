@@ -88,6 +88,7 @@ async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
     if let Some(max) = config.max_connections {
         http.connections = http.connections.with_max_connections(max);
     }
+    http.quotas = config.quotas.clone();
     if let Bound::Tcp(_, local) = &bound
         && !local.ip().is_loopback()
     {
@@ -147,6 +148,9 @@ async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
         }
     };
     let mut legacy = LegacyHttpOptions::default().with_frontend(config.frontend);
+    if let Some(max) = config.max_sessions_per_caller {
+        legacy.max_sessions_per_holder = max;
+    }
     legacy.access_token = access_token;
     // The gateway's server is in this process: each session gets a link of
     // its own to it, so that its handlers (and its scope rules) see the

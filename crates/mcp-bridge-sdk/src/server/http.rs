@@ -25,6 +25,8 @@ mod gate;
 mod limits;
 #[cfg(feature = "http-server")]
 mod listener;
+#[cfg(feature = "http-server")]
+mod quotas;
 #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
 mod slots;
 #[cfg(feature = "https-server")]
@@ -39,11 +41,13 @@ pub use endpoint::serve_router;
 #[cfg(all(feature = "http-server", feature = "legacy"))]
 pub(crate) use endpoint::{serve_post, with_metadata};
 #[cfg(all(feature = "http-server", feature = "legacy"))]
-pub(crate) use gate::{CheckedPost, challenge_response, check_post, check_request};
+pub(crate) use gate::{CheckedPost, challenge_response, check_post, check_request, held_until_sent};
 pub use limits::ConnectionLimits;
 pub(crate) use limits::refuse_connection;
 #[cfg(feature = "http-server")]
 pub use listener::Listener;
+#[cfg(feature = "http-server")]
+pub use quotas::{Quotas, Rate};
 #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
 pub(crate) use slots::{Slot, Slots};
 #[cfg(feature = "https-server")]
@@ -75,6 +79,10 @@ pub struct HttpOptions {
     /// Tokens every request must carry, and the metadata served about
     /// them (see [`crate::server::protect`]); none by default.
     pub protection: Option<crate::server::protect::Protection>,
+    /// What one caller (a token's subject) may take of the endpoint: a
+    /// rate of requests, requests under way, sessions; none by default.
+    #[cfg(feature = "http-server")]
+    pub quotas: Quotas,
 }
 
 crate::setters::with_setters! {
@@ -88,6 +96,15 @@ crate::setters::with_setters! {
     }
 }
 
+#[cfg(feature = "http-server")]
+impl HttpOptions {
+    /// Other quotas per caller than none.
+    pub fn with_quotas(mut self, quotas: Quotas) -> Self {
+        self.quotas = quotas;
+        self
+    }
+}
+
 impl Default for HttpOptions {
     fn default() -> Self {
         HttpOptions {
@@ -97,6 +114,8 @@ impl Default for HttpOptions {
             allowed_origins: Vec::new(),
             connections: ConnectionLimits::default(),
             protection: None,
+            #[cfg(feature = "http-server")]
+            quotas: Quotas::default(),
         }
     }
 }

@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 
 use super::answers::{answer_with, error_response};
 use super::connections;
-use super::gate::{CheckedPost, challenge_response, check_post};
+use super::gate::{CheckedPost, challenge_response, check_post, held_until_sent};
 use super::listener::{Accepted, Listener};
 use super::{ConnectionLimits, HttpOptions, refuse_connection};
 use crate::limits::OUTGOING_QUEUE;
@@ -227,7 +227,10 @@ fn status_of(error: &ErrorObject) -> StatusCode {
 
 async fn handle_post(State(endpoint): State<Endpoint>, request: axum::extract::Request) -> Response {
     match check_post(request, &endpoint.options).await {
-        Ok(post) => serve_post(&endpoint.server, &endpoint.options, post).await,
+        Ok(mut post) => {
+            let held = post.held.take();
+            held_until_sent(serve_post(&endpoint.server, &endpoint.options, post).await, held)
+        }
         Err(refused) => refused,
     }
 }
@@ -236,7 +239,7 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: axum::extract::R
 /// decoded, its headers checked against the body, its `_meta` read once,
 /// its scopes checked on a protected endpoint, then the server's answer.
 pub(crate) async fn serve_post(server: &Server, options: &HttpOptions, post: CheckedPost) -> Response {
-    let CheckedPost { parts, caller, body } = post;
+    let CheckedPost { parts, caller, body, .. } = post;
     let headers = parts.headers;
     // Put there by the server's own TLS (serve_https).
     let peer = parts.extensions.get::<crate::server::protect::PeerCertificates>().cloned();

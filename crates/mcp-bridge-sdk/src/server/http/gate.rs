@@ -1,8 +1,8 @@
 //! The checks every request to the HTTP endpoint passes before either era
 //! sees it, in one order: `Origin` and `Host` (403: DNS rebinding, a page of
-//! another site), the token of a protected endpoint (401, 403), then for a
-//! POST the content type (415) and the body (413, 408). Nothing is read of
-//! a body its sender may not send.
+//! another site), the token of a protected endpoint (401, 403), the
+//! caller's quotas (429), then for a POST the content type (415) and the
+//! body (413, 408). Nothing is read of a body its sender may not send.
 
 use axum::body::Bytes;
 use axum::extract::Request;
@@ -10,6 +10,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
+use super::quotas::{InFlight, OverQuota};
 use super::{HttpOptions, Refused, admit_request};
 use crate::server::protect::{Caller, Protection, Refusal};
 
@@ -22,6 +23,41 @@ pub(crate) struct CheckedPost {
     pub(crate) caller: Option<Caller>,
     /// Its body, within the endpoint's limit.
     pub(crate) body: Bytes,
+    /// Counts it among its caller's requests under way while it lives.
+    pub(crate) held: Option<InFlight>,
+}
+
+/// The caller a request counts for in the quotas: its token's subject, or
+/// the one caller of an endpoint without tokens.
+fn quota_key(caller: Option<&Caller>) -> &str {
+    caller.and_then(|c| c.subject.as_deref()).unwrap_or("")
+}
+
+/// The caller's quotas: its rate, its requests under way.
+fn admit_quota(caller: Option<&Caller>, options: &HttpOptions) -> Result<Option<InFlight>, OverQuota> {
+    options.quotas.admit(quota_key(caller), std::time::Instant::now())
+}
+
+/// A 429 answer, with `Retry-After` when waiting helps.
+fn over_quota(over: &OverQuota) -> Response {
+    let mut response = (StatusCode::TOO_MANY_REQUESTS, over.reason).into_response();
+    if let Some(seconds) = over.retry_after {
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
+}
+
+/// `response` with `held` kept until its body is sent (an event stream's
+/// end): the request is under way for as long.
+pub(crate) fn held_until_sent(response: Response, held: Option<InFlight>) -> Response {
+    use futures_util::StreamExt;
+    let Some(held) = held else { return response };
+    response.map(|body| {
+        axum::body::Body::from_stream(body.into_data_stream().map(move |chunk| {
+            let _counted = &held;
+            chunk
+        }))
+    })
 }
 
 /// The checks of any request (a GET or DELETE of a session too): `Origin`
@@ -30,7 +66,10 @@ pub(crate) struct CheckedPost {
 /// # Errors
 /// The refusal to answer.
 pub(crate) async fn check_request(headers: &HeaderMap, options: &HttpOptions) -> Result<Option<Caller>, Response> {
-    admit_request(headers, options).await.map_err(|refused| refused_response(&refused))
+    let caller = admit_request(headers, options).await.map_err(|refused| refused_response(&refused))?;
+    // Within the caller's rate; a GET's stream or a DELETE is no request under way.
+    drop(admit_quota(caller.as_ref(), options).map_err(|over| over_quota(&over))?);
+    Ok(caller)
 }
 
 /// [`check_request`], then the content type, then the body, which gets the
@@ -41,7 +80,8 @@ pub(crate) async fn check_request(headers: &HeaderMap, options: &HttpOptions) ->
 /// The refusal to answer.
 pub(crate) async fn check_post(request: Request, options: &HttpOptions) -> Result<CheckedPost, Response> {
     let (parts, body) = request.into_parts();
-    let caller = check_request(&parts.headers, options).await?;
+    let caller = admit_request(&parts.headers, options).await.map_err(|refused| refused_response(&refused))?;
+    let held = admit_quota(caller.as_ref(), options).map_err(|over| over_quota(&over))?;
     if let Some(refused) = refusal_unless_json(&parts.headers) {
         return Err(refused);
     }
@@ -51,7 +91,7 @@ pub(crate) async fn check_post(request: Request, options: &HttpOptions) -> Resul
         Ok(Err(_)) => return Err((StatusCode::PAYLOAD_TOO_LARGE, "the body is over the limit").into_response()),
         Err(_) => return Err((StatusCode::REQUEST_TIMEOUT, "the body did not arrive in time").into_response()),
     };
-    Ok(CheckedPost { parts, caller, body })
+    Ok(CheckedPost { parts, caller, body, held })
 }
 
 /// The answer to a refused request: its status and `WWW-Authenticate`.

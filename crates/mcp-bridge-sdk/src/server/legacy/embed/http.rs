@@ -28,7 +28,7 @@ use crate::Server;
 use crate::limits::CLOSE_GRACE;
 use crate::server::http::{
     CheckedPost, HttpOptions, Listener, answer_with, challenge_response, check_post, check_request, error_response,
-    json_response, serve_post, serve_router, sse_response, sse_within, with_metadata,
+    held_until_sent, json_response, serve_post, serve_router, sse_response, sse_within, with_metadata,
 };
 use crate::server::protect::{Caller, CallerSlot};
 use crate::server::shares::Caps;
@@ -287,21 +287,27 @@ fn refusal_by_version(headers: &HeaderMap) -> Option<Response> {
 /// A POST, once it passed the gate both eras share: a session's message, a
 /// legacy `initialize`, or a 2026-07-28 request.
 async fn handle_post(State(endpoint): State<Endpoint>, request: Request) -> Response {
-    let post = match check_post(request, &endpoint.http).await {
+    let mut post = match check_post(request, &endpoint.http).await {
         Ok(post) => post,
         Err(refused) => return refused,
     };
+    let held = post.held.take();
+    held_until_sent(answer_post(&endpoint, post).await, held)
+}
+
+/// The answer to a POST that passed the gate.
+async fn answer_post(endpoint: &Endpoint, post: CheckedPost) -> Response {
     let max_depth = endpoint.legacy.frontend.limits.max_depth;
     if let Some(id) = session_id(&post.parts.headers) {
         if let Some(refused) = refusal_by_version(&post.parts.headers) {
             return refused;
         }
-        let Some(session) = session_of(&endpoint, id, post.caller.as_ref()) else {
+        let Some(session) = session_of(endpoint, id, post.caller.as_ref()) else {
             return (StatusCode::NOT_FOUND, "no such session: it ended or never was; initialize again").into_response();
         };
         session.caller.set(post.caller.clone());
         let decoded = decode_message(&post.body, max_depth);
-        return match refusal_by_scope(&endpoint, post.caller.as_ref(), decoded.as_ref().ok()) {
+        return match refusal_by_scope(endpoint, post.caller.as_ref(), decoded.as_ref().ok()) {
             None => legacy_post(&session, decoded, &post.body, endpoint.http.connections.max_unsent_bytes).await,
             Some(refused) => refused,
         };
@@ -310,19 +316,19 @@ async fn handle_post(State(endpoint): State<Endpoint>, request: Request) -> Resp
     // legacy one; a 2026-07-28 client always names its version, and its
     // requests (an `initialize` too: 404, -32601) are the modern server's.
     if !is_legacy_version(&post.parts.headers) {
-        return to_modern(&endpoint, post).await;
+        return to_modern(endpoint, post).await;
     }
     match decode_message(&post.body, max_depth) {
         Ok(Message::Request(r)) if r.method == Initialize::NAME => {
             let address = post.parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>();
             let address = address.map(|info| info.0.ip());
-            start_session(&endpoint, Message::Request(r), post.caller, address).await
+            start_session(endpoint, Message::Request(r), post.caller, address).await
         }
         // A legacy client's message after its session: it forgot the id.
         Ok(Message::Request(r)) if !carries_modern_meta(&r) && r.method != ServerDiscover::NAME => {
             bad_request(Some(r.id), error_code::INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required")
         }
-        _ => to_modern(&endpoint, post).await,
+        _ => to_modern(endpoint, post).await,
     }
 }
 
