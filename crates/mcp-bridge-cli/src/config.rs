@@ -305,10 +305,10 @@ impl Job {
         let mut gateway = None;
         let (upstream, gate) = match (&args.url, args.command.is_empty(), &args.config) {
             (None, true, Some(file)) => {
-                let entries = crate::reload::read(file)?;
+                let config = crate::reload::read(file)?;
                 let server = mcp_bridge::gateway::server();
                 let upstream = UpstreamConfig::memory(&server);
-                gateway = Some(crate::reload::GatewayJob { server, entries, file: file.clone() });
+                gateway = Some(crate::reload::GatewayJob { server, config, file: file.clone() });
                 (upstream, None)
             }
             (Some(_), false, _) => return Err("give a URL or a command after --, not both".into()),

@@ -65,7 +65,7 @@ async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
     let mut gateway = None;
     // Every scope an `authorize` rule names, for the endpoint's metadata.
     let mut scopes: Vec<String> = Vec::new();
-    for scope in config.gateway.iter().flat_map(|job| &job.entries).flat_map(|e| e.authorize.scopes()) {
+    for scope in config.gateway.iter().flat_map(|job| &job.config.servers).flat_map(|e| e.authorize.scopes()) {
         if !scopes.contains(&scope) {
             scopes.push(scope);
         }

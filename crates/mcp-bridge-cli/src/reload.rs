@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use mcp_bridge::gateway::Gateway;
 use mcp_bridge_sdk::task_group::TaskGroup;
-use mcp_bridge_sdk::toolset::config::{self, ServerEntry};
+use mcp_bridge_sdk::toolset::config::{self, ConfigFile};
 use notify::Watcher;
 use tokio::sync::mpsc;
 
@@ -28,8 +28,8 @@ const SETTLE: Duration = Duration::from_millis(200);
 pub(crate) struct GatewayJob {
     /// The gateway's server (the upstream of the bridge, in memory).
     pub(crate) server: mcp_bridge_sdk::Server,
-    /// The file's servers.
-    pub(crate) entries: Vec<ServerEntry>,
+    /// The file's servers and choices.
+    pub(crate) config: ConfigFile,
     /// The file, followed for changes.
     pub(crate) file: PathBuf,
 }
@@ -38,24 +38,24 @@ pub(crate) struct GatewayJob {
 ///
 /// # Errors
 /// Why it cannot be used, naming the file.
-pub(crate) fn read(file: &Path) -> Result<Vec<ServerEntry>, String> {
+pub(crate) fn read(file: &Path) -> Result<ConfigFile, String> {
     let text =
         std::fs::read_to_string(file).map_err(|e| format!("--config {}: cannot be read ({e})", file.display()))?;
-    config::parse(&text, |name| std::env::var(name).ok()).map_err(|e| format!("--config {}: {e}", file.display()))
+    config::parse_file(&text, |name| std::env::var(name).ok()).map_err(|e| format!("--config {}: {e}", file.display()))
 }
 
 /// Starts the gateway's servers (returns once each answered or failed its
 /// first attempt), then follows the file on `tasks`. `protected`: the
 /// clients' requests carry tokens, which `authorize` rules need.
 pub(crate) async fn start(job: GatewayJob, protected: bool, tasks: &TaskGroup) {
-    if !protected && let Some(entry) = job.entries.iter().find(|e| !e.authorize.is_empty()) {
+    if !protected && let Some(entry) = job.config.servers.iter().find(|e| !e.authorize.is_empty()) {
         tracing::warn!(
             "--config {}: the \"authorize\" rules of {:?} apply only behind --listen-auth-issuer; here every tool is open to the client",
             job.file.display(),
             entry.name
         );
     }
-    let gateway = mcp_bridge::gateway::start(&job.server, job.entries, tasks).await;
+    let gateway = mcp_bridge::gateway::start(&job.server, job.config, tasks).await;
     match watch(&job.file) {
         Ok((watcher, changes)) => {
             tracing::info!("--config {}: watched; a saved change is applied", job.file.display());
@@ -106,8 +106,8 @@ async fn follow(file: &Path, gateway: &Gateway, mut changes: mpsc::Receiver<()>)
             continue;
         }
         match read(file) {
-            Ok(entries) => {
-                let changed = gateway.reload(entries).await;
+            Ok(config) => {
+                let changed = gateway.reload(config).await;
                 if changed.is_empty() {
                     tracing::debug!("--config {}: saved without a change", file.display());
                 } else {

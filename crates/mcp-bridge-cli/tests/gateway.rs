@@ -387,3 +387,77 @@ async fn a_saved_change_of_the_config_file_is_applied_and_a_broken_one_refused()
     assert!(refused.get("error").is_some(), "{refused}");
     assert_eq!(peer.finish().await, Some(0));
 }
+
+/// The bytes of the `tools/list` result a legacy client gets now.
+async fn tools_list_bytes(peer: &mut RawPeer, id: i64) -> usize {
+    peer.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}).to_string()).await;
+    recv_until(peer, |m| m["id"] == id).await.get("result").map_or(0, |result| result.to_string().len())
+}
+
+/// `"discovery": "progressive"`: the list shows the gateway's
+/// `search_tools` and `call_tool` and the pinned tools; a client finds a
+/// tool it was never listed and calls it, by its name or through
+/// `call_tool` (an input request of its server reaching the client through
+/// it); the file switched back to full discovery lists everything again.
+#[tokio::test(flavor = "multi_thread")]
+async fn progressive_discovery_lists_a_few_tools_and_every_tool_stays_callable() {
+    let dir = test_support::ScratchDir::new("gateway-progressive");
+    let example = workspace_binary("mcp-example-server", "mcp-example-server");
+    let file = dir.path().join("config.json");
+    let servers = json!({"notes": {"command": example, "pinned": ["echo"]}, "more": {"command": example}});
+    save(&file, &json!({"discovery": "progressive", "mcpServers": servers}));
+    let mut peer =
+        RawPeer::spawn(&workspace_binary("mcp-bridge-cli", "mcp-bridge"), &["--config", file.to_str().unwrap()]);
+    legacy_initialize(&mut peer, json!({"elicitation": {}})).await;
+    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+
+    let mut names = tool_names(&mut peer, 1).await;
+    names.sort();
+    assert_eq!(names, ["call_tool", "notes__echo", "search_tools"]);
+    let progressive_bytes = tools_list_bytes(&mut peer, 2).await;
+
+    let found = call(&mut peer, 3, "search_tools", json!({"query": "add two numbers", "limit": 3})).await;
+    let tools = found["result"]["structuredContent"]["tools"].as_array().cloned().unwrap_or_default();
+    let add = tools.iter().find(|t| t["name"] == "more__add").unwrap_or_else(|| panic!("{found}"));
+    assert!(add["inputSchema"]["properties"]["a"].is_object(), "{add}");
+    assert!(tools.len() <= 3, "{found}");
+
+    let sum = call(&mut peer, 4, "more__add", json!({"a": 2, "b": 3})).await;
+    assert_eq!(sum["result"]["structuredContent"]["sum"], 5.0, "called by its name though never listed: {sum}");
+    let sum = call(&mut peer, 5, "call_tool", json!({"name": "notes__add", "arguments": {"a": 1, "b": 2}})).await;
+    assert_eq!(sum["result"]["structuredContent"]["sum"], 3.0, "{sum}");
+    let unknown = call(&mut peer, 6, "call_tool", json!({"name": "nowhere__add"})).await;
+    assert!(unknown.get("error").is_some(), "{unknown}");
+
+    // A server's input request reaches the client through call_tool.
+    let request = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "call_tool", "arguments": {"name": "notes__ask_name"}}});
+    peer.send(&request.to_string()).await;
+    let asked = recv_until(&mut peer, |m| m["method"] == "elicitation/create").await;
+    let answer =
+        json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept", "content": {"name": "Ada"}}});
+    peer.send(&answer.to_string()).await;
+    let greeted = recv_until(&mut peer, |m| m["id"] == 7).await;
+    assert!(text(&greeted).contains("Ada"), "{greeted}");
+
+    // Back to full discovery: every tool listed, the gateway's own gone.
+    save(&file, &json!({"mcpServers": servers}));
+    let mut id = 10;
+    let full = loop {
+        recv_until(&mut peer, |m| m["method"] == "notifications/tools/list_changed").await;
+        id += 1;
+        let names = tool_names(&mut peer, id).await;
+        if names.iter().any(|n| n == "more__add") && !names.iter().any(|n| n == "search_tools") {
+            break names;
+        }
+    };
+    assert!(full.len() > 20, "{full:?}");
+    let full_bytes = tools_list_bytes(&mut peer, 50).await;
+    eprintln!(
+        "tools/list of two mcp-example-servers: full {full_bytes} bytes (~{} tokens), progressive {progressive_bytes} bytes (~{} tokens)",
+        full_bytes / 4,
+        progressive_bytes / 4
+    );
+    assert!(progressive_bytes * 4 < full_bytes, "progressive {progressive_bytes} B against full {full_bytes} B");
+    assert_eq!(peer.finish().await, Some(0));
+}

@@ -269,6 +269,8 @@ pub(crate) struct ServerInner {
     limits: ServerLimits,
     /// Scopes declared for tools, prompts and resources.
     scopes: RwLock<protect::RequiredScopes>,
+    /// Tools callable by name but left out of `tools/list`.
+    unlisted: RwLock<std::collections::HashSet<String>>,
     /// How 2025-11-25 clients are served; `None`: they are not.
     #[cfg(feature = "legacy")]
     legacy: Option<legacy::embed::EmbedOptions>,
@@ -348,6 +350,28 @@ impl Server {
         S: Into<String>,
     {
         write(&self.inner.scopes).set(target, scopes.into_iter().map(Into::into).collect());
+    }
+
+    /// Whether `caller` may use `target`: it has the scopes set for it
+    /// ([`ServerBuilder::require_scopes`], [`Server::set_required_scopes`]).
+    /// Every request may without a caller (an endpoint without tokens).
+    /// For a handler that acts on another target by name (a gateway's
+    /// `call_tool`).
+    pub fn may_use(&self, caller: Option<&protect::Caller>, target: &protect::ScopeTarget) -> bool {
+        caller.is_none_or(|caller| read(&self.inner.scopes).grants(caller, target))
+    }
+
+    /// Leaves the tool `name` out of `tools/list` (`listed` false) while it
+    /// stays callable by name, or lists it again; tells every stream that
+    /// listens for tool list changes when that changes the list.
+    pub async fn set_tool_listed(&self, name: &str, listed: bool) {
+        let changed = {
+            let mut unlisted = write(&self.inner.unlisted);
+            if listed { unlisted.remove(name) } else { unlisted.insert(name.to_owned()) }
+        };
+        if changed && read(&self.inner.tools).iter().any(|t| t.tool.name == name) {
+            self.publish(ChangeEvent::ToolsListChanged).await;
+        }
     }
 
     /// The server's name and version.

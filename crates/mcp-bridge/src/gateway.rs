@@ -4,7 +4,10 @@
 //! back: the client hears `list_changed`), served to the legacy client by
 //! the embedded bridge like any server of this process. Calls go to their
 //! server one round at a time (the `relay` module), so the input requests of every
-//! server reach the client.
+//! server reach the client. Under progressive discovery the list shows
+//! the gateway's own tools to search and call the others (`discovery`).
+
+mod discovery;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -14,9 +17,12 @@ use mcp_bridge_sdk::server::protect::ScopeTarget;
 use mcp_bridge_sdk::server::{PromptRequest, Reply, RequestContext, ResourceRequest, ToolCall};
 use mcp_bridge_sdk::task_group::TaskGroup;
 use mcp_bridge_sdk::toolset::authorize::ToolScopes;
-use mcp_bridge_sdk::toolset::config::ServerEntry;
+use mcp_bridge_sdk::toolset::config::{ConfigFile, Discovery};
+use mcp_bridge_sdk::toolset::exposure::Globs;
 use mcp_bridge_sdk::toolset::{Reconfigured, Toolset};
 use mcp_bridge_sdk::{HandlerError, RequestOptions, Server};
+use serde_json::{Map, Value, json};
+use tokio::sync::Notify;
 
 use crate::relay::{self, Failure, Relays, Round, handler_error};
 
@@ -30,21 +36,27 @@ pub fn server() -> Server {
         .build()
 }
 
-/// Starts the servers of `entries` as one toolset (in parallel; returns
+/// Starts the servers of `config` as one toolset (in parallel; returns
 /// once each answered or failed its first attempt), gives `server` what
 /// they offer, and keeps it in step on `tasks` until they stop.
-pub async fn start(server: &Server, entries: Vec<ServerEntry>, tasks: &TaskGroup) -> Gateway {
+pub async fn start(server: &Server, config: ConfigFile, tasks: &TaskGroup) -> Gateway {
     let relays = Relays::new();
     let rules = Arc::new(Rules::default());
-    rules.set(&entries);
-    let toolset = Toolset::builder().configured_each(entries, |name| relays.client_options(name)).start().await;
+    rules.set(&config);
+    let servers = config.servers;
+    let toolset = Toolset::builder().configured_each(servers, |name| relays.client_options(name)).start().await;
+    let gateway = Gateway { toolset, relays, rules, resync: Arc::new(Notify::new()) };
     let mut mirror = Mirror::default();
-    mirror.sync(server, &toolset, &relays, &rules).await;
-    let gateway = Gateway { toolset: toolset.clone(), relays: relays.clone(), rules: rules.clone() };
-    let (server, mut changes) = (server.clone(), toolset.changes());
+    mirror.sync(server, &gateway).await;
+    let (server, mirrored) = (server.clone(), gateway.clone());
     tasks.spawn(async move {
-        while changes.changed().await.is_ok() {
-            mirror.sync(&server, &toolset, &relays, &rules).await;
+        let mut changes = mirrored.toolset.changes();
+        loop {
+            tokio::select! {
+                changed = changes.changed() => if changed.is_err() { break },
+                () = mirrored.resync.notified() => {}
+            }
+            mirror.sync(&server, &mirrored).await;
         }
     });
     gateway
@@ -56,24 +68,50 @@ pub struct Gateway {
     toolset: Toolset,
     relays: Arc<Relays<CallToolResult>>,
     rules: Arc<Rules>,
+    /// Asks for the server's tools to be made the toolset's again (the
+    /// rules changed, not the toolset).
+    resync: Arc<Notify>,
 }
 
-/// Each server's `authorize` rules, by server name.
+/// What the file says of each server's tools beyond the toolset: who may
+/// use them (`authorize`), which are listed (`discovery`, `pinned`).
 #[derive(Default)]
-struct Rules(std::sync::RwLock<HashMap<String, ToolScopes>>);
+struct Rules(std::sync::RwLock<Policy>);
+
+#[derive(Default)]
+struct Policy {
+    discovery: Discovery,
+    /// Each server's `authorize` and `pinned`, by server name.
+    servers: HashMap<String, (ToolScopes, Globs)>,
+}
 
 impl Rules {
-    /// The rules of `entries`, in place of any before.
-    fn set(&self, entries: &[ServerEntry]) {
-        let rules = entries.iter().map(|e| (e.name.clone(), e.authorize.clone())).collect();
-        *self.0.write().unwrap_or_else(|e| e.into_inner()) = rules;
+    /// The rules of `config`, in place of any before.
+    fn set(&self, config: &ConfigFile) {
+        let servers =
+            config.servers.iter().map(|e| (e.name.clone(), (e.authorize.clone(), e.pinned.clone()))).collect();
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = Policy { discovery: config.discovery, servers };
     }
 
-    /// The scopes the tool `name` of the toolset needs.
-    fn of(&self, toolset: &Toolset, name: &str) -> Vec<String> {
-        let Some((server, original)) = toolset.origin_of(name) else { return Vec::new() };
-        let rules = self.0.read().unwrap_or_else(|e| e.into_inner());
-        rules.get(&server).map(|r| r.of(&original)).unwrap_or_default()
+    fn policy(&self) -> std::sync::RwLockReadGuard<'_, Policy> {
+        self.0.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the gateway lists its own tools instead of every server's.
+    fn progressive(&self) -> bool {
+        self.policy().discovery == Discovery::Progressive
+    }
+
+    /// The scopes the tool `name` of the toolset needs, and whether it is
+    /// listed.
+    fn of(&self, toolset: &Toolset, name: &str) -> (Vec<String>, bool) {
+        let policy = self.policy();
+        let full = policy.discovery == Discovery::Full;
+        let Some((server, original)) = toolset.origin_of(name) else { return (Vec::new(), full) };
+        match policy.servers.get(&server) {
+            Some((authorize, pinned)) => (authorize.of(&original), full || pinned.matches(&original)),
+            None => (Vec::new(), full),
+        }
     }
 }
 
@@ -84,14 +122,16 @@ impl std::fmt::Debug for Gateway {
 }
 
 impl Gateway {
-    /// Makes the servers those of `entries`, a new version of the
+    /// Makes the servers those of `config`, a new version of the
     /// configuration file: the servers added, removed or changed start
     /// and stop, the others' sessions go on, and the clients hear
     /// `list_changed` (see [`Toolset::reconfigure`]). What changed.
-    pub async fn reload(&self, entries: Vec<ServerEntry>) -> Reconfigured {
+    pub async fn reload(&self, config: ConfigFile) -> Reconfigured {
         // Before the toolset changes: the tools it lists then take the new rules.
-        self.rules.set(&entries);
-        self.toolset.reconfigure(entries, |name| self.relays.client_options(name)).await
+        self.rules.set(&config);
+        let changed = self.toolset.reconfigure(config.servers, |name| self.relays.client_options(name)).await;
+        self.resync.notify_one();
+        changed
     }
 }
 
@@ -99,29 +139,34 @@ impl Gateway {
 /// (resources).
 #[derive(Default)]
 struct Mirror {
-    /// Each tool with the scopes it needs.
-    tools: HashMap<String, (Tool, Vec<String>)>,
+    /// Each tool with the scopes it needs and whether it is listed.
+    tools: HashMap<String, (Tool, Vec<String>, bool)>,
     prompts: HashMap<String, Prompt>,
     resources: HashMap<String, Resource>,
+    /// Whether the gateway's own tools (progressive discovery) are offered.
+    own_tools: bool,
 }
 
 impl Mirror {
     /// Makes the server offer what the toolset has: the entries gone
     /// removed, the new or changed ones added (each add and remove tells
     /// the listening client).
-    async fn sync(&mut self, server: &Server, toolset: &Toolset, relays: &Arc<Relays<CallToolResult>>, rules: &Rules) {
+    async fn sync(&mut self, server: &Server, gateway: &Gateway) {
+        let (toolset, relays, rules) = (&gateway.toolset, &gateway.relays, &gateway.rules);
         let tools = toolset.tools().into_iter().map(|tool| {
-            let scopes = rules.of(toolset, &tool.name);
-            (tool, scopes)
+            let (scopes, listed) = rules.of(toolset, &tool.name);
+            (tool, scopes, listed)
         });
-        let (gone, new) = diff(&mut self.tools, tools.collect(), |(t, _)| &t.name);
+        let (gone, new) = diff(&mut self.tools, tools.collect(), |(t, _, _)| &t.name);
         for name in gone {
             server.remove_tool(&name).await;
             server.set_required_scopes(ScopeTarget::tool(&name), Vec::<String>::new());
+            server.set_tool_listed(&name, true).await;
         }
-        for (tool, scopes) in new {
-            // Before the tool is listed: nobody sees it without them.
+        for (tool, scopes, listed) in new {
+            // Before the tool is added: nobody sees it without them.
             server.set_required_scopes(ScopeTarget::tool(&tool.name), scopes);
+            server.set_tool_listed(&tool.name, listed).await;
             let (toolset, relays, name) = (toolset.clone(), relays.clone(), tool.name.clone());
             let handler = move |call: ToolCall, ctx: RequestContext| {
                 let (toolset, relays, name) = (toolset.clone(), relays.clone(), name.clone());
@@ -129,6 +174,7 @@ impl Mirror {
             };
             server.add_tool(tool, handler).await;
         }
+        self.sync_own_tools(server, gateway).await;
 
         let (gone, new) = diff(&mut self.prompts, toolset.prompts(), |p| &p.name);
         for name in gone {
@@ -164,6 +210,77 @@ impl Mirror {
             server.add_resource(resource, handler).await;
         }
     }
+}
+
+impl Mirror {
+    /// Offers the gateway's own tools while discovery is progressive, and
+    /// only then.
+    async fn sync_own_tools(&mut self, server: &Server, gateway: &Gateway) {
+        let wanted = gateway.rules.progressive();
+        if wanted == self.own_tools {
+            return;
+        }
+        self.own_tools = wanted;
+        let [search, call] = discovery::own_tools();
+        if !wanted {
+            server.remove_tool(&search.name).await;
+            server.remove_tool(&call.name).await;
+            return;
+        }
+        let (searched, seen_by) = (gateway.toolset.clone(), server.clone());
+        let search_handler = move |call: ToolCall, ctx: RequestContext| {
+            let found = search_tools(&searched, &seen_by, &call, &ctx);
+            async move { found }
+        };
+        server.add_tool(search, search_handler).await;
+        let (called, seen_by) = (gateway.clone(), server.clone());
+        let call_handler = move |call: ToolCall, ctx: RequestContext| {
+            let (gateway, server) = (called.clone(), seen_by.clone());
+            async move { call_by_name(&gateway, &server, call, &ctx).await }
+        };
+        server.add_tool(call, call_handler).await;
+    }
+}
+
+/// `search_tools`: the tools the caller of `ctx` may use that match the
+/// query best.
+fn search_tools(
+    toolset: &Toolset,
+    server: &Server,
+    call: &ToolCall,
+    ctx: &RequestContext,
+) -> Result<Reply<CallToolResult>, HandlerError> {
+    let query = call.arguments.get("query").and_then(Value::as_str);
+    let query = query.ok_or_else(|| HandlerError::invalid_params("search_tools needs a \"query\" (words)"))?;
+    let limit = call.arguments.get("limit").and_then(Value::as_u64);
+    let caller = ctx.caller.as_deref();
+    let usable: Vec<Tool> =
+        toolset.tools().into_iter().filter(|t| server.may_use(caller, &ScopeTarget::tool(&t.name))).collect();
+    let found: Vec<Value> = discovery::search(&usable, query, limit).into_iter().map(discovery::found).collect();
+    Ok(Reply::Complete(CallToolResult::structured(json!({"tools": found}))))
+}
+
+/// `call_tool`: the call of the tool it names, as if called by its name;
+/// a tool the caller may not use is as unknown as one that does not exist.
+async fn call_by_name(
+    gateway: &Gateway,
+    server: &Server,
+    mut call: ToolCall,
+    ctx: &RequestContext,
+) -> Result<Reply<CallToolResult>, HandlerError> {
+    let name = call.arguments.get("name").and_then(Value::as_str).map(str::to_owned);
+    let name = name.ok_or_else(|| HandlerError::invalid_params("call_tool needs the \"name\" of a tool"))?;
+    let usable = server.may_use(ctx.caller.as_deref(), &ScopeTarget::tool(&name));
+    if !usable || gateway.toolset.server_of(&name).is_none() {
+        return Err(HandlerError::invalid_params(format!("Unknown tool: {name}")));
+    }
+    call.arguments = match call.arguments.remove("arguments") {
+        Some(Value::Object(arguments)) => arguments,
+        None | Some(Value::Null) => Map::new(),
+        Some(_) => return Err(HandlerError::invalid_params("call_tool's \"arguments\" must be an object")),
+    };
+    call.name = name.clone();
+    call_tool(&gateway.relays, gateway.toolset.clone(), name, call, ctx).await
 }
 
 /// Makes `served` the `wanted` entries (`key` names each); the keys gone

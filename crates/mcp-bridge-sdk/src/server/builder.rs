@@ -429,6 +429,7 @@ impl ServerBuilder {
                 page_size: self.page_size,
                 limits: self.limits,
                 scopes: RwLock::new(self.scopes),
+                unlisted: RwLock::default(),
                 #[cfg(feature = "legacy")]
                 legacy: self.legacy,
                 next_connection: AtomicU64::new(1),

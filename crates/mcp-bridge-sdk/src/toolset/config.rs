@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::authorize::ToolScopes;
-use super::exposure::{BadGlob, Exposure, NameFilter, Prefix};
+use super::exposure::{BadGlob, Exposure, Globs, NameFilter, Prefix};
 
 /// One server of a configuration file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +30,33 @@ pub struct ServerEntry {
     /// The scopes a caller needs for its tools (`"authorize"`), for a
     /// gateway on a protected endpoint to apply.
     pub authorize: ToolScopes,
+    /// Its tools a gateway lists even under progressive discovery
+    /// (`"pinned"`, globs over the server's own names).
+    pub pinned: Globs,
+}
+
+/// How a gateway lists its servers' tools (`"discovery"` at the top of
+/// the file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Discovery {
+    /// Every tool listed.
+    #[default]
+    Full,
+    /// A tool to search every server's tools and one to call any of them
+    /// by name, plus the pinned tools; every tool stays callable by name.
+    Progressive,
+}
+
+/// A configuration file: its servers, and the gateway's choices.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConfigFile {
+    /// The servers, as [`parse`] reads them.
+    pub servers: Vec<ServerEntry>,
+    /// `"discovery"`.
+    pub discovery: Discovery,
 }
 
 /// How a configured server is reached.
@@ -209,6 +236,8 @@ struct Written {
     rename: BTreeMap<String, String>,
     #[serde(default)]
     authorize: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    pinned: Vec<String>,
     // Members of other clients' files with no meaning here.
     #[serde(default, rename = "envFile")]
     _env_file: Option<Value>,
@@ -248,7 +277,20 @@ impl WrittenFilter {
 /// # Errors
 /// See [`ConfigError`]; texts never hold a value from the environment.
 pub fn parse(text: &str, env: impl Fn(&str) -> Option<String>) -> Result<Vec<ServerEntry>, ConfigError> {
+    parse_file(text, env).map(|file| file.servers)
+}
+
+/// [`parse`], with the gateway's choices of the file (`"discovery"`).
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_file(text: &str, env: impl Fn(&str) -> Option<String>) -> Result<ConfigFile, ConfigError> {
     let file: Value = serde_json::from_str(text).map_err(|e| ConfigError::Invalid(e.to_string()))?;
+    let discovery = match file.get("discovery") {
+        None => Discovery::default(),
+        Some(value) => Discovery::deserialize(value)
+            .map_err(|e| ConfigError::Invalid(format!("\"discovery\": {e} (full or progressive)")))?,
+    };
     let servers = file.get("mcpServers").or_else(|| file.get("servers")).ok_or(ConfigError::NoServers)?;
     let servers: BTreeMap<String, Written> =
         serde_json::from_value(servers.clone()).map_err(|e| ConfigError::Invalid(e.to_string()))?;
@@ -262,7 +304,7 @@ pub fn parse(text: &str, env: impl Fn(&str) -> Option<String>) -> Result<Vec<Ser
     if entries.is_empty() {
         return Err(ConfigError::NoServers);
     }
-    Ok(entries)
+    Ok(ConfigFile { servers: entries, discovery })
 }
 
 fn entry(name: String, written: Written, env: &impl Fn(&str) -> Option<String>) -> Result<ServerEntry, ConfigError> {
@@ -302,7 +344,12 @@ fn entry(name: String, written: Written, env: &impl Fn(&str) -> Option<String>) 
         field: "authorize".into(),
         error,
     })?;
-    Ok(ServerEntry { name, kind, exposure, authorize })
+    let pinned = Globs::new(&written.pinned).map_err(|error| ConfigError::BadGlob {
+        server: name.clone(),
+        field: "pinned".into(),
+        error,
+    })?;
+    Ok(ServerEntry { name, kind, exposure, authorize, pinned })
 }
 
 /// `value` with each `${env:NAME}` replaced by the variable.
@@ -378,6 +425,14 @@ mod tests {
         assert!(!exposure.resources.admits("file:///etc/passwd"));
         assert_eq!(exposure.prefix, Prefix::OnCollision);
         assert_eq!(exposure.rename["read_file"], "cat");
+        let progressive =
+            r#"{"discovery": "progressive", "mcpServers": {"n": {"command": "x", "pinned": ["read_*"]}}}"#;
+        let file = parse_file(progressive, env).unwrap();
+        assert_eq!(file.discovery, Discovery::Progressive);
+        assert!(file.servers[0].pinned.matches("read_file") && !file.servers[0].pinned.matches("write"));
+        assert!(!parse(text, env).unwrap()[0].pinned.matches("read_file"), "nothing pinned by default");
+        let unknown = parse_file(r#"{"discovery": "lazy", "mcpServers": {"n": {"command": "x"}}}"#, env).unwrap_err();
+        assert!(unknown.to_string().contains("lazy") && unknown.to_string().contains("progressive"), "{unknown}");
         let guarded = r#"{"mcpServers": {"n": {"command": "x", "authorize": {"delete_*": ["admin"]}}}}"#;
         assert_eq!(parse(guarded, env).unwrap()[0].authorize.of("delete_all"), ["admin"]);
         let bad = parse(r#"{"mcpServers": {"n": {"command": "x", "authorize": {"[x": ["a"]}}}}"#, env).unwrap_err();

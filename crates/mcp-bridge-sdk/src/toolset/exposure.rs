@@ -64,6 +64,26 @@ impl NameFilter {
     }
 }
 
+/// Names some globs match; none match when there is no glob.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Globs(Vec<glob::Pattern>);
+
+impl Globs {
+    /// These globs.
+    ///
+    /// # Errors
+    /// The first glob that is not valid.
+    pub fn new<S: AsRef<str>>(globs: &[S]) -> Result<Self, BadGlob> {
+        let filter = NameFilter::new(globs, &[])?;
+        Ok(Globs(filter.allow))
+    }
+
+    /// Whether a glob matches `name`.
+    pub fn matches(&self, name: &str) -> bool {
+        self.0.iter().any(|p| p.matches(name))
+    }
+}
+
 /// What a toolset shows of one server: [`Exposure::default`] shows all of
 /// it, prefixed; then the `with_*` setters. Filters and renames take the
 /// server's own names (a resource's URI).

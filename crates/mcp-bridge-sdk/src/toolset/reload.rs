@@ -55,7 +55,9 @@ pub(super) fn plan(running: &[ServerEntry], wanted: &[ServerEntry]) -> Reconfigu
         match running.iter().find(|r| r.name == entry.name) {
             None => plan.added.push(entry.name.clone()),
             Some(old) if old.kind != entry.kind => plan.restarted.push(entry.name.clone()),
-            Some(old) if old.exposure != entry.exposure || old.authorize != entry.authorize => {
+            Some(old)
+                if old.exposure != entry.exposure || old.authorize != entry.authorize || old.pinned != entry.pinned =>
+            {
                 plan.reshaped.push(entry.name.clone());
             }
             Some(_) => {}
@@ -113,6 +115,7 @@ mod tests {
             kind: ServerKind::Command { command: command.into(), args: Vec::new(), env: Vec::new() },
             exposure: Exposure::default().with_prefix(prefix),
             authorize: Default::default(),
+            pinned: Default::default(),
         }
     }
 

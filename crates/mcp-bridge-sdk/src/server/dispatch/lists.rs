@@ -76,7 +76,9 @@ impl Server {
 impl Server {
     /// The tools `caller` sees.
     pub(super) fn tools_for(&self, caller: Option<&Caller>) -> Listed<Tool> {
-        let tools = read(&self.inner.tools).iter().map(|t| t.tool.clone()).collect();
+        let unlisted = read(&self.inner.unlisted);
+        let listed = read(&self.inner.tools);
+        let tools = listed.iter().filter(|t| !unlisted.contains(&t.tool.name)).map(|t| t.tool.clone()).collect();
         self.listed(tools, caller, |t| ScopeTarget::tool(&t.name))
     }
 
