@@ -407,7 +407,7 @@ async fn progressive_discovery_lists_a_few_tools_and_every_tool_stays_callable()
     let servers = json!({"notes": {"command": example, "pinned": ["echo"]}, "more": {"command": example}});
     save(&file, &json!({"discovery": "progressive", "mcpServers": servers}));
     let mut peer =
-        RawPeer::spawn(&workspace_binary("mcp-bridge-cli", "mcp-bridge"), &["--config", file.to_str().unwrap()]);
+        RawPeer::spawn(workspace_binary("mcp-bridge-cli", "mcp-bridge"), &["--config", file.to_str().unwrap()]);
     legacy_initialize(&mut peer, json!({"elicitation": {}})).await;
     peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
 

@@ -269,6 +269,8 @@ pub(crate) struct ServerInner {
     limits: ServerLimits,
     /// Scopes declared for tools, prompts and resources.
     scopes: RwLock<protect::RequiredScopes>,
+    /// Whether lists show each caller only what it may use.
+    scoped_lists: bool,
     /// Tools callable by name but left out of `tools/list`.
     unlisted: RwLock<std::collections::HashSet<String>>,
     /// How 2025-11-25 clients are served; `None`: they are not.
@@ -343,7 +345,8 @@ impl Server {
     /// on a protected endpoint, besides the endpoint's own (none: only
     /// those), from now on; as [`ServerBuilder::require_scopes`], for
     /// tools added while the server runs. A caller without them does not
-    /// see the target in its lists either.
+    /// see the target in its lists either when the server
+    /// [lists only what callers may use](ServerBuilder::list_only_what_callers_may_use).
     pub fn set_required_scopes<I, S>(&self, target: protect::ScopeTarget, scopes: I)
     where
         I: IntoIterator<Item = S>,

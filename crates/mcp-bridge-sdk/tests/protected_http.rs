@@ -50,6 +50,7 @@ async fn protected() -> (SocketAddr, String, Server) {
             Ok(Reply::Complete(CallToolResult::text(trace_and_credentials(&ctx))))
         })
         .require_scopes(ScopeTarget::tool("erase"), ["write"])
+        .list_only_what_callers_may_use()
         .build();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

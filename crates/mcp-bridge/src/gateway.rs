@@ -33,6 +33,8 @@ pub fn server() -> Server {
         .offer_tools()
         .offer_prompts()
         .offer_resources()
+        // Kong's 3.13.0.1 fix: a list never shows what its caller may not call.
+        .list_only_what_callers_may_use()
         .build()
 }
 

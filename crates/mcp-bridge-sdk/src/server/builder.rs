@@ -49,6 +49,7 @@ pub struct ServerBuilder {
     page_size: usize,
     limits: ServerLimits,
     scopes: super::protect::RequiredScopes,
+    scoped_lists: bool,
     #[cfg(feature = "tasks")]
     tasks: Option<TaskOptions>,
     #[cfg(feature = "tasks")]
@@ -337,6 +338,16 @@ impl ServerBuilder {
         self
     }
 
+    /// Lists show each caller only the tools, prompts and resources its
+    /// token's scopes let it use (a list is then `private`), as a gateway
+    /// that ties visibility to authorization does. By default every caller
+    /// sees everything, and a call it lacks the scopes for gets the 403
+    /// that makes its client step up.
+    pub fn list_only_what_callers_may_use(mut self) -> Self {
+        self.scoped_lists = true;
+        self
+    }
+
     /// Scopes a caller's token must grant to use `target` (a tool, a
     /// prompt, a resource) on a protected endpoint, besides the endpoint's
     /// own; a token without them gets 403 `insufficient_scope` naming them
@@ -429,6 +440,7 @@ impl ServerBuilder {
                 page_size: self.page_size,
                 limits: self.limits,
                 scopes: RwLock::new(self.scopes),
+                scoped_lists: self.scoped_lists,
                 unlisted: RwLock::default(),
                 #[cfg(feature = "legacy")]
                 legacy: self.legacy,
@@ -482,6 +494,7 @@ impl Server {
             page_size: 100,
             limits: ServerLimits::default(),
             scopes: Default::default(),
+            scoped_lists: false,
             #[cfg(feature = "tasks")]
             tasks: None,
             #[cfg(feature = "tasks")]

@@ -25,8 +25,9 @@ impl<T> From<Vec<T>> for Listed<T> {
 
 impl Server {
     /// `entries` as `caller` sees them: on a protected endpoint (a caller
-    /// known) those whose scopes it lacks are left out (`target` names
-    /// what each entry needs scopes as).
+    /// known) of a server that lists only what callers may use, those
+    /// whose scopes it lacks are left out (`target` names what each entry
+    /// needs scopes as).
     pub(super) fn listed<T>(
         &self,
         mut entries: Vec<T>,
@@ -34,7 +35,9 @@ impl Server {
         target: fn(&T) -> ScopeTarget,
     ) -> Listed<T> {
         let rules = read(&self.inner.scopes);
-        let Some(caller) = caller.filter(|_| !rules.is_empty()) else { return entries.into() };
+        let Some(caller) = caller.filter(|_| self.inner.scoped_lists && !rules.is_empty()) else {
+            return entries.into();
+        };
         entries.retain(|entry| rules.grants(caller, &target(entry)));
         Listed { entries, own: true }
     }
