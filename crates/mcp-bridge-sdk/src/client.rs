@@ -92,6 +92,10 @@ struct ClientInner {
     /// The result of the `server/discover` probe, for the caller whose
     /// request was that discover.
     probed: Mutex<Option<Value>>,
+    /// The resources the listen streams of a 2025-11-25 session want; held
+    /// across the subscribe and unsubscribe requests, so that a stream's
+    /// end and another's start do not cross.
+    legacy_subscriptions: tokio::sync::Mutex<legacy_listen::SubscriptionCounts>,
     /// Where the server is, as the era cache knows it.
     address: Option<String>,
     /// The era is 2026-07-28 on the cache's word alone: a first answer of
@@ -155,6 +159,7 @@ impl Client {
                 tasks,
                 spoken: tokio::sync::OnceCell::new(),
                 probed: Mutex::default(),
+                legacy_subscriptions: tokio::sync::Mutex::default(),
                 address: transport.address,
                 modern_from_cache: Default::default(),
             }),

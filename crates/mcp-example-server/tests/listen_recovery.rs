@@ -74,3 +74,41 @@ async fn without_a_server_to_come_back_the_retries_run_out() {
     let ended = tokio::time::timeout(Duration::from_secs(10), listening).await.unwrap().unwrap();
     assert!(matches!(ended, Err(Error::Closed)), "{ended:?}");
 }
+
+/// Two listen streams of one 2025-11-25 session want one resource: the
+/// end of the first leaves the second's updates coming (the session's
+/// subscription is unsubscribed after the last stream only).
+#[tokio::test]
+async fn the_end_of_one_legacy_listen_stream_keeps_another_streams_resource_updates() {
+    let mut options = ClientOptions::new("two-listeners", "1");
+    options.era = mcp_bridge_sdk::client::Era::Legacy;
+    let client = Client::new(options, spawn(StdioCommand::new(SERVER)).unwrap());
+    let o = RequestOptions::default();
+    client.call_tool("set_note", json!({"name": "shared", "text": "v0"}), &o).await.unwrap();
+    let stream = |client: &Client| {
+        let events: Events = Arc::default();
+        let seen = events.clone();
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let options = RequestOptions::default()
+            .with_cancel(cancel.clone())
+            .with_on_notification(Arc::new(move |n| seen.lock().unwrap().push(n.method.clone())));
+        let filter =
+            SubscriptionFilter { resource_subscriptions: Some(vec!["note://shared".into()]), ..Default::default() };
+        let listener = client.clone();
+        let task = tokio::spawn(async move { listener.listen(filter, &options).await });
+        (events, cancel, task)
+    };
+    let (first, end_first, first_task) = stream(&client);
+    let (second, _end_second, _second_task) = stream(&client);
+    wait_for(&first, "notifications/subscriptions/acknowledged", 1).await;
+    wait_for(&second, "notifications/subscriptions/acknowledged", 1).await;
+    client.call_tool("set_note", json!({"name": "shared", "text": "v1"}), &o).await.unwrap();
+    wait_for(&first, "notifications/resources/updated", 1).await;
+    wait_for(&second, "notifications/resources/updated", 1).await;
+
+    end_first.cancel();
+    let _ = first_task.await;
+    client.call_tool("set_note", json!({"name": "shared", "text": "v2"}), &o).await.unwrap();
+    wait_for(&second, "notifications/resources/updated", 2).await;
+    client.close().await;
+}

@@ -79,9 +79,59 @@ pub(crate) fn acknowledgment(granted: &SubscriptionFilter, id: &RequestId) -> Js
     as_event(&bare, id)
 }
 
+/// How many listen streams of one 2025-11-25 session want each resource's
+/// updates: the session has one subscription per URI, so it subscribes a
+/// URI for the first stream that wants it and unsubscribes it after the
+/// last (the end of one stream must not end another's updates).
+#[derive(Debug, Default)]
+pub(crate) struct SubscriptionCounts(std::collections::HashMap<String, usize>);
+
+impl SubscriptionCounts {
+    /// Counts a stream wanting `uris`; the ones no stream wanted before,
+    /// to subscribe.
+    pub(crate) fn want(&mut self, uris: &[String]) -> Vec<String> {
+        let mut first = Vec::new();
+        for uri in uris {
+            let count = self.0.entry(uri.clone()).or_default();
+            *count += 1;
+            if *count == 1 {
+                first.push(uri.clone());
+            }
+        }
+        first
+    }
+
+    /// Counts a stream that no longer wants `uris`; the ones no stream
+    /// wants now, to unsubscribe.
+    pub(crate) fn release(&mut self, uris: &[String]) -> Vec<String> {
+        let mut last = Vec::new();
+        for uri in uris {
+            if let Some(count) = self.0.get_mut(uri) {
+                *count -= 1;
+                if *count == 0 {
+                    self.0.remove(uri);
+                    last.push(uri.clone());
+                }
+            }
+        }
+        last
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_uri_is_subscribed_for_its_first_stream_and_unsubscribed_after_its_last() {
+        let mut counts = SubscriptionCounts::default();
+        let (a, b) = ("note://a".to_owned(), "note://b".to_owned());
+        assert_eq!(counts.want(&[a.clone()]), [a.clone()]);
+        assert_eq!(counts.want(&[a.clone(), b.clone()]), [b.clone()], "a is subscribed already");
+        assert!(counts.release(&[a.clone()]).is_empty(), "the second stream still wants a");
+        assert_eq!(counts.release(&[a.clone(), b.clone()]), [a, b]);
+        assert!(counts.release(&["note://never".to_owned()]).is_empty());
+    }
 
     fn capabilities(value: Value) -> ServerCapabilities {
         serde_json::from_value(value).unwrap()

@@ -174,8 +174,14 @@ impl Client {
             params.insert("uri".into(), json!(uri));
             params
         };
-        for uri in &uris {
-            self.request_raw(ResourcesSubscribe::NAME, uri_params(uri), &plain).await?;
+        {
+            let mut counts = self.inner.legacy_subscriptions.lock().await;
+            for uri in counts.want(&uris) {
+                if let Err(e) = self.request_raw(ResourcesSubscribe::NAME, uri_params(&uri), &plain).await {
+                    counts.release(&uris);
+                    return Err(e);
+                }
+            }
         }
         let inner = &self.inner;
         let id = RequestId::Number(inner.next_id.fetch_add(1, Ordering::Relaxed));
@@ -193,15 +199,18 @@ impl Client {
         callbacks.deliver(&legacy_listen::acknowledgment(&granted, &id));
         let outcome = self.await_reply(SubscriptionsListen::NAME, reply_rx, events, &callbacks, options, limit).await;
         inner.router.forget(&id);
+        let mut counts = inner.legacy_subscriptions.lock().await;
+        let unwanted = counts.release(&uris);
         if !matches!(outcome, Err(Error::Closed)) {
-            for uri in &uris {
+            for uri in unwanted {
                 if let Err(e) =
-                    self.request_raw(ResourcesUnsubscribe::NAME, uri_params(uri), &RequestOptions::default()).await
+                    self.request_raw(ResourcesUnsubscribe::NAME, uri_params(&uri), &RequestOptions::default()).await
                 {
                     tracing::debug!("resources/unsubscribe at the end of a listen stream failed: {e}");
                 }
             }
         }
+        drop(counts);
         parse_result(SubscriptionsListen::NAME, outcome?)
     }
 
