@@ -479,3 +479,31 @@ async fn the_work_of_a_task_ends_when_its_server_is_gone() {
     let ended = tokio::time::timeout(Duration::from_secs(10), released).await;
     assert!(matches!(ended, Ok(Err(_))), "the work still holds its guard: {ended:?}");
 }
+
+/// On a protected endpoint a task is its creator's: another subject's
+/// `tasks/get`, `tasks/cancel` and listen stream find no such task, even
+/// with its id.
+#[tokio::test(start_paused = true)]
+async fn a_task_is_reachable_by_the_subject_that_created_it_only() {
+    use mcp_bridge_sdk::server::protect::{Caller, CallerSlot};
+    let server = server();
+    let as_subject = |subject: &str| {
+        let mut options = ClientOptions::new("tasks-client", "1");
+        options.capabilities =
+            serde_json::from_value(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})).unwrap();
+        let caller = CallerSlot::new(Some(Caller::new(subject, Vec::<String>::new())));
+        Client::new(options, transport::memory::connect_as(&server, caller))
+    };
+    let (alice, bob) = (as_subject("alice"), as_subject("bob"));
+    let o = RequestOptions::default();
+    let ToolOutcome::Task(task) = alice.call_tool_or_task("sleep", json!({"ms": 60_000}), &o).await.unwrap() else {
+        panic!("a task was expected")
+    };
+    assert_eq!(alice.get_task(&task.task_id, &o).await.unwrap().status, TaskStatus::Working);
+    let stolen = bob.get_task(&task.task_id, &o).await.unwrap_err();
+    assert!(stolen.to_string().to_lowercase().contains("task"), "{stolen}");
+    assert!(bob.cancel_task(&task.task_id, &o).await.is_err(), "bob cannot cancel alice's task");
+    assert_eq!(alice.get_task(&task.task_id, &o).await.unwrap().status, TaskStatus::Working, "still running");
+    alice.cancel_task(&task.task_id, &o).await.unwrap();
+    assert_eq!(alice.get_task(&task.task_id, &o).await.unwrap().status, TaskStatus::Cancelled);
+}

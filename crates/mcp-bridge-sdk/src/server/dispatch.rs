@@ -146,7 +146,8 @@ impl Server {
             ResourcesRead::NAME => self.read_resource(params, ctx).await,
             CompletionComplete::NAME => self.complete(params, ctx).await,
             SubscriptionsListen::NAME => {
-                return self.listen(request.id, params, &ctx.client_capabilities, conn, cancel).await;
+                let subject = ctx.caller.as_ref().and_then(|c| c.subject.as_deref());
+                return self.listen(request.id, params, &ctx.client_capabilities, subject, conn, cancel).await;
             }
             #[cfg(feature = "tasks")]
             TasksGet::NAME | TasksUpdate::NAME | TasksCancel::NAME => self.task_method(method, params, &ctx).await,

@@ -95,7 +95,8 @@ impl Server {
             #[cfg(feature = "tasks")]
             Reply::Task(work) => match &self.inner.tasks {
                 Some(registry) if method == ToolsCall::NAME && tasks::declares_tasks(&ctx.client_capabilities) => {
-                    to_value(&registry.create(work, ctx.client_capabilities.clone()).await?)
+                    let owner = ctx.caller.as_ref().and_then(|c| c.subject.clone());
+                    to_value(&registry.create(work, ctx.client_capabilities.clone(), owner).await?)
                 }
                 // No task for this client: the work runs before the answer.
                 _ => to_value(&(work.0)(TaskContext::inline()).await.map_err(ServerFault::Handler)?),

@@ -18,8 +18,8 @@ use crate::server::{Server, subscriptions};
 
 impl Server {
     /// Narrows a filter to what this server can send: the lists it
-    /// offers, and the tasks it knows.
-    async fn agreed_filter(&self, wanted: SubscriptionFilter) -> SubscriptionFilter {
+    /// offers, and the tasks it knows of `subject` (the token's that asks).
+    async fn agreed_filter(&self, wanted: SubscriptionFilter, subject: Option<&str>) -> SubscriptionFilter {
         let offers = self.inner.offers;
         let keep = |on: bool, v: Option<bool>| if on { v.filter(|b| *b) } else { None };
         #[cfg(feature = "tasks")]
@@ -27,7 +27,7 @@ impl Server {
             (Some(registry), Some(ids)) => {
                 let mut known = Vec::with_capacity(ids.len());
                 for id in ids {
-                    if registry.exists(&id).await {
+                    if registry.exists(&id, subject).await {
                         known.push(id);
                     }
                 }
@@ -36,7 +36,7 @@ impl Server {
             _ => None,
         };
         #[cfg(not(feature = "tasks"))]
-        let task_ids = None;
+        let (task_ids, _) = (None, subject);
         SubscriptionFilter {
             tools_list_changed: keep(offers.tools, wanted.tools_list_changed),
             prompts_list_changed: keep(offers.prompts, wanted.prompts_list_changed),
@@ -54,6 +54,7 @@ impl Server {
         id: RequestId,
         params: Map<String, Value>,
         #[cfg_attr(not(feature = "tasks"), allow(unused_variables))] capabilities: &ClientCapabilities,
+        subject: Option<&str>,
         conn: &ConnectionHandle,
         cancel: CancellationToken,
     ) -> Option<Outcome> {
@@ -66,7 +67,7 @@ impl Server {
             let required = tasks::tasks_capability();
             return Some(Err(ServerFault::Handler(HandlerError::missing_capability(required))));
         }
-        let agreed = self.agreed_filter(filter).await;
+        let agreed = self.agreed_filter(filter, subject).await;
         // The acknowledgment is queued before the stream can receive events.
         let ack = subscriptions::acknowledgment(&id, &agreed);
         if conn.out.send(Message::Notification(ack)).await.is_err() {

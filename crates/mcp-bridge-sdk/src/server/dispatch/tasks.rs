@@ -15,15 +15,16 @@ impl Server {
         if !tasks::declares_tasks(&ctx.client_capabilities) {
             return Err(ServerFault::Handler(HandlerError::missing_capability(tasks::tasks_capability())));
         }
+        let subject = ctx.caller.as_ref().and_then(|c| c.subject.as_deref());
         match method {
-            TasksGet::NAME => to_value(&registry.get(&parse::<TaskIdParams>(params)?.task_id).await?),
+            TasksGet::NAME => to_value(&registry.get(&parse::<TaskIdParams>(params)?.task_id, subject).await?),
             TasksUpdate::NAME => {
                 let update: UpdateTaskRequestParams = parse(params)?;
-                registry.update(&update.task_id, update.input_responses).await?;
+                registry.update(&update.task_id, subject, update.input_responses).await?;
                 Ok(json!({ "resultType": "complete" }))
             }
             TasksCancel::NAME => {
-                registry.cancel(&parse::<TaskIdParams>(params)?.task_id).await?;
+                registry.cancel(&parse::<TaskIdParams>(params)?.task_id, subject).await?;
                 Ok(json!({ "resultType": "complete" }))
             }
             _ => Err(ServerFault::MethodNotFound { method: method.to_owned() }),

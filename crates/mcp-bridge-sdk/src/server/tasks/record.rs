@@ -41,6 +41,10 @@ pub(crate) struct TaskState {
     pub(crate) used_keys: BTreeSet<String>,
     /// The capabilities of the client that created it.
     pub(crate) capabilities: ClientCapabilities,
+    /// The subject of the token that created it, on a protected endpoint:
+    /// only requests of that subject reach the task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) owner: Option<String>,
 }
 
 /// Milliseconds since the Unix epoch.
@@ -66,7 +70,15 @@ impl TaskState {
             answers: InputResponses::new(),
             used_keys: BTreeSet::new(),
             capabilities,
+            owner: None,
         }
+    }
+
+    /// Whether a request of `subject` (its token's, on a protected
+    /// endpoint) reaches this task: any request when no subject created
+    /// it, else only the creator's.
+    pub(crate) fn belongs_to(&self, subject: Option<&str>) -> bool {
+        self.owner.as_deref().is_none_or(|owner| Some(owner) == subject)
     }
 
     /// Whether the task's TTL has passed at `now_ms`.
@@ -241,6 +253,11 @@ mod tests {
 
     #[test]
     fn expiry_counts_from_creation() {
+        let mut owned = TaskState::new(with_roots(), 0);
+        assert!(owned.belongs_to(None) && owned.belongs_to(Some("anyone")), "no creator: everyone's");
+        owned.owner = Some("alice".into());
+        assert!(owned.belongs_to(Some("alice")));
+        assert!(!owned.belongs_to(Some("bob")) && !owned.belongs_to(None), "another subject, or none");
         let task = TaskState::new(with_roots(), 1_000);
         assert!(!task.expired(Some(Duration::from_secs(1)), 1_999));
         assert!(task.expired(Some(Duration::from_secs(1)), 2_000));

@@ -104,12 +104,13 @@ impl TaskRegistry {
         self: &Arc<Self>,
         work: TaskWork<R>,
         capabilities: ClientCapabilities,
+        owner: Option<String>,
     ) -> Result<Task, ServerFault> {
         if self.lock().len() >= self.options.max_tasks {
             return Err(ServerFault::Handler(super::too_many_tasks(self.options.max_tasks)));
         }
         let id = new_task_id();
-        let record = TaskState::new(capabilities, now_ms());
+        let record = TaskState { owner, ..TaskState::new(capabilities, now_ms()) };
         self.store.create(&id, &record, self.options.ttl).await.map_err(ServerFault::Handler)?;
         // Known before the work starts, so a cancel right after creation stops it.
         let cancel = self.work.child_token();
@@ -234,9 +235,12 @@ impl TaskRegistry {
         }
     }
 
-    /// `tasks/get`. A task whose replica stopped is settled as failed here.
-    pub(crate) async fn get(&self, id: &str) -> Result<Task, ServerFault> {
-        let stored = self.store.load(id).await.map_err(ServerFault::Handler)?.ok_or_else(not_found)?;
+    /// `tasks/get` by a request of `subject` (its token's): another
+    /// subject's task is as unknown as one that does not exist. A task
+    /// whose replica stopped is settled as failed here.
+    pub(crate) async fn get(&self, id: &str, subject: Option<&str>) -> Result<Task, ServerFault> {
+        let stored = self.store.load(id).await.map_err(ServerFault::Handler)?;
+        let stored = stored.filter(|s| s.record.belongs_to(subject)).ok_or_else(not_found)?;
         let record = if stored.orphaned {
             tracing::info!(task = %id, "a task's replica stopped renewing its lease; the task failed");
             self.modify(id, TaskState::orphan).await.map_err(ServerFault::Handler)?.ok_or_else(not_found)?
@@ -246,15 +250,21 @@ impl TaskRegistry {
         Ok(Task { result_type: Some(ResultType::Complete), ..record.snapshot(id, &self.options) })
     }
 
-    /// Whether a live task has this id.
-    pub(crate) async fn exists(&self, id: &str) -> bool {
-        matches!(self.store.load(id).await, Ok(Some(_)))
+    /// Whether a live task of `subject` (see [`TaskState::belongs_to`])
+    /// has this id.
+    pub(crate) async fn exists(&self, id: &str, subject: Option<&str>) -> bool {
+        matches!(self.store.load(id).await, Ok(Some(stored)) if stored.record.belongs_to(subject))
     }
 
     /// `tasks/update`: answers to outstanding requests are taken, others
     /// ignored; the work resumes once every request of its round is answered.
-    pub(crate) async fn update(&self, id: &str, responses: InputResponses) -> Result<(), ServerFault> {
-        self.get(id).await?;
+    pub(crate) async fn update(
+        &self,
+        id: &str,
+        subject: Option<&str>,
+        responses: InputResponses,
+    ) -> Result<(), ServerFault> {
+        self.get(id, subject).await?;
         let updated = self.modify(id, |record| record.answer(&responses)).await.map_err(ServerFault::Handler)?;
         if updated.is_some_and(|record| record.round_answered()) {
             // The work runs here, or on the replica that hears this on the bus.
@@ -268,8 +278,8 @@ impl TaskRegistry {
     /// `tasks/cancel`: settles a live task as cancelled and stops its work
     /// (here, or on its replica through the bus); a task that ended is
     /// left as it is (the ack is the same).
-    pub(crate) async fn cancel(&self, id: &str) -> Result<(), ServerFault> {
-        self.get(id).await?;
+    pub(crate) async fn cancel(&self, id: &str, subject: Option<&str>) -> Result<(), ServerFault> {
+        self.get(id, subject).await?;
         self.modify(id, TaskState::cancel).await.map_err(ServerFault::Handler)?;
         if let Some(running) = self.lock().get(id) {
             tracing::debug!(task = %id, "the task was cancelled here; stopping its work");
