@@ -125,3 +125,48 @@ async fn callers_see_what_their_scopes_allow(format: TokenFormat) {
     bridge.start_kill().unwrap();
     bridge.wait().await.unwrap();
 }
+
+/// In front of one server, a task a subject started through the bridge is
+/// that subject's: another subject's `tasks/get` and `tasks/cancel` find
+/// no such task (the server behind knows no subjects).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forwarded_task_is_reachable_by_the_subject_that_started_it_only() {
+    use mcp_bridge_protocol::types::TaskStatus;
+    use mcp_bridge_sdk::client::ToolOutcome;
+    let other = json!({"client_id": WRITER.0, "client_secret": WRITER.1,
+        "grant_types": ["client_credentials"], "response_types": [], "redirect_uris": []});
+    let provider = OidcProvider::start_with_clients(TokenFormat::Jwt, vec![other]).await;
+    let example = workspace_binary("mcp-example-server", "mcp-example-server");
+    let mut bridge = tokio::process::Command::new(workspace_binary("mcp-bridge-cli", "mcp-bridge"))
+        .args(["--listen", "127.0.0.1:0", "--listen-auth-issuer", &provider.issuer, "--"])
+        .arg(example)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let url = stderr_line(&mut bridge, "mcp-bridge", |line| {
+        line.split("serving MCP clients of both revisions at ").nth(1).map(|url| url.trim().to_owned())
+    })
+    .await;
+    let with_tasks = |token: &str| {
+        let mut options = ClientOptions::new("tasks", "1").with_era(Era::Modern);
+        options.capabilities =
+            serde_json::from_value(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})).unwrap();
+        let config = HttpConfig::new(&url).with_auth(Arc::new(BearerToken::new(token)));
+        Client::new(options, connect(config).unwrap())
+    };
+    let alice = with_tasks(&provider.client_token(SERVICE_CLIENT, &url, "notes:read").await);
+    let bob = with_tasks(&provider.client_token(WRITER, &url, "notes:read").await);
+    let o = RequestOptions::default();
+    let started = alice.call_tool_or_task("long_job", json!({"seconds": 60}), &o).await.unwrap();
+    let ToolOutcome::Task(task) = started else { panic!("a task was expected: {started:?}") };
+    assert_eq!(alice.get_task(&task.task_id, &o).await.unwrap().status, TaskStatus::Working);
+    let stolen = bob.get_task(&task.task_id, &o).await.unwrap_err();
+    assert!(stolen.to_string().contains("Task not found"), "{stolen}");
+    assert!(bob.cancel_task(&task.task_id, &o).await.is_err());
+    assert_eq!(alice.get_task(&task.task_id, &o).await.unwrap().status, TaskStatus::Working, "not cancelled");
+    alice.cancel_task(&task.task_id, &o).await.unwrap();
+    bridge.start_kill().unwrap();
+    bridge.wait().await.unwrap();
+}

@@ -12,6 +12,7 @@
 
 use std::sync::Arc;
 
+use mcp_bridge_protocol::method::{Method, TasksCancel, TasksGet, TasksUpdate};
 use mcp_bridge_protocol::rounds::{INPUT_RESPONSES, REQUEST_STATE};
 use mcp_bridge_protocol::types::{Implementation, InputResponses, Outcome, SubscriptionFilter};
 use mcp_bridge_sdk::server::legacy::upstream::Upstream;
@@ -21,6 +22,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::relay::{Failure, Relays, Round, handler_error, options_for};
+use crate::task_owners::TaskOwners;
 
 /// The upstream's name in the relay's table: there is one.
 const UPSTREAM: &str = "upstream";
@@ -28,10 +30,11 @@ const UPSTREAM: &str = "upstream";
 /// A 2026-07-28 server that forwards every request to `upstream`.
 pub fn server(upstream: Upstream) -> Server {
     let relays = Relays::<Value>::new();
+    let owners = Arc::new(TaskOwners::default());
     Server::builder(Implementation::new("mcp-bridge", env!("CARGO_PKG_VERSION")))
         .forward(move |request, ctx| {
-            let (upstream, relays) = (upstream.clone(), relays.clone());
-            async move { forward(upstream, &relays, request, &ctx).await }
+            let (upstream, relays, owners) = (upstream.clone(), relays.clone(), owners.clone());
+            async move { forward(upstream, &relays, &owners, request, &ctx).await }
         })
         .build()
 }
@@ -39,20 +42,37 @@ pub fn server(upstream: Upstream) -> Server {
 async fn forward(
     upstream: Upstream,
     relays: &Relays<Value>,
+    owners: &TaskOwners,
     request: Forwarded,
     ctx: &RequestContext,
 ) -> Result<Reply<Value>, HandlerError> {
+    let subject = ctx.caller.as_ref().and_then(|c| c.subject.clone());
     if let Some(stream) = request.stream {
-        return listen(&upstream, request.params, stream, ctx).await;
+        return listen(&upstream, request.params, stream, owners, ctx).await;
     }
     let Forwarded { method, params, input_responses, state, .. } = request;
+    if [TasksGet::NAME, TasksUpdate::NAME, TasksCancel::NAME].contains(&method.as_str()) {
+        let task = params.get("taskId").and_then(Value::as_str).unwrap_or_default();
+        if !owners.admits(task, subject.as_deref()) {
+            return Err(TaskOwners::unknown());
+        }
+    }
     let start = move |responses, state, options: RequestOptions| -> Round<Value> {
         Box::pin(async move { send_round(&upstream, &method, params, responses, state, &options).await })
     };
-    relays.round(UPSTREAM, state.as_ref(), input_responses, ctx, start).await.map_err(|failure| match failure {
-        Failure::Handler(error) => error,
-        Failure::Upstream(error) => handler_error(error),
-    })
+    let reply =
+        relays.round(UPSTREAM, state.as_ref(), input_responses, ctx, start).await.map_err(|failure| match failure {
+            Failure::Handler(error) => error,
+            Failure::Upstream(error) => handler_error(error),
+        })?;
+    // A task started for a subject is that subject's.
+    if let (Reply::Complete(result), Some(subject)) = (&reply, &subject)
+        && result.get("resultType").and_then(Value::as_str) == Some("task")
+        && let Some(task) = result.get("taskId").and_then(Value::as_str)
+    {
+        owners.record(task, subject);
+    }
+    Ok(reply)
 }
 
 /// Sends one round of `method` to the upstream, with the server's own
@@ -84,15 +104,21 @@ async fn listen(
     upstream: &Upstream,
     mut params: Map<String, Value>,
     stream: ListenStream,
+    owners: &TaskOwners,
     ctx: &RequestContext,
 ) -> Result<Reply<Value>, HandlerError> {
     // The params' `_meta` went into `ctx`: the filter is read alone.
-    let filter: SubscriptionFilter = params
+    let mut filter: SubscriptionFilter = params
         .remove("notifications")
         .map(serde_json::from_value::<SubscriptionFilter>)
         .transpose()
         .map_err(|e| HandlerError::invalid_params(format!("subscriptions/listen: notifications: {e}")))?
         .ok_or_else(|| HandlerError::invalid_params("subscriptions/listen: missing field `notifications`"))?;
+    // Another subject's tasks are as unknown here as elsewhere.
+    let subject = ctx.caller.as_ref().and_then(|c| c.subject.as_deref());
+    if let Some(ids) = &mut filter.task_ids {
+        ids.retain(|id| owners.admits(id, subject));
+    }
     // Cancelled when the client's stream falls behind, or the client cancels.
     let cancel = CancellationToken::new();
     let stop = cancel.clone();

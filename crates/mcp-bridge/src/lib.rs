@@ -21,3 +21,4 @@ pub mod gateway;
 pub mod log;
 mod relay;
 pub mod signin;
+mod task_owners;
