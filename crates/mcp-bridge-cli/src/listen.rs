@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_bridge_protocol::types::{ClientCapabilities, Implementation};
-use mcp_bridge_sdk::server::http::{HttpOptions, Listener};
+use mcp_bridge_sdk::server::http::{HttpOptions, Listener, Readiness, ReadinessProbe, ReadyStatus};
 use mcp_bridge_sdk::server::legacy::embed::http::{AccessToken, LegacyHttpOptions, serve_dual_http};
 use mcp_bridge_sdk::server::legacy::upstream::{Fanout, Speaker, Upstream, UpstreamConfig, describe_exit};
 use mcp_bridge_sdk::server::protect::introspection::{IntrospectionConfig, IntrospectionValidator};
@@ -71,10 +71,15 @@ async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
         }
     }
     let protected = matches!(on.access, Access::OAuth(_));
+    let mut readiness = ReadinessProbe::new(|| {
+        Readiness::new(ReadyStatus::Ready, serde_json::json!({"servers": [{"name": "upstream", "available": true}]}))
+    });
     if let Some(job) = config.gateway.take() {
         gateway = Some(job.server.clone());
         tokio::select! {
-            () = crate::reload::start(job, protected, &gateway_tasks) => {}
+            started = crate::reload::start(job, protected, &gateway_tasks) => {
+                readiness = ReadinessProbe::new(move || started.readiness());
+            }
             () = interrupted.cancelled() => {
                 tracing::info!("interrupted while the servers start");
                 gateway_tasks.stop(Duration::from_secs(1)).await;
@@ -89,6 +94,7 @@ async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
         http.connections = http.connections.with_max_connections(max);
     }
     http.quotas = config.quotas.clone();
+    http.readiness = Some(readiness);
     if let Bound::Tcp(_, local) = &bound
         && !local.ip().is_loopback()
     {

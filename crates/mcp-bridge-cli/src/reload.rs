@@ -47,7 +47,7 @@ pub(crate) fn read(file: &Path) -> Result<ConfigFile, String> {
 /// Starts the gateway's servers (returns once each answered or failed its
 /// first attempt), then follows the file on `tasks`. `protected`: the
 /// clients' requests carry tokens, which `authorize` rules need.
-pub(crate) async fn start(job: GatewayJob, protected: bool, tasks: &TaskGroup) {
+pub(crate) async fn start(job: GatewayJob, protected: bool, tasks: &TaskGroup) -> Gateway {
     if !protected && let Some(entry) = job.config.servers.iter().find(|e| !e.authorize.is_empty()) {
         tracing::warn!(
             "--config {}: the \"authorize\" rules of {:?} apply only behind --listen-auth-issuer; here every tool is open to the client",
@@ -59,10 +59,11 @@ pub(crate) async fn start(job: GatewayJob, protected: bool, tasks: &TaskGroup) {
     match watch(&job.file) {
         Ok((watcher, changes)) => {
             tracing::info!("--config {}: watched; a saved change is applied", job.file.display());
+            let followed = gateway.clone();
             tasks.spawn(async move {
                 // Watching for as long as the task lives.
                 let _watcher = watcher;
-                follow(&job.file, &gateway, changes).await;
+                follow(&job.file, &followed, changes).await;
             });
         }
         Err(error) => tracing::warn!(
@@ -70,6 +71,7 @@ pub(crate) async fn start(job: GatewayJob, protected: bool, tasks: &TaskGroup) {
             job.file.display()
         ),
     }
+    gateway
 }
 
 /// A watch on the folder of `file`, and the channel that says the file

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_bridge_protocol::types::{CallToolResult, Implementation, Prompt, Resource, Tool};
+use mcp_bridge_sdk::server::http::{Readiness, ReadyStatus};
 use mcp_bridge_sdk::server::protect::ScopeTarget;
 use mcp_bridge_sdk::server::{PromptRequest, Reply, RequestContext, ResourceRequest, ToolCall};
 use mcp_bridge_sdk::task_group::TaskGroup;
@@ -134,6 +135,23 @@ impl Gateway {
         let changed = self.toolset.reconfigure(config.servers, |name| self.relays.client_options(name)).await;
         self.resync.notify_one();
         changed
+    }
+
+    /// Whether the servers are connected (`/readyz`): ready when every one
+    /// is, degraded when some are, not ready when none; each server's name,
+    /// whether it is available and how many tools it gives. Why one is not
+    /// stays in the log: the probe answers without a token.
+    pub fn readiness(&self) -> Readiness {
+        let servers = self.toolset.servers();
+        let available = servers.iter().filter(|s| s.available).count();
+        let status = match available {
+            n if n == servers.len() => ReadyStatus::Ready,
+            0 => ReadyStatus::NotReady,
+            _ => ReadyStatus::Degraded,
+        };
+        let details: Vec<Value> =
+            servers.iter().map(|s| json!({"name": s.name, "available": s.available, "tools": s.tools})).collect();
+        Readiness::new(status, json!({"servers": details}))
     }
 }
 

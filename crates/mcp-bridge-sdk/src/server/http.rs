@@ -22,6 +22,8 @@ mod connections;
 mod endpoint;
 #[cfg(feature = "http-server")]
 mod gate;
+#[cfg(feature = "http-server")]
+mod health;
 mod limits;
 #[cfg(feature = "http-server")]
 mod listener;
@@ -42,6 +44,8 @@ pub use endpoint::serve_router;
 pub(crate) use endpoint::{serve_post, with_metadata};
 #[cfg(all(feature = "http-server", feature = "legacy"))]
 pub(crate) use gate::{CheckedPost, challenge_response, check_post, check_request, held_until_sent};
+#[cfg(feature = "http-server")]
+pub use health::{Readiness, ReadinessProbe, ReadyStatus};
 pub use limits::ConnectionLimits;
 pub(crate) use limits::refuse_connection;
 #[cfg(feature = "http-server")]
@@ -83,6 +87,10 @@ pub struct HttpOptions {
     /// rate of requests, requests under way, sessions; none by default.
     #[cfg(feature = "http-server")]
     pub quotas: Quotas,
+    /// With a probe, `/healthz` and `/readyz` are served beside the
+    /// endpoint (see [`ReadinessProbe`]); none by default.
+    #[cfg(feature = "http-server")]
+    pub readiness: Option<ReadinessProbe>,
 }
 
 crate::setters::with_setters! {
@@ -103,6 +111,12 @@ impl HttpOptions {
         self.quotas = quotas;
         self
     }
+
+    /// `/healthz` and `/readyz` served, `/readyz` asking `probe`.
+    pub fn with_readiness(mut self, probe: ReadinessProbe) -> Self {
+        self.readiness = Some(probe);
+        self
+    }
 }
 
 impl Default for HttpOptions {
@@ -116,6 +130,8 @@ impl Default for HttpOptions {
             protection: None,
             #[cfg(feature = "http-server")]
             quotas: Quotas::default(),
+            #[cfg(feature = "http-server")]
+            readiness: None,
         }
     }
 }

@@ -105,8 +105,10 @@ impl Server {
 }
 
 /// `router` with, on a protected endpoint, the document of its protected
-/// resource metadata (RFC 9728) at its well-known path.
+/// resource metadata (RFC 9728) at its well-known path, and the probes
+/// when the options have one.
 pub(crate) fn with_metadata<S: Clone + Send + Sync + 'static>(router: Router<S>, options: &HttpOptions) -> Router<S> {
+    let router = super::health::with_probes(router, options);
     let Some(protection) = &options.protection else { return router };
     let metadata = protection.resource.metadata().to_string();
     let document = move || async move { ([(header::CONTENT_TYPE, "application/json")], metadata) };
