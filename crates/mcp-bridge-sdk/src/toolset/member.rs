@@ -6,7 +6,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_bridge_protocol::method::{Method, PromptsListChanged, ResourcesListChanged, ToolsListChanged};
+use mcp_bridge_protocol::method::{
+    Method, PromptsListChanged, ResourcesListChanged, SubscriptionsAcknowledged, ToolsListChanged,
+};
 use mcp_bridge_protocol::reopen::Backoff;
 use mcp_bridge_protocol::types::SubscriptionFilter;
 use tokio::sync::Notify;
@@ -142,7 +144,11 @@ async fn follow(shared: &Shared, member: &Member, client: &Client, lost: Cancell
     let changed = Arc::new(Notify::new());
     let heard = changed.clone();
     let options = RequestOptions::default().with_cancel(lost.clone()).with_on_notification(Arc::new(move |n| {
-        if [ToolsListChanged::NAME, PromptsListChanged::NAME, ResourcesListChanged::NAME].contains(&n.method.as_str()) {
+        // The acknowledgment too: a change between the first lists and the
+        // stream's opening was announced to nobody, so the lists are read
+        // again once the stream is open.
+        let changes = [ToolsListChanged::NAME, PromptsListChanged::NAME, ResourcesListChanged::NAME];
+        if changes.contains(&n.method.as_str()) || n.method == SubscriptionsAcknowledged::NAME {
             heard.notify_one();
         }
     }));
