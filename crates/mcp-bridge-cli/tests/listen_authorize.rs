@@ -119,6 +119,27 @@ async fn callers_see_what_their_scopes_allow(format: TokenFormat) {
         .unwrap()
         .status();
     assert_eq!(status, 401);
+    // Progressive discovery, by a reload: search_tools shows the reader
+    // nothing it may not call, and call_tool calls nothing it may not.
+    let progressive = json!({"discovery": "progressive", "mcpServers": config["mcpServers"]});
+    let saved = dir.path().join("config.json.tmp");
+    std::fs::write(&saved, progressive.to_string()).unwrap();
+    std::fs::rename(&saved, &file).unwrap();
+    let reader = client(&url, Era::Modern, &reader_token);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !tool_names(&reader).await.iter().any(|n| n == "search_tools") {
+        assert!(tokio::time::Instant::now() < deadline, "the reload never applied");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let found = reader.call_tool("search_tools", json!({"query": "add numbers"}), &o).await.unwrap();
+    let found = found.structured_content.unwrap_or_default().to_string();
+    assert!(!found.contains("notes__add"), "{found}");
+    let refused = reader.call_tool("call_tool", json!({"name": "notes__add", "arguments": {"a": 1, "b": 1}}), &o).await;
+    assert!(refused.is_err(), "{refused:?}");
+    let writer = client(&url, Era::Modern, &writer_token);
+    let sum = writer.call_tool("call_tool", json!({"name": "notes__add", "arguments": {"a": 1, "b": 1}}), &o).await;
+    assert_eq!(sum.unwrap().structured_content, Some(json!({"sum": 2})));
+
     let servers = environments_marked(&format!("AUTHORIZE_TEST_MARK={mark}"));
     assert_eq!(servers.len(), 1, "one notes server");
     assert!(!servers[0].iter().any(|v| v.starts_with("MCP_BRIDGE_INTROSPECTION_")), "{:?}", servers[0]);

@@ -2,7 +2,8 @@
 //! (`--listen-rate-limit`: 429 with `Retry-After` beyond it, other callers
 //! untouched, a caller being a token's subject of a real authorization
 //! server) and requests under way (`--listen-max-in-flight`: 429 while the
-//! caller's call runs, room again when it ends).
+//! caller's call runs, room again when it ends; an open listen stream is
+//! not one).
 
 use serde_json::{Value, json};
 use test_support::oidc::{OidcProvider, SERVICE_CLIENT, TokenFormat};
@@ -71,6 +72,21 @@ async fn requests_under_way_beyond_the_cap_get_429_until_one_ends() {
     let example = workspace_binary("mcp-example-server", "mcp-example-server");
     let (mut bridge, url) =
         test_support::listening_bridge(BRIDGE, &["--listen-max-in-flight", "1", "--", example.to_str().unwrap()]).await;
+    // An open listen stream is no request under way: it leaves the one place free.
+    let listen_body = json!({"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen",
+        "params": {"notifications": {"toolsListChanged": true}, "_meta": request_meta(json!({}))}});
+    let listening = reqwest::Client::new()
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "subscriptions/listen")
+        .body(listen_body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listening.status(), 200, "the stream is open");
+
     // A call that reports progress: its answer is a stream, whose head says
     // the gate admitted it.
     let (admitted, under_way) = tokio::sync::oneshot::channel();
@@ -101,6 +117,7 @@ async fn requests_under_way_beyond_the_cap_get_429_until_one_ends() {
     assert!(body.contains("under way"), "{body}");
     let body = slow.await.unwrap();
     assert!(body.contains("counted to 40"), "{body}");
+    drop(listening);
     assert_eq!(post(&url, None, "tools/list", json!({})).await.0, 200, "room again");
     bridge.start_kill().unwrap();
     bridge.wait().await.unwrap();

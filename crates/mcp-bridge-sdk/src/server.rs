@@ -355,15 +355,6 @@ impl Server {
         write(&self.inner.scopes).set(target, scopes.into_iter().map(Into::into).collect());
     }
 
-    /// Whether `caller` may use `target`: it has the scopes set for it
-    /// ([`ServerBuilder::require_scopes`], [`Server::set_required_scopes`]).
-    /// Every request may without a caller (an endpoint without tokens).
-    /// For a handler that acts on another target by name (a gateway's
-    /// `call_tool`).
-    pub fn may_use(&self, caller: Option<&protect::Caller>, target: &protect::ScopeTarget) -> bool {
-        caller.is_none_or(|caller| read(&self.inner.scopes).grants(caller, target))
-    }
-
     /// Leaves the tool `name` out of `tools/list` (`listed` false) while it
     /// stays callable by name, or lists it again; tells every stream that
     /// listens for tool list changes when that changes the list.

@@ -270,7 +270,10 @@ impl Toolset {
     /// the server each belongs to.
     pub fn resources(&self) -> Vec<(String, Resource)> {
         let view = self.shared.view();
-        let owner = |r: &Resource| view.catalog.resource_owners.get(&r.uri).map(|&i| view.members[i].name.clone());
+        let owner = |r: &Resource| {
+            let index = *view.catalog.resource_owners.get(&r.uri)?;
+            view.members.get(index).map(|m| m.name.clone())
+        };
         view.catalog.resources.iter().map(|r| (owner(r).unwrap_or_default(), r.clone())).collect()
     }
 
@@ -401,13 +404,11 @@ impl Toolset {
     /// Takes the server `name` out of the toolset and closes its client;
     /// whether there was one.
     pub async fn remove_server(&self, name: &str) -> bool {
-        let removed = {
-            let mut view = self.shared.write_view();
-            let position = view.members.iter().position(|m| m.name == name);
-            position.map(|i| view.members.remove(i))
-        };
+        let removed = self.shared.change_members(|members| {
+            let position = members.iter().position(|m| m.name == name);
+            position.map(|i| members.remove(i))
+        });
         let Some(member) = removed else { return false };
-        self.shared.rebuild();
         member.retire().await;
         true
     }
@@ -426,19 +427,16 @@ impl Toolset {
     /// is retired), starts their lives in parallel and waits for each's
     /// first attempt, at most [`ToolsetOptions::start_timeout`].
     async fn start_members(&self, members: Vec<Arc<Member>>) {
-        let mut replaced = Vec::new();
-        {
-            let mut view = self.shared.write_view();
+        let replaced = self.shared.change_members(|current| {
+            let mut replaced = Vec::new();
             for member in &members {
-                match view.members.iter_mut().find(|m| m.name == member.name) {
+                match current.iter_mut().find(|m| m.name == member.name) {
                     Some(old) => replaced.push(std::mem::replace(old, member.clone())),
-                    None => view.members.push(member.clone()),
+                    None => current.push(member.clone()),
                 }
             }
-        }
-        if !replaced.is_empty() {
-            self.shared.rebuild();
-        }
+            replaced
+        });
         for old in replaced {
             old.retire().await;
         }
@@ -521,7 +519,15 @@ impl Shared {
     /// Merges the lists of the available servers again; a new collision
     /// of names is logged.
     fn rebuild(&self) {
+        self.change_members(|_| ());
+    }
+
+    /// Changes the servers with `change`, and merges their lists again
+    /// under the same lock: no route ever points by an index of the
+    /// servers before.
+    fn change_members<R>(&self, change: impl FnOnce(&mut Vec<Arc<Member>>) -> R) -> R {
         let mut view = self.write_view();
+        let changed = change(&mut view.members);
         let available: Vec<(usize, Lists)> = view
             .members
             .iter()
@@ -540,5 +546,6 @@ impl Shared {
         view.catalog = catalog;
         drop(view);
         self.changed.send_modify(|n| *n += 1);
+        changed
     }
 }

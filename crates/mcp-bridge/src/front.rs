@@ -46,7 +46,7 @@ async fn forward(
     request: Forwarded,
     ctx: &RequestContext,
 ) -> Result<Reply<Value>, HandlerError> {
-    let subject = ctx.caller.as_ref().and_then(|c| c.subject.clone());
+    let subject = ctx.caller.as_ref().map(|c| c.principal().to_owned());
     if let Some(stream) = request.stream {
         return listen(&upstream, request.params, stream, owners, ctx).await;
     }
@@ -115,7 +115,7 @@ async fn listen(
         .map_err(|e| HandlerError::invalid_params(format!("subscriptions/listen: notifications: {e}")))?
         .ok_or_else(|| HandlerError::invalid_params("subscriptions/listen: missing field `notifications`"))?;
     // Another subject's tasks are as unknown here as elsewhere.
-    let subject = ctx.caller.as_ref().and_then(|c| c.subject.as_deref());
+    let subject = ctx.caller.as_ref().map(|c| c.principal());
     if let Some(ids) = &mut filter.task_ids {
         ids.retain(|id| owners.admits(id, subject));
     }

@@ -9,12 +9,14 @@
 
 mod discovery;
 
+use discovery::OWN_TOOLS;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_bridge_protocol::types::{CallToolResult, Implementation, Prompt, Resource, Tool};
 use mcp_bridge_sdk::server::http::{Readiness, ReadyStatus};
-use mcp_bridge_sdk::server::protect::ScopeTarget;
+use mcp_bridge_sdk::server::protect::{Caller, ScopeTarget};
 use mcp_bridge_sdk::server::{PromptRequest, Reply, RequestContext, ResourceRequest, ToolCall};
 use mcp_bridge_sdk::task_group::TaskGroup;
 use mcp_bridge_sdk::toolset::authorize::ToolScopes;
@@ -105,6 +107,15 @@ impl Rules {
         self.policy().discovery == Discovery::Progressive
     }
 
+    /// Whether `caller` may use the tool `name` of the toolset by the rules
+    /// now, wherever the name points now (the scopes registered at the
+    /// server's door may lag while servers come and go). Every request may
+    /// without a caller (an endpoint without tokens).
+    fn grants(&self, toolset: &Toolset, caller: Option<&Caller>, name: &str) -> bool {
+        let (needed, _) = self.of(toolset, name);
+        caller.is_none_or(|caller| needed.iter().all(|scope| caller.scopes.contains(scope)))
+    }
+
     /// The scopes the tool `name` of the toolset needs, and whether it is
     /// listed.
     fn of(&self, toolset: &Toolset, name: &str) -> (Vec<String>, bool) {
@@ -172,30 +183,16 @@ impl Mirror {
     /// removed, the new or changed ones added (each add and remove tells
     /// the listening client).
     async fn sync(&mut self, server: &Server, gateway: &Gateway) {
-        let (toolset, relays, rules) = (&gateway.toolset, &gateway.relays, &gateway.rules);
-        let tools = toolset.tools().into_iter().map(|tool| {
-            let (scopes, listed) = rules.of(toolset, &tool.name);
-            (tool, scopes, listed)
-        });
-        let (gone, new) = diff(&mut self.tools, tools.collect(), |(t, _, _)| &t.name);
-        for name in gone {
-            server.remove_tool(&name).await;
-            server.set_required_scopes(ScopeTarget::tool(&name), Vec::<String>::new());
-            server.set_tool_listed(&name, true).await;
+        // The gateway's own tools and a server's of the same name never
+        // both go: the ones leaving are removed before the others come.
+        if gateway.rules.progressive() {
+            self.sync_tools(server, gateway).await;
+            self.sync_own_tools(server, gateway).await;
+        } else {
+            self.sync_own_tools(server, gateway).await;
+            self.sync_tools(server, gateway).await;
         }
-        for (tool, scopes, listed) in new {
-            // Before the tool is added: nobody sees it without them.
-            server.set_required_scopes(ScopeTarget::tool(&tool.name), scopes);
-            server.set_tool_listed(&tool.name, listed).await;
-            let (toolset, relays, name) = (toolset.clone(), relays.clone(), tool.name.clone());
-            let handler = move |call: ToolCall, ctx: RequestContext| {
-                let (toolset, relays, name) = (toolset.clone(), relays.clone(), name.clone());
-                async move { call_tool(&relays, toolset, name, call, &ctx).await }
-            };
-            server.add_tool(tool, handler).await;
-        }
-        self.sync_own_tools(server, gateway).await;
-
+        let toolset = &gateway.toolset;
         let (gone, new) = diff(&mut self.prompts, toolset.prompts(), |p| &p.name);
         for name in gone {
             server.remove_prompt(&name).await;
@@ -233,6 +230,40 @@ impl Mirror {
 }
 
 impl Mirror {
+    /// Makes the server's tools the toolset's, each with the scopes the
+    /// rules give it and listed or not as discovery says; under progressive
+    /// discovery a server's tool named as one of the gateway's own is left
+    /// out.
+    async fn sync_tools(&mut self, server: &Server, gateway: &Gateway) {
+        let (toolset, rules) = (&gateway.toolset, &gateway.rules);
+        let progressive = rules.progressive();
+        let tools = toolset.tools().into_iter().filter_map(|tool| {
+            if progressive && OWN_TOOLS.contains(&tool.name.as_str()) {
+                tracing::warn!("the tool {:?} is left out: the gateway's own has its name", tool.name);
+                return None;
+            }
+            let (scopes, listed) = rules.of(toolset, &tool.name);
+            Some((tool, scopes, listed))
+        });
+        let (gone, new) = diff(&mut self.tools, tools.collect(), |(t, _, _)| &t.name);
+        for name in gone {
+            server.remove_tool(&name).await;
+            server.set_required_scopes(ScopeTarget::tool(&name), Vec::<String>::new());
+            server.set_tool_listed(&name, true).await;
+        }
+        for (tool, scopes, listed) in new {
+            // Before the tool is added: nobody sees it without them.
+            server.set_required_scopes(ScopeTarget::tool(&tool.name), scopes);
+            server.set_tool_listed(&tool.name, listed).await;
+            let (called, name) = (gateway.clone(), tool.name.clone());
+            let handler = move |call: ToolCall, ctx: RequestContext| {
+                let (gateway, name) = (called.clone(), name.clone());
+                async move { call_tool(&gateway, name, call, &ctx).await }
+            };
+            server.add_tool(tool, handler).await;
+        }
+    }
+
     /// Offers the gateway's own tools while discovery is progressive, and
     /// only then.
     async fn sync_own_tools(&mut self, server: &Server, gateway: &Gateway) {
@@ -247,16 +278,16 @@ impl Mirror {
             server.remove_tool(&call.name).await;
             return;
         }
-        let (searched, seen_by) = (gateway.toolset.clone(), server.clone());
+        let searched = gateway.clone();
         let search_handler = move |call: ToolCall, ctx: RequestContext| {
-            let found = search_tools(&searched, &seen_by, &call, &ctx);
+            let found = search_tools(&searched, &call, &ctx);
             async move { found }
         };
         server.add_tool(search, search_handler).await;
-        let (called, seen_by) = (gateway.clone(), server.clone());
+        let called = gateway.clone();
         let call_handler = move |call: ToolCall, ctx: RequestContext| {
-            let (gateway, server) = (called.clone(), seen_by.clone());
-            async move { call_by_name(&gateway, &server, call, &ctx).await }
+            let gateway = called.clone();
+            async move { call_by_name(&gateway, call, &ctx).await }
         };
         server.add_tool(call, call_handler).await;
     }
@@ -265,17 +296,19 @@ impl Mirror {
 /// `search_tools`: the tools the caller of `ctx` may use that match the
 /// query best.
 fn search_tools(
-    toolset: &Toolset,
-    server: &Server,
+    gateway: &Gateway,
     call: &ToolCall,
     ctx: &RequestContext,
 ) -> Result<Reply<CallToolResult>, HandlerError> {
     let query = call.arguments.get("query").and_then(Value::as_str);
     let query = query.ok_or_else(|| HandlerError::invalid_params("search_tools needs a \"query\" (words)"))?;
     let limit = call.arguments.get("limit").and_then(Value::as_u64);
-    let caller = ctx.caller.as_deref();
-    let usable: Vec<Tool> =
-        toolset.tools().into_iter().filter(|t| server.may_use(caller, &ScopeTarget::tool(&t.name))).collect();
+    let (toolset, caller) = (&gateway.toolset, ctx.caller.as_deref());
+    let usable: Vec<Tool> = toolset
+        .tools()
+        .into_iter()
+        .filter(|t| !OWN_TOOLS.contains(&t.name.as_str()) && gateway.rules.grants(toolset, caller, &t.name))
+        .collect();
     let found: Vec<Value> = discovery::search(&usable, query, limit).into_iter().map(discovery::found).collect();
     Ok(Reply::Complete(CallToolResult::structured(json!({"tools": found}))))
 }
@@ -284,23 +317,18 @@ fn search_tools(
 /// a tool the caller may not use is as unknown as one that does not exist.
 async fn call_by_name(
     gateway: &Gateway,
-    server: &Server,
     mut call: ToolCall,
     ctx: &RequestContext,
 ) -> Result<Reply<CallToolResult>, HandlerError> {
     let name = call.arguments.get("name").and_then(Value::as_str).map(str::to_owned);
     let name = name.ok_or_else(|| HandlerError::invalid_params("call_tool needs the \"name\" of a tool"))?;
-    let usable = server.may_use(ctx.caller.as_deref(), &ScopeTarget::tool(&name));
-    if !usable || gateway.toolset.server_of(&name).is_none() {
-        return Err(HandlerError::invalid_params(format!("Unknown tool: {name}")));
-    }
     call.arguments = match call.arguments.remove("arguments") {
         Some(Value::Object(arguments)) => arguments,
         None | Some(Value::Null) => Map::new(),
         Some(_) => return Err(HandlerError::invalid_params("call_tool's \"arguments\" must be an object")),
     };
     call.name = name.clone();
-    call_tool(&gateway.relays, gateway.toolset.clone(), name, call, ctx).await
+    call_tool(gateway, name, call, ctx).await
 }
 
 /// Makes `served` the `wanted` entries (`key` names each); the keys gone
@@ -320,14 +348,17 @@ fn diff<T: Clone + PartialEq>(
 /// One round of a call of the tool `name` for the client of `ctx`, at
 /// the tool's server.
 async fn call_tool(
-    relays: &Relays<CallToolResult>,
-    toolset: Toolset,
+    gateway: &Gateway,
     name: String,
     call: ToolCall,
     ctx: &RequestContext,
 ) -> Result<Reply<CallToolResult>, HandlerError> {
-    let server =
-        toolset.server_of(&name).ok_or_else(|| HandlerError::invalid_params(format!("Unknown tool: {name}")))?;
+    let (toolset, relays) = (gateway.toolset.clone(), &gateway.relays);
+    // A tool the caller may not use is as unknown as one that does not exist.
+    let server = toolset
+        .server_of(&name)
+        .filter(|_| gateway.rules.grants(&toolset, ctx.caller.as_deref(), &name))
+        .ok_or_else(|| HandlerError::invalid_params(format!("Unknown tool: {name}")))?;
     let tool = name.clone();
     let start = move |responses, state, options: RequestOptions| -> Round<CallToolResult> {
         Box::pin(async move { toolset.call_round(&tool, call.arguments, responses, state, &options).await })

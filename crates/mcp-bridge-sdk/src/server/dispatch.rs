@@ -146,7 +146,7 @@ impl Server {
             ResourcesRead::NAME => self.read_resource(params, ctx).await,
             CompletionComplete::NAME => self.complete(params, ctx).await,
             SubscriptionsListen::NAME => {
-                let subject = ctx.caller.as_ref().and_then(|c| c.subject.as_deref());
+                let subject = ctx.caller.as_ref().map(|c| c.principal());
                 return self.listen(request.id, params, &ctx.client_capabilities, subject, conn, cancel).await;
             }
             #[cfg(feature = "tasks")]

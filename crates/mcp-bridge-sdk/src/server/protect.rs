@@ -63,6 +63,15 @@ impl Caller {
             ..Default::default()
         }
     }
+
+    /// Whom the caller's requests count for (the tasks it owns, its
+    /// quotas): the token's subject, else its client id, else nobody named
+    /// (every such token is then the one principal `""`). Tokens of the
+    /// client credentials grant and introspection answers may carry no
+    /// `sub`.
+    pub fn principal(&self) -> &str {
+        self.subject.as_deref().or(self.client_id.as_deref()).unwrap_or("")
+    }
 }
 
 /// The certificates a client presented in its TLS handshake (DER), its own
@@ -394,6 +403,14 @@ fn quoted(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_callers_principal_is_its_subject_else_its_client() {
+        assert_eq!(Caller::new("alice", ["read"]).principal(), "alice");
+        let client = Caller { client_id: Some("ci-bot".into()), ..Default::default() };
+        assert_eq!(client.principal(), "ci-bot");
+        assert_eq!(Caller::default().principal(), "", "no name: the one nameless principal");
+    }
 
     fn resource() -> ProtectedResource {
         ProtectedResource::new("https://mcp.example.com/api/mcp", "https://auth.example.com")

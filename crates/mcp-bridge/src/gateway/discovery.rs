@@ -12,6 +12,9 @@ use serde_json::{Map, Value, json};
 pub(super) const SEARCH_TOOLS: &str = "search_tools";
 /// The gateway's tool that calls a tool by name.
 pub(super) const CALL_TOOL: &str = "call_tool";
+/// The gateway's own tools' names, which no server's tool takes while
+/// they are offered.
+pub(super) const OWN_TOOLS: [&str; 2] = [SEARCH_TOOLS, CALL_TOOL];
 /// Tools a search returns when it names no limit.
 const DEFAULT_LIMIT: usize = 10;
 /// The most a search returns: a page the model can read.

@@ -95,7 +95,7 @@ impl Server {
             #[cfg(feature = "tasks")]
             Reply::Task(work) => match &self.inner.tasks {
                 Some(registry) if method == ToolsCall::NAME && tasks::declares_tasks(&ctx.client_capabilities) => {
-                    let owner = ctx.caller.as_ref().and_then(|c| c.subject.clone());
+                    let owner = ctx.caller.as_ref().map(|c| c.principal().to_owned());
                     to_value(&registry.create(work, ctx.client_capabilities.clone(), owner).await?)
                 }
                 // No task for this client: the work runs before the answer.

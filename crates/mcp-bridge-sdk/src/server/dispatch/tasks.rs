@@ -15,7 +15,7 @@ impl Server {
         if !tasks::declares_tasks(&ctx.client_capabilities) {
             return Err(ServerFault::Handler(HandlerError::missing_capability(tasks::tasks_capability())));
         }
-        let subject = ctx.caller.as_ref().and_then(|c| c.subject.as_deref());
+        let subject = ctx.caller.as_ref().map(|c| c.principal());
         match method {
             TasksGet::NAME => to_value(&registry.get(&parse::<TaskIdParams>(params)?.task_id, subject).await?),
             TasksUpdate::NAME => {

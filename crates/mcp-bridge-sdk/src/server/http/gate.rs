@@ -10,6 +10,8 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
+use mcp_bridge_protocol::method::{Method, SubscriptionsListen};
+
 use super::quotas::{InFlight, OverQuota};
 use super::{HttpOptions, Refused, admit_request};
 use crate::server::protect::{Caller, Protection, Refusal};
@@ -27,15 +29,21 @@ pub(crate) struct CheckedPost {
     pub(crate) held: Option<InFlight>,
 }
 
-/// The caller a request counts for in the quotas: its token's subject, or
-/// the one caller of an endpoint without tokens.
+/// The caller a request counts for in the quotas: its token's principal
+/// (see [`Caller::principal`]), or the one caller of an endpoint without
+/// tokens.
 fn quota_key(caller: Option<&Caller>) -> &str {
-    caller.and_then(|c| c.subject.as_deref()).unwrap_or("")
+    caller.map_or("", Caller::principal)
 }
 
 /// The caller's quotas: its rate, its requests under way.
 fn admit_quota(caller: Option<&Caller>, options: &HttpOptions) -> Result<Option<InFlight>, OverQuota> {
     options.quotas.admit(quota_key(caller), std::time::Instant::now())
+}
+
+/// Whether the request's `Mcp-Method` header names `method`.
+fn names_method(headers: &HeaderMap, method: &str) -> bool {
+    headers.get("mcp-method").is_some_and(|value| value.as_bytes() == method.as_bytes())
 }
 
 /// A 429 answer, with `Retry-After` when waiting helps.
@@ -82,6 +90,9 @@ pub(crate) async fn check_post(request: Request, options: &HttpOptions) -> Resul
     let (parts, body) = request.into_parts();
     let caller = admit_request(&parts.headers, options).await.map_err(|refused| refused_response(&refused))?;
     let held = admit_quota(caller.as_ref(), options).map_err(|over| over_quota(&over))?;
+    // A listen stream is open for as long as its client wants, not a
+    // request under way (its `Mcp-Method` is checked against its body later).
+    let held = held.filter(|_| !names_method(&parts.headers, SubscriptionsListen::NAME));
     if let Some(refused) = refusal_unless_json(&parts.headers) {
         return Err(refused);
     }

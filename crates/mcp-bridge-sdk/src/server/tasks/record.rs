@@ -41,8 +41,9 @@ pub(crate) struct TaskState {
     pub(crate) used_keys: BTreeSet<String>,
     /// The capabilities of the client that created it.
     pub(crate) capabilities: ClientCapabilities,
-    /// The subject of the token that created it, on a protected endpoint:
-    /// only requests of that subject reach the task.
+    /// The principal of the token that created it (see
+    /// [`Caller::principal`](crate::server::protect::Caller::principal)), on
+    /// a protected endpoint: only requests of that principal reach the task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) owner: Option<String>,
 }
