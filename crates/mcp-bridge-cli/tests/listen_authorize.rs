@@ -12,7 +12,7 @@ use mcp_bridge_sdk::transport::http::{BearerToken, HttpConfig, connect};
 use mcp_bridge_sdk::{Client, ClientOptions, RequestOptions};
 use serde_json::{Value, json};
 use test_support::oidc::{INTROSPECTION_CLIENT, OidcProvider, SERVICE_CLIENT, TokenFormat};
-use test_support::{ScratchDir, stderr_line, workspace_binary};
+use test_support::{ScratchDir, bridge_on_loopback, workspace_binary};
 
 /// A second caller of the authorization server: another subject.
 const WRITER: (&str, &str) = ("writer", "writer-secret");
@@ -64,24 +64,14 @@ async fn callers_see_what_their_scopes_allow(format: TokenFormat) {
     let config = json!({"mcpServers": {"notes": {"command": example, "env": {"AUTHORIZE_TEST_MARK": mark},
         "authorize": {"add": ["notes:write"]}}}});
     std::fs::write(&file, config.to_string()).unwrap();
+    let mut args = vec!["--config", file.to_str().unwrap(), "--listen-auth-issuer", &provider.issuer];
     let mut command = tokio::process::Command::new(workspace_binary("mcp-bridge-cli", "mcp-bridge"));
-    command.args(["--listen", "127.0.0.1:0", "--config", file.to_str().unwrap()]);
-    command.args(["--listen-auth-issuer", &provider.issuer]);
     if format == TokenFormat::Opaque {
-        command.arg("--listen-auth-introspection");
         command.env("MCP_BRIDGE_INTROSPECTION_CLIENT_ID", INTROSPECTION_CLIENT.0);
         command.env("MCP_BRIDGE_INTROSPECTION_CLIENT_SECRET", INTROSPECTION_CLIENT.1);
+        args.push("--listen-auth-introspection");
     }
-    let mut bridge = command
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let url = stderr_line(&mut bridge, "mcp-bridge", |line| {
-        line.split("serving MCP clients of both revisions at ").nth(1).map(|url| url.trim().to_owned())
-    })
-    .await;
+    let (mut bridge, url) = bridge_on_loopback(command, &args).await;
 
     // The endpoint's metadata names its issuer and the scopes of the rules.
     let metadata_url = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
@@ -158,18 +148,10 @@ async fn a_forwarded_task_is_reachable_by_the_subject_that_started_it_only() {
         "grant_types": ["client_credentials"], "response_types": [], "redirect_uris": []});
     let provider = OidcProvider::start_with_clients(TokenFormat::Jwt, vec![other]).await;
     let example = workspace_binary("mcp-example-server", "mcp-example-server");
-    let mut bridge = tokio::process::Command::new(workspace_binary("mcp-bridge-cli", "mcp-bridge"))
-        .args(["--listen", "127.0.0.1:0", "--listen-auth-issuer", &provider.issuer, "--"])
-        .arg(example)
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let url = stderr_line(&mut bridge, "mcp-bridge", |line| {
-        line.split("serving MCP clients of both revisions at ").nth(1).map(|url| url.trim().to_owned())
-    })
-    .await;
+    let example = example.to_str().unwrap();
+    let args = ["--listen-auth-issuer", &provider.issuer, "--", example];
+    let bridge_binary = tokio::process::Command::new(workspace_binary("mcp-bridge-cli", "mcp-bridge"));
+    let (mut bridge, url) = bridge_on_loopback(bridge_binary, &args).await;
     let with_tasks = |token: &str| {
         let mut options = ClientOptions::new("tasks", "1").with_era(Era::Modern);
         options.capabilities =

@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 use test_support::oidc::{OidcProvider, SERVICE_CLIENT, TokenFormat};
-use test_support::{request_meta, stderr_line, workspace_binary};
+use test_support::{bridge_on_loopback, request_meta, workspace_binary};
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_mcp-bridge");
 
@@ -16,7 +16,19 @@ const BRIDGE: &str = env!("CARGO_BIN_EXE_mcp-bridge");
 async fn post(url: &str, token: Option<&str>, method: &str, params: Value) -> (u16, Option<String>, String) {
     let mut params = params;
     params["_meta"] = request_meta(json!({}));
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let mut request = modern(url, &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.unwrap();
+    let retry_after = response.headers().get("retry-after").map(|v| v.to_str().unwrap().to_owned());
+    (response.status().as_u16(), retry_after, response.text().await.unwrap())
+}
+
+/// A POST of the 2026-07-28 request `body` to `url`, with the headers its
+/// method and name call for.
+fn modern(url: &str, body: &Value) -> reqwest::RequestBuilder {
+    let method = body["method"].as_str().unwrap_or_default();
     let mut request = reqwest::Client::new()
         .post(url)
         .header("content-type", "application/json")
@@ -24,15 +36,10 @@ async fn post(url: &str, token: Option<&str>, method: &str, params: Value) -> (u
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", method)
         .body(body.to_string());
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
     if method == "tools/call" {
-        request = request.header("mcp-name", params["name"].as_str().unwrap_or_default());
+        request = request.header("mcp-name", body["params"]["name"].as_str().unwrap_or_default());
     }
-    let response = request.send().await.unwrap();
-    let retry_after = response.headers().get("retry-after").map(|v| v.to_str().unwrap().to_owned());
-    (response.status().as_u16(), retry_after, response.text().await.unwrap())
+    request
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -41,18 +48,9 @@ async fn a_caller_over_its_rate_gets_429_with_retry_after_and_another_caller_doe
         "grant_types": ["client_credentials"], "response_types": [], "redirect_uris": []});
     let provider = OidcProvider::start_with_clients(TokenFormat::Jwt, vec![other]).await;
     let example = workspace_binary("mcp-example-server", "mcp-example-server");
-    let mut bridge = tokio::process::Command::new(BRIDGE)
-        .args(["--listen", "127.0.0.1:0", "--listen-auth-issuer", &provider.issuer])
-        .args(["--listen-rate-limit", "3/m", "--", example.to_str().unwrap()])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let url = stderr_line(&mut bridge, "mcp-bridge", |line| {
-        line.split("serving MCP clients of both revisions at ").nth(1).map(|url| url.trim().to_owned())
-    })
-    .await;
+    let example = example.to_str().unwrap();
+    let args = ["--listen-auth-issuer", &provider.issuer, "--listen-rate-limit", "3/m", "--", example];
+    let (mut bridge, url) = bridge_on_loopback(tokio::process::Command::new(BRIDGE), &args).await;
     let busy = provider.client_token(SERVICE_CLIENT, &url, "notes:read").await;
     let calm = provider.client_token(("other", "other-secret"), &url, "notes:read").await;
     for _ in 0..3 {
@@ -75,16 +73,7 @@ async fn requests_under_way_beyond_the_cap_get_429_until_one_ends() {
     // An open listen stream is no request under way: it leaves the one place free.
     let listen_body = json!({"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen",
         "params": {"notifications": {"toolsListChanged": true}, "_meta": request_meta(json!({}))}});
-    let listening = reqwest::Client::new()
-        .post(&url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "subscriptions/listen")
-        .body(listen_body.to_string())
-        .send()
-        .await
-        .unwrap();
+    let listening = modern(&url, &listen_body).send().await.unwrap();
     assert_eq!(listening.status(), 200, "the stream is open");
 
     // A call that reports progress: its answer is a stream, whose head says
@@ -96,17 +85,7 @@ async fn requests_under_way_beyond_the_cap_get_429_until_one_ends() {
         meta["progressToken"] = json!("slow-1");
         let params = json!({"name": "slow", "arguments": {"steps": 40, "step_ms": 100}, "_meta": meta});
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
-        let response = reqwest::Client::new()
-            .post(&slow_url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", "slow")
-            .body(body.to_string())
-            .send()
-            .await
-            .unwrap();
+        let response = modern(&slow_url, &body).send().await.unwrap();
         let _ = admitted.send(response.status().as_u16());
         response.text().await.unwrap()
     });

@@ -43,8 +43,17 @@ fn built(package: &str, kind: &str, name: &str, under_debug: &Path) -> PathBuf {
 /// Starts `mcp-bridge --listen 127.0.0.1:0 --listen-no-auth ARGS` (the
 /// binary at `bridge`) and returns it with the endpoint URL it logs.
 pub async fn listening_bridge(bridge: &str, args: &[&str]) -> (Child, String) {
-    let mut child = tokio::process::Command::new(bridge)
-        .args(["--listen", "127.0.0.1:0", "--listen-no-auth"])
+    let mut open = vec!["--listen-no-auth"];
+    open.extend_from_slice(args);
+    bridge_on_loopback(tokio::process::Command::new(bridge), &open).await
+}
+
+/// Starts `bridge` (the `mcp-bridge` binary, with the environment its
+/// caller gave it) as `--listen 127.0.0.1:0 ARGS` (ARGS say who may use
+/// it) and returns it with the endpoint URL it logs.
+pub async fn bridge_on_loopback(mut bridge: tokio::process::Command, args: &[&str]) -> (Child, String) {
+    let mut child = bridge
+        .args(["--listen", "127.0.0.1:0"])
         .args(args)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
