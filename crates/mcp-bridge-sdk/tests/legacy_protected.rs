@@ -91,6 +91,24 @@ async fn a_legacy_sessions_handlers_see_the_caller_of_its_latest_token() {
     assert_eq!(whoami(&url, &session, Some("alice-read"), 3).await, "alice: notes:read", "the latest token counts");
 }
 
+/// Tokens without a subject (the client credentials grant) belong to their
+/// client: one client's session is unknown to another's token.
+#[tokio::test]
+async fn a_session_of_a_token_without_subject_is_its_clients() {
+    let client = |id: &str| {
+        let mut caller = Caller::default();
+        caller.client_id = Some(id.into());
+        caller.scopes = vec!["notes:read".into()];
+        caller
+    };
+    let url = served(Some(Table(HashMap::from([("bot-a", client("bot-a")), ("bot-b", client("bot-b"))])))).await;
+    let session = initialize(&url, Some("bot-a")).await;
+    let call =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}});
+    assert_eq!(post(&url, Some(&session), Some("bot-b"), call.clone()).await.status(), 404, "another client's token");
+    assert_eq!(post(&url, Some(&session), Some("bot-a"), call).await.status(), 200);
+}
+
 #[tokio::test]
 async fn an_unprotected_endpoints_sessions_have_no_caller() {
     let url = served(None).await;

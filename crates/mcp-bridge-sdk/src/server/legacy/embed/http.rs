@@ -253,11 +253,12 @@ fn bad_request(id: Option<RequestId>, code: i64, text: &str) -> Response {
 }
 
 /// The session `id` when it exists and, on a protected endpoint, was
-/// started by `caller`'s subject: another subject gets what an unknown id
-/// gets, so a session id alone is worth nothing.
+/// started by `caller`'s principal (its token's subject, else its client):
+/// another gets what an unknown id gets, so a session id alone is worth
+/// nothing.
 fn session_of(endpoint: &Endpoint, id: &str, caller: Option<&Caller>) -> Option<Arc<HttpSession>> {
     let session = endpoint.sessions.get(id)?;
-    (session.owner.as_deref() == caller.and_then(|c| c.subject.as_deref())).then_some(session)
+    (session.owner.as_deref() == caller.map(Caller::principal)).then_some(session)
 }
 
 /// On a protected endpoint, the 403 of a `message` that `caller` may not
@@ -359,7 +360,7 @@ async fn start_session(
     address: Option<std::net::IpAddr>,
 ) -> Response {
     let options = endpoint.legacy.frontend.clone();
-    let owner = caller.as_ref().and_then(|c| c.subject.clone());
+    let owner = caller.as_ref().map(|c| c.principal().to_owned());
     let holder = match (&owner, address) {
         (Some(subject), _) => Holder::Subject(subject.clone()),
         (None, Some(address)) => Holder::Address(address),
