@@ -21,6 +21,7 @@ use mcp_bridge_sdk::server::protect::introspection::{IntrospectionConfig, Intros
 use mcp_bridge_sdk::server::protect::jwt::{JwtConfig, JwtValidator, KeysError};
 use mcp_bridge_sdk::server::protect::{ProtectedResource, Protection};
 use mcp_bridge_sdk::task_group::TaskGroup;
+use mcp_bridge_sdk::toolset::authorize::ToolScopes;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
@@ -64,12 +65,8 @@ async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
     let gateway_tasks = TaskGroup::default();
     let mut gateway = None;
     // Every scope an `authorize` rule names, for the endpoint's metadata.
-    let mut scopes: Vec<String> = Vec::new();
-    for scope in config.gateway.iter().flat_map(|job| &job.config.servers).flat_map(|e| e.authorize.scopes()) {
-        if !scopes.contains(&scope) {
-            scopes.push(scope);
-        }
-    }
+    let servers = config.gateway.iter().flat_map(|job| &job.config.servers);
+    let scopes = ToolScopes::union(servers.map(|e| &e.authorize));
     let protected = matches!(on.access, Access::OAuth(_));
     let mut readiness = ReadinessProbe::new(|| {
         Readiness::new(ReadyStatus::Ready, serde_json::json!({"servers": [{"name": "upstream", "available": true}]}))

@@ -238,6 +238,13 @@ impl HandlerError {
         HandlerError { code: error_code::INVALID_PARAMS, message: message.into(), data: None }
     }
 
+    /// -32602 for a task that does not exist, or is not the caller's: the
+    /// answer of `tasks/get`, `tasks/update` and `tasks/cancel` (the same
+    /// for both, so an id alone tells nothing).
+    pub fn task_not_found() -> Self {
+        HandlerError::invalid_params("Failed to retrieve task: Task not found")
+    }
+
     /// -32603: the handler failed.
     pub fn internal(message: impl Into<String>) -> Self {
         HandlerError { code: error_code::INTERNAL_ERROR, message: message.into(), data: None }

@@ -54,7 +54,8 @@ async fn forward(
     if [TasksGet::NAME, TasksUpdate::NAME, TasksCancel::NAME].contains(&method.as_str()) {
         let task = params.get("taskId").and_then(Value::as_str).unwrap_or_default();
         if !owners.admits(task, subject.as_deref()) {
-            return Err(TaskOwners::unknown());
+            // As the SDK's own server answers for a task that does not exist.
+            return Err(HandlerError::task_not_found());
         }
     }
     let start = move |responses, state, options: RequestOptions| -> Round<Value> {

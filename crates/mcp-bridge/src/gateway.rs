@@ -113,7 +113,7 @@ impl Rules {
     /// without a caller (an endpoint without tokens).
     fn grants(&self, toolset: &Toolset, caller: Option<&Caller>, name: &str) -> bool {
         let (needed, _) = self.of(toolset, name);
-        caller.is_none_or(|caller| needed.iter().all(|scope| caller.scopes.contains(scope)))
+        caller.is_none_or(|caller| caller.has_scopes(&needed))
     }
 
     /// The scopes the tool `name` of the toolset needs, and whether it is

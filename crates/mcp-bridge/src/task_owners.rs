@@ -9,8 +9,6 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
-use mcp_bridge_sdk::HandlerError;
-
 /// Tasks remembered at once.
 const MAX_TASKS: usize = 100_000;
 
@@ -44,12 +42,6 @@ impl TaskOwners {
         let Some(subject) = subject else { return true };
         let owners = self.0.lock().unwrap_or_else(|e| e.into_inner());
         owners.by_task.get(task_id).is_some_and(|owner| owner == subject)
-    }
-
-    /// The error for a task a subject may not reach: the one for a task
-    /// that does not exist, as the SDK's own server gives it.
-    pub(crate) fn unknown() -> HandlerError {
-        HandlerError::invalid_params("Failed to retrieve task: Task not found")
     }
 }
 

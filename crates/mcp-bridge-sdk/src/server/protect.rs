@@ -72,6 +72,11 @@ impl Caller {
     pub fn principal(&self) -> &str {
         self.subject.as_deref().or(self.client_id.as_deref()).unwrap_or("")
     }
+
+    /// Whether the caller's token grants every scope of `needed`.
+    pub fn has_scopes(&self, needed: &[String]) -> bool {
+        needed.iter().all(|scope| self.scopes.contains(scope))
+    }
 }
 
 /// The certificates a client presented in its TLS handshake (DER), its own

@@ -31,31 +31,30 @@ impl ToolScopes {
     /// The scopes the tool `name` (the server's own name) needs: those of
     /// every rule whose glob matches it, each once; none when no rule does.
     pub fn of(&self, name: &str) -> Vec<String> {
-        let mut needed: Vec<String> = Vec::new();
-        for scope in self.0.iter().filter(|(glob, _)| glob.matches(name)).flat_map(|(_, scopes)| scopes) {
-            if !needed.contains(scope) {
-                needed.push(scope.clone());
-            }
-        }
-        needed
+        unique(self.0.iter().filter(|(glob, _)| glob.matches(name)).flat_map(|(_, scopes)| scopes))
     }
 
-    /// Every scope some rule names, each once: what an endpoint's metadata
-    /// lists as supported.
-    pub fn scopes(&self) -> Vec<String> {
-        let mut all: Vec<String> = Vec::new();
-        for scope in self.0.iter().flat_map(|(_, scopes)| scopes) {
-            if !all.contains(scope) {
-                all.push(scope.clone());
-            }
-        }
-        all
+    /// Every scope a rule of `rules` names, each once: what an endpoint's
+    /// metadata lists as supported.
+    pub fn union<'a>(rules: impl IntoIterator<Item = &'a ToolScopes>) -> Vec<String> {
+        unique(rules.into_iter().flat_map(|r| &r.0).flat_map(|(_, scopes)| scopes))
     }
 
     /// Whether there is no rule.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+}
+
+/// `scopes` in their first order, each once.
+fn unique<'a>(scopes: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let mut once: Vec<String> = Vec::new();
+    for scope in scopes {
+        if !once.contains(scope) {
+            once.push(scope.clone());
+        }
+    }
+    once
 }
 
 #[cfg(test)]
@@ -72,7 +71,8 @@ mod tests {
         .unwrap();
         assert_eq!(rules.of("read"), ["use"]);
         assert_eq!(rules.of("delete_all"), ["admin", "use", "danger"]);
-        assert_eq!(rules.scopes(), ["admin", "use", "danger"]);
+        let other = ToolScopes::new([("*", vec!["use".to_owned(), "read".to_owned()])]).unwrap();
+        assert_eq!(ToolScopes::union([&rules, &other]), ["admin", "use", "danger", "read"]);
         assert!(ToolScopes::default().of("read").is_empty());
         let bad = ToolScopes::new([("[oops", Vec::new())]).unwrap_err();
         assert_eq!(bad.glob, "[oops");

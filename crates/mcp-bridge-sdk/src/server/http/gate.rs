@@ -37,8 +37,13 @@ fn quota_key(caller: Option<&Caller>) -> &str {
 }
 
 /// The caller's quotas: its rate, its requests under way.
-fn admit_quota(caller: Option<&Caller>, options: &HttpOptions) -> Result<Option<InFlight>, OverQuota> {
-    options.quotas.admit(quota_key(caller), std::time::Instant::now())
+/// [`admit_request`], then the caller's quotas: its rate, its requests
+/// under way (the hold counts the request while it lives).
+async fn admit(headers: &HeaderMap, options: &HttpOptions) -> Result<(Option<Caller>, Option<InFlight>), Response> {
+    let caller = admit_request(headers, options).await.map_err(|refused| refused_response(&refused))?;
+    let now = std::time::Instant::now();
+    let held = options.quotas.admit(quota_key(caller.as_ref()), now).map_err(|over| over_quota(&over))?;
+    Ok((caller, held))
 }
 
 /// Whether the request's `Mcp-Method` header names `method`.
@@ -74,9 +79,8 @@ pub(crate) fn held_until_sent(response: Response, held: Option<InFlight>) -> Res
 /// # Errors
 /// The refusal to answer.
 pub(crate) async fn check_request(headers: &HeaderMap, options: &HttpOptions) -> Result<Option<Caller>, Response> {
-    let caller = admit_request(headers, options).await.map_err(|refused| refused_response(&refused))?;
     // Within the caller's rate; a GET's stream or a DELETE is no request under way.
-    drop(admit_quota(caller.as_ref(), options).map_err(|over| over_quota(&over))?);
+    let (caller, _held) = admit(headers, options).await?;
     Ok(caller)
 }
 
@@ -88,8 +92,7 @@ pub(crate) async fn check_request(headers: &HeaderMap, options: &HttpOptions) ->
 /// The refusal to answer.
 pub(crate) async fn check_post(request: Request, options: &HttpOptions) -> Result<CheckedPost, Response> {
     let (parts, body) = request.into_parts();
-    let caller = admit_request(&parts.headers, options).await.map_err(|refused| refused_response(&refused))?;
-    let held = admit_quota(caller.as_ref(), options).map_err(|over| over_quota(&over))?;
+    let (caller, held) = admit(&parts.headers, options).await?;
     // A listen stream is open for as long as its client wants, not a
     // request under way (its `Mcp-Method` is checked against its body later).
     let held = held.filter(|_| !names_method(&parts.headers, SubscriptionsListen::NAME));

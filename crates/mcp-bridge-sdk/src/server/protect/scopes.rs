@@ -82,6 +82,6 @@ impl RequiredScopes {
     /// Whether `caller` may use `target`: it has every scope the target
     /// needs. What a caller may not use is left out of its lists.
     pub(crate) fn grants(&self, caller: &Caller, target: &ScopeTarget) -> bool {
-        self.0.get(target).is_none_or(|needed| needed.iter().all(|scope| caller.scopes.contains(scope)))
+        self.0.get(target).is_none_or(|needed| caller.has_scopes(needed))
     }
 }

@@ -47,7 +47,7 @@ impl std::fmt::Debug for TaskRegistry {
 }
 
 fn not_found() -> ServerFault {
-    ServerFault::Handler(HandlerError::invalid_params("Failed to retrieve task: Task not found"))
+    ServerFault::Handler(HandlerError::task_not_found())
 }
 
 fn gone() -> HandlerError {
