@@ -44,6 +44,11 @@ pub(crate) struct Args {
     #[arg(long, default_value = "info", value_name = "LEVEL")]
     pub(crate) log_level: String,
 
+    /// The form of each stderr log line: text (for people) or json (one
+    /// object per line, for a log collector).
+    #[arg(long, value_enum, default_value = "text", value_name = "FORMAT")]
+    pub(crate) log_format: LogFormatArg,
+
     /// The server's revision: auto (ask server/discover, fall back to
     /// 2025-11-25 when the server does not know it), 2026-07-28 (no
     /// fallback) or 2025-11-25 (no probe).
@@ -124,6 +129,11 @@ pub(crate) struct Args {
     /// the server, with your sign-ins.
     #[arg(long, requires = "listen")]
     pub(crate) listen_no_auth: bool,
+
+    /// With --listen: no telemetry (no /metrics, no access log, no OTLP
+    /// export). A client's trace context is still passed on to the server.
+    #[arg(long, requires = "listen")]
+    pub(crate) listen_no_telemetry: bool,
 
     /// With --listen: the endpoint is an OAuth protected resource; every
     /// request carries an access token of this authorization server (its
@@ -372,5 +382,23 @@ mod tests {
         assert!(parse("mcp-bridge nodee x.js").is_err());
         let args = parse("mcp-bridge mcp.example/mcp").unwrap();
         assert_eq!(args.url.as_deref(), Some("mcp.example/mcp"), "the URL check names it");
+    }
+}
+
+/// `--log-format`'s values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum LogFormatArg {
+    /// `mcp-bridge: scope: level: message`.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+impl From<LogFormatArg> for mcp_bridge::log::LogFormat {
+    fn from(format: LogFormatArg) -> Self {
+        match format {
+            LogFormatArg::Text => mcp_bridge::log::LogFormat::Text,
+            LogFormatArg::Json => mcp_bridge::log::LogFormat::Json,
+        }
     }
 }

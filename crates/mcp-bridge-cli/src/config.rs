@@ -46,6 +46,8 @@ pub(crate) enum Job {
 #[derive(Debug)]
 pub(crate) struct Config {
     pub(crate) log_level: String,
+    /// `--log-format`.
+    pub(crate) log_format: mcp_bridge::log::LogFormat,
     pub(crate) upstream: UpstreamConfig,
     pub(crate) frontend: FrontendOptions,
     /// The sign-in gate of the URL form, told when the client is initialized.
@@ -58,6 +60,8 @@ pub(crate) struct Config {
     pub(crate) quotas: Quotas,
     /// `--listen-max-sessions`: each caller's 2025-11-25 sessions at once.
     pub(crate) max_sessions_per_caller: Option<usize>,
+    /// `--listen-no-telemetry` not given: metrics, access log, OTLP export.
+    pub(crate) telemetry: bool,
     /// `--config`: the gateway's server (the upstream, in memory), the
     /// servers whose tools it serves, and the file they come from.
     pub(crate) gateway: Option<crate::reload::GatewayJob>,
@@ -357,6 +361,7 @@ impl Job {
         let max_sessions_per_caller = args.listen_max_sessions.map(|n| n as usize);
         Ok(Job::Bridge(Box::new(Config {
             log_level: args.log_level,
+            log_format: args.log_format.into(),
             upstream,
             frontend,
             gate,
@@ -364,6 +369,7 @@ impl Job {
             max_connections,
             quotas,
             max_sessions_per_caller,
+            telemetry: !args.listen_no_telemetry,
             gateway,
         })))
     }

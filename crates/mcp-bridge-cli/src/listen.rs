@@ -25,6 +25,11 @@ use mcp_bridge_sdk::toolset::authorize::ToolScopes;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
+use crate::telemetry::Telemetry;
+
+/// The one server behind `--listen` without `--config`, as metrics and
+/// spans name it.
+const UPSTREAM: &str = "upstream";
 
 use self::boundary::Place;
 pub(crate) use self::boundary::{Access, INTROSPECTION_VARIABLES, ListenOn, OAuthAccess};
@@ -38,13 +43,19 @@ pub(crate) fn run(config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
         eprintln!("mcp-bridge: {message}");
         return Ok(ExitCode::from(2));
     }
+    // Made and ended outside the runtime: OTLP export has a blocking
+    // HTTP client of its own.
+    let telemetry = config.telemetry.then(Telemetry::from_environment);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let outcome = runtime.block_on(serve(config, on));
+    let outcome = runtime.block_on(serve(config, on, telemetry.clone()));
     runtime.shutdown_timeout(Duration::from_secs(1));
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown();
+    }
     outcome
 }
 
-async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
+async fn serve(mut config: Config, on: ListenOn, telemetry: Option<Telemetry>) -> anyhow::Result<ExitCode> {
     // Ctrl-C is caught from the start: the gateway's servers may take long
     // to start, and a process started with SIGINT ignored (`cmd &` in a
     // script) would otherwise ignore it until then.
@@ -73,8 +84,12 @@ async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
     });
     if let Some(job) = config.gateway.take() {
         gateway = Some(job.server.clone());
+        let observe = telemetry.clone().map(|telemetry| {
+            job.server.set_observer(telemetry.front());
+            Arc::new(move |name: &str| telemetry.upstream(name)) as mcp_bridge::gateway::UpstreamObserver
+        });
         tokio::select! {
-            started = crate::reload::start(job, protected, &gateway_tasks) => {
+            started = crate::reload::start(job, protected, &gateway_tasks, observe) => {
                 readiness = ReadinessProbe::new(move || started.readiness());
             }
             () = interrupted.cancelled() => {
@@ -92,6 +107,7 @@ async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
     }
     http.quotas = config.quotas.clone();
     http.readiness = Some(readiness);
+    http.metrics = telemetry.as_ref().map(Telemetry::exposition);
     if let Bound::Tcp(_, local) = &bound
         && !local.ip().is_loopback()
     {
@@ -122,6 +138,7 @@ async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
     let speaker = Speaker {
         era: config.frontend.upstream_era,
         era_cache: config.frontend.era_cache.clone(),
+        observer: telemetry.as_ref().map(|telemetry| telemetry.upstream(UPSTREAM)),
         ..Speaker::new(identity, may_be_asked)
     };
     let upstream = Upstream::connect(&config.upstream, speaker, on_unrouted)?;
@@ -138,7 +155,13 @@ async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
     // 2026-07-28 clients: the gateway's server itself, or one that forwards
     // to the upstream the sessions share.
     let gateway_server = gateway.clone();
-    let modern = gateway.unwrap_or_else(|| mcp_bridge::front::server(upstream.clone()));
+    let modern = gateway.unwrap_or_else(|| {
+        let front = mcp_bridge::front::server(upstream.clone());
+        if let Some(telemetry) = &telemetry {
+            front.set_observer(telemetry.front());
+        }
+        front
+    });
     let lost = upstream.clone();
     let (lost_tx, lost_rx) = tokio::sync::oneshot::channel();
     let stop = async move {
@@ -155,6 +178,7 @@ async fn serve(mut config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
         legacy.max_sessions_per_holder = max;
     }
     legacy.access_token = access_token;
+    legacy.observer = telemetry.as_ref().map(Telemetry::front);
     // The gateway's server is in this process: each session gets a link of
     // its own to it, so that its handlers (and its scope rules) see the
     // session's caller. Any other upstream is one, shared.

@@ -15,6 +15,7 @@ mod doctor;
 mod hints;
 mod listen;
 mod reload;
+mod telemetry;
 mod token_store;
 
 use std::process::ExitCode;
@@ -51,7 +52,7 @@ fn main() -> ExitCode {
         Ok(config::Job::Bridge(config)) => *config,
         Ok(config::Job::Logout { url }) => return logout(url.as_deref()),
         Ok(config::Job::Doctor { json, target }) => {
-            let _log = mcp_bridge::log::init("mcp-bridge", "error");
+            let _log = mcp_bridge::log::init("mcp-bridge", "error", Default::default());
             return doctor::run(target, json);
         }
         Err(message) => {
@@ -64,7 +65,7 @@ fn main() -> ExitCode {
         // reads the environment meanwhile.
         unsafe { std::env::remove_var(variable) };
     }
-    let log = mcp_bridge::log::init("mcp-bridge", &config.log_level);
+    let log = mcp_bridge::log::init("mcp-bridge", &config.log_level, config.log_format);
     let level = log.as_ref().map(|log| log.level.clone());
     *STDERR_LOG.lock().unwrap_or_else(|e| e.into_inner()) = log;
     let code = match run(config, level) {
@@ -182,7 +183,7 @@ fn run(mut config: config::Config, log_level: Option<mcp_bridge::log::LogLevel>)
     let gateway_tasks = mcp_bridge_sdk::task_group::TaskGroup::default();
     let outcome = runtime.block_on(async {
         if let Some(gateway) = config.gateway {
-            reload::start(gateway, false, &gateway_tasks).await;
+            reload::start(gateway, false, &gateway_tasks, None).await;
         }
         mcp_bridge_sdk::server::legacy::run(
             process_stdio::stdin(),

@@ -46,8 +46,14 @@ pub(crate) fn read(file: &Path) -> Result<ConfigFile, String> {
 
 /// Starts the gateway's servers (returns once each answered or failed its
 /// first attempt), then follows the file on `tasks`. `protected`: the
-/// clients' requests carry tokens, which `authorize` rules need.
-pub(crate) async fn start(job: GatewayJob, protected: bool, tasks: &TaskGroup) -> Gateway {
+/// clients' requests carry tokens, which `authorize` rules need. `observe`
+/// makes the observer of each server's requests.
+pub(crate) async fn start(
+    job: GatewayJob,
+    protected: bool,
+    tasks: &TaskGroup,
+    observe: Option<mcp_bridge::gateway::UpstreamObserver>,
+) -> Gateway {
     if !protected && let Some(entry) = job.config.servers.iter().find(|e| !e.authorize.is_empty()) {
         tracing::warn!(
             "--config {}: the \"authorize\" rules of {:?} apply only behind --listen-auth-issuer; here every tool is open to the client",
@@ -55,7 +61,7 @@ pub(crate) async fn start(job: GatewayJob, protected: bool, tasks: &TaskGroup) -
             entry.name
         );
     }
-    let gateway = mcp_bridge::gateway::start(&job.server, job.config, tasks).await;
+    let gateway = mcp_bridge::gateway::start(&job.server, job.config, tasks, observe).await;
     match watch(&job.file) {
         Ok((watcher, changes)) => {
             tracing::info!("--config {}: watched; a saved change is applied", job.file.display());

@@ -57,6 +57,7 @@ pub mod rounds;
 mod serde_util;
 pub mod slots;
 mod tag;
+pub mod trace;
 pub mod types;
 
 pub use depth::{CLIENT_MAX_DEPTH, UPSTREAM_MAX_DEPTH, check_depth};

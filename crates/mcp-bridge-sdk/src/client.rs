@@ -11,6 +11,7 @@ pub mod input;
 mod legacy_listen;
 mod listen;
 mod methods;
+mod observed;
 mod options;
 mod router;
 mod send;
@@ -228,6 +229,19 @@ impl Client {
     /// # Errors
     /// See [`Error`].
     pub async fn request_raw(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<Value> {
+        match self.inner.options.observer.clone() {
+            Some(observer) => self.request_observed(method, params, options, observer.as_ref()).await,
+            None => self.request_unobserved(method, params, options).await,
+        }
+    }
+
+    /// [`Client::request_raw`] without the observer.
+    async fn request_unobserved(
         &self,
         method: &str,
         params: Map<String, Value>,

@@ -123,6 +123,8 @@ pub mod skills;
 pub mod store;
 #[cfg(any(feature = "client", feature = "server"))]
 pub mod task_group;
+#[cfg(any(feature = "client", feature = "server"))]
+pub mod telemetry;
 #[cfg(feature = "toolset")]
 pub mod toolset;
 #[cfg(any(feature = "client", feature = "server"))]

@@ -271,6 +271,8 @@ pub(crate) struct ServerInner {
     scopes: RwLock<protect::RequiredScopes>,
     /// Whether lists show each caller only what it may use.
     scoped_lists: bool,
+    /// Hears of every request answered (metrics, traces, access logs).
+    observer: std::sync::OnceLock<Arc<dyn crate::telemetry::Observer>>,
     /// Tools callable by name but left out of `tools/list`.
     unlisted: RwLock<std::collections::HashSet<String>>,
     /// How 2025-11-25 clients are served; `None`: they are not.

@@ -19,6 +19,7 @@ use mcp_bridge_sdk::server::http::{Readiness, ReadyStatus};
 use mcp_bridge_sdk::server::protect::{Caller, ScopeTarget};
 use mcp_bridge_sdk::server::{PromptRequest, Reply, RequestContext, ResourceRequest, ToolCall};
 use mcp_bridge_sdk::task_group::TaskGroup;
+use mcp_bridge_sdk::telemetry::Observer;
 use mcp_bridge_sdk::toolset::authorize::ToolScopes;
 use mcp_bridge_sdk::toolset::config::{ConfigFile, Discovery};
 use mcp_bridge_sdk::toolset::exposure::Globs;
@@ -43,14 +44,21 @@ pub fn server() -> Server {
 
 /// Starts the servers of `config` as one toolset (in parallel; returns
 /// once each answered or failed its first attempt), gives `server` what
-/// they offer, and keeps it in step on `tasks` until they stop.
-pub async fn start(server: &Server, config: ConfigFile, tasks: &TaskGroup) -> Gateway {
+/// they offer, and keeps it in step on `tasks` until they stop. `observe`
+/// makes the observer of each server's requests.
+pub async fn start(
+    server: &Server,
+    config: ConfigFile,
+    tasks: &TaskGroup,
+    observe: Option<UpstreamObserver>,
+) -> Gateway {
     let relays = Relays::new();
     let rules = Arc::new(Rules::default());
     rules.set(&config);
     let servers = config.servers;
-    let toolset = Toolset::builder().configured_each(servers, |name| relays.client_options(name)).start().await;
-    let gateway = Gateway { toolset, relays, rules, resync: Arc::new(Notify::new()) };
+    let options_for = |name: &str| client_options(&relays, observe.as_ref(), name);
+    let toolset = Toolset::builder().configured_each(servers, options_for).start().await;
+    let gateway = Gateway { toolset, relays, rules, resync: Arc::new(Notify::new()), observe };
     let mut mirror = Mirror::default();
     mirror.sync(server, &gateway).await;
     let (server, mirrored) = (server.clone(), gateway.clone());
@@ -67,6 +75,22 @@ pub async fn start(server: &Server, config: ConfigFile, tasks: &TaskGroup) -> Ga
     gateway
 }
 
+/// Makes the observer of the requests sent to the server of a name (see
+/// [`mcp_bridge_sdk::telemetry`]).
+pub type UpstreamObserver = Arc<dyn Fn(&str) -> Arc<dyn Observer> + Send + Sync>;
+
+/// How the gateway's client of the server `name` speaks, and who hears of
+/// its requests.
+fn client_options(
+    relays: &Relays<CallToolResult>,
+    observe: Option<&UpstreamObserver>,
+    name: &str,
+) -> mcp_bridge_sdk::ClientOptions {
+    let mut options = relays.client_options(name);
+    options.observer = observe.map(|observe| observe(name));
+    options
+}
+
 /// The gateway's running servers.
 #[derive(Clone)]
 pub struct Gateway {
@@ -76,6 +100,7 @@ pub struct Gateway {
     /// Asks for the server's tools to be made the toolset's again (the
     /// rules changed, not the toolset).
     resync: Arc<Notify>,
+    observe: Option<UpstreamObserver>,
 }
 
 /// What the file says of each server's tools beyond the toolset: who may
@@ -143,7 +168,10 @@ impl Gateway {
     pub async fn reload(&self, config: ConfigFile) -> Reconfigured {
         // Before the toolset changes: the tools it lists then take the new rules.
         self.rules.set(&config);
-        let changed = self.toolset.reconfigure(config.servers, |name| self.relays.client_options(name)).await;
+        let changed = self
+            .toolset
+            .reconfigure(config.servers, |name| client_options(&self.relays, self.observe.as_ref(), name))
+            .await;
         self.resync.notify_one();
         changed
     }

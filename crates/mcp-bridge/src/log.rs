@@ -82,6 +82,68 @@ where
     }
 }
 
+/// How each log line is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogFormat {
+    /// `mcp-bridge: scope: level: message key=value`, for people.
+    #[default]
+    Text,
+    /// One JSON object per line (`timestamp`, `level`, `target`,
+    /// `message` and the event's fields), for machines.
+    Json,
+}
+
+/// A log line as one JSON object.
+struct JsonFormat;
+
+/// An event's fields as JSON members.
+struct Members(serde_json::Map<String, serde_json::Value>);
+
+impl tracing::field::Visit for Members {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn fmt::Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}").into());
+    }
+
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.into());
+    }
+
+    fn record_f64(&mut self, field: &tracing::field::Field, value: f64) {
+        self.0.insert(field.name().to_owned(), value.into());
+    }
+
+    fn record_i64(&mut self, field: &tracing::field::Field, value: i64) {
+        self.0.insert(field.name().to_owned(), value.into());
+    }
+
+    fn record_u64(&mut self, field: &tracing::field::Field, value: u64) {
+        self.0.insert(field.name().to_owned(), value.into());
+    }
+
+    fn record_bool(&mut self, field: &tracing::field::Field, value: bool) {
+        self.0.insert(field.name().to_owned(), value.into());
+    }
+}
+
+impl<S, N> FormatEvent<S, N> for JsonFormat
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(&self, _ctx: &FmtContext<'_, S, N>, mut writer: Writer<'_>, event: &Event<'_>) -> fmt::Result {
+        let meta = event.metadata();
+        let now = time::OffsetDateTime::now_utc();
+        let timestamp = now.format(&time::format_description::well_known::Rfc3339).unwrap_or_default();
+        let mut members = Members(serde_json::Map::new());
+        members.0.insert("timestamp".into(), timestamp.into());
+        members.0.insert("level".into(), level_name(meta.level()).into());
+        members.0.insert("target".into(), meta.target().into());
+        event.record(&mut members);
+        // serde_json escapes control characters: one line per event.
+        writeln!(writer, "{}", serde_json::Value::Object(members.0))
+    }
+}
+
 /// The level of the installed stderr log, changeable while it runs.
 #[derive(Clone)]
 pub struct LogLevel(tracing_subscriber::reload::Handle<tracing_subscriber::EnvFilter, tracing_subscriber::Registry>);
@@ -147,9 +209,10 @@ impl Drop for StderrLog {
 }
 
 /// Installs the stderr log at `level` (`error`, `warning`, `info`,
-/// `debug`, `trace`, or a tracing filter), written by a thread of its own.
+/// `debug`, `trace`, or a tracing filter) in `format`, written by a thread
+/// of its own.
 /// `None` when a log was installed before.
-pub fn init(program: &'static str, level: &str) -> Option<StderrLog> {
+pub fn init(program: &'static str, level: &str, format: LogFormat) -> Option<StderrLog> {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     let filter = match level {
@@ -158,8 +221,14 @@ pub fn init(program: &'static str, level: &str) -> Option<StderrLog> {
     };
     let (filter, handle) = tracing_subscriber::reload::Layer::new(tracing_subscriber::EnvFilter::new(filter));
     let (queue, drain) = stderr_queue::StderrQueue::start(QUEUED_LINES, std::io::stderr());
-    let lines = tracing_subscriber::fmt::layer().with_writer(queue.clone()).event_format(LineFormat { program });
-    tracing_subscriber::registry().with(filter).with(lines).try_init().ok()?;
+    let lines = tracing_subscriber::fmt::layer().with_writer(queue.clone());
+    let installed = match format {
+        LogFormat::Text => {
+            tracing_subscriber::registry().with(filter).with(lines.event_format(LineFormat { program })).try_init()
+        }
+        LogFormat::Json => tracing_subscriber::registry().with(filter).with(lines.event_format(JsonFormat)).try_init(),
+    };
+    installed.ok()?;
     Some(StderrLog { level: LogLevel(handle), queue, drain })
 }
 

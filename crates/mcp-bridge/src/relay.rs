@@ -331,11 +331,17 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// The options of a request sent for the client of `ctx`: its name, its
-/// capabilities (a 2026-07-28 server reads them in `_meta`) and its log level.
+/// capabilities (a 2026-07-28 server reads them in `_meta`), its log level
+/// and its trace context.
 pub(crate) fn options_for(ctx: &RequestContext) -> RequestOptions {
     let info = ctx.client_info.clone().unwrap_or_else(|| Implementation::new("mcp-bridge", env!("CARGO_PKG_VERSION")));
     let identity = ClientIdentity::new(info, ctx.client_capabilities.clone());
-    let options = RequestOptions::default().with_on_behalf_of(Arc::new(identity));
+    let mut options = RequestOptions::default().with_on_behalf_of(Arc::new(identity));
+    // The client's trace goes on to the server (under the bridge's span
+    // when it is observed).
+    if let Some(trace) = ctx.trace_context() {
+        trace.write_to(&mut options.meta);
+    }
     match ctx.log_level {
         Some(level) => options.with_log_level(level),
         None => options,

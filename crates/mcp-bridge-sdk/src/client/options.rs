@@ -247,6 +247,11 @@ pub struct ClientOptions {
     /// after a restart ([`super::Client::resume_tasks`]); none by default.
     #[cfg(feature = "tasks")]
     pub task_store: Option<super::TaskStore>,
+    /// Hears of every request the client sends: its method, target,
+    /// duration and error, in a span whose trace context goes to the
+    /// server in the request's `_meta` (see [`crate::telemetry`]); none by
+    /// default.
+    pub observer: Option<Arc<dyn crate::telemetry::Observer>>,
 }
 
 crate::setters::with_setters! {
@@ -269,6 +274,7 @@ crate::setters::with_setters! {
     value with_icons => icons: crate::icons::IconPolicy,
         #[cfg(feature = "tasks")]
     some with_task_store => task_store: super::TaskStore,
+        some with_observer => observer: Arc<dyn crate::telemetry::Observer>,
     }
 }
 
@@ -307,6 +313,7 @@ impl ClientOptions {
             icons: crate::icons::IconPolicy::default(),
             #[cfg(feature = "tasks")]
             task_store: None,
+            observer: None,
         }
     }
 }

@@ -50,6 +50,7 @@ pub struct ServerBuilder {
     limits: ServerLimits,
     scopes: super::protect::RequiredScopes,
     scoped_lists: bool,
+    observer: Option<Arc<dyn crate::telemetry::Observer>>,
     #[cfg(feature = "tasks")]
     tasks: Option<TaskOptions>,
     #[cfg(feature = "tasks")]
@@ -348,6 +349,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Tells `observer` of every request the server answers: its method,
+    /// target, duration and error, in a span of the trace its `_meta`
+    /// carries (see [`crate::telemetry`]). Handlers pass the span on with
+    /// [`RequestContext::trace_context`](super::RequestContext::trace_context).
+    pub fn observer(mut self, observer: Arc<dyn crate::telemetry::Observer>) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
     /// Scopes a caller's token must grant to use `target` (a tool, a
     /// prompt, a resource) on a protected endpoint, besides the endpoint's
     /// own; a token without them gets 403 `insufficient_scope` naming them
@@ -441,6 +451,7 @@ impl ServerBuilder {
                 limits: self.limits,
                 scopes: RwLock::new(self.scopes),
                 scoped_lists: self.scoped_lists,
+                observer: self.observer.map(std::sync::OnceLock::from).unwrap_or_default(),
                 unlisted: RwLock::default(),
                 #[cfg(feature = "legacy")]
                 legacy: self.legacy,
@@ -495,6 +506,7 @@ impl Server {
             limits: ServerLimits::default(),
             scopes: Default::default(),
             scoped_lists: false,
+            observer: None,
             #[cfg(feature = "tasks")]
             tasks: None,
             #[cfg(feature = "tasks")]

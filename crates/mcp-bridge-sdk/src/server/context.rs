@@ -39,6 +39,7 @@ pub struct RequestContext {
     pub(crate) server: Server,
     pub(crate) input_responses: InputResponses,
     pub(crate) state: Option<Value>,
+    pub(crate) trace: Option<mcp_bridge_protocol::trace::TraceContext>,
 }
 
 /// A number as JSON, whole numbers without a fraction (`3`, not `3.0`).
@@ -48,6 +49,14 @@ fn number(value: f64) -> Value {
 }
 
 impl RequestContext {
+    /// The trace context to send on with the requests this handler makes
+    /// for the request (in their `_meta`): the request's own span when the
+    /// server has an observer, else the context it came with; `None` when
+    /// it came without one.
+    pub fn trace_context(&self) -> Option<&mcp_bridge_protocol::trace::TraceContext> {
+        self.trace.as_ref()
+    }
+
     /// Reports progress, when the request asked for it with a progress token.
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         let Some(token) = &self.progress_token else { return };

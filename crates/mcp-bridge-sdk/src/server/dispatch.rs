@@ -7,6 +7,7 @@ mod forward;
 mod input;
 mod listen;
 mod lists;
+mod observed;
 mod prompts;
 mod resources;
 #[cfg(feature = "skills")]
@@ -26,6 +27,7 @@ use mcp_bridge_protocol::method::{ResourcesDirectoryRead, SkillsGet, SkillsList}
 #[cfg(feature = "tasks")]
 use mcp_bridge_protocol::method::{TasksCancel, TasksGet, TasksUpdate};
 use mcp_bridge_protocol::methods::{self, MethodSpec, Offer};
+use mcp_bridge_protocol::trace::TraceContext;
 use mcp_bridge_protocol::types::{
     CompleteRequestParams, DiscoverResult, InputResponses, ListChangedCapability, ResourcesCapability, ResultType,
     ServerCapabilities,
@@ -93,13 +95,34 @@ fn check_meta(params: &Map<String, Value>) -> Result<RequestMeta, ServerFault> {
 impl Server {
     /// Serves one request, its `_meta` read here unless `checked` has it
     /// (see [`check_envelope`]). `None` means no response (a cancelled
-    /// stream).
+    /// stream). The server's observer hears of it (listen streams aside:
+    /// they are streams, not operations).
     pub(crate) async fn dispatch(
         &self,
         request: JsonRpcRequest,
         checked: Option<RequestMeta>,
         conn: &ConnectionHandle,
         cancel: CancellationToken,
+    ) -> Option<Outcome> {
+        let observer = self.inner.observer.get().filter(|_| request.method != SubscriptionsListen::NAME);
+        let Some(observer) = observer.cloned() else {
+            return self.dispatch_in(request, checked, conn, cancel, None).await;
+        };
+        let observed = observed::Observed::start(&request, conn, observer.as_ref());
+        let span = observed.span.clone();
+        let outcome = self.dispatch_in(request, checked, conn, cancel, Some(span)).await;
+        observed.finish(outcome.as_ref(), observer.as_ref());
+        outcome
+    }
+
+    /// [`Server::dispatch`] in `span`, when the request is observed.
+    async fn dispatch_in(
+        &self,
+        request: JsonRpcRequest,
+        checked: Option<RequestMeta>,
+        conn: &ConnectionHandle,
+        cancel: CancellationToken,
+        span: Option<crate::telemetry::Span>,
     ) -> Option<Outcome> {
         let method = request.method.as_str();
         if !is_served_method(method) {
@@ -128,6 +151,7 @@ impl Server {
             server: self.clone(),
             input_responses: InputResponses::new(),
             state: None,
+            trace: span.map(|span| span.context()).or_else(|| TraceContext::from_meta(&meta.extra)),
         };
         if let Some(handler) = self.inner.forward.clone() {
             return Some(self.forward(handler, request.id, method, params, ctx, conn).await);
@@ -155,6 +179,13 @@ impl Server {
             SkillsList::NAME | SkillsGet::NAME | ResourcesDirectoryRead::NAME => self.skill_method(method, params),
             _ => Err(ServerFault::MethodNotFound { method: method.to_owned() }),
         })
+    }
+
+    /// Sets the observer of a server built without one (see
+    /// [`ServerBuilder::observer`](super::ServerBuilder::observer)), for a
+    /// server made before its telemetry. Once: `false` when it had one.
+    pub fn set_observer(&self, observer: std::sync::Arc<dyn crate::telemetry::Observer>) -> bool {
+        self.inner.observer.set(observer).is_ok()
     }
 
     /// Whether the server offers the Tasks extension.

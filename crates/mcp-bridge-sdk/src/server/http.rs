@@ -27,6 +27,7 @@ mod health;
 mod limits;
 #[cfg(feature = "http-server")]
 mod listener;
+mod metrics;
 #[cfg(feature = "http-server")]
 mod quotas;
 #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
@@ -50,6 +51,7 @@ pub use limits::ConnectionLimits;
 pub(crate) use limits::refuse_connection;
 #[cfg(feature = "http-server")]
 pub use listener::Listener;
+pub use metrics::MetricsExposition;
 #[cfg(feature = "http-server")]
 pub use quotas::{Quotas, Rate};
 #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
@@ -91,6 +93,11 @@ pub struct HttpOptions {
     /// endpoint (see [`ReadinessProbe`]); none by default.
     #[cfg(feature = "http-server")]
     pub readiness: Option<ReadinessProbe>,
+    /// With an exposition, `/metrics` is served beside the endpoint, to
+    /// callers with the endpoint's credentials (see [`MetricsExposition`]);
+    /// none by default.
+    #[cfg(feature = "http-server")]
+    pub metrics: Option<MetricsExposition>,
 }
 
 crate::setters::with_setters! {
@@ -117,6 +124,12 @@ impl HttpOptions {
         self.readiness = Some(probe);
         self
     }
+
+    /// `/metrics` served, rendered by `exposition`.
+    pub fn with_metrics(mut self, exposition: MetricsExposition) -> Self {
+        self.metrics = Some(exposition);
+        self
+    }
 }
 
 impl Default for HttpOptions {
@@ -132,6 +145,8 @@ impl Default for HttpOptions {
             quotas: Quotas::default(),
             #[cfg(feature = "http-server")]
             readiness: None,
+            #[cfg(feature = "http-server")]
+            metrics: None,
         }
     }
 }

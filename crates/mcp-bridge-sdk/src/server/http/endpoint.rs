@@ -109,6 +109,7 @@ impl Server {
 /// when the options have one.
 pub(crate) fn with_metadata<S: Clone + Send + Sync + 'static>(router: Router<S>, options: &HttpOptions) -> Router<S> {
     let router = super::health::with_probes(router, options);
+    let router = super::metrics::with_metrics(router, options);
     let Some(protection) = &options.protection else { return router };
     let metadata = protection.resource.metadata().to_string();
     let document = move || async move { ([(header::CONTENT_TYPE, "application/json")], metadata) };

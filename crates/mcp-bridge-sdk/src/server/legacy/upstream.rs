@@ -174,6 +174,9 @@ pub struct Speaker {
     pub era: crate::client::Era,
     /// Where the found era is remembered.
     pub era_cache: Option<crate::client::EraCache>,
+    /// Hears of every request sent to the upstream (see
+    /// [`crate::telemetry`]).
+    pub observer: Option<std::sync::Arc<dyn crate::telemetry::Observer>>,
 }
 
 impl Speaker {
@@ -187,6 +190,7 @@ impl Speaker {
             hooks: Default::default(),
             era: Default::default(),
             era_cache: None,
+            observer: None,
         }
     }
 }
@@ -218,6 +222,7 @@ impl Upstream {
         options.hooks = speaker.hooks;
         options.era = speaker.era;
         options.era_cache = speaker.era_cache;
+        options.observer = speaker.observer;
         if let Some(version) = speaker.requested_version.filter(|v| mcp_bridge_protocol::legacy::is_known_version(v)) {
             options.legacy_protocol_version = version;
         }

@@ -82,6 +82,9 @@ pub struct LegacyHttpOptions {
     /// every account of the machine: a TCP endpoint that acts for its
     /// owner (with the owner's tokens upstream) needs one.
     pub access_token: Option<AccessToken>,
+    /// Hears of each session as it opens and ends (a gauge of open
+    /// sessions); none by default.
+    pub observer: Option<Arc<dyn crate::telemetry::Observer>>,
 }
 
 crate::with_setters! {
@@ -92,6 +95,7 @@ crate::with_setters! {
         value with_max_sessions_per_holder => max_sessions_per_holder: usize,
         value with_kept_events => kept_events: usize,
         some with_access_token => access_token: AccessToken,
+        some with_observer => observer: Arc<dyn crate::telemetry::Observer>,
     }
 }
 
@@ -104,6 +108,7 @@ impl Default for LegacyHttpOptions {
             max_sessions_per_holder: 100,
             kept_events: 256,
             access_token: None,
+            observer: None,
         }
     }
 }
@@ -380,6 +385,7 @@ async fn start_session(
         (owner, holder),
         slot,
         &endpoint.sessions.tasks,
+        endpoint.legacy.observer.as_ref(),
     );
     let caps = Caps { total: endpoint.legacy.max_sessions, per_holder: endpoint.legacy.max_sessions_per_holder };
     let (id, ended) = endpoint.sessions.insert(legacy.clone(), caps, endpoint.legacy.idle_timeout);

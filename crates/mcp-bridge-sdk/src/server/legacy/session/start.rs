@@ -88,6 +88,7 @@ impl LegacySession {
             hooks: self.relay_hooks(None),
             era: self.options.upstream_era,
             era_cache: self.options.era_cache.clone(),
+            observer: None,
         };
         let upstream = Upstream::connect(&self.config, speaker, on_unrouted).map_err(|e| {
             tracing::error!("cannot start the MCP server: {}", crate::error::report(&e));

@@ -68,6 +68,8 @@ pub(super) struct HttpSession {
     pub(super) caller: CallerSlot,
     /// Who started it, for the fair shares of the session cap.
     holder: Holder,
+    /// Counts it among the open sessions while it lives.
+    _counted: Option<crate::telemetry::SessionCount>,
 }
 
 impl HttpSession {
@@ -80,10 +82,12 @@ impl HttpSession {
         (owner, holder): (Option<String>, Holder),
         caller: CallerSlot,
         tasks: &TaskGroup,
+        observer: Option<&Arc<dyn crate::telemetry::Observer>>,
     ) -> Arc<HttpSession> {
         let (out, mut sent) = mpsc::channel::<Outgoing>(queue);
         let routes = Mutex::default();
-        let legacy = Arc::new(HttpSession { session: make(out), routes, keep, owner, caller, holder });
+        let _counted = observer.map(|o| crate::telemetry::SessionCount::new(o.clone()));
+        let legacy = Arc::new(HttpSession { session: make(out), routes, keep, owner, caller, holder, _counted });
         legacy.touch();
         let weak = Arc::downgrade(&legacy);
         tasks.spawn(async move {

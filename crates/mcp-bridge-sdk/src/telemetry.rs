@@ -1,0 +1,250 @@
+//! What a server and a client report of each request they answer or send,
+//! for metrics, traces and access logs: an [`Observer`] set on a server
+//! ([`ServerBuilder::observer`](crate::server::ServerBuilder::observer)) or a
+//! client ([`ClientOptions::observer`](crate::ClientOptions::observer)) hears
+//! of every request as it starts and when it ends, with the attributes of
+//! OpenTelemetry's conventions for MCP and the span ids of its trace. The
+//! SDK carries the W3C trace context in `params._meta` (`traceparent`,
+//! `tracestate`) on every hop; exporting is the observer's business, so
+//! the SDK itself depends on no telemetry crate.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use mcp_bridge_sdk::telemetry::{Observer, Operation};
+//!
+//! struct Printer;
+//! impl Observer for Printer {
+//!     fn finished(&self, op: &Operation) {
+//!         eprintln!("{} {:?} in {:?}: {:?}", op.method, op.target, op.duration, op.error_type);
+//!     }
+//! }
+//! let _observer: Arc<dyn Observer> = Arc::new(Printer);
+//! ```
+
+use std::time::{Duration, SystemTime};
+
+use mcp_bridge_protocol::trace::{TraceContext, TraceParent};
+use serde_json::{Map, Value};
+
+/// Which end of a request an operation was observed at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Side {
+    /// A request this process answered (`mcp.server.operation.duration`).
+    Server,
+    /// A request this process sent (`mcp.client.operation.duration`).
+    Client,
+}
+
+/// A span's ids: where an operation sits in its trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Span {
+    /// The trace's id: the caller's, or a new one when the request came
+    /// without a trace context.
+    pub trace_id: [u8; 16],
+    /// This operation's own span id, new for each.
+    pub span_id: [u8; 8],
+    /// The span the request was sent under, when it came with one.
+    pub parent_span_id: Option<[u8; 8]>,
+    /// The trace flags (bit 0: recorded), the caller's or "recorded".
+    pub flags: u8,
+    /// The caller's `tracestate`, passed on unchanged.
+    pub state: Option<String>,
+}
+
+impl Span {
+    /// A new span under `parent`, or the first of a new trace.
+    pub fn child_of(parent: Option<&TraceContext>) -> Self {
+        let span_id = random_id::<8>();
+        match parent {
+            Some(context) => Span {
+                trace_id: context.parent.trace_id,
+                span_id,
+                parent_span_id: Some(context.parent.span_id),
+                flags: context.parent.flags,
+                state: context.state.clone(),
+            },
+            None => Span { trace_id: random_id::<16>(), span_id, parent_span_id: None, flags: 1, state: None },
+        }
+    }
+
+    /// This span as the parent of the requests sent under it.
+    pub fn context(&self) -> TraceContext {
+        let parent = TraceParent { trace_id: self.trace_id, span_id: self.span_id, flags: self.flags };
+        TraceContext { parent, state: self.state.clone() }
+    }
+}
+
+/// An id of `N` random bytes, never all zero (an invalid id).
+fn random_id<const N: usize>() -> [u8; N] {
+    let mut id = [0u8; N];
+    while id == [0u8; N] {
+        // Without an entropy source, a clock-derived id still keeps traces apart.
+        if getrandom::fill(&mut id).is_err() {
+            let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default().as_nanos();
+            for (byte, source) in id.iter_mut().zip(nanos.to_le_bytes().iter().cycle()) {
+                *byte = *source;
+            }
+            id[0] |= 1;
+        }
+    }
+    id
+}
+
+/// A request as it starts: what [`Observer::started`] hears.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct Started<'a> {
+    /// Which end observed it.
+    pub side: Side,
+    /// The method (`mcp.method.name`).
+    pub method: &'a str,
+}
+
+/// A request that ended: what [`Observer::finished`] hears.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Operation {
+    /// Which end observed it.
+    pub side: Side,
+    /// The method (`mcp.method.name`).
+    pub method: String,
+    /// What it named: the tool (`gen_ai.tool.name`) or prompt
+    /// (`gen_ai.prompt.name`) by name, the resource (`mcp.resource.uri`)
+    /// by URI.
+    pub target: Option<String>,
+    /// The JSON-RPC id (`jsonrpc.request.id`).
+    pub request_id: Option<String>,
+    /// The protocol version it was made at (`mcp.protocol.version`).
+    pub protocol_version: Option<String>,
+    /// Whom a server's request spoke for (a token's subject, else its
+    /// client), on a protected endpoint.
+    pub principal: Option<String>,
+    /// The client's name (`clientInfo.name`), when it sent one.
+    pub client_name: Option<String>,
+    /// When it started.
+    pub started: SystemTime,
+    /// How long it took.
+    pub duration: Duration,
+    /// Why it failed (`error.type`): the JSON-RPC error code (`-32602`),
+    /// `tool_error` for a tool result with `isError`, or a word for a
+    /// failure without a code (`timeout`, `cancelled`, `transport`, ...);
+    /// `None` when it succeeded.
+    pub error_type: Option<String>,
+    /// Its span in the trace.
+    pub span: Span,
+}
+
+impl Operation {
+    /// The span's name by the conventions: `{mcp.method.name} {target}`,
+    /// or the method alone.
+    pub fn span_name(&self) -> String {
+        match &self.target {
+            Some(target) => format!("{} {target}", self.method),
+            None => self.method.clone(),
+        }
+    }
+}
+
+/// Hears of the requests a server answers or a client sends. Called on
+/// the request's own task: keep it short (count, queue, hand over).
+pub trait Observer: Send + Sync + 'static {
+    /// A request starts (for in-flight gauges). Nothing by default.
+    fn started(&self, _request: Started<'_>) {}
+
+    /// A request ended: successfully, with an error, or cancelled.
+    fn finished(&self, operation: &Operation);
+
+    /// A 2025-11-25 client's session began (HTTP endpoints). Nothing by
+    /// default.
+    fn session_opened(&self) {}
+
+    /// A 2025-11-25 client's session ended. Nothing by default.
+    fn session_closed(&self) {}
+}
+
+impl std::fmt::Debug for dyn Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Observer")
+    }
+}
+
+/// A session counted open while this lives: told to the observer when
+/// made and when dropped, however the session ends.
+#[cfg(all(feature = "legacy", feature = "http-server"))]
+pub(crate) struct SessionCount(std::sync::Arc<dyn Observer>);
+
+#[cfg(all(feature = "legacy", feature = "http-server"))]
+impl SessionCount {
+    /// A session counted by `observer`.
+    pub(crate) fn new(observer: std::sync::Arc<dyn Observer>) -> Self {
+        observer.session_opened();
+        SessionCount(observer)
+    }
+}
+
+#[cfg(all(feature = "legacy", feature = "http-server"))]
+impl Drop for SessionCount {
+    fn drop(&mut self) {
+        self.0.session_closed();
+    }
+}
+
+/// What a request names, as its span's target: a tool's or prompt's
+/// `name`, a resource's `uri`.
+pub(crate) fn target_of(method: &str, params: Option<&Map<String, Value>>) -> Option<String> {
+    use mcp_bridge_protocol::method::{Method, PromptsGet, ResourcesRead, ToolsCall};
+    let key = match method {
+        ToolsCall::NAME | PromptsGet::NAME => "name",
+        ResourcesRead::NAME => "uri",
+        _ => return None,
+    };
+    params?.get(key)?.as_str().map(str::to_owned)
+}
+
+/// The `error.type` of a result: `tool_error` for a tool's `isError`.
+pub(crate) fn result_error_type(result: &Value) -> Option<String> {
+    (result.get("isError") == Some(&Value::Bool(true))).then(|| "tool_error".to_owned())
+}
+
+/// A request id as text, for `jsonrpc.request.id`.
+pub(crate) fn id_text(id: &mcp_bridge_protocol::RequestId) -> String {
+    match id.to_value() {
+        Value::String(text) => text,
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_child_keeps_the_trace_and_names_its_parent() {
+        let parent = TraceContext {
+            parent: TraceParent { trace_id: [7; 16], span_id: [9; 8], flags: 0 },
+            state: Some("a=b".into()),
+        };
+        let span = Span::child_of(Some(&parent));
+        assert_eq!(span.trace_id, [7; 16]);
+        assert_eq!(span.parent_span_id, Some([9; 8]));
+        assert_ne!(span.span_id, [9; 8]);
+        assert_eq!(span.context().parent.span_id, span.span_id);
+        assert_eq!(span.context().state.as_deref(), Some("a=b"));
+        let root = Span::child_of(None);
+        assert_eq!(root.parent_span_id, None);
+        assert_ne!(root.trace_id, Span::child_of(None).trace_id);
+    }
+
+    #[test]
+    fn targets_and_tool_errors_follow_the_conventions() {
+        let params = json!({"name": "echo", "uri": "file:///x"});
+        let params = params.as_object();
+        assert_eq!(target_of("tools/call", params).as_deref(), Some("echo"));
+        assert_eq!(target_of("resources/read", params).as_deref(), Some("file:///x"));
+        assert_eq!(target_of("tools/list", params), None);
+        assert_eq!(result_error_type(&json!({"isError": true})).as_deref(), Some("tool_error"));
+        assert_eq!(result_error_type(&json!({"isError": false})), None);
+    }
+}
