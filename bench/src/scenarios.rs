@@ -14,6 +14,7 @@ use crate::programs::{Programs, Timing};
 use crate::stats::{Run, median, median_by, ms};
 use crate::stdio_peer::{Dialect, StdioPeer};
 
+mod gateway;
 mod input_round;
 mod protected;
 mod remote;
@@ -21,6 +22,7 @@ mod replicas;
 mod servers;
 mod startup;
 mod stdio;
+pub use gateway::gateway;
 pub use input_round::input_round;
 pub use protected::protected;
 pub use remote::remote;

@@ -67,6 +67,7 @@ async fn every_scenario_measures_every_figure() {
         scenarios::legacy_startup(&programs, &timing, &test_support::server_everything()).await.unwrap(),
         scenarios::protected(&programs, &timing).await.unwrap(),
         scenarios::replicas(&programs, &timing).await.unwrap(),
+        scenarios::gateway(&programs, &timing).await.unwrap(),
     ];
     for section in &sections {
         assert_measured(section);
@@ -88,6 +89,10 @@ async fn every_scenario_measures_every_figure() {
     assert_eq!(sections[6].chart.series.len(), 3, "probe, cache, forced");
     assert_eq!(sections[7].tables[0].rows.len(), 8, "authorization off, JWT, 2 introspections × 2 levels");
     assert_eq!(sections[8].tables[0].rows.len(), 16, "2 calls × 4 setups × 2 levels");
+    let gateway = &sections[9];
+    assert_eq!(gateway.tables[0].rows.len(), 6, "telemetry off, on, the server alone × 2 levels");
+    let listed: Vec<usize> = gateway.tables[1].rows.iter().map(|row| row[1].parse().unwrap()).collect();
+    assert!(listed[0] > 20 && listed[1] == 2, "every tool of two servers, then the gateway's own two: {listed:?}");
 
     let charts = programs.scratch.join("charts");
     let text = report::write("# run", &sections, &charts, "charts").unwrap();

@@ -15,7 +15,7 @@ use mcp_bench::programs::{Programs, TS_SERVER_VERSION, Timing};
 use mcp_bench::report::{self, Section};
 use mcp_bench::scenarios;
 
-const SCENARIOS: [&str; 10] = [
+const SCENARIOS: [&str; 11] = [
     "stdio",
     "startup",
     "remote",
@@ -25,6 +25,7 @@ const SCENARIOS: [&str; 10] = [
     "legacy-startup",
     "protected",
     "replicas",
+    "gateway",
     "installed",
 ];
 
@@ -120,6 +121,7 @@ async fn run(options: &Options, programs: &Programs) -> std::io::Result<Vec<Sect
             },
             "servers" => scenarios::servers(programs, &timing).await?,
             "protected" => scenarios::protected(programs, &timing).await?,
+            "gateway" => scenarios::gateway(programs, &timing).await?,
             "replicas" => scenarios::replicas(programs, &timing).await?,
             "legacy-http" => scenarios::legacy_http(programs, &timing).await?,
             "installed" if programs.installed_bridges.is_empty() => continue,

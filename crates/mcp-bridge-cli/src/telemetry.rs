@@ -20,21 +20,24 @@ use mcp_bridge_sdk::telemetry::{Observer, Operation, Side, Started};
 pub(crate) struct Telemetry {
     metrics: Arc<prometheus::Metrics>,
     otlp: Option<Arc<otlp::Exporter>>,
+    names: Arc<labels::BoundedNames>,
 }
 
 impl Telemetry {
     /// The metrics, with OTLP export when the environment configures an
     /// endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT` or its traces and metrics
-    /// variants), unless `OTEL_SDK_DISABLED` is `true`.
-    pub(crate) fn from_environment() -> Self {
-        let otlp = match otlp::Exporter::from_environment() {
+    /// variants), unless `OTEL_SDK_DISABLED` is `true`. `front_transport`
+    /// is the endpoint's `network.transport` (`tcp`, `unix`).
+    pub(crate) fn from_environment(front_transport: &'static str) -> Self {
+        let otlp = match otlp::Exporter::from_environment(front_transport) {
             Ok(exporter) => exporter.map(Arc::new),
             Err(e) => {
                 tracing::warn!("OTLP export is off: {e}");
                 None
             }
         };
-        Telemetry { metrics: Arc::new(prometheus::Metrics::default()), otlp }
+        let names = Arc::default();
+        Telemetry { metrics: Arc::new(prometheus::Metrics::default()), otlp, names }
     }
 
     /// The observer of the requests the bridge answers.
@@ -80,9 +83,10 @@ impl Observer for Sink {
             self.telemetry.metrics.in_flight.dec();
             access_log(operation);
         }
-        self.telemetry.metrics.record(operation, server);
+        let labels = self.telemetry.names.labels(operation);
+        self.telemetry.metrics.record(operation, &labels, server);
         if let Some(otlp) = &self.telemetry.otlp {
-            otlp.record(operation, server);
+            otlp.record(operation, &labels, server);
         }
     }
 
@@ -99,12 +103,16 @@ impl Observer for Sink {
 /// `mcp_bridge::access`, at info): with `--log-format json` its fields are
 /// the JSON object's members.
 fn access_log(op: &Operation) {
+    if !tracing::enabled!(target: "mcp_bridge::access", tracing::Level::INFO) {
+        return;
+    }
     let mut trace_id = String::new();
     let _ = mcp_bridge_protocol::trace::write_hex(&mut trace_id, &op.span.trace_id);
+    let name = op.target.as_deref().map(without_secrets).unwrap_or_default();
     tracing::info!(
         target: "mcp_bridge::access",
         method = %op.method,
-        name = op.target.as_deref().unwrap_or(""),
+        name = %name,
         outcome = op.error_type.as_deref().unwrap_or("ok"),
         duration_ms = (op.duration.as_secs_f64() * 1_000_000.0).round() / 1000.0,
         principal = op.principal.as_deref().unwrap_or(""),
@@ -112,4 +120,33 @@ fn access_log(op: &Operation) {
         trace_id = %trace_id,
         "served",
     );
+}
+
+/// A tool's or prompt's name as it is; a resource's URI without what may
+/// carry a secret: its user information, query and fragment.
+fn without_secrets(target: &str) -> String {
+    let end = target.find(['?', '#']).unwrap_or(target.len());
+    let uri = &target[..end];
+    match uri.split_once("://") {
+        Some((scheme, rest)) => {
+            let authority_end = rest.find('/').unwrap_or(rest.len());
+            let (authority, path) = rest.split_at(authority_end);
+            let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+            format!("{scheme}://{host}{path}")
+        }
+        None => uri.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_lose_what_may_carry_a_secret() {
+        assert_eq!(without_secrets("https://user:pw@host.example/a/b?token=s#x"), "https://host.example/a/b");
+        assert_eq!(without_secrets("file:///notes/today.md"), "file:///notes/today.md");
+        assert_eq!(without_secrets("echo"), "echo");
+        assert_eq!(without_secrets("x?y"), "x");
+    }
 }

@@ -235,7 +235,7 @@ impl Client {
         options: &RequestOptions,
     ) -> Result<Value> {
         match self.inner.options.observer.clone() {
-            Some(observer) => self.request_observed(method, params, options, observer.as_ref()).await,
+            Some(observer) => self.request_observed(method, params, options, observer).await,
             None => self.request_unobserved(method, params, options).await,
         }
     }

@@ -21,7 +21,8 @@
 //! let _observer: Arc<dyn Observer> = Arc::new(Printer);
 //! ```
 
-use std::time::{Duration, SystemTime};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
 
 use mcp_bridge_protocol::trace::{TraceContext, TraceParent};
 use serde_json::{Map, Value};
@@ -136,13 +137,59 @@ pub struct Operation {
 }
 
 impl Operation {
-    /// The span's name by the conventions: `{mcp.method.name} {target}`,
-    /// or the method alone.
+    /// The span's name by the conventions: `{mcp.method.name} {target}`
+    /// for a tool or a prompt, the method alone otherwise (a resource's
+    /// URI is left out of names: too many distinct values).
     pub fn span_name(&self) -> String {
+        use mcp_bridge_protocol::method::{Method, PromptsGet, ToolsCall};
         match &self.target {
-            Some(target) => format!("{} {target}", self.method),
-            None => self.method.clone(),
+            Some(target) if [ToolsCall::NAME, PromptsGet::NAME].contains(&self.method.as_str()) => {
+                format!("{} {target}", self.method)
+            }
+            _ => self.method.clone(),
         }
+    }
+}
+
+/// An operation under way, reported once: when finished, or as
+/// `cancelled` when dropped unfinished (a request whose future was
+/// dropped: cancelled by its client, or its connection gone), so that
+/// every start has its end.
+pub(crate) struct InFlight {
+    observer: Arc<dyn Observer>,
+    operation: Option<Operation>,
+    since: Instant,
+}
+
+impl InFlight {
+    /// Tells `observer` that `operation` starts.
+    pub(crate) fn start(observer: Arc<dyn Observer>, operation: Operation) -> Self {
+        observer.started(Started { side: operation.side, method: &operation.method });
+        InFlight { observer, operation: Some(operation), since: Instant::now() }
+    }
+
+    /// The operation's span.
+    pub(crate) fn span(&self) -> Option<&Span> {
+        self.operation.as_ref().map(|op| &op.span)
+    }
+
+    /// Reports the operation, failed with `error_type` or not.
+    pub(crate) fn finish(mut self, error_type: Option<String>) {
+        self.report(error_type);
+    }
+
+    fn report(&mut self, error_type: Option<String>) {
+        if let Some(mut operation) = self.operation.take() {
+            operation.duration = self.since.elapsed();
+            operation.error_type = error_type;
+            self.observer.finished(&operation);
+        }
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.report(Some("cancelled".to_owned()));
     }
 }
 

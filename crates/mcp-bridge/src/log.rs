@@ -49,7 +49,7 @@ impl tracing::field::Visit for Collect {
         if field.name() == "message" {
             let _ = write!(self.0, "{value:?}");
         } else {
-            let _ = write!(self.0, " {}={value:?}", field.name());
+            self.record_str(field, &format!("{value:?}"));
         }
     }
 
@@ -57,9 +57,17 @@ impl tracing::field::Visit for Collect {
         if field.name() == "message" {
             self.0.push_str(value);
         } else {
-            self.0.push_str(&format!(" {}={value}", field.name()));
+            self.0.push_str(&format!(" {}={}", field.name(), field_value(value)));
         }
     }
+}
+
+/// A field's value as written after `key=`: quoted when it is empty or
+/// holds a space, `=` or `"`, so that a value from the network (a tool's
+/// name) cannot pass for other fields of the line.
+fn field_value(value: &str) -> std::borrow::Cow<'_, str> {
+    let plain = !value.is_empty() && !value.contains(|c: char| c.is_whitespace() || c == '=' || c == '"');
+    if plain { value.into() } else { format!("{value:?}").into() }
 }
 
 impl<S, N> FormatEvent<S, N> for LineFormat
@@ -241,6 +249,14 @@ mod tests {
         assert_eq!(scope("mcp_bridge_sdk::server::legacy::frontend"), "frontend");
         assert_eq!(scope("mcp_router"), "router");
         assert_eq!(scope("mcp_bridge_sdk::transport::stdio"), "stdio");
+    }
+
+    #[test]
+    fn values_that_could_pass_for_fields_are_quoted() {
+        assert_eq!(field_value("echo"), "echo");
+        assert_eq!(field_value("x principal=admin"), r#""x principal=admin""#);
+        assert_eq!(field_value(""), r#""""#);
+        assert_eq!(field_value("a\"b"), r#""a\"b""#);
     }
 
     #[test]

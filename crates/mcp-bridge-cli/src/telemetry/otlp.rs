@@ -22,6 +22,8 @@ use opentelemetry_sdk::trace::{SdkTracerProvider, Tracer};
 use mcp_bridge_protocol::method::{Method, PromptsGet, ToolsCall};
 use mcp_bridge_sdk::telemetry::{Operation, Side};
 
+use super::labels::Labels;
+
 /// The variables that turn export on: an endpoint for both signals or for
 /// traces or metrics alone.
 const ENDPOINT_VARIABLES: [&str; 3] =
@@ -39,13 +41,15 @@ pub(crate) struct Exporter {
     meters: SdkMeterProvider,
     server_duration: Histogram<f64>,
     client_duration: Histogram<f64>,
+    /// `network.transport` of the front: `tcp`, or `unix` on a socket.
+    front_transport: &'static str,
 }
 
 impl Exporter {
     /// The exporter the environment asks for: `None` unless an endpoint
     /// variable is set, or when `OTEL_SDK_DISABLED=true`. The service is
     /// `OTEL_SERVICE_NAME`, else `mcp-bridge`.
-    pub(crate) fn from_environment() -> Result<Option<Self>, ExportError> {
+    pub(crate) fn from_environment(front_transport: &'static str) -> Result<Option<Self>, ExportError> {
         let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
         let disabled = std::env::var("OTEL_SDK_DISABLED").is_ok_and(|v| v.eq_ignore_ascii_case("true"));
         if disabled || !ENDPOINT_VARIABLES.iter().any(|v| set(v)) {
@@ -74,15 +78,15 @@ impl Exporter {
         let server_duration = histogram("mcp.server.operation.duration", "MCP requests the bridge answered");
         let client_duration = histogram("mcp.client.operation.duration", "MCP requests sent to a server behind");
         let tracer = tracers.tracer("mcp-bridge");
-        Ok(Some(Exporter { tracers, tracer, meters, server_duration, client_duration }))
+        Ok(Some(Exporter { tracers, tracer, meters, server_duration, client_duration, front_transport }))
     }
 
-    /// Exports `op`'s span and duration: seen at the front (`server`
-    /// `None`) or sent to `server`.
-    pub(crate) fn record(&self, op: &Operation, server: Option<&str>) {
-        let attributes = attributes(op, server);
+    /// Exports `op`'s span and its duration (with the bounded `labels`):
+    /// seen at the front (`server` `None`) or sent to `server`.
+    pub(crate) fn record(&self, op: &Operation, labels: &Labels, server: Option<&str>) {
         let histogram = if op.side == Side::Server { &self.server_duration } else { &self.client_duration };
-        histogram.record(op.duration.as_secs_f64(), &attributes);
+        histogram.record(op.duration.as_secs_f64(), &metric_attributes(op, labels, server));
+        let attributes = attributes(op, server, self.front_transport);
         let kind = if op.side == Side::Server { SpanKind::Server } else { SpanKind::Client };
         let mut builder = self
             .tracer
@@ -100,7 +104,9 @@ impl Exporter {
                     TraceId::from_bytes(op.span.trace_id),
                     SpanId::from_bytes(parent),
                     flags,
-                    true,
+                    // The front span's parent is the client's; a call's is
+                    // the front span, in this process.
+                    op.side == Side::Server,
                     state,
                 );
                 Context::new().with_remote_span_context(remote)
@@ -116,7 +122,6 @@ impl Exporter {
 
     /// Sends what is queued and stops.
     pub(crate) fn shutdown(&self) {
-        let _ = self.tracers.force_flush();
         if let Err(e) = self.tracers.shutdown_with_timeout(Duration::from_secs(3)) {
             tracing::debug!("OTLP spans at exit: {e}");
         }
@@ -126,8 +131,28 @@ impl Exporter {
     }
 }
 
-/// The attributes of OpenTelemetry's conventions for MCP.
-fn attributes(op: &Operation, server: Option<&str>) -> Vec<KeyValue> {
+/// The attributes of a duration: bounded (see [`Labels`]), as a metric's
+/// must be.
+fn metric_attributes(op: &Operation, labels: &Labels, server: Option<&str>) -> Vec<KeyValue> {
+    let mut attributes = vec![KeyValue::new("mcp.method.name", labels.method.clone())];
+    if !labels.tool.is_empty() {
+        attributes.push(KeyValue::new("gen_ai.tool.name", labels.tool.clone()));
+    }
+    if !labels.error_type.is_empty() {
+        attributes.push(KeyValue::new("error.type", labels.error_type.clone()));
+    }
+    let known = |v: &&String| mcp_bridge_sdk::limits::SUPPORTED_VERSIONS.contains(&v.as_str());
+    if let Some(version) = op.protocol_version.as_ref().filter(known) {
+        attributes.push(KeyValue::new("mcp.protocol.version", version.clone()));
+    }
+    if let Some(server) = server {
+        attributes.push(KeyValue::new("server.address", server.to_owned()));
+    }
+    attributes
+}
+
+/// The attributes of a span, by OpenTelemetry's conventions for MCP.
+fn attributes(op: &Operation, server: Option<&str>, front_transport: &'static str) -> Vec<KeyValue> {
     let mut attributes = vec![KeyValue::new("mcp.method.name", op.method.clone())];
     if let Some(target) = &op.target {
         let key = match op.method.as_str() {
@@ -155,7 +180,8 @@ fn attributes(op: &Operation, server: Option<&str>) -> Vec<KeyValue> {
     if let Some(server) = server {
         attributes.push(KeyValue::new("server.address", server.to_owned()));
     }
-    let transport = if op.side == Side::Server { "tcp" } else { "pipe" };
-    attributes.push(KeyValue::new("network.transport", transport));
+    if op.side == Side::Server {
+        attributes.push(KeyValue::new("network.transport", front_transport));
+    }
     attributes
 }

@@ -12,16 +12,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 
-use super::labels::BoundedNames;
-use mcp_bridge_protocol::method::{Method, ToolsCall};
+use super::labels::Labels;
 use mcp_bridge_sdk::telemetry::Operation;
-
-/// A method as a label: the methods of the protocol's table by name, any
-/// other (a client may send anything) as one.
-fn method_label(method: &str) -> String {
-    let known = mcp_bridge_protocol::methods::spec(method).is_some();
-    if known { method.to_owned() } else { super::labels::OTHER.to_owned() }
-}
 
 /// The content type of the body [`Metrics::render`] writes.
 pub(super) const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -83,7 +75,6 @@ pub(super) struct Metrics {
     pub(super) sessions: Gauge,
     /// Requests the bridge is answering.
     pub(super) in_flight: Gauge,
-    names: BoundedNames,
 }
 
 impl Default for Metrics {
@@ -109,28 +100,18 @@ impl Default for Metrics {
         registry.register("mcp_bridge_tool_call_errors", "Tool calls that failed, by error.type", tool_errors.clone());
         registry.register("mcp_bridge_sessions", "Open 2025-11-25 client sessions", sessions.clone());
         registry.register("mcp_bridge_requests_in_flight", "Requests the bridge is answering", in_flight.clone());
-        Metrics {
-            registry,
-            server_operations,
-            client_operations,
-            tool_calls,
-            tool_errors,
-            sessions,
-            in_flight,
-            names: BoundedNames::default(),
-        }
+        Metrics { registry, server_operations, client_operations, tool_calls, tool_errors, sessions, in_flight }
     }
 }
 
 impl Metrics {
-    /// Counts `op`, seen at the front (`server` `None`) or sent to `server`.
-    pub(super) fn record(&self, op: &Operation, server: Option<&str>) {
-        let tool = op.target.as_deref().filter(|_| op.method == ToolsCall::NAME).map(|t| self.names.label(t));
-        let error_type = op.error_type.clone().unwrap_or_default();
+    /// Counts `op` with its `labels`, seen at the front (`server` `None`)
+    /// or sent to `server`.
+    pub(super) fn record(&self, op: &Operation, labels: &Labels, server: Option<&str>) {
         let operation = OperationLabels {
-            mcp_method_name: method_label(&op.method),
-            gen_ai_tool_name: tool.clone().unwrap_or_default(),
-            error_type: error_type.clone(),
+            mcp_method_name: labels.method.clone(),
+            gen_ai_tool_name: labels.tool.clone(),
+            error_type: labels.error_type.clone(),
         };
         let seconds = op.duration.as_secs_f64();
         let Some(server) = server.map(str::to_owned) else {
@@ -138,11 +119,15 @@ impl Metrics {
             return;
         };
         self.client_operations.get_or_create(&UpstreamLabels { server: server.clone(), operation }).observe(seconds);
-        if let Some(tool) = tool {
-            self.tool_calls.get_or_create(&ToolLabels { server: server.clone(), tool: tool.clone() }).inc();
-            if !error_type.is_empty() {
-                self.tool_errors.get_or_create(&ToolErrorLabels { server, tool, error_type }).inc();
-            }
+        if labels.tool.is_empty() {
+            return;
+        }
+        let tool = labels.tool.clone();
+        self.tool_calls.get_or_create(&ToolLabels { server: server.clone(), tool: tool.clone() }).inc();
+        if !labels.error_type.is_empty() {
+            self.tool_errors
+                .get_or_create(&ToolErrorLabels { server, tool, error_type: labels.error_type.clone() })
+                .inc();
         }
     }
 

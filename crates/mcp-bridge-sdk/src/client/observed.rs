@@ -1,16 +1,17 @@
 //! A request under the client's observer: its span, child of the trace
 //! context the caller put in its `_meta` (a server handler passing on its
 //! own), goes to the server in the request's `_meta`; its operation is
-//! reported when it ends.
+//! reported when it ends, or as cancelled when its future is dropped.
 
-use std::time::{Instant, SystemTime};
+use std::sync::Arc;
+use std::time::SystemTime;
 
 use mcp_bridge_protocol::trace::TraceContext;
 use serde_json::{Map, Value};
 
 use super::{Client, RequestOptions};
 use crate::error::{Error, Result};
-use crate::telemetry::{Observer, Operation, Side, Span, Started, result_error_type, target_of};
+use crate::telemetry::{InFlight, Observer, Operation, Side, Span, result_error_type, target_of};
 
 impl Client {
     /// [`Client::request_raw`] reported to `observer`.
@@ -19,34 +20,33 @@ impl Client {
         method: &str,
         params: Map<String, Value>,
         options: &RequestOptions,
-        observer: &dyn Observer,
+        observer: Arc<dyn Observer>,
     ) -> Result<Value> {
-        observer.started(Started { side: Side::Client, method });
         let span = Span::child_of(TraceContext::from_meta(&options.meta).as_ref());
         let mut traced = options.clone();
         span.context().write_to(&mut traced.meta);
-        let target = target_of(method, Some(&params));
-        let (started, since) = (SystemTime::now(), Instant::now());
-        let outcome = self.request_unobserved(method, params, &traced).await;
         let legacy = self.spoken().is_some_and(super::Spoken::is_legacy);
         let opts = &self.inner.options;
         let version = if legacy { &opts.legacy_protocol_version } else { &opts.protocol_version };
         let client = options.on_behalf_of.as_ref().map_or(&opts.info, |identity| &identity.info);
-        observer.finished(&Operation {
+        let operation = Operation {
             side: Side::Client,
             method: method.to_owned(),
-            target,
+            target: target_of(method, Some(&params)),
             request_id: None,
             protocol_version: Some(version.clone()),
             principal: None,
             client_name: Some(client.name.clone()),
-            started,
-            duration: since.elapsed(),
-            error_type: match &outcome {
-                Ok(result) => result_error_type(result),
-                Err(error) => Some(error_type(error)),
-            },
+            started: SystemTime::now(),
+            duration: Default::default(),
+            error_type: None,
             span,
+        };
+        let in_flight = InFlight::start(observer, operation);
+        let outcome = self.request_unobserved(method, params, &traced).await;
+        in_flight.finish(match &outcome {
+            Ok(result) => result_error_type(result),
+            Err(error) => Some(error_type(error)),
         });
         outcome
     }

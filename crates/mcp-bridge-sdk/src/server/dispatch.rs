@@ -108,10 +108,18 @@ impl Server {
         let Some(observer) = observer.cloned() else {
             return self.dispatch_in(request, checked, conn, cancel, None).await;
         };
-        let observed = observed::Observed::start(&request, conn, observer.as_ref());
-        let span = observed.span.clone();
-        let outcome = self.dispatch_in(request, checked, conn, cancel, Some(span)).await;
-        observed.finish(outcome.as_ref(), observer.as_ref());
+        // Dropped with this future when the request is cancelled: then
+        // reported as cancelled.
+        let in_flight = observed::start(&request, conn, observer);
+        let span = in_flight.span().cloned();
+        let cancelled = cancel.clone();
+        let outcome = self.dispatch_in(request, checked, conn, cancel, span).await;
+        // A handler that saw its cancellation and failed was cancelled.
+        let error_type = match cancelled.is_cancelled() {
+            true => Some("cancelled".to_owned()),
+            false => observed::error_type(outcome.as_ref()),
+        };
+        in_flight.finish(error_type);
         outcome
     }
 
