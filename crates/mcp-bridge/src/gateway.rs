@@ -8,6 +8,7 @@
 //! the gateway's own tools to search and call the others (`discovery`).
 
 mod discovery;
+mod instances;
 
 use discovery::OWN_TOOLS;
 
@@ -21,7 +22,7 @@ use mcp_bridge_sdk::server::{PromptRequest, Reply, RequestContext, ResourceReque
 use mcp_bridge_sdk::task_group::TaskGroup;
 use mcp_bridge_sdk::telemetry::Observer;
 use mcp_bridge_sdk::toolset::authorize::ToolScopes;
-use mcp_bridge_sdk::toolset::config::{ConfigFile, Discovery};
+use mcp_bridge_sdk::toolset::config::{ConfigFile, Discovery, ServerEntry, Sharing};
 use mcp_bridge_sdk::toolset::exposure::Globs;
 use mcp_bridge_sdk::toolset::{Reconfigured, Toolset};
 use mcp_bridge_sdk::{HandlerError, RequestOptions, Server};
@@ -58,7 +59,8 @@ pub async fn start(
     let servers = config.servers;
     let options_for = |name: &str| client_options(&relays, observe.as_ref(), name);
     let toolset = Toolset::builder().configured_each(servers, options_for).start().await;
-    let gateway = Gateway { toolset, relays, rules, resync: Arc::new(Notify::new()), observe };
+    let resync = Arc::new(Notify::new());
+    let gateway = Gateway { toolset, relays, rules, resync, observe, instances: Arc::default() };
     let mut mirror = Mirror::default();
     mirror.sync(server, &gateway).await;
     let (server, mirrored) = (server.clone(), gateway.clone());
@@ -101,6 +103,8 @@ pub struct Gateway {
     /// rules changed, not the toolset).
     resync: Arc<Notify>,
     observe: Option<UpstreamObserver>,
+    /// The instances of the per-session servers.
+    instances: Arc<instances::Instances>,
 }
 
 /// What the file says of each server's tools beyond the toolset: who may
@@ -113,6 +117,8 @@ struct Policy {
     discovery: Discovery,
     /// Each server's `authorize` and `pinned`, by server name.
     servers: HashMap<String, (ToolScopes, Globs)>,
+    /// The servers of `"sharing": "per-session"`, by name.
+    per_session: HashMap<String, ServerEntry>,
 }
 
 impl Rules {
@@ -120,7 +126,10 @@ impl Rules {
     fn set(&self, config: &ConfigFile) {
         let servers =
             config.servers.iter().map(|e| (e.name.clone(), (e.authorize.clone(), e.pinned.clone()))).collect();
-        *self.0.write().unwrap_or_else(|e| e.into_inner()) = Policy { discovery: config.discovery, servers };
+        let per_session = config.servers.iter().filter(|e| e.sharing == Sharing::PerSession);
+        let per_session = per_session.map(|e| (e.name.clone(), e.clone())).collect();
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) =
+            Policy { discovery: config.discovery, servers, per_session };
     }
 
     fn policy(&self) -> std::sync::RwLockReadGuard<'_, Policy> {
@@ -166,6 +175,14 @@ impl Gateway {
     /// and stop, the others' sessions go on, and the clients hear
     /// `list_changed` (see [`Toolset::reconfigure`]). What changed.
     pub async fn reload(&self, config: ConfigFile) -> Reconfigured {
+        // A per-session server removed, changed or shared from now on ends
+        // its instances; the next call starts one as the file now says.
+        let before = self.rules.policy().per_session.clone();
+        for (name, entry) in &before {
+            if config.servers.iter().all(|new| new != entry) {
+                self.instances.end_server(name);
+            }
+        }
         // Before the toolset changes: the tools it lists then take the new rules.
         self.rules.set(&config);
         let changed = self
@@ -188,8 +205,17 @@ impl Gateway {
             0 => ReadyStatus::NotReady,
             _ => ReadyStatus::Degraded,
         };
-        let details: Vec<Value> =
-            servers.iter().map(|s| json!({"name": s.name, "available": s.available, "tools": s.tools})).collect();
+        let per_session = &self.rules.policy().per_session;
+        let details: Vec<Value> = servers
+            .iter()
+            .map(|s| {
+                let mut details = json!({"name": s.name, "available": s.available, "tools": s.tools});
+                if per_session.contains_key(&s.name) {
+                    details["instances"] = json!(self.instances.count(&s.name));
+                }
+                details
+            })
+            .collect();
         Readiness::new(status, json!({"servers": details}))
     }
 }
@@ -387,9 +413,17 @@ async fn call_tool(
         .server_of(&name)
         .filter(|_| gateway.rules.grants(&toolset, ctx.caller.as_deref(), &name))
         .ok_or_else(|| HandlerError::invalid_params(format!("Unknown tool: {name}")))?;
+    let instance = gateway.per_session_client(&server, &name, ctx)?;
     let tool = name.clone();
     let start = move |responses, state, options: RequestOptions| -> Round<CallToolResult> {
-        Box::pin(async move { toolset.call_round(&tool, call.arguments, responses, state, &options).await })
+        Box::pin(async move {
+            match instance {
+                Some((client, original)) => {
+                    call_round_on(&client, original, call.arguments, responses, state, &options).await
+                }
+                None => toolset.call_round(&tool, call.arguments, responses, state, &options).await,
+            }
+        })
     };
     match relays.round(&server, call.state.as_ref(), call.input_responses, ctx, start).await {
         Ok(reply) => Ok(reply),
@@ -398,6 +432,48 @@ async fn call_tool(
         // A server lost or failing: the model reads why, the session goes on.
         Err(Failure::Upstream(error)) => Ok(Reply::Complete(CallToolResult::error(format!("{name}: {error}")))),
     }
+}
+
+impl Gateway {
+    /// For the tool `name` of a per-session server, the client of the
+    /// caller's instance of `server` (started now if it has none) and the
+    /// tool's own name there; `None` for a shared server.
+    fn per_session_client(
+        &self,
+        server: &str,
+        name: &str,
+        ctx: &RequestContext,
+    ) -> Result<Option<(mcp_bridge_sdk::Client, String)>, HandlerError> {
+        let Some(entry) = self.rules.policy().per_session.get(server).cloned() else { return Ok(None) };
+        let Some((_, original)) = self.toolset.origin_of(name) else { return Ok(None) };
+        let holder = instances::Holder::of(ctx);
+        let options = || client_options(&self.relays, self.observe.as_ref(), server);
+        let client = self.instances.client(&entry, holder, options).map_err(|e| {
+            tracing::warn!("server {server:?}: a session's instance cannot start: {e}");
+            HandlerError::internal(format!("the server {server:?} cannot be started"))
+        })?;
+        Ok(Some((client, original)))
+    }
+}
+
+/// One round of a call of the tool `original` at `client`.
+async fn call_round_on(
+    client: &mcp_bridge_sdk::Client,
+    original: String,
+    arguments: Map<String, Value>,
+    input_responses: Option<mcp_bridge_protocol::types::InputResponses>,
+    request_state: Option<String>,
+    options: &RequestOptions,
+) -> mcp_bridge_sdk::Result<mcp_bridge_protocol::types::Outcome<CallToolResult>> {
+    let params = mcp_bridge_protocol::types::CallToolRequestParams {
+        name: original,
+        arguments: Some(arguments),
+        input_responses,
+        request_state,
+        ..Default::default()
+    };
+    let options = options.clone().with_allow_input_required(true);
+    client.request::<mcp_bridge_protocol::method::ToolsCall>(params, &options).await
 }
 
 #[cfg(test)]

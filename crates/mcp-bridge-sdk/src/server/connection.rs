@@ -31,6 +31,9 @@ const LISTEN: &str = SubscriptionsListen::NAME;
 #[derive(Debug, Clone)]
 pub(crate) struct ConnectionHandle {
     pub(crate) id: u64,
+    /// Whether it carries more than one request (stdio, a socket, a
+    /// WebSocket, an in-process link); not an HTTP exchange or a gRPC call.
+    pub(crate) lasting: bool,
     pub(crate) out: mpsc::Sender<Message>,
     /// Whom the connection's token speaks for (a protected HTTP request).
     pub(crate) caller: Option<std::sync::Arc<super::protect::Caller>>,
@@ -59,6 +62,7 @@ impl Connection {
             server,
             handle: ConnectionHandle {
                 id,
+                lasting: true,
                 out,
                 caller: None,
                 #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
@@ -74,6 +78,12 @@ impl Connection {
     /// The connection of a request whose token speaks for `caller`.
     pub(crate) fn with_caller(mut self, caller: Option<super::protect::Caller>) -> Self {
         self.handle.caller = caller.map(Arc::new);
+        self
+    }
+
+    /// A connection made for one request (an HTTP exchange, a gRPC call).
+    pub(crate) fn for_one_request(mut self) -> Self {
+        self.handle.lasting = false;
         self
     }
 
@@ -277,7 +287,7 @@ impl Server {
     async fn answer_on(&self, request: JsonRpcRequest, setup: impl FnOnce(Connection) -> Connection) -> Message {
         let id = request.id.clone();
         let (out, mut rx) = mpsc::channel(crate::limits::OUTGOING_QUEUE);
-        let connection = setup(Connection::new(self.clone(), out));
+        let connection = setup(Connection::new(self.clone(), out).for_one_request());
         let _cancel_when_dropped = connection.cancel.clone().drop_guard();
         connection.handle(Message::Request(request)).await;
         while let Some(message) = rx.recv().await {

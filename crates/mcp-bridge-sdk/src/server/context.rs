@@ -40,6 +40,7 @@ pub struct RequestContext {
     pub(crate) input_responses: InputResponses,
     pub(crate) state: Option<Value>,
     pub(crate) trace: Option<mcp_bridge_protocol::trace::TraceContext>,
+    pub(crate) connection: Option<u64>,
 }
 
 /// A number as JSON, whole numbers without a fraction (`3`, not `3.0`).
@@ -49,6 +50,14 @@ fn number(value: f64) -> Value {
 }
 
 impl RequestContext {
+    /// The connection the request came on, when it is one that carries
+    /// many (stdio, a socket, a WebSocket, an in-process link such as a
+    /// 2025-11-25 session's): an id unique in this server. `None` for a
+    /// request that is its own exchange (2026-07-28 over HTTP, gRPC).
+    pub fn connection_id(&self) -> Option<u64> {
+        self.connection
+    }
+
     /// The trace context to send on with the requests this handler makes
     /// for the request (in their `_meta`): the request's own span when the
     /// server has an observer, else the context it came with; `None` when

@@ -160,6 +160,7 @@ impl Server {
             input_responses: InputResponses::new(),
             state: None,
             trace: span.map(|span| span.context()).or_else(|| TraceContext::from_meta(&meta.extra)),
+            connection: conn.lasting.then_some(conn.id),
         };
         if let Some(handler) = self.inner.forward.clone() {
             return Some(self.forward(handler, request.id, method, params, ctx, conn).await);

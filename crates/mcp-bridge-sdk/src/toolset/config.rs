@@ -33,6 +33,34 @@ pub struct ServerEntry {
     /// Its tools a gateway lists even under progressive discovery
     /// (`"pinned"`, globs over the server's own names).
     pub pinned: Globs,
+    /// Whether a gateway's clients share it (`"sharing"`).
+    pub sharing: Sharing,
+}
+
+/// Whether a gateway's clients share a server (`"sharing"` beside the
+/// server's entry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Sharing {
+    /// One instance (one process, one connection) for every client.
+    #[default]
+    Shared,
+    /// An instance of its own for each client: a stateful server that
+    /// must not be shared.
+    PerSession,
+}
+
+impl ServerEntry {
+    /// A new client of this server, reached as its entry says (a child of
+    /// its own on stdio, or its own Streamable HTTP connection), speaking
+    /// with `options`.
+    ///
+    /// # Errors
+    /// Why it cannot be reached: its program cannot be started, say.
+    pub fn client(&self, options: crate::ClientOptions) -> crate::Result<crate::Client> {
+        Ok(crate::Client::new(options, connect(&self.kind)?))
+    }
 }
 
 /// How a gateway lists its servers' tools (`"discovery"` at the top of
@@ -238,6 +266,8 @@ struct Written {
     authorize: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     pinned: Vec<String>,
+    #[serde(default)]
+    sharing: Sharing,
     // Members of other clients' files with no meaning here.
     #[serde(default, rename = "envFile")]
     _env_file: Option<Value>,
@@ -349,7 +379,7 @@ fn entry(name: String, written: Written, env: &impl Fn(&str) -> Option<String>) 
         field: "pinned".into(),
         error,
     })?;
-    Ok(ServerEntry { name, kind, exposure, authorize, pinned })
+    Ok(ServerEntry { name, kind, exposure, authorize, pinned, sharing: written.sharing })
 }
 
 /// `value` with each `${env:NAME}` replaced by the variable.

@@ -56,7 +56,10 @@ pub(super) fn plan(running: &[ServerEntry], wanted: &[ServerEntry]) -> Reconfigu
             None => plan.added.push(entry.name.clone()),
             Some(old) if old.kind != entry.kind => plan.restarted.push(entry.name.clone()),
             Some(old)
-                if old.exposure != entry.exposure || old.authorize != entry.authorize || old.pinned != entry.pinned =>
+                if old.exposure != entry.exposure
+                    || old.authorize != entry.authorize
+                    || old.pinned != entry.pinned
+                    || old.sharing != entry.sharing =>
             {
                 plan.reshaped.push(entry.name.clone());
             }
@@ -116,6 +119,7 @@ mod tests {
             exposure: Exposure::default().with_prefix(prefix),
             authorize: Default::default(),
             pinned: Default::default(),
+            sharing: Default::default(),
         }
     }
 

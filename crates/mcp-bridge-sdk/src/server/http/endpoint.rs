@@ -301,6 +301,7 @@ async fn answer(
 ) -> Response {
     let (out, mut rx) = mpsc::channel::<Message>(OUTGOING_QUEUE);
     let connection = Connection::new(server, out)
+        .for_one_request()
         .with_caller(from.caller)
         .with_http_headers(Some(from.headers))
         .with_peer_certificates(from.peer);
