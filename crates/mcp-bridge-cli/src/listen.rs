@@ -174,6 +174,11 @@ async fn serve(mut config: Config, on: ListenOn, telemetry: Option<Telemetry>) -
             }
         }
     };
+    // In front of one server the sessions forward to it themselves: they
+    // report what they answer. The gateway's server reports its own.
+    if gateway_server.is_none() {
+        config.frontend.observer = telemetry.as_ref().map(Telemetry::front);
+    }
     let mut legacy = LegacyHttpOptions::default().with_frontend(config.frontend);
     if let Some(max) = config.max_sessions_per_caller {
         legacy.max_sessions_per_holder = max;

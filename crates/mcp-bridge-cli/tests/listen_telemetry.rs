@@ -307,3 +307,28 @@ async fn without_telemetry_there_is_no_metrics_endpoint() {
     bridge.start_kill().unwrap();
     bridge.wait().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_in_front_of_one_server_is_observed_and_its_trace_goes_on() {
+    let args = ["--listen-token-env", "TELEMETRY_TOKEN", "--", "python3", "-c", TRACED_UPSTREAM];
+    let (mut bridge, url) = bridge_on_loopback(bridge_command(&[]), &args).await;
+    let base = url.trim_end_matches("/mcp").to_owned();
+    let trace_id = "0af7651916cd43dd8448eb211c80319c";
+    let mut meta = serde_json::Map::new();
+    meta.insert("traceparent".into(), json!(format!("00-{trace_id}-b7ad6b7169203331-01")));
+    let options = RequestOptions::default().with_meta(meta);
+    let session = client(&url, Era::Legacy);
+    let result = session.call_tool("echo", json!({}), &options).await.unwrap();
+    let ContentBlock::Text(seen) = &result.content[0] else { panic!("{result:?}") };
+    assert!(seen.text.starts_with(&format!("00-{trace_id}-")), "the server got the client's trace: {}", seen.text);
+    assert!(!seen.text.contains("b7ad6b7169203331"), "under the bridge's spans: {}", seen.text);
+
+    let (_, text) = metrics(&base, Some(TOKEN)).await;
+    let front = r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_tool_name="echo",error_type=""} 1"#;
+    assert!(text.contains(front), "{text}");
+    let sent = r#"mcp_bridge_tool_calls_total{server="upstream",tool="echo"} 1"#;
+    assert!(text.contains(sent), "{text}");
+    assert!(text.contains("mcp_bridge_sessions 1"), "{text}");
+    bridge.start_kill().unwrap();
+    bridge.wait().await.unwrap();
+}

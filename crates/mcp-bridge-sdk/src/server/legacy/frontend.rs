@@ -84,6 +84,11 @@ pub struct FrontendOptions {
     /// Where the upstream's era is remembered between sessions, so a
     /// bridge started again skips the probe; none by default.
     pub era_cache: Option<crate::client::EraCache>,
+    /// Hears of every request the front end forwards to the upstream, as
+    /// the server that answers it (see [`crate::telemetry`]); none by
+    /// default. Requests of an in-process upstream are its server's to
+    /// observe.
+    pub observer: Option<Arc<dyn crate::telemetry::Observer>>,
 }
 
 crate::with_setters! {
@@ -95,6 +100,7 @@ crate::with_setters! {
         value with_input_timeout => input_timeout: Duration,
         value with_upstream_era => upstream_era: crate::client::Era,
         some with_era_cache => era_cache: crate::client::EraCache,
+        some with_observer => observer: Arc<dyn crate::telemetry::Observer>,
     }
 }
 
@@ -108,6 +114,7 @@ impl Default for FrontendOptions {
             input_timeout: Duration::from_secs(3600),
             upstream_era: crate::client::Era::Auto,
             era_cache: None,
+            observer: None,
         }
     }
 }

@@ -10,6 +10,7 @@ use mcp_bridge_protocol::method::{
     ResourcesUnsubscribe, ResourcesUpdated, ToolsCall, ToolsListChanged,
 };
 use mcp_bridge_protocol::rounds::{MAX_ROUNDS, RoundError, Rounds, Step};
+use mcp_bridge_protocol::trace::TraceContext;
 use mcp_bridge_protocol::types::{LoggingLevel, LoggingMessageNotificationParams, ProgressNotificationParams};
 use mcp_bridge_protocol::{ErrorObject, JsonRpcNotification, JsonRpcRequest, Message, RequestId};
 use serde_json::{Value, json};
@@ -82,7 +83,8 @@ impl LegacySession {
         token: CancellationToken,
     ) {
         let method = request.method.clone();
-        let forwarded = translate::forward_params(self.options.profile, request.params.as_ref());
+        let mut forwarded = translate::forward_params(self.options.profile, request.params.as_ref());
+        let in_flight = self.observe(&request, &mut forwarded.meta);
         let limit = self.options.timeouts.for_method(&method);
         let related = request.id.clone();
         let on_progress = forwarded.progress_token.clone().map(|client_token| {
@@ -139,11 +141,48 @@ impl LegacySession {
         )
         .await
         {
-            Some(outcome) => self.respond(id, outcome).await,
+            Some(outcome) => {
+                if let Some(in_flight) = in_flight {
+                    in_flight.finish(match &outcome {
+                        Ok(result) => crate::telemetry::result_error_type(result),
+                        Err(error) => Some(error.code.to_string()),
+                    });
+                }
+                self.respond(id, outcome).await;
+            }
             None => {
                 self.state().slots.finish(&id);
             }
         }
+    }
+
+    /// With an observer, the request's operation under way; its span, a
+    /// child of the client's trace context, goes on in `meta` as the
+    /// upstream request's parent.
+    fn observe(
+        &self,
+        request: &JsonRpcRequest,
+        meta: &mut serde_json::Map<String, Value>,
+    ) -> Option<crate::telemetry::InFlight> {
+        let observer = self.options.observer.clone()?;
+        let span = crate::telemetry::Span::child_of(TraceContext::from_meta(meta).as_ref());
+        span.context().write_to(meta);
+        let params = request.params.as_ref().and_then(Value::as_object);
+        let client = self.state().identity.as_ref().map(|identity| identity.info.name.clone());
+        let operation = crate::telemetry::Operation {
+            side: crate::telemetry::Side::Server,
+            method: request.method.clone(),
+            target: crate::telemetry::target_of(&request.method, params),
+            request_id: Some(crate::telemetry::id_text(&request.id)),
+            protocol_version: Some(mcp_bridge_protocol::legacy::PROTOCOL_VERSION.to_owned()),
+            principal: None,
+            client_name: client,
+            started: std::time::SystemTime::now(),
+            duration: Default::default(),
+            error_type: None,
+            span,
+        };
+        Some(crate::telemetry::InFlight::start(observer, operation))
     }
 
     /// Sends a forwarded request and answers its input rounds through the
