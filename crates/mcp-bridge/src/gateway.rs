@@ -60,7 +60,17 @@ pub async fn start(
     let options_for = |name: &str| client_options(&relays, observe.as_ref(), name);
     let toolset = Toolset::builder().configured_each(servers, options_for).start().await;
     let resync = Arc::new(Notify::new());
-    let gateway = Gateway { toolset, relays, rules, resync, observe, instances: Arc::default() };
+    let host = Arc::new(InstanceHost { relays: relays.clone(), observe: observe.clone() });
+    let instances = Arc::new(instances::Instances::new(host));
+    let reaped = instances.clone();
+    tasks.spawn(async move {
+        let mut every = tokio::time::interval(instances::IDLE / 5);
+        loop {
+            every.tick().await;
+            reaped.reap();
+        }
+    });
+    let gateway = Gateway { toolset, relays, rules, resync, observe, instances };
     let mut mirror = Mirror::default();
     mirror.sync(server, &gateway).await;
     let (server, mirrored) = (server.clone(), gateway.clone());
@@ -75,6 +85,25 @@ pub async fn start(
         }
     });
     gateway
+}
+
+/// Makes the clients of the per-session servers' instances: each with
+/// input requests relayed under its own name, observed as its server's.
+struct InstanceHost {
+    relays: Arc<Relays<CallToolResult>>,
+    observe: Option<UpstreamObserver>,
+}
+
+impl instances::Host for InstanceHost {
+    fn options(&self, server: &str, relay_key: &str) -> mcp_bridge_sdk::ClientOptions {
+        let mut options = self.relays.client_options(relay_key);
+        options.observer = self.observe.as_ref().map(|observe| observe(server));
+        options
+    }
+
+    fn ended(&self, relay_key: &str) {
+        self.relays.forget(relay_key);
+    }
 }
 
 /// Makes the observer of the requests sent to the server of a name (see
@@ -175,16 +204,15 @@ impl Gateway {
     /// and stop, the others' sessions go on, and the clients hear
     /// `list_changed` (see [`Toolset::reconfigure`]). What changed.
     pub async fn reload(&self, config: ConfigFile) -> Reconfigured {
-        // A per-session server removed, changed or shared from now on ends
-        // its instances; the next call starts one as the file now says.
-        let before = self.rules.policy().per_session.clone();
-        for (name, entry) in &before {
-            if config.servers.iter().all(|new| new != entry) {
-                self.instances.end_server(name);
-            }
-        }
         // Before the toolset changes: the tools it lists then take the new rules.
+        let before: Vec<String> = self.rules.policy().per_session.keys().cloned().collect();
         self.rules.set(&config);
+        // Then a per-session server removed, changed or shared from now on
+        // ends its instances; the next call starts one as the file says.
+        for name in before {
+            let now = self.rules.policy().per_session.get(&name).cloned();
+            self.instances.end_stale(&name, now.as_ref());
+        }
         let changed = self
             .toolset
             .reconfigure(config.servers, |name| client_options(&self.relays, self.observe.as_ref(), name))
@@ -205,12 +233,12 @@ impl Gateway {
             0 => ReadyStatus::NotReady,
             _ => ReadyStatus::Degraded,
         };
-        let per_session = &self.rules.policy().per_session;
+        let per_session: Vec<String> = self.rules.policy().per_session.keys().cloned().collect();
         let details: Vec<Value> = servers
             .iter()
             .map(|s| {
                 let mut details = json!({"name": s.name, "available": s.available, "tools": s.tools});
-                if per_session.contains_key(&s.name) {
+                if per_session.contains(&s.name) {
                     details["instances"] = json!(self.instances.count(&s.name));
                 }
                 details
@@ -413,46 +441,29 @@ async fn call_tool(
         .server_of(&name)
         .filter(|_| gateway.rules.grants(&toolset, ctx.caller.as_deref(), &name))
         .ok_or_else(|| HandlerError::invalid_params(format!("Unknown tool: {name}")))?;
-    let instance = gateway.per_session_client(&server, &name, ctx)?;
-    let tool = name.clone();
+    // A per-session server's call goes to the caller's instance, whose
+    // input requests the relays know under a name of its own.
+    let per_session = gateway.rules.policy().per_session.get(&server).cloned();
+    let holder = instances::Holder::of(ctx);
+    let relay_key = if per_session.is_some() { holder.relay_key(&server) } else { server.clone() };
+    let (instances, tool) = (gateway.instances.clone(), name.clone());
     let start = move |responses, state, options: RequestOptions| -> Round<CallToolResult> {
         Box::pin(async move {
-            match instance {
-                Some((client, original)) => {
-                    call_round_on(&client, original, call.arguments, responses, state, &options).await
-                }
-                None => toolset.call_round(&tool, call.arguments, responses, state, &options).await,
-            }
+            let Some(entry) = per_session else {
+                return toolset.call_round(&tool, call.arguments, responses, state, &options).await;
+            };
+            let original = toolset.origin_of(&tool).map(|(_, original)| original).unwrap_or(tool);
+            // Held until the round ends: an instance in use is never ended.
+            let lease = instances.lease(&entry, &holder)?;
+            call_round_on(&lease.client, original, call.arguments, responses, state, &options).await
         })
     };
-    match relays.round(&server, call.state.as_ref(), call.input_responses, ctx, start).await {
+    match relays.round(&relay_key, call.state.as_ref(), call.input_responses, ctx, start).await {
         Ok(reply) => Ok(reply),
         Err(Failure::Handler(error)) => Err(error),
         Err(Failure::Upstream(error @ mcp_bridge_sdk::Error::Rpc { .. })) => Err(handler_error(error)),
         // A server lost or failing: the model reads why, the session goes on.
         Err(Failure::Upstream(error)) => Ok(Reply::Complete(CallToolResult::error(format!("{name}: {error}")))),
-    }
-}
-
-impl Gateway {
-    /// For the tool `name` of a per-session server, the client of the
-    /// caller's instance of `server` (started now if it has none) and the
-    /// tool's own name there; `None` for a shared server.
-    fn per_session_client(
-        &self,
-        server: &str,
-        name: &str,
-        ctx: &RequestContext,
-    ) -> Result<Option<(mcp_bridge_sdk::Client, String)>, HandlerError> {
-        let Some(entry) = self.rules.policy().per_session.get(server).cloned() else { return Ok(None) };
-        let Some((_, original)) = self.toolset.origin_of(name) else { return Ok(None) };
-        let holder = instances::Holder::of(ctx);
-        let options = || client_options(&self.relays, self.observe.as_ref(), server);
-        let client = self.instances.client(&entry, holder, options).map_err(|e| {
-            tracing::warn!("server {server:?}: a session's instance cannot start: {e}");
-            HandlerError::internal(format!("the server {server:?} cannot be started"))
-        })?;
-        Ok(Some((client, original)))
     }
 }
 

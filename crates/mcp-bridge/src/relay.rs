@@ -191,6 +191,11 @@ impl<R: Send + 'static> Relays<R> {
         Arc::new(Relays { asking: Mutex::default(), waiting: Mutex::default() })
     }
 
+    /// Forgets the requests of `name` (a server's instance that ended).
+    pub(crate) fn forget(&self, name: &str) {
+        lock(&self.asking).remove(name);
+    }
+
     /// The requests of the server `name`.
     fn asking(&self, name: &str) -> Arc<Asking> {
         lock(&self.asking).entry(name.to_owned()).or_insert_with(|| Arc::new(Asking::new())).clone()

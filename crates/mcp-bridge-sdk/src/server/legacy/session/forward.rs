@@ -164,6 +164,10 @@ impl LegacySession {
         request: &JsonRpcRequest,
         meta: &mut serde_json::Map<String, Value>,
     ) -> Option<crate::telemetry::InFlight> {
+        // An in-process server observes its own requests.
+        if matches!(self.config, crate::server::legacy::upstream::UpstreamConfig::Memory { .. }) {
+            return None;
+        }
         let observer = self.options.observer.clone()?;
         let span = crate::telemetry::Span::child_of(TraceContext::from_meta(meta).as_ref());
         span.context().write_to(meta);
