@@ -90,7 +90,7 @@ async fn every_scenario_measures_every_figure() {
     assert_eq!(sections[7].tables[0].rows.len(), 8, "authorization off, JWT, 2 introspections × 2 levels");
     assert_eq!(sections[8].tables[0].rows.len(), 16, "2 calls × 4 setups × 2 levels");
     let gateway = &sections[9];
-    assert_eq!(gateway.tables[0].rows.len(), 6, "telemetry off, on, the server alone × 2 levels");
+    assert_eq!(gateway.tables[0].rows.len(), 8, "telemetry off, on, with the access log, the server alone × 2 levels");
     let listed: Vec<usize> = gateway.tables[1].rows.iter().map(|row| row[1].parse().unwrap()).collect();
     assert!(listed[0] > 20 && listed[1] == 2, "every tool of two servers, then the gateway's own two: {listed:?}");
 

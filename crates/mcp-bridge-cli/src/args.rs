@@ -135,6 +135,11 @@ pub(crate) struct Args {
     #[arg(long, requires = "listen")]
     pub(crate) listen_no_telemetry: bool,
 
+    /// With --listen: a line on stderr for each request the bridge answers
+    /// (method, name, outcome, duration, caller, trace id), at info.
+    #[arg(long, requires = "listen", conflicts_with = "listen_no_telemetry")]
+    pub(crate) listen_access_log: bool,
+
     /// With --listen: the endpoint is an OAuth protected resource; every
     /// request carries an access token of this authorization server (its
     /// issuer URL) for the endpoint, instead of the access token. A

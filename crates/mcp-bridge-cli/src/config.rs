@@ -60,8 +60,10 @@ pub(crate) struct Config {
     pub(crate) quotas: Quotas,
     /// `--listen-max-sessions`: each caller's 2025-11-25 sessions at once.
     pub(crate) max_sessions_per_caller: Option<usize>,
-    /// `--listen-no-telemetry` not given: metrics, access log, OTLP export.
+    /// `--listen-no-telemetry` not given: metrics, OTLP export.
     pub(crate) telemetry: bool,
+    /// `--listen-access-log`: a line per request answered.
+    pub(crate) access_log: bool,
     /// `--config`: the gateway's server (the upstream, in memory), the
     /// servers whose tools it serves, and the file they come from.
     pub(crate) gateway: Option<crate::reload::GatewayJob>,
@@ -370,6 +372,7 @@ impl Job {
             quotas,
             max_sessions_per_caller,
             telemetry: !args.listen_no_telemetry,
+            access_log: args.listen_access_log,
             gateway,
         })))
     }

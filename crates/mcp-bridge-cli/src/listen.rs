@@ -46,7 +46,7 @@ pub(crate) fn run(config: Config, on: ListenOn) -> anyhow::Result<ExitCode> {
     // Made and ended outside the runtime: OTLP export has a blocking
     // HTTP client of its own.
     let transport = if matches!(on.place, Place::Unix(_)) { "unix" } else { "tcp" };
-    let telemetry = config.telemetry.then(|| Telemetry::from_environment(transport));
+    let telemetry = config.telemetry.then(|| Telemetry::from_environment(transport, config.access_log));
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let outcome = runtime.block_on(serve(config, on, telemetry.clone()));
     runtime.shutdown_timeout(Duration::from_secs(1));

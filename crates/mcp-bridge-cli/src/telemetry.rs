@@ -1,7 +1,7 @@
 //! What `mcp-bridge --listen` tells of the requests it serves: Prometheus
 //! metrics at `/metrics` ([`prometheus`]), spans and the operation metrics
 //! over OTLP when the standard `OTEL_*` variables ask for them ([`otlp`]),
-//! and an access log line per request. The SDK's server and clients report
+//! and with `--listen-access-log` a line per request. The SDK's server and clients report
 //! each request to the observers made here ([`Telemetry::front`] for the
 //! requests the bridge answers, [`Telemetry::upstream`] for those it sends
 //! to each server behind).
@@ -21,14 +21,17 @@ pub(crate) struct Telemetry {
     metrics: Arc<prometheus::Metrics>,
     otlp: Option<Arc<otlp::Exporter>>,
     names: Arc<labels::BoundedNames>,
+    /// Whether each request answered gets an access line.
+    access_log: bool,
 }
 
 impl Telemetry {
     /// The metrics, with OTLP export when the environment configures an
     /// endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT` or its traces and metrics
     /// variants), unless `OTEL_SDK_DISABLED` is `true`. `front_transport`
-    /// is the endpoint's `network.transport` (`tcp`, `unix`).
-    pub(crate) fn from_environment(front_transport: &'static str) -> Self {
+    /// is the endpoint's `network.transport` (`tcp`, `unix`); with
+    /// `access_log`, each request answered gets a line.
+    pub(crate) fn from_environment(front_transport: &'static str, access_log: bool) -> Self {
         let otlp = match otlp::Exporter::from_environment(front_transport) {
             Ok(exporter) => exporter.map(Arc::new),
             Err(e) => {
@@ -37,7 +40,7 @@ impl Telemetry {
             }
         };
         let names = Arc::default();
-        Telemetry { metrics: Arc::new(prometheus::Metrics::default()), otlp, names }
+        Telemetry { metrics: Arc::new(prometheus::Metrics::default()), otlp, names, access_log }
     }
 
     /// The observer of the requests the bridge answers.
@@ -81,7 +84,9 @@ impl Observer for Sink {
         let server = self.server.as_deref();
         if operation.side == Side::Server {
             self.telemetry.metrics.in_flight.dec();
-            access_log(operation);
+            if self.telemetry.access_log {
+                access_log(operation);
+            }
         }
         let labels = self.telemetry.names.labels(operation);
         self.telemetry.metrics.record(operation, &labels, server);

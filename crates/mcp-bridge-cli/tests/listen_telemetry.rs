@@ -213,7 +213,15 @@ async fn spans_carry_the_clients_trace_through_the_gateway_to_the_server() {
         ("OTEL_SERVICE_NAME", "bridge-under-test"),
         ("OTEL_BSP_SCHEDULE_DELAY", "100"),
     ];
-    let args = ["--listen", "127.0.0.1:0", "--listen-token-env", "TELEMETRY_TOKEN", "--log-format", "json"];
+    let args = [
+        "--listen",
+        "127.0.0.1:0",
+        "--listen-token-env",
+        "TELEMETRY_TOKEN",
+        "--listen-access-log",
+        "--log-format",
+        "json",
+    ];
     let mut bridge = bridge_command(&envs)
         .args(args)
         .args(["--config", &config])

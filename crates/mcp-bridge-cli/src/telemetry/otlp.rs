@@ -7,6 +7,8 @@
 //! Built and shut down outside the async runtime: the exporter's blocking
 //! HTTP client runs on the batch processor's own thread.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use opentelemetry::metrics::{Histogram, MeterProvider as _};
@@ -35,7 +37,7 @@ const ENDPOINT_VARIABLES: [&str; 3] =
 pub(crate) struct ExportError(String);
 
 /// The OTLP pipelines of traces and metrics.
-pub(crate) struct Exporter {
+struct Pipelines {
     tracers: SdkTracerProvider,
     tracer: Tracer,
     meters: SdkMeterProvider,
@@ -78,12 +80,15 @@ impl Exporter {
         let server_duration = histogram("mcp.server.operation.duration", "MCP requests the bridge answered");
         let client_duration = histogram("mcp.client.operation.duration", "MCP requests sent to a server behind");
         let tracer = tracers.tracer("mcp-bridge");
-        Ok(Some(Exporter { tracers, tracer, meters, server_duration, client_duration, front_transport }))
+        let pipelines = Pipelines { tracers, tracer, meters, server_duration, client_duration, front_transport };
+        Ok(Some(Exporter::start(pipelines)))
     }
+}
 
+impl Pipelines {
     /// Exports `op`'s span and its duration (with the bounded `labels`):
     /// seen at the front (`server` `None`) or sent to `server`.
-    pub(crate) fn record(&self, op: &Operation, labels: &Labels, server: Option<&str>) {
+    fn export(&self, op: &Operation, labels: &Labels, server: Option<&str>) {
         let histogram = if op.side == Side::Server { &self.server_duration } else { &self.client_duration };
         histogram.record(op.duration.as_secs_f64(), &metric_attributes(op, labels, server));
         let attributes = attributes(op, server, self.front_transport);
@@ -121,12 +126,98 @@ impl Exporter {
     }
 
     /// Sends what is queued and stops.
-    pub(crate) fn shutdown(&self) {
+    fn shutdown(&self) {
         if let Err(e) = self.tracers.shutdown_with_timeout(Duration::from_secs(3)) {
             tracing::debug!("OTLP spans at exit: {e}");
         }
         if let Err(e) = self.meters.shutdown_with_timeout(Duration::from_secs(3)) {
             tracing::debug!("OTLP metrics at exit: {e}");
+        }
+    }
+}
+
+/// Operations waiting for the export thread: at most this many (a stalled
+/// collector must not grow the bridge's memory); more are dropped.
+const MAX_PENDING: usize = 16_384;
+
+/// How often the export thread hands the operations to the pipelines.
+const HAND_OVER_EVERY: Duration = Duration::from_millis(200);
+
+/// An operation waiting for export, with its labels and server.
+type Pending = (Operation, Labels, Option<String>);
+
+/// The export of operations, off the requests' path: a request only
+/// queues its operation; a thread of its own builds the spans and records
+/// the durations, a batch at a time (the OpenTelemetry pipelines wake their
+/// own threads for each span, which a request should not wait for).
+pub(crate) struct Exporter {
+    queue: Arc<Queue>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+#[derive(Default)]
+struct Queue {
+    pending: Mutex<(Vec<Pending>, bool)>,
+    wake: Condvar,
+    dropped: AtomicUsize,
+}
+
+impl Exporter {
+    fn start(pipelines: Pipelines) -> Self {
+        let queue = Arc::new(Queue::default());
+        let drained = queue.clone();
+        let thread = std::thread::Builder::new()
+            .name("mcp-bridge-otlp".into())
+            .spawn(move || hand_over(&drained, &pipelines))
+            .map_err(|e| tracing::warn!("OTLP export is off: no thread for it ({e})"))
+            .ok();
+        Exporter { queue, thread: Mutex::new(thread) }
+    }
+
+    /// Queues `op` for export with its `labels`: seen at the front
+    /// (`server` `None`) or sent to `server`.
+    pub(crate) fn record(&self, op: &Operation, labels: &Labels, server: Option<&str>) {
+        let mut pending = self.queue.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if pending.0.len() < MAX_PENDING {
+            pending.0.push((op.clone(), labels.clone(), server.map(str::to_owned)));
+        } else {
+            self.queue.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Exports what is queued and stops; waits a few seconds at most.
+    pub(crate) fn shutdown(&self) {
+        self.queue.pending.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+        self.queue.wake.notify_all();
+        let thread = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(thread) = thread {
+            let _ = thread.join();
+        }
+        let dropped = self.queue.dropped.load(Ordering::Relaxed);
+        if dropped > 0 {
+            tracing::warn!("OTLP: {dropped} operations were not exported: the collector did not keep up");
+        }
+    }
+}
+
+/// The export thread: every [`HAND_OVER_EVERY`], or at the stop, the
+/// queued operations go to the pipelines; at the stop the pipelines flush.
+fn hand_over(queue: &Queue, pipelines: &Pipelines) {
+    loop {
+        let (batch, stop) = {
+            let pending = queue.pending.lock().unwrap_or_else(|e| e.into_inner());
+            let (mut pending, _) = queue
+                .wake
+                .wait_timeout_while(pending, HAND_OVER_EVERY, |(_, stop)| !*stop)
+                .unwrap_or_else(|e| e.into_inner());
+            (std::mem::take(&mut pending.0), pending.1)
+        };
+        for (op, labels, server) in &batch {
+            pipelines.export(op, labels, server.as_deref());
+        }
+        if stop {
+            pipelines.shutdown();
+            return;
         }
     }
 }

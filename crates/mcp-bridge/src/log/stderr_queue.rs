@@ -65,10 +65,22 @@ impl StderrQueue {
 }
 
 fn write_all(lines: Receiver<Vec<u8>>, mut sink: impl Write, shared: &Shared) {
-    for line in lines {
-        // A stderr that is closed loses the line; there is nowhere to say so.
-        let _ = sink.write_all(&line);
-        shared.one_done();
+    // The lines queued meanwhile go out in one write: under load, one
+    // system call for many lines.
+    let mut batch = Vec::new();
+    while let Ok(line) = lines.recv() {
+        batch.extend_from_slice(&line);
+        let mut count = 1;
+        while let Ok(line) = lines.try_recv() {
+            batch.extend_from_slice(&line);
+            count += 1;
+        }
+        // A stderr that is closed loses the lines; there is nowhere to say so.
+        let _ = sink.write_all(&batch);
+        batch.clear();
+        for _ in 0..count {
+            shared.one_done();
+        }
     }
 }
 
