@@ -3,7 +3,7 @@
 //! would be a new time series kept for the life of the process.
 
 use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::RwLock;
 
 use mcp_bridge_protocol::error_code;
 use mcp_bridge_protocol::method::{Method, ToolsCall};
@@ -37,7 +37,7 @@ pub(super) struct Labels {
 
 /// The tool names seen so far.
 #[derive(Default)]
-pub(super) struct BoundedNames(Mutex<HashSet<String>>);
+pub(super) struct BoundedNames(RwLock<HashSet<String>>);
 
 impl BoundedNames {
     /// The labels of `op`.
@@ -56,7 +56,11 @@ impl BoundedNames {
     /// `name` as a label: itself when seen before or while there is room,
     /// else [`OTHER`].
     fn label(&self, name: &str) -> String {
-        let mut seen = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        // Read first: every call but a tool's first finds its name.
+        if self.0.read().unwrap_or_else(|e| e.into_inner()).contains(name) {
+            return name.to_owned();
+        }
+        let mut seen = self.0.write().unwrap_or_else(|e| e.into_inner());
         if seen.contains(name) {
             return name.to_owned();
         }
