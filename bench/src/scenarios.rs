@@ -41,6 +41,40 @@ const IN_FLIGHT: [usize; 2] = [16, 256];
 /// Concurrency levels of the servers scenario.
 const SERVER_CONCURRENCY: [usize; 2] = [1, 64];
 
+/// The median run (by calls/s) of `clients` clients calling at each of
+/// `targets` (a name for errors, the endpoint, the tool), `t.runs` times,
+/// the targets taking turns; the median of each target.
+async fn medians_over_http(
+    targets: &[(&str, &crate::http_load::Endpoint, &str)],
+    clients: usize,
+    t: &Timing,
+) -> io::Result<Vec<Run>> {
+    let mut runs: Vec<Vec<Run>> = targets.iter().map(|_| Vec::new()).collect();
+    for _ in 0..t.runs {
+        for ((name, endpoint, tool), runs) in targets.iter().zip(&mut runs) {
+            let arguments = json!({"text": SMALL_TEXT});
+            let run = crate::http_load::measure(endpoint, tool, arguments, clients, t.warm_up, t.window)
+                .await
+                .map_err(|e| io::Error::other(format!("{name}: {e}")))?;
+            runs.push(run);
+        }
+    }
+    Ok(runs.into_iter().map(|r| median_by(r, by_rate).unwrap_or_default()).collect())
+}
+
+/// The row of a table of HTTP runs: name, clients, calls/s, p50, p99 and
+/// the ratio of its calls/s to `baseline`'s.
+fn http_row(name: &str, clients: usize, run: &Run, baseline: f64) -> Vec<String> {
+    vec![
+        name.to_owned(),
+        clients.to_string(),
+        format!("{:.0}", run.per_second),
+        ms_cell(run.p50()),
+        ms_cell(run.p99()),
+        ratio(run.per_second, baseline),
+    ]
+}
+
 /// A way of reaching a server: a program, its arguments, the client's dialect.
 struct Route {
     name: String,

@@ -11,12 +11,11 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::{SERVER_CONCURRENCY, SMALL_TEXT, by_rate, ms_cell, ratio};
+use super::{SERVER_CONCURRENCY, SMALL_TEXT};
 use crate::chart::Chart;
 use crate::http_load::{self, Endpoint};
 use crate::programs::{Programs, Timing};
 use crate::report::{Section, Table};
-use crate::stats::{Run, median_by};
 use crate::stdio_peer::Dialect;
 
 /// One way of serving the two servers.
@@ -85,27 +84,11 @@ pub async fn gateway(p: &Programs, t: &Timing) -> io::Result<Section> {
     let mut groups = Vec::new();
     let mut targets = Vec::new();
     for clients in SERVER_CONCURRENCY {
-        let mut runs: Vec<Vec<Run>> = setups.iter().map(|_| Vec::new()).collect();
-        for _ in 0..t.runs {
-            for ((setup, endpoint), runs) in setups.iter().zip(&endpoints).zip(&mut runs) {
-                let arguments = json!({"text": SMALL_TEXT});
-                let run = http_load::measure(endpoint, setup.tool, arguments, clients, t.warm_up, t.window)
-                    .await
-                    .map_err(|e| io::Error::other(format!("{}: {e}", setup.name)))?;
-                runs.push(run);
-            }
-        }
-        let medians: Vec<Run> = runs.into_iter().map(|r| median_by(r, by_rate).unwrap_or_default()).collect();
+        let routes: Vec<_> = setups.iter().zip(&endpoints).map(|(s, e)| (s.name, e, s.tool)).collect();
+        let medians = super::medians_over_http(&routes, clients, t).await?;
         let off = medians[0].per_second;
         for (setup, run) in setups.iter().zip(&medians) {
-            table.row(vec![
-                setup.name.to_owned(),
-                clients.to_string(),
-                format!("{:.0}", run.per_second),
-                ms_cell(run.p50()),
-                ms_cell(run.p99()),
-                ratio(run.per_second, off),
-            ]);
+            table.row(super::http_row(setup.name, clients, run, off));
         }
         let r = medians[1].per_second / off.max(f64::MIN_POSITIVE);
         targets.push(format!(

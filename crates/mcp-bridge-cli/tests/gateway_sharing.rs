@@ -11,39 +11,14 @@ use mcp_bridge_sdk::client::Era;
 use mcp_bridge_sdk::transport::http::{HttpConfig, connect};
 use mcp_bridge_sdk::{Client, ClientOptions, RequestOptions};
 use serde_json::{Value, json};
-use test_support::{ScratchDir, listening_bridge};
+use test_support::{ScratchDir, listening_bridge, python_tool_server};
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_mcp-bridge");
 
-/// A 2026-07-28 stdio server whose tool `pid` answers with its process id.
-const PID_SERVER: &str = r#"
-import json, os, sys
-def out(obj):
-    sys.stdout.write(json.dumps(obj) + "\n"); sys.stdout.flush()
-for line in sys.stdin:
-    msg = json.loads(line)
-    if "id" not in msg:
-        continue
-    method = msg["method"]
-    if method == "server/discover":
-        out({"jsonrpc": "2.0", "id": msg["id"], "result": {"resultType": "complete",
-            "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}})
-    elif method == "subscriptions/listen":
-        out({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {
-            "_meta": {"io.modelcontextprotocol/subscriptionId": msg["id"]},
-            "notifications": msg["params"]["notifications"]}})
-    elif method == "tools/list":
-        out({"jsonrpc": "2.0", "id": msg["id"], "result": {"resultType": "complete",
-            "tools": [{"name": "pid", "inputSchema": {"type": "object"}}]}})
-    elif method == "tools/call":
-        out({"jsonrpc": "2.0", "id": msg["id"], "result": {"resultType": "complete",
-            "content": [{"type": "text", "text": str(os.getpid())}]}})
-    else:
-        out({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "Method not found"}})
-"#;
-
 fn config(own_sharing: &str) -> Value {
-    let server = json!({"command": "python3", "args": ["-c", PID_SERVER]});
+    // Its tool `pid` answers with the process id of the instance.
+    let script = python_tool_server(&["pid"], "str(os.getpid())", "False");
+    let server = json!({"command": "python3", "args": ["-c", script]});
     let mut own = server.clone();
     own["sharing"] = json!(own_sharing);
     json!({"mcpServers": {"shared": server, "own": own}})

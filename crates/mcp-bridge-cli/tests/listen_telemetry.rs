@@ -18,7 +18,9 @@ use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message as _;
 use serde_json::{Value, json};
-use test_support::{ScratchDir, bridge_on_loopback, spare_port, stderr_line_and_log, workspace_binary};
+use test_support::{
+    ScratchDir, bridge_on_loopback, python_tool_server, spare_port, stderr_line_and_log, workspace_binary,
+};
 use tokio::sync::mpsc;
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_mcp-bridge");
@@ -61,7 +63,7 @@ async fn prometheus_scrapes_the_call_counts_of_each_server_and_tool() {
     );
     let dir = ScratchDir::new("listen-telemetry-prometheus");
     let example = workspace_binary("mcp-example-server", "mcp-example-server");
-    let traced = json!({"command": "python3", "args": ["-c", TRACED_UPSTREAM]});
+    let traced = json!({"command": "python3", "args": ["-c", traced_upstream()]});
     let config = gateway_config(&dir, json!({"notes": {"command": example}, "traced": traced}));
     let args = ["--listen-token-env", "TELEMETRY_TOKEN", "--config", &config];
     let (mut bridge, url) = bridge_on_loopback(bridge_command(&[]), &args).await;
@@ -141,34 +143,14 @@ async fn prometheus_scrapes_the_call_counts_of_each_server_and_tool() {
 }
 
 /// A 2026-07-28 stdio server whose `echo` answers with the trace context
-/// its request's `_meta` carried.
-const TRACED_UPSTREAM: &str = r#"
-import json, sys
-def out(obj):
-    sys.stdout.write(json.dumps(obj) + "\n"); sys.stdout.flush()
-for line in sys.stdin:
-    msg = json.loads(line)
-    if "id" not in msg:
-        continue
-    method = msg["method"]
-    if method == "server/discover":
-        out({"jsonrpc": "2.0", "id": msg["id"], "result": {"resultType": "complete",
-            "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}})
-    elif method == "subscriptions/listen":
-        out({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {
-            "_meta": {"io.modelcontextprotocol/subscriptionId": msg["id"]},
-            "notifications": msg["params"]["notifications"]}})
-    elif method == "tools/list":
-        tools = [{"name": name, "inputSchema": {"type": "object"}} for name in ("echo", "fail")]
-        out({"jsonrpc": "2.0", "id": msg["id"], "result": {"resultType": "complete", "tools": tools}})
-    elif method == "tools/call":
-        text = msg["params"]["_meta"].get("traceparent", "")
-        failed = msg["params"]["name"] == "fail"
-        out({"jsonrpc": "2.0", "id": msg["id"], "result": {"resultType": "complete",
-            "content": [{"type": "text", "text": text}], "isError": failed}})
-    else:
-        out({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "Method not found"}})
-"#;
+/// its request's `_meta` carried, and whose `fail` fails.
+fn traced_upstream() -> String {
+    python_tool_server(
+        &["echo", "fail"],
+        r#"msg["params"]["_meta"].get("traceparent", "")"#,
+        r#"msg["params"]["name"] == "fail""#,
+    )
+}
 
 /// The OTLP/HTTP receiver: every span the bridge exports, decoded.
 async fn otlp_receiver() -> (String, mpsc::UnboundedReceiver<Span>) {
@@ -206,7 +188,7 @@ fn hex(bytes: &[u8]) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spans_carry_the_clients_trace_through_the_gateway_to_the_server() {
     let dir = ScratchDir::new("listen-telemetry-otlp");
-    let config = gateway_config(&dir, json!({"traced": {"command": "python3", "args": ["-c", TRACED_UPSTREAM]}}));
+    let config = gateway_config(&dir, json!({"traced": {"command": "python3", "args": ["-c", traced_upstream()]}}));
     let (endpoint, mut spans) = otlp_receiver().await;
     let envs = [
         ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
@@ -318,7 +300,8 @@ async fn without_telemetry_there_is_no_metrics_endpoint() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_in_front_of_one_server_is_observed_and_its_trace_goes_on() {
-    let args = ["--listen-token-env", "TELEMETRY_TOKEN", "--", "python3", "-c", TRACED_UPSTREAM];
+    let script = traced_upstream();
+    let args = ["--listen-token-env", "TELEMETRY_TOKEN", "--", "python3", "-c", &script];
     let (mut bridge, url) = bridge_on_loopback(bridge_command(&[]), &args).await;
     let base = url.trim_end_matches("/mcp").to_owned();
     let trace_id = "0af7651916cd43dd8448eb211c80319c";

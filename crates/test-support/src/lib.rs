@@ -14,12 +14,14 @@ pub mod scale;
 mod http;
 mod peers;
 mod programs;
+mod python_server;
 mod raw_peer;
 mod schema;
 
 pub use http::*;
 pub use peers::*;
 pub use programs::*;
+pub use python_server::*;
 pub use raw_peer::*;
 pub use schema::*;
 
