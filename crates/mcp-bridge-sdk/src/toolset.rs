@@ -41,10 +41,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use mcp_bridge_protocol::method::ToolsCall;
 use mcp_bridge_protocol::types::{
-    CallToolRequestParams, CallToolResult, GetPromptResult, InputResponses, Outcome, Prompt, ReadResourceResult,
-    Resource, Tool,
+    CallToolResult, GetPromptResult, InputResponses, Outcome, Prompt, ReadResourceResult, Resource, Tool,
 };
 use mcp_bridge_protocol::{ErrorObject, error_code};
 use serde_json::{Map, Value};
@@ -350,15 +348,7 @@ impl Toolset {
         options: &RequestOptions,
     ) -> Result<Outcome<CallToolResult>> {
         let (member, original, client) = self.shared.route("tool", name, |c| c.tool_routes.get(name).cloned())?;
-        let params = CallToolRequestParams {
-            name: original,
-            arguments: Some(arguments),
-            input_responses,
-            request_state,
-            ..Default::default()
-        };
-        let options = options.clone().with_allow_input_required(true);
-        let outcome = client.request::<ToolsCall>(params, &options).await;
+        let outcome = client.call_tool_round(&original, arguments, input_responses, request_state, options).await;
         check(&member, outcome)
     }
 

@@ -455,7 +455,7 @@ async fn call_tool(
             let original = toolset.origin_of(&tool).map(|(_, original)| original).unwrap_or(tool);
             // Held until the round ends: an instance in use is never ended.
             let lease = instances.lease(&entry, &holder)?;
-            call_round_on(&lease.client, original, call.arguments, responses, state, &options).await
+            lease.client.call_tool_round(&original, call.arguments, responses, state, &options).await
         })
     };
     match relays.round(&relay_key, call.state.as_ref(), call.input_responses, ctx, start).await {
@@ -465,26 +465,6 @@ async fn call_tool(
         // A server lost or failing: the model reads why, the session goes on.
         Err(Failure::Upstream(error)) => Ok(Reply::Complete(CallToolResult::error(format!("{name}: {error}")))),
     }
-}
-
-/// One round of a call of the tool `original` at `client`.
-async fn call_round_on(
-    client: &mcp_bridge_sdk::Client,
-    original: String,
-    arguments: Map<String, Value>,
-    input_responses: Option<mcp_bridge_protocol::types::InputResponses>,
-    request_state: Option<String>,
-    options: &RequestOptions,
-) -> mcp_bridge_sdk::Result<mcp_bridge_protocol::types::Outcome<CallToolResult>> {
-    let params = mcp_bridge_protocol::types::CallToolRequestParams {
-        name: original,
-        arguments: Some(arguments),
-        input_responses,
-        request_state,
-        ..Default::default()
-    };
-    let options = options.clone().with_allow_input_required(true);
-    client.request::<mcp_bridge_protocol::method::ToolsCall>(params, &options).await
 }
 
 #[cfg(test)]

@@ -195,6 +195,32 @@ impl Client {
         }
     }
 
+    /// One round of `tools/call` for a caller that runs the input rounds
+    /// itself (a gateway relaying them): `input_responses` and
+    /// `request_state` are the answers and the server's state of the round
+    /// before; an `InputRequiredResult` comes back as it is.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub async fn call_tool_round(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        input_responses: Option<mcp_bridge_protocol::types::InputResponses>,
+        request_state: Option<String>,
+        options: &RequestOptions,
+    ) -> Result<mcp_bridge_protocol::types::Outcome<CallToolResult>> {
+        let params = mcp_bridge_protocol::types::CallToolRequestParams {
+            name: name.to_owned(),
+            arguments: Some(arguments),
+            input_responses,
+            request_state,
+            ..Default::default()
+        };
+        let options = options.clone().with_allow_input_required(true);
+        self.request::<mcp_bridge_protocol::method::ToolsCall>(params, &options).await
+    }
+
     /// `prompts/get`, with input rounds answered by the hooks.
     ///
     /// # Errors
