@@ -62,14 +62,28 @@ impl TraceParent {
     }
 }
 
-/// The `traceparent` value, version `00`, lowercase.
+/// The `traceparent` value, version `00`, lowercase: written into one
+/// buffer (a request sends one or two of them).
 impl fmt::Display for TraceParent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("00-")?;
-        write_hex(f, &self.trace_id)?;
-        f.write_str("-")?;
-        write_hex(f, &self.span_id)?;
-        write!(f, "-{:02x}", self.flags)
+        let mut text = [0u8; 55];
+        text[..3].copy_from_slice(b"00-");
+        hex_into(&mut text[3..35], &self.trace_id);
+        text[35] = b'-';
+        hex_into(&mut text[36..52], &self.span_id);
+        text[52] = b'-';
+        hex_into(&mut text[53..55], &[self.flags]);
+        // Only ASCII digits, letters and dashes were written.
+        f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
+    }
+}
+
+/// `bytes` as lowercase hex into `out` (twice as long).
+fn hex_into(out: &mut [u8], bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for (pair, byte) in out.chunks_exact_mut(2).zip(bytes) {
+        pair[0] = DIGITS[usize::from(byte >> 4)];
+        pair[1] = DIGITS[usize::from(byte & 0x0f)];
     }
 }
 
@@ -103,7 +117,9 @@ impl TraceContext {
 
 /// Bytes as lowercase hex, as trace ids are written everywhere.
 pub fn write_hex(out: &mut impl fmt::Write, bytes: &[u8]) -> fmt::Result {
-    bytes.iter().try_for_each(|b| write!(out, "{b:02x}"))
+    let mut text = vec![0u8; bytes.len() * 2];
+    hex_into(&mut text, bytes);
+    out.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
 }
 
 /// `N` bytes from exactly `2 * N` lowercase hex digits (the header allows
