@@ -27,6 +27,30 @@ use std::time::{Duration, Instant, SystemTime};
 use mcp_bridge_protocol::trace::{TraceContext, TraceParent};
 use serde_json::{Map, Value};
 
+/// The `error.type` words the SDK reports for failures without a
+/// JSON-RPC code (a code is reported as its number, `-32602`).
+pub mod error_type {
+    /// A tool's result with `isError`.
+    pub const TOOL_ERROR: &str = "tool_error";
+    /// Cancelled by its client, or its connection gone.
+    pub const CANCELLED: &str = "cancelled";
+    /// No answer in time.
+    pub const TIMEOUT: &str = "timeout";
+    /// The connection closed before the answer.
+    pub const CLOSED: &str = "closed";
+    /// The server could not be reached or started.
+    pub const TRANSPORT: &str = "transport";
+    /// Too many requests in flight at the client.
+    pub const BUSY: &str = "busy";
+    /// An answer that breaks the protocol.
+    pub const INVALID_RESPONSE: &str = "invalid_response";
+    /// Any other failure of the client.
+    pub const CLIENT_ERROR: &str = "client_error";
+    /// Every word above.
+    pub const WORDS: [&str; 8] =
+        [TOOL_ERROR, CANCELLED, TIMEOUT, CLOSED, TRANSPORT, BUSY, INVALID_RESPONSE, CLIENT_ERROR];
+}
+
 /// Which end of a request an operation was observed at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -210,7 +234,7 @@ impl InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.report(Some("cancelled".to_owned()));
+        self.report(Some(error_type::CANCELLED.to_owned()));
     }
 }
 
@@ -272,7 +296,7 @@ pub(crate) fn target_of(method: &str, params: Option<&Map<String, Value>>) -> Op
 
 /// The `error.type` of a result: `tool_error` for a tool's `isError`.
 pub(crate) fn result_error_type(result: &Value) -> Option<String> {
-    (result.get("isError") == Some(&Value::Bool(true))).then(|| "tool_error".to_owned())
+    (result.get("isError") == Some(&Value::Bool(true))).then(|| error_type::TOOL_ERROR.to_owned())
 }
 
 /// A request id as text, for `jsonrpc.request.id`.

@@ -7,7 +7,7 @@ use std::sync::RwLock;
 
 use mcp_bridge_protocol::error_code;
 use mcp_bridge_protocol::method::{Method, ToolsCall};
-use mcp_bridge_sdk::telemetry::Operation;
+use mcp_bridge_sdk::telemetry::{Operation, error_type};
 
 /// Distinct tool names kept as labels; past it, new names count as
 /// [`OTHER`]. Far above any real server's tool count (the largest real
@@ -16,10 +16,6 @@ const MAX_DISTINCT: usize = 1000;
 
 /// The label of every value past a bound.
 pub(super) const OTHER: &str = "_other";
-
-/// The `error.type` words the SDK reports for failures without a code.
-const ERROR_WORDS: [&str; 8] =
-    ["tool_error", "cancelled", "timeout", "closed", "transport", "busy", "invalid_response", "client_error"];
 
 /// The labels of one operation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,9 +41,11 @@ impl BoundedNames {
         let known = mcp_bridge_protocol::methods::spec(&op.method).is_some();
         let method = if known { op.method.clone() } else { OTHER.to_owned() };
         let error_type = op.error_type.as_deref().map_or_else(String::new, error_label);
-        let refused = [error_code::INVALID_PARAMS, error_code::METHOD_NOT_FOUND].map(|c| c.to_string());
+        let refused = error_type
+            .parse::<i64>()
+            .is_ok_and(|code| [error_code::INVALID_PARAMS, error_code::METHOD_NOT_FOUND].contains(&code));
         let tool = match &op.target {
-            Some(name) if op.method == ToolsCall::NAME && !refused.contains(&error_type) => self.label(name),
+            Some(name) if op.method == ToolsCall::NAME && !refused => self.label(name),
             _ => String::new(),
         };
         Labels { method, tool, error_type }
@@ -74,7 +72,7 @@ impl BoundedNames {
 
 fn error_label(error: &str) -> String {
     let reserved = error.parse::<i64>().is_ok_and(|code| (-32768..=-32000).contains(&code));
-    if reserved || ERROR_WORDS.contains(&error) { error.to_owned() } else { OTHER.to_owned() }
+    if reserved || error_type::WORDS.contains(&error) { error.to_owned() } else { OTHER.to_owned() }
 }
 
 #[cfg(test)]

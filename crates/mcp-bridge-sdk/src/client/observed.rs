@@ -55,15 +55,16 @@ impl Client {
 /// `error.type` of a failed request: the JSON-RPC code of a server's
 /// error, else a word for what failed.
 fn error_type(error: &Error) -> String {
+    use crate::telemetry::error_type::*;
     let word = match error {
         Error::Rpc { error } => return error.code.to_string(),
-        Error::Timeout { .. } => "timeout",
-        Error::Cancelled { .. } => "cancelled",
-        Error::Closed => "closed",
-        Error::Transport { .. } | Error::Connect { .. } | Error::Upgrade { .. } | Error::Spawn { .. } => "transport",
-        Error::Busy { .. } => "busy",
-        Error::InvalidResponse { .. } => "invalid_response",
-        _ => "client_error",
+        Error::Timeout { .. } => TIMEOUT,
+        Error::Cancelled { .. } => CANCELLED,
+        Error::Closed => CLOSED,
+        Error::Transport { .. } | Error::Connect { .. } | Error::Upgrade { .. } | Error::Spawn { .. } => TRANSPORT,
+        Error::Busy { .. } => BUSY,
+        Error::InvalidResponse { .. } => INVALID_RESPONSE,
+        _ => CLIENT_ERROR,
     };
     word.to_owned()
 }

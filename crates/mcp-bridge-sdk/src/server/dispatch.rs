@@ -116,7 +116,7 @@ impl Server {
         let outcome = self.dispatch_in(request, checked, conn, cancel, span).await;
         // A handler that saw its cancellation and failed was cancelled.
         let error_type = match cancelled.is_cancelled() {
-            true => Some("cancelled".to_owned()),
+            true => Some(crate::telemetry::error_type::CANCELLED.to_owned()),
             false => observed::error_type(outcome.as_ref()),
         };
         in_flight.finish(error_type);

@@ -43,6 +43,6 @@ pub(super) fn error_type(outcome: Option<&Outcome>) -> Option<String> {
     match outcome {
         Some(Ok(result)) => result_error_type(result),
         Some(Err(fault)) => Some(fault.to_error_object().code.to_string()),
-        None => Some("cancelled".to_owned()),
+        None => Some(crate::telemetry::error_type::CANCELLED.to_owned()),
     }
 }

@@ -113,7 +113,7 @@ pub(crate) fn challenge_response(protection: &Protection, refusal: &Refusal) -> 
     refused_response(&Refused::Credentials(protection.challenge(refusal)))
 }
 
-fn refused_response(refused: &Refused) -> Response {
+pub(crate) fn refused_response(refused: &Refused) -> Response {
     let (status, text, challenge) = refused.answer();
     let mut response = (status, text.to_owned()).into_response();
     if let Some(value) = challenge.and_then(|c| HeaderValue::from_str(c).ok()) {

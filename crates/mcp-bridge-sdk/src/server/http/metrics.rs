@@ -7,12 +7,11 @@
 use std::sync::Arc;
 
 use axum::Router;
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, header};
+use axum::response::IntoResponse;
 use axum::routing::get;
 
-use super::gate::challenge_response;
-use super::{HttpOptions, refusal_by_origin_or_host};
+use super::HttpOptions;
 
 /// Asked at each scrape: the metrics now, in a format a scraper reads
 /// (the Prometheus text format or OpenMetrics), with its content type.
@@ -44,21 +43,11 @@ pub(crate) fn with_metrics<S: Clone + Send + Sync + 'static>(router: Router<S>, 
     let scrape = move |headers: HeaderMap| {
         let (options, exposition) = (options.clone(), exposition.clone());
         async move {
-            if let Some(reason) = refusal_by_origin_or_host(&headers, &options) {
-                return (StatusCode::FORBIDDEN, reason).into_response();
-            }
-            if let Some(refused) = refusal_by_token(&headers, &options).await {
-                return refused;
+            if let Err(refused) = super::admit_request(&headers, &options).await {
+                return super::gate::refused_response(&refused);
             }
             ([(header::CONTENT_TYPE, exposition.content_type)], (exposition.render)()).into_response()
         }
     };
     router.route("/metrics", get(scrape))
-}
-
-/// On a protected endpoint, the answer to a scrape without a valid token.
-async fn refusal_by_token(headers: &HeaderMap, options: &HttpOptions) -> Option<Response> {
-    let protection = options.protection.as_ref()?;
-    let values: Vec<&str> = headers.get_all(header::AUTHORIZATION).iter().filter_map(|v| v.to_str().ok()).collect();
-    protection.authenticate(&values).await.err().map(|refusal| challenge_response(protection, &refusal))
 }
