@@ -28,6 +28,14 @@ pub struct Programs {
     /// server-everything's entry script (a 2025-11-25 server); the legacy
     /// start-up scenario is left out without it.
     pub server_everything: Option<PathBuf>,
+    /// supergateway's entry script, run by `node` with
+    /// [`Programs::node_loopback`] preloaded; the gateways comparison
+    /// leaves it out without it.
+    pub supergateway: Option<PathBuf>,
+    /// The `mcp-proxy` command (Python); left out without it.
+    pub mcp_proxy: Option<PathBuf>,
+    /// A preload that keeps a Node peer's servers on 127.0.0.1.
+    pub node_loopback: PathBuf,
     /// The `mcp-bridge` commands installed from the packages, by how they
     /// were installed; their scenario is left out without them.
     pub installed_bridges: Vec<(String, PathBuf)>,
@@ -75,6 +83,9 @@ impl Programs {
             server_everything: optional(
                 root.join(".peers/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
             ),
+            supergateway: optional(root.join(".peers/bench/node_modules/supergateway/dist/index.js")),
+            mcp_proxy: optional(root.join(".peers/mcp-proxy/bin/mcp-proxy")),
+            node_loopback: root.join("bench/peers/node/loopback.cjs"),
             installed_bridges: [("pip (wheel)", "venv/bin/mcp-bridge"), ("npm (tarballs)", "npm/bin/mcp-bridge")]
                 .into_iter()
                 .filter_map(|(how, path)| optional(root.join(".peers/installed").join(path)).map(|p| (how.into(), p)))

@@ -26,10 +26,20 @@ fn programs() -> Programs {
             ts_server_under(&root).expect("the TypeScript SDK 2.x is not installed in .peers/bench: run scripts/test"),
         ),
         server_everything: Some(test_support::server_everything()),
+        supergateway: Some(installed(&root, ".peers/bench/node_modules/supergateway/dist/index.js")),
+        mcp_proxy: Some(installed(&root, ".peers/mcp-proxy/bin/mcp-proxy")),
+        node_loopback: root.join("bench/peers/node/loopback.cjs"),
         // Built by scripts/package after the tests: scripts/bench measures them.
         installed_bridges: Vec::new(),
         scratch: std::env::temp_dir().join(format!("mcp-bench-{}", std::process::id())),
     }
+}
+
+/// A peer `scripts/test` installs under the root.
+fn installed(root: &std::path::Path, path: &str) -> std::path::PathBuf {
+    let path = root.join(path);
+    assert!(path.exists(), "{} is not installed: run scripts/test", path.display());
+    path
 }
 
 /// Every table cell after the first column holds a figure other than zero.
@@ -68,6 +78,7 @@ async fn every_scenario_measures_every_figure() {
         scenarios::protected(&programs, &timing).await.unwrap(),
         scenarios::replicas(&programs, &timing).await.unwrap(),
         scenarios::gateway(&programs, &timing).await.unwrap(),
+        scenarios::gateways(&programs, &timing).await.unwrap(),
     ];
     for section in &sections {
         assert_measured(section);
@@ -93,6 +104,9 @@ async fn every_scenario_measures_every_figure() {
     assert_eq!(gateway.tables[0].rows.len(), 8, "telemetry off, on, with the access log, the server alone × 2 levels");
     let listed: Vec<usize> = gateway.tables[1].rows.iter().map(|row| row[1].parse().unwrap()).collect();
     assert!(listed[0] > 20 && listed[1] == 2, "every tool of two servers, then the gateway's own two: {listed:?}");
+
+    let gateways = &sections[10];
+    assert_eq!(gateways.tables[0].rows.len(), 8, "mcp-bridge, supergateway, mcp-proxy, the server alone × 2 levels");
 
     let charts = programs.scratch.join("charts");
     let text = report::write("# run", &sections, &charts, "charts").unwrap();

@@ -92,6 +92,13 @@ fn depth_check() {
 #[test]
 fn json_rpc_classification() {
     let r = fuzz("jsonrpc", |input| {
+        // A result read without a tree is the decoder's result response.
+        if let Ok(raw) = mcp_bridge_protocol::RawResult::parse(input.to_vec(), 64) {
+            match mcp_bridge_protocol::decode_message(input, 64) {
+                Ok(mcp_bridge_protocol::Message::Result(r)) if &r.id == raw.id() && r.result == raw.to_value() => {}
+                other => return Err(format!("read as a raw result, decoded as {other:?}")),
+            }
+        }
         match mcp_bridge_protocol::decode_message(input, 64) {
             Ok(message) => {
                 let line = mcp_bridge_protocol::encode_line(&message);

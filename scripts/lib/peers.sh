@@ -130,6 +130,14 @@ install_mcp_remote() {
   install_npm_peer bench mcp-remote 0.15.1
 }
 
+# The gateways `mcp-bridge --listen` is measured against, each serving a
+# stdio server over Streamable HTTP: supergateway (Node) and mcp-proxy
+# (Python).
+install_gateway_peers() {
+  install_npm_peer bench supergateway 4.0.0
+  install_python_venv mcp-proxy "mcp-proxy==0.13.0"
+}
+
 # The TypeScript SDK 2.x server (`createMcpHandler`, both revisions on one
 # endpoint) and its node:http adapter: the legacy HTTP benchmark's peer.
 install_ts_server_v2() {

@@ -5,8 +5,10 @@
 //!
 //! ```sh
 //! side-by-side [--quick] [--benchmarks BENCHMARKS.md] [--charts DIR] [SCENARIO...]
+//! side-by-side --baseline OLD-MCP-BRIDGE ab
 //! ```
-//! Scenarios: `stdio`, `startup`, `remote`, `servers`, `input`, `legacy-http`.
+//! Scenarios: see `SCENARIOS`; `ab` (this build's bridge against an
+//! earlier build, for a change's note) runs only when named.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,7 +17,7 @@ use mcp_bench::programs::{Programs, TS_SERVER_VERSION, Timing};
 use mcp_bench::report::{self, Section};
 use mcp_bench::scenarios;
 
-const SCENARIOS: [&str; 11] = [
+const SCENARIOS: [&str; 12] = [
     "stdio",
     "startup",
     "remote",
@@ -26,6 +28,7 @@ const SCENARIOS: [&str; 11] = [
     "protected",
     "replicas",
     "gateway",
+    "gateways",
     "installed",
 ];
 
@@ -35,19 +38,25 @@ struct Options {
     benchmarks: Option<PathBuf>,
     charts: Option<PathBuf>,
     scenarios: Vec<String>,
+    /// An earlier build of `mcp-bridge`, for the `ab` scenario.
+    baseline: Option<PathBuf>,
 }
 
 fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
-    let mut options = Options { quick: false, benchmarks: None, charts: None, scenarios: Vec::new() };
+    let mut options = Options { quick: false, benchmarks: None, charts: None, scenarios: Vec::new(), baseline: None };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => options.quick = true,
             "--benchmarks" => options.benchmarks = Some(args.next().ok_or("--benchmarks needs a file")?.into()),
             "--charts" => options.charts = Some(args.next().ok_or("--charts needs a directory")?.into()),
-            name if SCENARIOS.contains(&name) => options.scenarios.push(arg),
+            "--baseline" => options.baseline = Some(args.next().ok_or("--baseline needs a program")?.into()),
+            name if SCENARIOS.contains(&name) || name == "ab" => options.scenarios.push(arg),
             other => return Err(format!("unknown argument {other}; scenarios are {}", SCENARIOS.join(", "))),
         }
+    }
+    if options.scenarios.iter().any(|s| s == "ab") && options.baseline.is_none() {
+        return Err("ab needs --baseline OLD-MCP-BRIDGE".into());
     }
     if options.scenarios.is_empty() {
         options.scenarios = SCENARIOS.iter().map(|s| (*s).to_owned()).collect();
@@ -101,6 +110,14 @@ fn preamble(p: &Programs, quick: bool) -> String {
         if p.ts_server.is_some() { TS_SERVER_VERSION } else { "(not installed: left out)" },
         version_of(&p.node.display().to_string(), &["--version"]),
     );
+    match (&p.supergateway, &p.mcp_proxy) {
+        (Some(_), Some(_)) => text.push_str(&format!(
+            "- Gateways: supergateway {} and mcp-proxy {}\n",
+            scenarios::SUPERGATEWAY_VERSION,
+            scenarios::MCP_PROXY_VERSION
+        )),
+        _ => text.push_str("- supergateway or mcp-proxy is not installed: left out of the gateways scenario\n"),
+    }
     if p.mcp_remote.is_none() {
         text.push_str("- mcp-remote is not installed: its scenario is left out\n");
     }
@@ -114,6 +131,10 @@ async fn run(options: &Options, programs: &Programs) -> std::io::Result<Vec<Sect
         eprintln!("side-by-side: {name}");
         let section = match name.as_str() {
             "stdio" => scenarios::stdio_overhead(programs, &timing).await?,
+            "ab" => match &options.baseline {
+                Some(baseline) => scenarios::ab(programs, &timing, baseline).await?,
+                None => continue,
+            },
             "startup" => scenarios::startup(programs, &timing).await?,
             "remote" => match &programs.mcp_remote {
                 Some(proxy) => scenarios::remote(programs, &timing, proxy).await?,
@@ -122,6 +143,7 @@ async fn run(options: &Options, programs: &Programs) -> std::io::Result<Vec<Sect
             "servers" => scenarios::servers(programs, &timing).await?,
             "protected" => scenarios::protected(programs, &timing).await?,
             "gateway" => scenarios::gateway(programs, &timing).await?,
+            "gateways" => scenarios::gateways(programs, &timing).await?,
             "replicas" => scenarios::replicas(programs, &timing).await?,
             "legacy-http" => scenarios::legacy_http(programs, &timing).await?,
             "installed" if programs.installed_bridges.is_empty() => continue,

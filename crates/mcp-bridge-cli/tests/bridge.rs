@@ -114,6 +114,25 @@ async fn when_ready_the_bridge_forwards_and_answers_the_rest_itself() {
     assert_eq!(peer.finish().await, Some(0));
 }
 
+/// A result the bridge changes only at its top level (it drops
+/// `resultType`) is passed on from the upstream's line, not rebuilt: the
+/// client gets every byte of it under its own id.
+#[tokio::test]
+async fn a_large_result_reaches_the_client_whole_without_its_2026_members() {
+    let mut peer = bridge_to_example(&[]);
+    ready(&mut peer).await;
+    let bytes = 1 << 20;
+    peer.send(&request(json!("big \"one\""), "tools/call", json!({"name": "big", "arguments": {"bytes": bytes}})))
+        .await;
+    let reply = peer.recv().await;
+    assert_eq!(reply["id"], "big \"one\"");
+    let result = reply["result"].as_object().expect("a result");
+    assert_eq!(result.keys().collect::<Vec<_>>(), ["content"], "only what a 2025-11-25 client knows");
+    let text = reply["result"]["content"][0]["text"].as_str().expect("a text block");
+    assert!(text.len() == bytes && text.bytes().all(|b| b == b'x'));
+    assert_eq!(peer.finish().await, Some(0));
+}
+
 #[tokio::test]
 async fn bad_lines_get_their_error_and_bad_response_ids_are_dropped() {
     let mut peer = bridge_to_example(&[]);

@@ -51,6 +51,7 @@ pub mod legacy;
 pub mod meta;
 pub mod method;
 pub mod methods;
+pub mod raw;
 pub mod recover;
 pub mod reopen;
 pub mod rounds;
@@ -67,6 +68,7 @@ pub use jsonrpc::{
     DecodeError, ErrorObject, JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest, JsonRpcResultResponse,
     Message, ShapeRule, append_line, append_message_line, decode_message, encode_line, encode_text,
 };
+pub use raw::{RawResult, SplicedLine};
 pub use recover::recover_id;
 
 /// The protocol revision this crate's [`types`] describe.

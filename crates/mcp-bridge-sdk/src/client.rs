@@ -13,6 +13,7 @@ mod listen;
 mod methods;
 mod observed;
 mod options;
+mod reply;
 mod router;
 mod send;
 mod server_requests;
@@ -43,6 +44,7 @@ pub use options::{
     ClientIdentity, ClientOptions, Diagnostics, Hook, InputHooks, LogCallback, NotificationCallback, ProgressCallback,
     RequestOptions, RetryPolicy, hook,
 };
+pub(crate) use reply::Reply;
 use router::Router;
 #[cfg(feature = "tasks")]
 pub use task_store::{TaskRecord, TaskStore};
@@ -238,6 +240,37 @@ impl Client {
             Some(observer) => self.request_observed(method, params, options, observer).await,
             None => self.request_unobserved(method, params, options).await,
         }
+    }
+
+    /// A request whose caller runs its input rounds and passes its result
+    /// on: the result as it came when nothing here needs it as a tree (no
+    /// observer, no cache, a 2026-07-28 server), else
+    /// [`Client::request_raw`]'s.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub(crate) async fn relay(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<Reply> {
+        let cached = self
+            .inner
+            .cache
+            .as_ref()
+            .is_some_and(|_| options.cache_mode != CacheMode::Bypass && cache::cacheable(method, &params));
+        let as_tree = cached
+            || self.inner.options.observer.is_some()
+            || !options.allow_input_required
+            || method == ServerDiscover::NAME
+            || self.connect(options).await?.is_legacy();
+        if as_tree {
+            return self.request_raw(method, params, options).await.map(Reply::Tree);
+        }
+        // As in `request_unobserved`: the probe's result answers no other request.
+        self.inner.probed.lock().unwrap_or_else(|e| e.into_inner()).take();
+        self.send_once(method, &params, options, self.time_limit(options), false).await
     }
 
     /// [`Client::request_raw`] without the observer.

@@ -56,6 +56,8 @@ use credentials::AuthProvider;
 pub(crate) enum Incoming {
     /// A decoded message.
     Message(Message),
+    /// A result response of a line-framed transport, not decoded.
+    Result(mcp_bridge_protocol::RawResult),
     /// A frame that could not be decoded; `id` when one could be recovered,
     /// so the request it answers can fail at once.
     Undecodable { id: Option<RequestId>, reason: String },

@@ -8,13 +8,13 @@ use std::sync::{Arc, Mutex};
 use mcp_bridge_protocol::meta::SUBSCRIPTION_ID_KEY;
 use mcp_bridge_protocol::method::{Method, NotificationsCancelled};
 use mcp_bridge_protocol::{JsonRpcNotification, Message, RequestId};
-use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use mcp_bridge_protocol::types::SubscriptionFilter;
 
 use super::legacy_listen;
 use super::options::{Callbacks, Diagnostics, NotificationCallback};
+use super::reply::Reply;
 use super::server_requests::{Asker, FromServer};
 use crate::error::Error;
 use crate::limits::REQUEST_EVENT_QUEUE;
@@ -29,7 +29,7 @@ pub(crate) enum Route {
 }
 
 pub(crate) struct Pending {
-    pub(crate) reply: oneshot::Sender<Result<Value, Error>>,
+    pub(crate) reply: oneshot::Sender<Result<Reply, Error>>,
     pub(crate) route: Route,
     pub(crate) method: String,
     /// Where the transport's findings about the request go.
@@ -119,7 +119,8 @@ impl Router {
             };
             let Some(item) = item else { break };
             match item {
-                Incoming::Message(Message::Result(r)) => self.resolve(&r.id, Ok(r.result)),
+                Incoming::Message(Message::Result(r)) => self.resolve(&r.id, Ok(Reply::Tree(r.result))),
+                Incoming::Result(raw) => self.resolve(&raw.id().clone(), Ok(Reply::Raw(raw))),
                 Incoming::Message(Message::Error(e)) => match e.id {
                     Some(id) => self.resolve(&id, Err(Error::Rpc { error: e.error })),
                     None => {
@@ -192,7 +193,7 @@ impl Router {
         }
     }
 
-    fn resolve(&self, id: &RequestId, reply: Result<Value, Error>) {
+    fn resolve(&self, id: &RequestId, reply: Result<Reply, Error>) {
         match self.lock().remove(id) {
             Some(pending) => {
                 let _ = pending.reply.send(reply);

@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use super::options::Callbacks;
+use super::reply::Reply;
 use super::router::{Pending, Route, cancelled_notification, event_queue};
 use super::time_limit::TimeLimit;
 use super::{Client, RequestOptions, Spoken, era, input, server_requests, to_json};
@@ -31,15 +32,11 @@ impl Client {
         params: Map<String, Value>,
         options: &RequestOptions,
     ) -> Result<(Value, usize)> {
-        let timeout = options
-            .timeout
-            .unwrap_or(self.inner.options.request_timeout)
-            .min(options.max_total_timeout.unwrap_or(MAX_TOTAL_TIMEOUT));
-        let limit = Some(TimeLimit::starting_now(timeout));
+        let limit = self.time_limit(options);
         let legacy = self.spoken().is_some_and(Spoken::is_legacy);
         if options.allow_input_required {
             // The caller runs the rounds: nothing to keep for a retry.
-            let value = self.send_once(method, &params, options, limit, legacy).await?;
+            let value = self.send_once(method, &params, options, limit, legacy).await?.into_value();
             options.diagnose(|d| d.rounds = 0);
             return Ok((value, 0));
         }
@@ -47,7 +44,7 @@ impl Client {
         let capabilities = options.on_behalf_of.as_ref().map_or(&self.inner.options.capabilities, |o| &o.capabilities);
         let mut rounds = Rounds::new(params, max_rounds);
         loop {
-            let value = self.send_once(method, rounds.params(), options, limit, legacy).await?;
+            let value = self.send_once(method, rounds.params(), options, limit, legacy).await?.into_value();
             let requests = match rounds.on_result(value, capabilities) {
                 Ok(Step::Done(value)) => {
                     options.diagnose(|d| d.rounds = rounds.round());
@@ -69,6 +66,16 @@ impl Client {
             let answers = Box::pin(input::answer_checked_round(requests, &self.inner.options.hooks)).await?;
             rounds.answered(answers);
         }
+    }
+
+    /// A request's time limit from now: its own, or the client's, within
+    /// its total.
+    pub(super) fn time_limit(&self, options: &RequestOptions) -> Option<TimeLimit> {
+        let timeout = options
+            .timeout
+            .unwrap_or(self.inner.options.request_timeout)
+            .min(options.max_total_timeout.unwrap_or(MAX_TOTAL_TIMEOUT));
+        Some(TimeLimit::starting_now(timeout))
     }
 
     /// The `_meta` of a request: the caller's entries (checked), then the
@@ -120,7 +127,7 @@ impl Client {
         options: &RequestOptions,
         limit: Option<TimeLimit>,
         legacy: bool,
-    ) -> Result<Value> {
+    ) -> Result<Reply> {
         let mut lost = 0;
         loop {
             match self.send_checked(method, params, options, limit, legacy).await {
@@ -140,8 +147,8 @@ impl Client {
         options: &RequestOptions,
         limit: Option<TimeLimit>,
         legacy: bool,
-    ) -> Result<Value> {
-        match self.exchange(method, params, options, limit, legacy).await {
+    ) -> Result<Reply> {
+        match self.exchange_reply(method, params, options, limit, legacy).await {
             // The tool's header annotations may have changed: read the list
             // again (the transport learns them) and send once more.
             Err(Error::Rpc { error }) if error.code == error_code::HEADER_MISMATCH && method == ToolsCall::NAME => {
@@ -157,13 +164,13 @@ impl Client {
                     Err(Error::Cancelled { .. }) => return Err(Error::Cancelled { method: method.to_owned() }),
                     other => other?,
                 };
-                self.exchange(method, params, options, limit, legacy).await
+                self.exchange_reply(method, params, options, limit, legacy).await
             }
             Err(Error::Rpc { error }) if error.code == error_code::UNSUPPORTED_PROTOCOL_VERSION => {
                 let ours = &self.inner.options.protocol_version;
                 let listed = error.data.as_ref().and_then(|d| d.get("supported")).and_then(Value::as_array);
                 if listed.is_some_and(|l| l.iter().any(|v| v == ours)) {
-                    self.exchange(method, params, options, limit, legacy).await
+                    self.exchange_reply(method, params, options, limit, legacy).await
                 } else {
                     options.diagnose(|d| d.rpc_error = Some(error.clone()));
                     Err(Error::Rpc { error })
@@ -215,9 +222,7 @@ impl Client {
         }
     }
 
-    /// One request on the wire and its response, in the 2026-07-28 form or
-    /// (`legacy`) the 2025-11-25 one. Takes the params by reference: the one
-    /// copy is the one sent (the callers keep theirs for a retry).
+    /// [`Client::exchange_reply`] with its result as a tree.
     pub(super) async fn exchange(
         &self,
         method: &str,
@@ -226,6 +231,20 @@ impl Client {
         limit: Option<TimeLimit>,
         legacy: bool,
     ) -> Result<Value> {
+        self.exchange_reply(method, params, options, limit, legacy).await.map(Reply::into_value)
+    }
+
+    /// One request on the wire and its response, in the 2026-07-28 form or
+    /// (`legacy`) the 2025-11-25 one. Takes the params by reference: the one
+    /// copy is the one sent (the callers keep theirs for a retry).
+    pub(super) async fn exchange_reply(
+        &self,
+        method: &str,
+        params: &Map<String, Value>,
+        options: &RequestOptions,
+        limit: Option<TimeLimit>,
+        legacy: bool,
+    ) -> Result<Reply> {
         let inner = &self.inner;
         let id = RequestId::Number(inner.next_id.fetch_add(1, Ordering::Relaxed));
         options.diagnose(|d| d.request_id = Some(id.clone()));
@@ -264,12 +283,12 @@ impl Client {
     pub(super) async fn await_reply(
         &self,
         method: &str,
-        mut reply_rx: oneshot::Receiver<Result<Value>>,
+        mut reply_rx: oneshot::Receiver<Result<Reply>>,
         mut events: Option<mpsc::Receiver<Box<mcp_bridge_protocol::JsonRpcNotification>>>,
         callbacks: &Callbacks,
         options: &RequestOptions,
         limit: Option<TimeLimit>,
-    ) -> Result<Value> {
+    ) -> Result<Reply> {
         let cancel = options.cancel.clone().unwrap_or_default();
         let limit = limit.filter(|_| self.inner.timed);
         let expired = async {

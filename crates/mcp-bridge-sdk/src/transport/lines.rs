@@ -77,9 +77,13 @@ pub(crate) async fn read_frames<R: AsyncRead + Unpin>(
     let mut reader = FrameReader::new(stream, max_line);
     loop {
         let item = match reader.next().await {
-            Ok(Some(Frame::Line(line))) => match decode_message(&line, max_depth) {
-                Ok(message) => Incoming::Message(message),
-                Err(e) => Incoming::Undecodable { id: e.reply_id(&line), reason: e.to_string() },
+            // A result goes on undecoded: whoever waits for it decides.
+            Ok(Some(Frame::Line(line))) => match mcp_bridge_protocol::RawResult::parse(line, max_depth) {
+                Ok(result) => Incoming::Result(result),
+                Err(line) => match decode_message(&line, max_depth) {
+                    Ok(message) => Incoming::Message(message),
+                    Err(e) => Incoming::Undecodable { id: e.reply_id(&line), reason: e.to_string() },
+                },
             },
             Ok(Some(Frame::TooLong(line))) => Incoming::Undecodable {
                 id: line.recover_id(),
@@ -99,15 +103,22 @@ pub(crate) async fn read_frames<R: AsyncRead + Unpin>(
 
 /// What a writer of lines can write: a message, or a message with what
 /// its producer knows about it (the bridge's session tags each message
-/// with the client request it belongs to).
+/// with the client request it belongs to, and may have its line already).
 pub trait Outbound: Send {
-    /// The message to write.
-    fn message(&self) -> &Message;
+    /// Appends it as one line.
+    fn append_line(&self, out: &mut Vec<u8>);
+
+    /// Its line, when it is made already, as the pieces it is made of and
+    /// its length: a large one is written from them, not copied into a
+    /// batch.
+    fn as_slices(&self) -> Option<(Vec<&[u8]>, usize)> {
+        None
+    }
 }
 
 impl Outbound for Message {
-    fn message(&self) -> &Message {
-        self
+    fn append_line(&self, out: &mut Vec<u8>) {
+        append_message_line(out, self);
     }
 }
 
@@ -129,12 +140,17 @@ pub async fn write_lines<W: AsyncWrite + Unpin, T: Outbound>(
             m = messages.recv() => match m { Some(m) => m, None => break },
             _ = stop.cancelled() => break,
         };
-        append_message_line(&mut batch, message.message());
+        if let Some((slices, _)) = message.as_slices().filter(|(_, len)| *len >= WRITE_BATCH) {
+            write_all_slices(&mut writer, &slices).await?;
+            writer.flush().await?;
+            continue;
+        }
+        message.append_line(&mut batch);
         // Encoded: a large message's tree is freed before the write waits.
         drop(message);
         while batch.len() < WRITE_BATCH {
             let Ok(message) = messages.try_recv() else { break };
-            append_message_line(&mut batch, message.message());
+            message.append_line(&mut batch);
         }
         writer.write_all(&batch).await?;
         writer.flush().await?;
@@ -145,6 +161,20 @@ pub async fn write_lines<W: AsyncWrite + Unpin, T: Outbound>(
         }
     }
     writer.shutdown().await
+}
+
+/// Writes every byte of `slices`, in as few writes as the stream takes.
+async fn write_all_slices<W: AsyncWrite + Unpin>(writer: &mut W, slices: &[&[u8]]) -> std::io::Result<()> {
+    let mut io: Vec<std::io::IoSlice<'_>> = slices.iter().map(|s| std::io::IoSlice::new(s)).collect();
+    let mut left = &mut io[..];
+    while !left.is_empty() {
+        let written = writer.write_vectored(left).await?;
+        if written == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        std::io::IoSlice::advance_slices(&mut left, written);
+    }
+    Ok(())
 }
 
 /// Waits for a writer task started with [`write_lines`] to drain and end,

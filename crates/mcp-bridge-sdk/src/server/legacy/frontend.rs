@@ -218,6 +218,7 @@ where
         on_upstream_started: hooks.on_upstream_started.clone(),
         on_initialized: hooks.on_initialized.take(),
         on_log_level: hooks.on_log_level.clone(),
+        writes_lines: true,
     };
     let session = LegacySession::new(config, options.clone(), out, session_hooks);
     let max_depth = options.limits.max_depth;

@@ -462,7 +462,7 @@ mod tests {
         forward_event(&out, &tagged("notifications/subscriptions/acknowledged", json!({"notifications": {}})));
         drop(out);
         let mut seen = Vec::new();
-        while let Some(Outgoing { message: Message::Notification(n), .. }) = rx.recv().await {
+        while let Some(Some(Message::Notification(n))) = rx.recv().await.map(Outgoing::into_message) {
             seen.push(serde_json::to_value(n).unwrap());
         }
         assert_eq!(

@@ -121,27 +121,60 @@ impl ClientLogLevel {
 /// by it; stdio writes the message.
 #[derive(Debug)]
 pub(crate) struct Outgoing {
-    /// The message.
-    pub message: Message,
+    /// What is written.
+    pub payload: Payload,
     /// The id of the client request it belongs to.
     pub related: Option<RequestId>,
+}
+
+/// What an [`Outgoing`] writes.
+#[derive(Debug)]
+pub(crate) enum Payload {
+    /// A message.
+    Message(Message),
+    /// A response already made as its line (a result the upstream sent as
+    /// a line, passed on without a tree); only for a host that writes
+    /// lines.
+    Line(mcp_bridge_protocol::SplicedLine),
 }
 
 impl Outgoing {
     /// A message that belongs to no request.
     pub(crate) fn unrelated(message: Message) -> Outgoing {
-        Outgoing { message, related: None }
+        Outgoing { payload: Payload::Message(message), related: None }
     }
 
     /// A message that belongs to the client request `id`.
     pub(crate) fn related(message: Message, id: &RequestId) -> Outgoing {
-        Outgoing { message, related: Some(id.clone()) }
+        Outgoing { payload: Payload::Message(message), related: Some(id.clone()) }
+    }
+
+    /// The message, read back from its line when it was written as one.
+    pub(crate) fn into_message(self) -> Option<Message> {
+        match self.payload {
+            Payload::Message(message) => Some(message),
+            Payload::Line(line) => {
+                let mut bytes = Vec::with_capacity(line.len());
+                line.append_to(&mut bytes);
+                mcp_bridge_protocol::decode_message(&bytes, usize::MAX).ok()
+            }
+        }
     }
 }
 
 impl crate::transport::lines::Outbound for Outgoing {
-    fn message(&self) -> &Message {
-        &self.message
+    fn append_line(&self, out: &mut Vec<u8>) {
+        match &self.payload {
+            Payload::Message(message) => mcp_bridge_protocol::append_message_line(out, message),
+            Payload::Line(line) => line.append_to(out),
+        }
+    }
+
+    fn as_slices(&self) -> Option<(Vec<&[u8]>, usize)> {
+        match &self.payload {
+            Payload::Line(line) => Some((line.slices(), line.len())),
+            Payload::Message(_) => None,
+        }
     }
 }
 
@@ -161,6 +194,8 @@ pub(crate) struct LegacySession {
     log_level: Arc<ClientLogLevel>,
     /// The number of the last `b-` id.
     last_input_id: AtomicU64,
+    /// Whether the host writes lines (stdio), so a response may go as one.
+    writes_lines: bool,
 }
 
 impl std::fmt::Debug for LegacySession {
@@ -178,6 +213,9 @@ pub(crate) struct SessionHooks {
     pub on_initialized: Option<OnInitialized>,
     /// Called with the level of each `logging/setLevel`.
     pub on_log_level: Option<crate::server::legacy::frontend::OnLogLevel>,
+    /// Whether the host writes the session's messages as lines (stdio): a
+    /// result the upstream sent as a line may then go on as one.
+    pub writes_lines: bool,
 }
 
 impl std::fmt::Debug for SessionHooks {
@@ -199,7 +237,7 @@ impl LegacySession {
         out: mpsc::Sender<Outgoing>,
         hooks: SessionHooks,
     ) -> Arc<LegacySession> {
-        let SessionHooks { on_upstream_started, on_initialized, on_log_level } = hooks;
+        let SessionHooks { on_upstream_started, on_initialized, on_log_level, writes_lines } = hooks;
         let max_in_flight = options.limits.max_in_flight;
         Arc::new(LegacySession {
             options,
@@ -213,6 +251,7 @@ impl LegacySession {
             on_log_level,
             log_level: Arc::default(),
             last_input_id: AtomicU64::new(0),
+            writes_lines,
         })
     }
 
@@ -295,7 +334,7 @@ impl LegacySession {
     /// Sends a message to the client, tagged with the request it belongs to.
     pub(super) async fn send(&self, message: Message, related: Option<&RequestId>) {
         // A closed writer means the client is gone; nothing to tell it.
-        let _ = self.out.send(Outgoing { message, related: related.cloned() }).await;
+        let _ = self.out.send(Outgoing { payload: Payload::Message(message), related: related.cloned() }).await;
     }
 
     pub(super) async fn reply(&self, id: RequestId, result: Value) {
@@ -449,6 +488,14 @@ impl LegacySession {
                 Ok(result) => self.reply(id, result).await,
                 Err(error) => self.fail(Some(id), error).await,
             }
+        }
+    }
+
+    /// [`LegacySession::respond`] with the response's line already written.
+    pub(super) async fn respond_line(&self, id: RequestId, line: mcp_bridge_protocol::SplicedLine) {
+        let live = self.state().slots.finish(&id).is_some_and(|token| !token.is_cancelled());
+        if live {
+            let _ = self.out.send(Outgoing { payload: Payload::Line(line), related: Some(id) }).await;
         }
     }
 

@@ -4,6 +4,7 @@
 //! rule, and the error mapping ([`errors`]).
 
 pub mod errors;
+pub(crate) mod raw;
 
 use mcp_bridge_protocol::legacy::InitializeResult;
 use mcp_bridge_protocol::meta::SERVER_INFO_KEY;
@@ -123,7 +124,7 @@ pub enum Origin {
 /// - for a remote upstream, only `data:` icons stay.
 pub fn shape_result(method: &str, mut result: Value, origin: Origin) -> Value {
     let Some(obj) = result.as_object_mut() else { return result };
-    for key in ["resultType", "ttlMs", "cacheScope"] {
+    for key in DROPPED_RESULT_KEYS {
         obj.remove(key);
     }
     if let Some(Value::Object(meta)) = obj.get_mut("_meta") {
@@ -152,6 +153,9 @@ pub fn shape_result(method: &str, mut result: Value, origin: Origin) -> Value {
     }
     result
 }
+
+/// The members of a 2026-07-28 result that a 2025-11-25 client is not sent.
+pub(crate) const DROPPED_RESULT_KEYS: [&str; 3] = ["resultType", "ttlMs", "cacheScope"];
 
 /// Keeps only `data:` icons anywhere in a result: an `https:` icon of a
 /// remote server would make the client fetch from the server's choice of

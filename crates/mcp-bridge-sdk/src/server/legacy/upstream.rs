@@ -6,6 +6,7 @@ use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::client::Reply;
 use crate::{Client, ClientOptions, RequestOptions};
 use mcp_bridge_protocol::method::{Method, ToolsCall, ToolsList};
 use mcp_bridge_protocol::types::{ClientCapabilities, DiscoverResult, Implementation};
@@ -282,7 +283,7 @@ impl Upstream {
         Failed { error, http_status, sign_in, remote: self.origin == Origin::Remote }
     }
 
-    /// Sends a forwarded request and returns its raw result.
+    /// Sends a forwarded request and returns its result as a tree.
     ///
     /// # Errors
     /// The SDK's error, with what the HTTP transport saw.
@@ -292,6 +293,17 @@ impl Upstream {
         params: serde_json::Map<String, serde_json::Value>,
         options: &RequestOptions,
     ) -> Result<serde_json::Value, Failed> {
+        self.relay(method, params, options).await.map(Reply::into_value)
+    }
+
+    /// Sends a forwarded request and returns its result: as it came when
+    /// the client passes it on untouched (see [`Client::relay`]).
+    pub(crate) async fn relay(
+        &self,
+        method: &str,
+        params: serde_json::Map<String, serde_json::Value>,
+        options: &RequestOptions,
+    ) -> Result<Reply, Failed> {
         let Some(connector) = self.connector.as_ref() else { return self.send(method, params, options).await };
         let named = params.get("name").and_then(serde_json::Value::as_str);
         if method == ToolsCall::NAME
@@ -300,41 +312,40 @@ impl Upstream {
             let unknown = ErrorObject::new(error_code::INVALID_PARAMS, format!("Unknown tool: {name}"));
             return Err(Failed::from(crate::Error::Rpc { error: unknown }));
         }
-        let mut result = self.send(method, params, options).await?;
-        if method == ToolsList::NAME
-            && let Some(tools) = result.get_mut("tools").and_then(serde_json::Value::as_array_mut)
-        {
+        let reply = self.send(method, params, options).await?;
+        if method != ToolsList::NAME {
+            return Ok(reply);
+        }
+        let mut result = reply.into_value();
+        if let Some(tools) = result.get_mut("tools").and_then(serde_json::Value::as_array_mut) {
             tools.retain(|tool| {
                 tool.get("name").and_then(serde_json::Value::as_str).is_none_or(|n| connector.admits_tool(n))
             });
         }
-        Ok(result)
+        Ok(Reply::Tree(result))
     }
 
-    /// [`Upstream::request`] as the client sends it.
+    /// [`Upstream::relay`] as the client sends it.
     async fn send(
         &self,
         method: &str,
         params: serde_json::Map<String, serde_json::Value>,
         options: &RequestOptions,
-    ) -> Result<serde_json::Value, Failed> {
+    ) -> Result<Reply, Failed> {
         match &options.diagnostics {
             Some(diagnostics) => {
-                self.client.request_raw(method, params, options).await.map_err(|error| self.failed(error, diagnostics))
+                self.client.relay(method, params, options).await.map_err(|error| self.failed(error, diagnostics))
             }
             // Without HTTP there is no status to record: no copy of the options per request.
             None if self.origin == Origin::Local => self
                 .client
-                .request_raw(method, params, options)
+                .relay(method, params, options)
                 .await
                 .map_err(|error| self.failed(error, &Default::default())),
             None => {
                 let diagnostics = Arc::<std::sync::Mutex<crate::client::Diagnostics>>::default();
                 let options = options.clone().with_diagnostics(diagnostics.clone());
-                self.client
-                    .request_raw(method, params, &options)
-                    .await
-                    .map_err(|error| self.failed(error, &diagnostics))
+                self.client.relay(method, params, &options).await.map_err(|error| self.failed(error, &diagnostics))
             }
         }
     }

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use crate::RequestOptions;
+use crate::client::Reply;
 use mcp_bridge_protocol::method::{
     Method, NotificationsMessage, NotificationsProgress, PromptsListChanged, ResourcesListChanged, ResourcesSubscribe,
     ResourcesUnsubscribe, ResourcesUpdated, ToolsCall, ToolsListChanged,
@@ -141,7 +142,9 @@ impl LegacySession {
         )
         .await
         {
+            Some(Ok(Answer::Line(line))) => self.respond_line(id, line).await,
             Some(outcome) => {
+                let outcome = outcome.map(Answer::into_value);
                 if let Some(in_flight) = in_flight {
                     in_flight.finish(match &outcome {
                         Ok(result) => crate::telemetry::result_error_type(result),
@@ -201,8 +204,11 @@ impl LegacySession {
         params: serde_json::Map<String, Value>,
         options: &RequestOptions,
         token: &CancellationToken,
-    ) -> Option<Result<Value, ErrorObject>> {
+    ) -> Option<Result<Answer, ErrorObject>> {
         let mut rounds = Rounds::new(params, MAX_ROUNDS);
+        // Unobserved on a host that writes lines, a result the upstream sent
+        // as a line goes on as one (see `translate::raw`).
+        let by_line = self.writes_lines && self.options.observer.is_none();
         loop {
             let sent_at = std::time::Instant::now();
             // Traced, a round records the id it went out with upstream.
@@ -215,20 +221,28 @@ impl LegacySession {
             };
             // Boxed: the SDK's request future is large; inline, every slot task
             // would be that much larger, and moved whole when it is spawned.
-            let exchanged = Box::pin(upstream.request(method, rounds.params().clone(), round_options)).await;
+            let exchanged = Box::pin(upstream.relay(method, rounds.params().clone(), round_options)).await;
             trace_exchange(client_id, rounds.round(), method, round_options, &exchanged, sent_at.elapsed());
             let value = match exchanged {
-                Ok(value) => value,
+                Ok(Reply::Raw(raw)) if by_line => {
+                    match translate::raw::response_line(method, raw, upstream.origin(), client_id) {
+                        Ok(line) => return Some(Ok(Answer::Line(line))),
+                        Err(raw) => raw.to_value(),
+                    }
+                }
+                Ok(reply) => reply.into_value(),
                 Err(crate::server::legacy::upstream::Failed { error: crate::Error::Rpc { error }, .. })
                     if rounds.carries_state() && error.code == mcp_bridge_protocol::error_code::INVALID_PARAMS =>
                 {
-                    return Some(state_refused(method, error));
+                    return Some(state_refused(method, error).map(Answer::Tree));
                 }
                 Err(failed) => return translate::errors::error_of_failed(&failed, method).map(Err),
             };
             let declared = self.state().client_capabilities.clone();
             let requests = match rounds.on_result(value, &declared) {
-                Ok(Step::Done(value)) => return Some(Ok(translate::shape_result(method, value, upstream.origin()))),
+                Ok(Step::Done(value)) => {
+                    return Some(Ok(Answer::Tree(translate::shape_result(method, value, upstream.origin()))));
+                }
                 Ok(Step::Ask(requests)) => requests,
                 Err(RoundError::TooManyRounds { limit }) => {
                     return Some(Err(error_for(Cause::TooManyRounds, Some(json!(limit)))));
@@ -244,6 +258,34 @@ impl LegacySession {
             rounds.answered(answers);
         }
     }
+}
+
+/// A forwarded request's result for the client.
+pub(super) enum Answer {
+    /// As a tree.
+    Tree(Value),
+    /// As the line of its response (see `translate::raw`).
+    Line(mcp_bridge_protocol::SplicedLine),
+}
+
+impl Answer {
+    /// The result as a tree.
+    fn into_value(self) -> Value {
+        match self {
+            Answer::Tree(value) => value,
+            Answer::Line(line) => serde_json::from_slice::<Value>(&line_bytes(&line))
+                .ok()
+                .and_then(|mut response| response.get_mut("result").map(Value::take))
+                .unwrap_or(Value::Null),
+        }
+    }
+}
+
+/// A spliced line's bytes in one piece.
+fn line_bytes(line: &mcp_bridge_protocol::SplicedLine) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    line.append_to(&mut bytes);
+    bytes
 }
 
 /// The answer when the upstream refuses the `requestState` of a round
@@ -269,7 +311,7 @@ fn trace_exchange(
     round: usize,
     method: &str,
     options: &RequestOptions,
-    exchanged: &Result<Value, crate::server::legacy::upstream::Failed>,
+    exchanged: &Result<Reply, crate::server::legacy::upstream::Failed>,
     took: std::time::Duration,
 ) {
     // On the path of every request: nothing is formatted unless it is logged.
@@ -277,7 +319,11 @@ fn trace_exchange(
         return;
     }
     let outcome = match exchanged {
-        Ok(value) => value.get("resultType").and_then(Value::as_str).unwrap_or("complete").to_owned(),
+        Ok(Reply::Tree(value)) => value.get("resultType").and_then(Value::as_str).unwrap_or("complete").to_owned(),
+        Ok(Reply::Raw(raw)) => {
+            let kind = raw.members().and_then(|m| m.into_iter().find(|(key, _)| key == "resultType"));
+            kind.and_then(|(_, kind)| serde_json::from_str(kind.get()).ok()).unwrap_or_else(|| "complete".to_owned())
+        }
         Err(failed) => format!("failed: {}", failed.error),
     };
     let upstream_id = options.diagnostics.as_ref().and_then(|d| d.lock().ok()?.request_id.clone());
@@ -338,7 +384,7 @@ pub(super) fn forward_log(
         }
         let forwarded = JsonRpcNotification::new(NotificationsMessage::NAME, Some(params));
         let message = Message::Notification(forwarded);
-        if out.try_send(Outgoing { message, related: related.cloned() }).is_err() {
+        if out.try_send(Outgoing { payload: super::Payload::Message(message), related: related.cloned() }).is_err() {
             tracing::debug!("output queue full; a log message was dropped");
         }
     }

@@ -159,9 +159,11 @@ impl HttpSession {
     /// stream that does not read is closed (a POST's) or cut off (the GET
     /// stream's client resumes with `Last-Event-ID`).
     fn route(&self, outgoing: Outgoing) {
+        let related = outgoing.related.clone();
+        let Some(message) = outgoing.into_message() else { return };
         let mut routes = self.routes();
-        let message = match outgoing.related.as_ref().and_then(|id| routes.requests.get(id).map(|tx| (id, tx))) {
-            Some((id, tx)) => match tx.try_send(outgoing.message) {
+        let message = match related.as_ref().and_then(|id| routes.requests.get(id).map(|tx| (id, tx))) {
+            Some((id, tx)) => match tx.try_send(message) {
                 Ok(()) => return,
                 Err(mpsc::error::TrySendError::Full(message) | mpsc::error::TrySendError::Closed(message)) => {
                     tracing::debug!(%id, "a request's stream is gone or full; its message goes to the GET stream");
@@ -170,7 +172,7 @@ impl HttpSession {
                     message
                 }
             },
-            None => outgoing.message,
+            None => message,
         };
         let get = &mut routes.get;
         get.next_id += 1;

@@ -1,0 +1,330 @@
+//! A result response kept as the bytes it came in. The envelope is read
+//! (the id) and the result checked to be JSON, but no tree is built: a relay
+//! that changes nothing inside a result writes those bytes back out, and
+//! one that changes a top-level member rewrites only that member.
+
+use serde::Deserialize;
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::RequestId;
+
+/// A JSON-RPC result response as it came: its line, its id, and where its
+/// result lies in the line.
+#[derive(Debug, Clone)]
+pub struct RawResult {
+    line: String,
+    id: RequestId,
+    result: std::ops::Range<usize>,
+}
+
+/// The envelope of a result response, borrowed from its line. A member
+/// JSON-RPC does not define makes it something else (kept by
+/// [`decode_message`](crate::decode_message)).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Envelope<'a> {
+    jsonrpc: &'a str,
+    id: Value,
+    #[serde(borrow)]
+    result: &'a RawValue,
+}
+
+impl RawResult {
+    /// Reads `line` as a result response nested at most `max_depth` deep.
+    ///
+    /// # Errors
+    /// The line back when it is anything else (a request, a notification,
+    /// an error response, a response with members JSON-RPC does not define,
+    /// or no JSON at all): [`decode_message`](crate::decode_message) tells
+    /// which.
+    pub fn parse(line: Vec<u8>, max_depth: usize) -> Result<RawResult, Vec<u8>> {
+        if crate::depth::check_depth(&line, max_depth).is_err() {
+            return Err(line);
+        }
+        let line = match String::from_utf8(line) {
+            Ok(line) => line,
+            Err(e) => return Err(e.into_bytes()),
+        };
+        let parts = {
+            let mut de = serde_json::Deserializer::from_str(&line);
+            // `check_depth` bounds the nesting, as in `decode_message`.
+            de.disable_recursion_limit();
+            Envelope::deserialize(&mut de).ok().filter(|_| de.end().is_ok()).and_then(|envelope| {
+                let id = RequestId::try_from_value(&envelope.id).ok().filter(|_| envelope.jsonrpc == "2.0")?;
+                let text = envelope.result.get();
+                let start = text.as_ptr() as usize - line.as_ptr() as usize;
+                Some((id, start..start + text.len()))
+            })
+        };
+        match parts {
+            Some((id, result)) => Ok(RawResult { line, id, result }),
+            None => Err(line.into_bytes()),
+        }
+    }
+
+    /// The id of the request it answers.
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// The result as JSON text, exactly as it came.
+    pub fn result(&self) -> &str {
+        &self.line[self.result.clone()]
+    }
+
+    /// Where `text`, a piece of this response's own text (a member's value
+    /// from [`RawResult::members`]), lies in its line.
+    pub fn span_of(&self, text: &str) -> Option<std::ops::Range<usize>> {
+        let start = (text.as_ptr() as usize).checked_sub(self.line.as_ptr() as usize)?;
+        let end = start.checked_add(text.len())?;
+        (end <= self.line.len()).then_some(start..end)
+    }
+
+    /// The result as a tree.
+    pub fn to_value(&self) -> Value {
+        let mut de = serde_json::Deserializer::from_str(self.result());
+        // Depth checked in `parse`.
+        de.disable_recursion_limit();
+        // `parse` checked that the result is JSON.
+        Value::deserialize(&mut de).unwrap_or(Value::Null)
+    }
+
+    /// The members of the result object in the order they came, each value
+    /// as its JSON text; `None` when the result is not an object. A key
+    /// that came twice is kept once, with its last value, as in a tree.
+    pub fn members(&self) -> Option<Vec<(String, &RawValue)>> {
+        let mut de = serde_json::Deserializer::from_str(self.result());
+        de.disable_recursion_limit();
+        let Members(mut members) = Members::deserialize(&mut de).ok()?;
+        let mut seen = std::collections::HashSet::new();
+        // The last of a repeated key wins: walk back, keep the first seen.
+        members.reverse();
+        members.retain(|(key, _)| seen.insert(key.clone()));
+        members.reverse();
+        Some(members)
+    }
+}
+
+/// A line made of bytes of its own and spans of a [`RawResult`]'s line:
+/// a response whose large parts are written from where they were read,
+/// never copied.
+#[derive(Debug)]
+pub struct SplicedLine {
+    source: RawResult,
+    own: Vec<u8>,
+    parts: Vec<Part>,
+}
+
+/// A part of a [`SplicedLine`]: a range of its own bytes or of its source.
+#[derive(Debug, Clone)]
+enum Part {
+    Own(std::ops::Range<usize>),
+    Source(std::ops::Range<usize>),
+}
+
+impl SplicedLine {
+    /// An empty line made from `source`.
+    pub fn new(source: RawResult) -> SplicedLine {
+        SplicedLine { source, own: Vec::new(), parts: Vec::new() }
+    }
+
+    /// The source whose text the parts take.
+    pub fn source(&self) -> &RawResult {
+        &self.source
+    }
+
+    /// Appends bytes of its own.
+    pub fn push_own(&mut self, bytes: &[u8]) {
+        let start = self.own.len();
+        self.own.extend_from_slice(bytes);
+        match self.parts.last_mut() {
+            Some(Part::Own(range)) if range.end == start => range.end = self.own.len(),
+            _ => self.parts.push(Part::Own(start..self.own.len())),
+        }
+    }
+
+    /// Appends a piece of the source's text, as a position in it (see
+    /// [`RawResult::span_of`]).
+    pub fn push_source(&mut self, span: std::ops::Range<usize>) {
+        self.parts.push(Part::Source(span));
+    }
+
+    /// The line's pieces in order.
+    pub fn slices(&self) -> Vec<&[u8]> {
+        let line = self.source.line.as_bytes();
+        self.parts
+            .iter()
+            .map(|part| match part {
+                Part::Own(range) => &self.own[range.clone()],
+                Part::Source(range) => &line[range.clone()],
+            })
+            .collect()
+    }
+
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        self.parts
+            .iter()
+            .map(|part| match part {
+                Part::Own(range) | Part::Source(range) => range.len(),
+            })
+            .sum()
+    }
+
+    /// Whether it has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends the whole line to `out`.
+    pub fn append_to(&self, out: &mut Vec<u8>) {
+        out.reserve(self.len());
+        for slice in self.slices() {
+            out.extend_from_slice(slice);
+        }
+    }
+}
+
+/// An object's members with their values left as text.
+struct Members<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MembersVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for MembersVisitor<'a> {
+            type Value = Members<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Members<'a>, M::Error> {
+                let mut members = Vec::new();
+                while let Some(entry) = map.next_entry::<String, &'de RawValue>()? {
+                    members.push(entry);
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(MembersVisitor(std::marker::PhantomData))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Message, decode_message};
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn parse(v: &Value) -> Result<RawResult, Vec<u8>> {
+        RawResult::parse(v.to_string().into_bytes(), 64)
+    }
+
+    #[test]
+    fn a_result_response_keeps_its_result_text_and_id() {
+        let line = br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"a\"b"}], "x" : 1 }}"#;
+        let raw = RawResult::parse(line.to_vec(), 64).expect("a result");
+        assert_eq!(raw.id(), &RequestId::Number(7));
+        assert_eq!(raw.result(), r#"{"content":[{"type":"text","text":"a\"b"}], "x" : 1 }"#);
+        let members = raw.members().expect("an object");
+        let keys: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["content", "x"]);
+        assert_eq!(members[1].1.get(), "1");
+    }
+
+    #[test]
+    fn anything_but_a_plain_result_response_is_handed_back_whole() {
+        for other in [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+            json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}}),
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 1, "message": "no"}}),
+            json!({"jsonrpc": "2.0", "id": 1, "result": {}, "extra": true}),
+            json!({"jsonrpc": "1.0", "id": 1, "result": {}}),
+            json!({"jsonrpc": "2.0", "id": null, "result": {}}),
+            json!({"jsonrpc": "2.0", "id": 1.5, "result": {}}),
+            json!([1, 2]),
+        ] {
+            let back = parse(&other).expect_err("not a plain result");
+            assert_eq!(back, other.to_string().into_bytes());
+        }
+        assert!(RawResult::parse(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}} x".to_vec(), 64).is_err());
+        assert!(RawResult::parse(vec![b'{', 0xff, b'}'], 64).is_err());
+        let deep = format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}1{}}}", "[".repeat(70), "]".repeat(70));
+        assert!(RawResult::parse(deep.into_bytes(), 64).is_err());
+    }
+
+    #[test]
+    fn a_spliced_line_takes_its_large_parts_from_the_source() {
+        let raw = RawResult::parse(br#"{"jsonrpc":"2.0","id":1,"result":{"a":"long text","b":2}}"#.to_vec(), 64)
+            .expect("a result");
+        let members = raw.members().expect("an object");
+        let spans: Vec<_> = members.iter().map(|(_, v)| raw.span_of(v.get()).expect("in the line")).collect();
+        assert!(raw.span_of("elsewhere").is_none());
+        let mut line = SplicedLine::new(raw.clone());
+        line.push_own(b"{\"x\":");
+        line.push_source(spans[0].clone());
+        line.push_own(b",");
+        line.push_own(b"\"y\":");
+        line.push_source(spans[1].clone());
+        line.push_own(b"}");
+        assert_eq!(line.slices().len(), 5, "adjacent own bytes are one slice");
+        let mut out = Vec::new();
+        line.append_to(&mut out);
+        assert_eq!(out, br#"{"x":"long text","y":2}"#);
+        assert_eq!(line.len(), out.len());
+    }
+
+    #[test]
+    fn a_repeated_key_keeps_its_last_value_as_a_tree_does() {
+        let raw = RawResult::parse(br#"{"jsonrpc":"2.0","id":1,"result":{"a":1,"b":2,"a":3}}"#.to_vec(), 64)
+            .expect("a result");
+        let members: Vec<(String, String)> =
+            raw.members().expect("object").into_iter().map(|(k, v)| (k, v.get().to_owned())).collect();
+        assert_eq!(members, [("b".to_owned(), "2".to_owned()), ("a".to_owned(), "3".to_owned())]);
+        assert_eq!(raw.to_value(), json!({"a": 3, "b": 2}));
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            ".{0,8}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                prop::collection::btree_map(".{0,6}", inner, 0..5).prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// Whatever `decode_message` reads as a result response, the raw
+        /// reading agrees with: the same id, the same result.
+        #[test]
+        fn the_raw_reading_agrees_with_the_decoder(result in json_value(), id in any::<i64>()) {
+            let line = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+            let raw = RawResult::parse(line.clone().into_bytes(), 64).expect("a result response");
+            let Ok(Message::Result(decoded)) = decode_message(line.as_bytes(), 64) else {
+                panic!("the decoder reads a result");
+            };
+            prop_assert_eq!(raw.id(), &decoded.id);
+            prop_assert_eq!(raw.to_value(), decoded.result);
+        }
+
+        /// Any bytes at all: the raw reading never panics, and what it
+        /// accepts the decoder reads as a result response with that id.
+        #[test]
+        fn any_line_is_read_or_handed_back(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
+            match RawResult::parse(bytes.clone(), 64) {
+                Ok(raw) => {
+                    let decoded = decode_message(&bytes, 64);
+                    prop_assert!(matches!(&decoded, Ok(Message::Result(r)) if &r.id == raw.id()));
+                }
+                Err(back) => prop_assert_eq!(back, bytes),
+            }
+        }
+    }
+}
