@@ -1,7 +1,10 @@
 //! A result response kept as the bytes it came in. The envelope is read
-//! (the id) and the result checked to be JSON, but no tree is built: a relay
-//! that changes nothing inside a result writes those bytes back out, and
-//! one that changes a top-level member rewrites only that member.
+//! (the id) and the result checked against JSON's grammar, but no tree is
+//! built: a relay that changes nothing inside a result writes those bytes
+//! back out, and one that changes a top-level member rewrites only that
+//! member. JSON's grammar allows what a tree of this crate cannot hold (a
+//! lone surrogate escape, a number past `f64`): such a result is relayed
+//! as it came, and [`RawResult::to_value`] says it cannot be read.
 
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, Visitor};
@@ -54,7 +57,7 @@ impl RawResult {
             Envelope::deserialize(&mut de).ok().filter(|_| de.end().is_ok()).and_then(|envelope| {
                 let id = RequestId::try_from_value(&envelope.id).ok().filter(|_| envelope.jsonrpc == "2.0")?;
                 let text = envelope.result.get();
-                let start = text.as_ptr() as usize - line.as_ptr() as usize;
+                let start = (text.as_ptr() as usize).checked_sub(line.as_ptr() as usize)?;
                 Some((id, start..start + text.len()))
             })
         };
@@ -83,12 +86,21 @@ impl RawResult {
     }
 
     /// The result as a tree.
-    pub fn to_value(&self) -> Value {
+    ///
+    /// # Errors
+    /// When the result is JSON a tree cannot hold: a lone surrogate
+    /// escape, a number out of `f64`'s range.
+    pub fn to_value(&self) -> Result<Value, serde_json::Error> {
         let mut de = serde_json::Deserializer::from_str(self.result());
         // Depth checked in `parse`.
         de.disable_recursion_limit();
-        // `parse` checked that the result is JSON.
-        Value::deserialize(&mut de).unwrap_or(Value::Null)
+        Value::deserialize(&mut de)
+    }
+
+    /// The text of the member `name` of the result object, as it came
+    /// (its last value when it came twice).
+    pub fn member(&self, name: &str) -> Option<&RawValue> {
+        self.members()?.into_iter().find(|(key, _)| key == name).map(|(_, value)| value)
     }
 
     /// The members of the result object in the order they came, each value
@@ -109,7 +121,7 @@ impl RawResult {
 
 /// A line made of bytes of its own and spans of a [`RawResult`]'s line:
 /// a response whose large parts are written from where they were read,
-/// never copied.
+/// never copied. Its maker ends it with the newline.
 #[derive(Debug)]
 pub struct SplicedLine {
     source: RawResult,
@@ -130,11 +142,6 @@ impl SplicedLine {
         SplicedLine { source, own: Vec::new(), parts: Vec::new() }
     }
 
-    /// The source whose text the parts take.
-    pub fn source(&self) -> &RawResult {
-        &self.source
-    }
-
     /// Appends bytes of its own.
     pub fn push_own(&mut self, bytes: &[u8]) {
         let start = self.own.len();
@@ -145,10 +152,14 @@ impl SplicedLine {
         }
     }
 
-    /// Appends a piece of the source's text, as a position in it (see
-    /// [`RawResult::span_of`]).
-    pub fn push_source(&mut self, span: std::ops::Range<usize>) {
-        self.parts.push(Part::Source(span));
+    /// Appends a span of the source's line (from [`RawResult::span_of`]);
+    /// `false` (nothing appended) for a span outside it.
+    pub fn push_source(&mut self, span: std::ops::Range<usize>) -> bool {
+        let within = span.start <= span.end && span.end <= self.source.line.len();
+        if within {
+            self.parts.push(Part::Source(span));
+        }
+        within
     }
 
     /// The line's pieces in order.
@@ -262,11 +273,12 @@ mod tests {
         let spans: Vec<_> = members.iter().map(|(_, v)| raw.span_of(v.get()).expect("in the line")).collect();
         assert!(raw.span_of("elsewhere").is_none());
         let mut line = SplicedLine::new(raw.clone());
+        assert!(!line.push_source(0..10_000), "a span outside the line is refused");
         line.push_own(b"{\"x\":");
-        line.push_source(spans[0].clone());
+        assert!(line.push_source(spans[0].clone()));
         line.push_own(b",");
         line.push_own(b"\"y\":");
-        line.push_source(spans[1].clone());
+        assert!(line.push_source(spans[1].clone()));
         line.push_own(b"}");
         assert_eq!(line.slices().len(), 5, "adjacent own bytes are one slice");
         let mut out = Vec::new();
@@ -276,13 +288,25 @@ mod tests {
     }
 
     #[test]
+    fn json_a_tree_cannot_hold_is_relayed_but_not_read() {
+        for result in [r#""\ud800""#, "1e400", r#"{"a":[-1e999]}"#] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#);
+            assert!(decode_message(line.as_bytes(), 64).is_err(), "{result}");
+            let raw = RawResult::parse(line.into_bytes(), 64).expect("JSON's grammar allows it");
+            assert_eq!(raw.result(), result);
+            assert!(raw.to_value().is_err(), "{result}");
+        }
+    }
+
+    #[test]
     fn a_repeated_key_keeps_its_last_value_as_a_tree_does() {
         let raw = RawResult::parse(br#"{"jsonrpc":"2.0","id":1,"result":{"a":1,"b":2,"a":3}}"#.to_vec(), 64)
             .expect("a result");
         let members: Vec<(String, String)> =
             raw.members().expect("object").into_iter().map(|(k, v)| (k, v.get().to_owned())).collect();
         assert_eq!(members, [("b".to_owned(), "2".to_owned()), ("a".to_owned(), "3".to_owned())]);
-        assert_eq!(raw.to_value(), json!({"a": 3, "b": 2}));
+        assert_eq!(raw.to_value().ok(), Some(json!({"a": 3, "b": 2})));
+        assert_eq!(raw.member("a").map(RawValue::get), Some("3"));
     }
 
     fn json_value() -> impl Strategy<Value = Value> {
@@ -311,18 +335,22 @@ mod tests {
                 panic!("the decoder reads a result");
             };
             prop_assert_eq!(raw.id(), &decoded.id);
-            prop_assert_eq!(raw.to_value(), decoded.result);
+            prop_assert_eq!(raw.to_value().ok(), Some(decoded.result));
         }
 
         /// Any bytes at all: the raw reading never panics, and what it
-        /// accepts the decoder reads as a result response with that id.
+        /// accepts the decoder reads as a result response with that id, or
+        /// rejects as a tree would (then `to_value` fails too).
         #[test]
         fn any_line_is_read_or_handed_back(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
             match RawResult::parse(bytes.clone(), 64) {
-                Ok(raw) => {
-                    let decoded = decode_message(&bytes, 64);
-                    prop_assert!(matches!(&decoded, Ok(Message::Result(r)) if &r.id == raw.id()));
-                }
+                Ok(raw) => match decode_message(&bytes, 64) {
+                    Ok(Message::Result(r)) => {
+                        prop_assert_eq!(&r.id, raw.id());
+                        prop_assert_eq!(raw.to_value().ok(), Some(r.result));
+                    }
+                    other => prop_assert!(raw.to_value().is_err(), "{other:?}"),
+                },
                 Err(back) => prop_assert_eq!(back, bytes),
             }
         }

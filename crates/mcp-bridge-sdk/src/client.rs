@@ -242,10 +242,10 @@ impl Client {
         }
     }
 
-    /// A request whose caller runs its input rounds and passes its result
-    /// on: the result as it came when nothing here needs it as a tree (no
-    /// observer, no cache, a 2026-07-28 server), else
-    /// [`Client::request_raw`]'s.
+    /// A request whose result its caller passes on: the result as it came
+    /// when nothing here needs it as a tree (the caller runs the input
+    /// rounds, no observer, no cache, not `server/discover`, a 2026-07-28
+    /// server), else [`Client::request_raw`]'s.
     ///
     /// # Errors
     /// See [`Error`].
@@ -270,7 +270,10 @@ impl Client {
         }
         // As in `request_unobserved`: the probe's result answers no other request.
         self.inner.probed.lock().unwrap_or_else(|e| e.into_inner()).take();
-        self.send_once(method, &params, options, self.time_limit(options), false).await
+        let reply = self.send_once(method, &params, options, self.time_limit(options), false).await?;
+        // As in `request_rounds`: the caller runs the rounds.
+        options.diagnose(|d| d.rounds = 0);
+        Ok(reply)
     }
 
     /// [`Client::request_raw`] without the observer.

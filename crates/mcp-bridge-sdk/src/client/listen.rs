@@ -151,7 +151,7 @@ impl Client {
             return self.listen_legacy(&filter, &initialized.capabilities, &options, limit).await;
         }
         let value = self.send_once(SubscriptionsListen::NAME, &params, &options, limit, false).await?;
-        parse_result(SubscriptionsListen::NAME, value.into_value())
+        parse_result(SubscriptionsListen::NAME, value.into_value(SubscriptionsListen::NAME)?)
     }
 
     /// [`Client::listen`] on a 2025-11-25 session: the part of the filter
@@ -211,7 +211,7 @@ impl Client {
             }
         }
         drop(counts);
-        parse_result(SubscriptionsListen::NAME, outcome?.into_value())
+        parse_result(SubscriptionsListen::NAME, outcome?.into_value(SubscriptionsListen::NAME)?)
     }
 
     /// [`Client::listen`] that opens a fresh stream (a new request) when the

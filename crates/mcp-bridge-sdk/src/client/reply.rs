@@ -6,6 +6,8 @@
 use mcp_bridge_protocol::RawResult;
 use serde_json::Value;
 
+use crate::error::Error;
+
 /// The result of a request.
 #[derive(Debug)]
 pub(crate) enum Reply {
@@ -16,11 +18,17 @@ pub(crate) enum Reply {
 }
 
 impl Reply {
-    /// The result as a tree.
-    pub(crate) fn into_value(self) -> Value {
+    /// The result of `method` as a tree.
+    ///
+    /// # Errors
+    /// [`Error::InvalidResponse`] for a result a tree cannot hold (see
+    /// [`RawResult::to_value`]), as when a whole response cannot be read.
+    pub(crate) fn into_value(self, method: &str) -> Result<Value, Error> {
         match self {
-            Reply::Tree(value) => value,
-            Reply::Raw(raw) => raw.to_value(),
+            Reply::Tree(value) => Ok(value),
+            Reply::Raw(raw) => {
+                raw.to_value().map_err(|e| Error::InvalidResponse { method: method.to_owned(), reason: e.to_string() })
+            }
         }
     }
 }

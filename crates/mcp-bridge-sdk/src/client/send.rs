@@ -36,7 +36,7 @@ impl Client {
         let legacy = self.spoken().is_some_and(Spoken::is_legacy);
         if options.allow_input_required {
             // The caller runs the rounds: nothing to keep for a retry.
-            let value = self.send_once(method, &params, options, limit, legacy).await?.into_value();
+            let value = self.send_once(method, &params, options, limit, legacy).await?.into_value(method)?;
             options.diagnose(|d| d.rounds = 0);
             return Ok((value, 0));
         }
@@ -44,7 +44,7 @@ impl Client {
         let capabilities = options.on_behalf_of.as_ref().map_or(&self.inner.options.capabilities, |o| &o.capabilities);
         let mut rounds = Rounds::new(params, max_rounds);
         loop {
-            let value = self.send_once(method, rounds.params(), options, limit, legacy).await?.into_value();
+            let value = self.send_once(method, rounds.params(), options, limit, legacy).await?.into_value(method)?;
             let requests = match rounds.on_result(value, capabilities) {
                 Ok(Step::Done(value)) => {
                     options.diagnose(|d| d.rounds = rounds.round());
@@ -231,7 +231,7 @@ impl Client {
         limit: Option<TimeLimit>,
         legacy: bool,
     ) -> Result<Value> {
-        self.exchange_reply(method, params, options, limit, legacy).await.map(Reply::into_value)
+        self.exchange_reply(method, params, options, limit, legacy).await?.into_value(method)
     }
 
     /// One request on the wire and its response, in the 2026-07-28 form or

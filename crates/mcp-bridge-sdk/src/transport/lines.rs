@@ -65,8 +65,10 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
 
 #[cfg(feature = "client")]
 /// Reads a server's messages from a byte stream into a client's channel
-/// until the stream ends: each line decoded with the depth limit, a bad or
-/// overlong line reported with the id it could be read back from.
+/// until the stream ends: a result response kept as it came (see
+/// [`mcp_bridge_protocol::RawResult`]), any other line decoded, each with
+/// the depth limit; a bad or overlong line reported with the id it could
+/// be read back from.
 pub(crate) async fn read_frames<R: AsyncRead + Unpin>(
     stream: R,
     to_client: mpsc::Sender<super::Incoming>,
@@ -140,7 +142,8 @@ pub async fn write_lines<W: AsyncWrite + Unpin, T: Outbound>(
             m = messages.recv() => match m { Some(m) => m, None => break },
             _ = stop.cancelled() => break,
         };
-        if let Some((slices, _)) = message.as_slices().filter(|(_, len)| *len >= WRITE_BATCH) {
+        let vectored = writer.is_write_vectored();
+        if let Some((slices, _)) = message.as_slices().filter(|(_, len)| vectored && *len >= WRITE_BATCH) {
             write_all_slices(&mut writer, &slices).await?;
             writer.flush().await?;
             continue;

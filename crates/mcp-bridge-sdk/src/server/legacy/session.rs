@@ -153,10 +153,13 @@ impl Outgoing {
     pub(crate) fn into_message(self) -> Option<Message> {
         match self.payload {
             Payload::Message(message) => Some(message),
+            // Only a host that writes lines gets lines (`SessionHooks::writes_lines`).
             Payload::Line(line) => {
                 let mut bytes = Vec::with_capacity(line.len());
                 line.append_to(&mut bytes);
-                mcp_bridge_protocol::decode_message(&bytes, usize::MAX).ok()
+                let message = mcp_bridge_protocol::decode_message(&bytes, usize::MAX);
+                debug_assert!(message.is_ok(), "a host that reads messages got a line it cannot read");
+                message.ok()
             }
         }
     }
@@ -482,20 +485,19 @@ impl LegacySession {
     /// Writes a slot's response, once, unless it was cancelled or already
     /// answered (by the loss of the upstream).
     pub(super) async fn respond(&self, id: RequestId, outcome: Result<Value, ErrorObject>) {
-        let live = self.state().slots.finish(&id).is_some_and(|token| !token.is_cancelled());
-        if live {
-            match outcome {
-                Ok(result) => self.reply(id, result).await,
-                Err(error) => self.fail(Some(id), error).await,
-            }
-        }
+        let message = match outcome {
+            Ok(result) => Message::Result(JsonRpcResultResponse::new(id.clone(), result)),
+            Err(error) => Message::Error(JsonRpcErrorResponse::new(Some(id.clone()), error)),
+        };
+        self.respond_with(id, Payload::Message(message)).await;
     }
 
-    /// [`LegacySession::respond`] with the response's line already written.
-    pub(super) async fn respond_line(&self, id: RequestId, line: mcp_bridge_protocol::SplicedLine) {
+    /// [`LegacySession::respond`] with the response made already.
+    pub(super) async fn respond_with(&self, id: RequestId, response: Payload) {
         let live = self.state().slots.finish(&id).is_some_and(|token| !token.is_cancelled());
         if live {
-            let _ = self.out.send(Outgoing { payload: Payload::Line(line), related: Some(id) }).await;
+            // A closed writer means the client is gone; nothing to tell it.
+            let _ = self.out.send(Outgoing { payload: response, related: Some(id) }).await;
         }
     }
 

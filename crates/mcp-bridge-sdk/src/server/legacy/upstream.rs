@@ -293,7 +293,13 @@ impl Upstream {
         params: serde_json::Map<String, serde_json::Value>,
         options: &RequestOptions,
     ) -> Result<serde_json::Value, Failed> {
-        self.relay(method, params, options).await.map(Reply::into_value)
+        let reply = self.relay(method, params, options).await?;
+        reply.into_value(method).map_err(|error| self.unreadable(error))
+    }
+
+    /// The failure of a request whose result could not be read.
+    fn unreadable(&self, error: crate::Error) -> Failed {
+        Failed { remote: self.origin == Origin::Remote, ..Failed::from(error) }
     }
 
     /// Sends a forwarded request and returns its result: as it came when
@@ -316,7 +322,7 @@ impl Upstream {
         if method != ToolsList::NAME {
             return Ok(reply);
         }
-        let mut result = reply.into_value();
+        let mut result = reply.into_value(method).map_err(|error| self.unreadable(error))?;
         if let Some(tools) = result.get_mut("tools").and_then(serde_json::Value::as_array_mut) {
             tools.retain(|tool| {
                 tool.get("name").and_then(serde_json::Value::as_str).is_none_or(|n| connector.admits_tool(n))

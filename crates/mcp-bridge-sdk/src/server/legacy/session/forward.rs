@@ -18,12 +18,12 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{ClientLogLevel, LegacySession, Lifecycle, Outgoing};
+use super::{ClientLogLevel, LegacySession, Lifecycle, Outgoing, Payload};
 use crate::server::legacy::classify;
 use crate::server::legacy::input;
 use crate::server::legacy::notify::{self, Listener};
 use crate::server::legacy::translate::{self, Cause, error_for};
-use crate::server::legacy::upstream::Upstream;
+use crate::server::legacy::upstream::{Failed, Upstream};
 
 impl LegacySession {
     /// The listener, started on first use when the upstream is ready and the
@@ -142,9 +142,16 @@ impl LegacySession {
         )
         .await
         {
-            Some(Ok(Answer::Line(line))) => self.respond_line(id, line).await,
+            Some(Ok(Answer::Line(line))) => {
+                // Only an unobserved session makes lines (see `run_rounds`).
+                debug_assert!(in_flight.is_none(), "an observed request's result goes as a tree");
+                self.respond_with(id, Payload::Line(line)).await;
+            }
             Some(outcome) => {
-                let outcome = outcome.map(Answer::into_value);
+                let outcome = outcome.map(|answer| match answer {
+                    Answer::Tree(value) => value,
+                    Answer::Line(_) => unreachable!("matched above"),
+                });
                 if let Some(in_flight) = in_flight {
                     in_flight.finish(match &outcome {
                         Ok(result) => crate::telemetry::result_error_type(result),
@@ -223,15 +230,22 @@ impl LegacySession {
             // would be that much larger, and moved whole when it is spawned.
             let exchanged = Box::pin(upstream.relay(method, rounds.params().clone(), round_options)).await;
             trace_exchange(client_id, rounds.round(), method, round_options, &exchanged, sent_at.elapsed());
-            let value = match exchanged {
+            let reply = match exchanged {
                 Ok(Reply::Raw(raw)) if by_line => {
                     match translate::raw::response_line(method, raw, upstream.origin(), client_id) {
                         Ok(line) => return Some(Ok(Answer::Line(line))),
-                        Err(raw) => raw.to_value(),
+                        Err(raw) => Ok(Reply::Raw(raw)),
                     }
                 }
-                Ok(reply) => reply.into_value(),
-                Err(crate::server::legacy::upstream::Failed { error: crate::Error::Rpc { error }, .. })
+                other => other,
+            };
+            let tree = match reply {
+                Ok(reply) => reply.into_value(method).map_err(Failed::from),
+                Err(failed) => Err(failed),
+            };
+            let value = match tree {
+                Ok(value) => value,
+                Err(Failed { error: crate::Error::Rpc { error }, .. })
                     if rounds.carries_state() && error.code == mcp_bridge_protocol::error_code::INVALID_PARAMS =>
                 {
                     return Some(state_refused(method, error).map(Answer::Tree));
@@ -268,26 +282,6 @@ pub(super) enum Answer {
     Line(mcp_bridge_protocol::SplicedLine),
 }
 
-impl Answer {
-    /// The result as a tree.
-    fn into_value(self) -> Value {
-        match self {
-            Answer::Tree(value) => value,
-            Answer::Line(line) => serde_json::from_slice::<Value>(&line_bytes(&line))
-                .ok()
-                .and_then(|mut response| response.get_mut("result").map(Value::take))
-                .unwrap_or(Value::Null),
-        }
-    }
-}
-
-/// A spliced line's bytes in one piece.
-fn line_bytes(line: &mcp_bridge_protocol::SplicedLine) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    line.append_to(&mut bytes);
-    bytes
-}
-
 /// The answer when the upstream refuses the `requestState` of a round
 /// (-32602 on a retry): a tool result the user can read for `tools/call`,
 /// an error with that text for the other methods.
@@ -311,7 +305,7 @@ fn trace_exchange(
     round: usize,
     method: &str,
     options: &RequestOptions,
-    exchanged: &Result<Reply, crate::server::legacy::upstream::Failed>,
+    exchanged: &Result<Reply, Failed>,
     took: std::time::Duration,
 ) {
     // On the path of every request: nothing is formatted unless it is logged.
@@ -320,10 +314,10 @@ fn trace_exchange(
     }
     let outcome = match exchanged {
         Ok(Reply::Tree(value)) => value.get("resultType").and_then(Value::as_str).unwrap_or("complete").to_owned(),
-        Ok(Reply::Raw(raw)) => {
-            let kind = raw.members().and_then(|m| m.into_iter().find(|(key, _)| key == "resultType"));
-            kind.and_then(|(_, kind)| serde_json::from_str(kind.get()).ok()).unwrap_or_else(|| "complete".to_owned())
-        }
+        Ok(Reply::Raw(raw)) => raw
+            .member("resultType")
+            .and_then(|kind| serde_json::from_str(kind.get()).ok())
+            .unwrap_or_else(|| "complete".to_owned()),
         Err(failed) => format!("failed: {}", failed.error),
     };
     let upstream_id = options.diagnostics.as_ref().and_then(|d| d.lock().ok()?.request_id.clone());
@@ -384,7 +378,7 @@ pub(super) fn forward_log(
         }
         let forwarded = JsonRpcNotification::new(NotificationsMessage::NAME, Some(params));
         let message = Message::Notification(forwarded);
-        if out.try_send(Outgoing { payload: super::Payload::Message(message), related: related.cloned() }).is_err() {
+        if out.try_send(Outgoing { payload: Payload::Message(message), related: related.cloned() }).is_err() {
             tracing::debug!("output queue full; a log message was dropped");
         }
     }

@@ -1,9 +1,10 @@
 //! [`shape_result`](super::shape_result) on a result as it came on the
 //! wire: the top-level members are read, the few the rules change are
-//! rewritten, and every other member's text is copied as it came, so a
+//! rewritten, and every other member's text is passed on as it came, so a
 //! large result is never built into a tree nor escaped again. Whatever
 //! needs more than the top level (an input round, structured content
-//! without text, a remote server's icons) is left to the tree.
+//! without text, a remote server's icons) is left to the tree. A rule added
+//! to `shape_result` belongs here too: the proptest below compares the two.
 
 use std::borrow::Cow;
 
@@ -34,20 +35,24 @@ pub(crate) fn response_line(
     origin: Origin,
     id: &RequestId,
 ) -> Result<SplicedLine, RawResult> {
-    match plan(method, &raw, origin, id) {
-        Some(pieces) => {
-            let mut line = SplicedLine::new(raw);
-            for piece in pieces {
-                match piece {
-                    Piece::Own(bytes) => line.push_own(&bytes),
-                    Piece::Source(span) => line.push_source(span),
-                }
+    let Some(pieces) = plan(method, &raw, origin, id) else { return Err(raw) };
+    let mut line = SplicedLine::new(raw);
+    for piece in pieces {
+        match piece {
+            Piece::Own(bytes) => line.push_own(&bytes),
+            // A span `plan` took from this source: always within it.
+            Piece::Source(span) => {
+                let _ = line.push_source(span);
             }
-            Ok(line)
         }
-        None => Err(raw),
     }
+    Ok(line)
 }
+
+/// A member value at least this long is written from the source; a
+/// shorter one is copied, so a result of many small members is not as
+/// many pieces to write.
+const SPLICED_VALUE: usize = 4 * 1024;
 
 /// A piece of a response line: bytes of its own or a span of the source.
 enum Piece {
@@ -99,6 +104,7 @@ fn plan(method: &str, raw: &RawResult, origin: Origin, id: &RequestId) -> Option
             }
             "nextCursor" if !text.starts_with('"') => {}
             "content" if tool_call && content.is_none() => pieces.extend([key_of(key), Piece::Own(b"[]".to_vec())]),
+            _ if text.len() < SPLICED_VALUE => pieces.extend([key_of(key), Piece::Own(text.as_bytes().to_vec())]),
             _ => pieces.extend([key_of(key), Piece::Source(raw.span_of(text)?)]),
         }
     }
@@ -113,8 +119,17 @@ fn plan(method: &str, raw: &RawResult, origin: Origin, id: &RequestId) -> Option
 /// an object (the tree decides).
 fn has_text(content: Option<&RawValue>) -> Option<bool> {
     let Some(content) = content else { return Some(false) };
-    let blocks: Vec<Block<'_>> = serde_json::from_str(content.get()).ok()?;
-    Some(blocks.iter().any(|b| b.kind.as_deref() == Some("text")))
+    let blocks: Vec<&RawValue> = serde_json::from_str(content.get()).ok()?;
+    let mut any = false;
+    for block in blocks {
+        // A struct also reads from an array: only an object is a block here.
+        if !block.get().starts_with('{') {
+            return None;
+        }
+        let block: Block<'_> = serde_json::from_str(block.get()).ok()?;
+        any |= block.kind.as_deref() == Some("text");
+    }
+    Some(any)
 }
 
 /// `_meta` without the server info: its text, or `None` (the member goes)
@@ -196,6 +211,8 @@ mod tests {
         assert_eq!(by_line("tools/call", &structured_only), None);
         let odd_block = json!({"content": [7], "structuredContent": {"a": 1}});
         assert_eq!(by_line("tools/call", &odd_block), None);
+        let array_block = json!({"content": [["text"]], "structuredContent": {"a": 1}});
+        assert_eq!(by_line("tools/call", &array_block), None, "an array is no text block");
         assert_eq!(by_line("tools/call", &json!([1])), None);
         let line = br#"{"jsonrpc":"2.0","id":1,"result":{"icons":[{"src":"https://x"}]}}"#.to_vec();
         let raw = RawResult::parse(line, 64).expect("a result");
@@ -211,6 +228,8 @@ mod tests {
             Just(json!([{"type": "image", "data": "d"}])),
             Just(json!({"io.modelcontextprotocol/serverInfo": {"name": "s"}})),
             Just(json!({"k": [1, {"type": "text"}]})),
+            Just(json!([["text"]])),
+            Just(json!("x".repeat(SPLICED_VALUE))),
             Just(json!("complete")),
         ]
     }
