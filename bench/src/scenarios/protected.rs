@@ -75,13 +75,14 @@ pub async fn protected(p: &Programs, t: &Timing) -> io::Result<Section> {
         for (setup, run) in setups.iter().zip(&medians) {
             table.row(super::http_row(setup.name, clients, run, open));
         }
-        for (setup, run) in setups.iter().zip(&medians).skip(1).take(2) {
+        // A verified JWT is remembered: a hash lookup per call; an introspection kept 30 s, a map lookup.
+        for ((setup, run), target) in setups.iter().zip(&medians).skip(1).zip([0.9, 0.8]) {
             let r = run.per_second / open.max(f64::MIN_POSITIVE);
             targets.push(format!(
-                "{clients} client{}: {} {r:.2}x the calls/s without authorization; target ≥ 0.80x: {}",
+                "{clients} client{}: {} {r:.2}x the calls/s without authorization; target ≥ {target:.2}x: {}",
                 if clients == 1 { "" } else { "s" },
                 setup.name,
-                super::verdict(r >= 0.8)
+                super::verdict(r >= target)
             ));
         }
         groups.extend(super::rate_and_p99(clients, &medians));

@@ -135,7 +135,15 @@ pub async fn stdio_overhead(p: &Programs, t: &Timing) -> io::Result<Section> {
     ];
     let loaded = ratio_to(0, direct, &|f| f.loaded.last().map_or(0.0, |r| r.per_second));
     targets
-        .push(format!("throughput at 256 in flight: {loaded:.2}x direct; target ≥ 0.90x: {}", verdict(loaded >= 0.9)));
+        .push(format!("throughput at 256 in flight: {loaded:.2}x direct; target ≥ 0.95x: {}", verdict(loaded >= 0.95)));
+    for (index, (name, _)) in t.large_results.iter().enumerate() {
+        let large_p50: &Figure = &move |f| f.large.get(index).map_or(0.0, |(r, _)| ms(r.p50()));
+        let large = ratio_to(0, relay, large_p50);
+        targets.push(format!(
+            "a {name} result (p50): `mcp-bridge` {large:.2}x the null relay; target ≤ 1.15x: {}",
+            verdict(large <= 1.15)
+        ));
+    }
     if let (Some((name, bytes)), Some((_, kib))) = (t.large_results.last(), figures[0].large.last()) {
         let r = *kib as f64 * 1024.0 / *bytes as f64;
         targets.push(format!(
