@@ -68,7 +68,7 @@ pub use jsonrpc::{
     DecodeError, ErrorObject, JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest, JsonRpcResultResponse,
     Message, ShapeRule, append_line, append_message_line, decode_message, encode_line, encode_text,
 };
-pub use raw::{RawResult, SplicedLine};
+pub use raw::{LineParts, RawResult, SplicedLine};
 pub use recover::recover_id;
 
 /// The protocol revision this crate's [`types`] describe.

@@ -121,10 +121,18 @@ impl RawResult {
 
 /// A line made of bytes of its own and spans of a [`RawResult`]'s line:
 /// a response whose large parts are written from where they were read,
-/// never copied. Its maker ends it with the newline.
+/// never copied. Made with [`LineParts`]; its maker ends it with the
+/// newline.
 #[derive(Debug)]
 pub struct SplicedLine {
     source: RawResult,
+    parts: LineParts,
+}
+
+/// The parts of a [`SplicedLine`] before it has its source: bytes of its
+/// own and spans of the source's line (from [`RawResult::span_of`]).
+#[derive(Debug, Default)]
+pub struct LineParts {
     own: Vec<u8>,
     parts: Vec<Part>,
 }
@@ -136,12 +144,7 @@ enum Part {
     Source(std::ops::Range<usize>),
 }
 
-impl SplicedLine {
-    /// An empty line made from `source`.
-    pub fn new(source: RawResult) -> SplicedLine {
-        SplicedLine { source, own: Vec::new(), parts: Vec::new() }
-    }
-
+impl LineParts {
     /// Appends bytes of its own.
     pub fn push_own(&mut self, bytes: &[u8]) {
         let start = self.own.len();
@@ -152,23 +155,32 @@ impl SplicedLine {
         }
     }
 
-    /// Appends a span of the source's line (from [`RawResult::span_of`]);
-    /// `false` (nothing appended) for a span outside it.
-    pub fn push_source(&mut self, span: std::ops::Range<usize>) -> bool {
-        let within = span.start <= span.end && span.end <= self.source.line.len();
-        if within {
-            self.parts.push(Part::Source(span));
-        }
-        within
+    /// Appends a span of the source's line.
+    pub fn push_source(&mut self, span: std::ops::Range<usize>) {
+        self.parts.push(Part::Source(span));
     }
 
+    /// The line of these parts over `source`; the source back when a span
+    /// lies outside its line.
+    pub fn finish(self, source: RawResult) -> Result<SplicedLine, RawResult> {
+        let within = |span: &std::ops::Range<usize>| span.start <= span.end && span.end <= source.line.len();
+        if self.parts.iter().all(|part| !matches!(part, Part::Source(span) if !within(span))) {
+            Ok(SplicedLine { source, parts: self })
+        } else {
+            Err(source)
+        }
+    }
+}
+
+impl SplicedLine {
     /// The line's pieces in order.
     pub fn slices(&self) -> Vec<&[u8]> {
         let line = self.source.line.as_bytes();
         self.parts
+            .parts
             .iter()
             .map(|part| match part {
-                Part::Own(range) => &self.own[range.clone()],
+                Part::Own(range) => &self.parts.own[range.clone()],
                 Part::Source(range) => &line[range.clone()],
             })
             .collect()
@@ -177,6 +189,7 @@ impl SplicedLine {
     /// Its length in bytes.
     pub fn len(&self) -> usize {
         self.parts
+            .parts
             .iter()
             .map(|part| match part {
                 Part::Own(range) | Part::Source(range) => range.len(),
@@ -272,14 +285,17 @@ mod tests {
         let members = raw.members().expect("an object");
         let spans: Vec<_> = members.iter().map(|(_, v)| raw.span_of(v.get()).expect("in the line")).collect();
         assert!(raw.span_of("elsewhere").is_none());
-        let mut line = SplicedLine::new(raw.clone());
-        assert!(!line.push_source(0..10_000), "a span outside the line is refused");
-        line.push_own(b"{\"x\":");
-        assert!(line.push_source(spans[0].clone()));
-        line.push_own(b",");
-        line.push_own(b"\"y\":");
-        assert!(line.push_source(spans[1].clone()));
-        line.push_own(b"}");
+        let mut outside = LineParts::default();
+        outside.push_source(0..10_000);
+        assert!(outside.finish(raw.clone()).is_err(), "a span outside the line is refused");
+        let mut parts = LineParts::default();
+        parts.push_own(b"{\"x\":");
+        parts.push_source(spans[0].clone());
+        parts.push_own(b",");
+        parts.push_own(b"\"y\":");
+        parts.push_source(spans[1].clone());
+        parts.push_own(b"}");
+        let line = parts.finish(raw.clone()).expect("spans of the source");
         assert_eq!(line.slices().len(), 5, "adjacent own bytes are one slice");
         let mut out = Vec::new();
         line.append_to(&mut out);

@@ -10,7 +10,8 @@ use std::borrow::Cow;
 
 use mcp_bridge_protocol::meta::SERVER_INFO_KEY;
 use mcp_bridge_protocol::method::{Method, ToolsCall};
-use mcp_bridge_protocol::{RawResult, RequestId, SplicedLine};
+use mcp_bridge_protocol::types::ResultType;
+use mcp_bridge_protocol::{LineParts, RawResult, RequestId, SplicedLine};
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -35,18 +36,10 @@ pub(crate) fn response_line(
     origin: Origin,
     id: &RequestId,
 ) -> Result<SplicedLine, RawResult> {
-    let Some(pieces) = plan(method, &raw, origin, id) else { return Err(raw) };
-    let mut line = SplicedLine::new(raw);
-    for piece in pieces {
-        match piece {
-            Piece::Own(bytes) => line.push_own(&bytes),
-            // A span `plan` took from this source: always within it.
-            Piece::Source(span) => {
-                let _ = line.push_source(span);
-            }
-        }
+    match parts(method, &raw, origin, id) {
+        Some(parts) => parts.finish(raw),
+        None => Err(raw),
     }
-    Ok(line)
 }
 
 /// A member value at least this long is written from the source; a
@@ -54,22 +47,16 @@ pub(crate) fn response_line(
 /// many pieces to write.
 const SPLICED_VALUE: usize = 4 * 1024;
 
-/// A piece of a response line: bytes of its own or a span of the source.
-enum Piece {
-    Own(Vec<u8>),
-    Source(std::ops::Range<usize>),
-}
-
-/// The pieces of [`response_line`], or `None` for the tree.
-fn plan(method: &str, raw: &RawResult, origin: Origin, id: &RequestId) -> Option<Vec<Piece>> {
+/// The parts of [`response_line`], or `None` for the tree.
+fn parts(method: &str, raw: &RawResult, origin: Origin, id: &RequestId) -> Option<LineParts> {
     if origin == Origin::Remote {
         return None;
     }
     let members = raw.members()?;
     let member = |name: &str| members.iter().find(|(key, _)| key == name).map(|(_, value)| *value);
     if let Some(kind) = member("resultType") {
-        let kind: Value = serde_json::from_str(kind.get()).ok()?;
-        if mcp_bridge_protocol::rounds::asks_for_input(&serde_json::json!({ "resultType": kind })) {
+        let kind: Cow<'_, str> = serde_json::from_str(kind.get()).ok()?;
+        if kind == ResultType::InputRequired.as_str() {
             return None;
         }
     }
@@ -79,19 +66,19 @@ fn plan(method: &str, raw: &RawResult, origin: Origin, id: &RequestId) -> Option
         return None;
     }
 
-    let mut head = b"{\"jsonrpc\":\"2.0\",\"id\":".to_vec();
-    serde_json::to_writer(&mut head, id).ok()?;
-    head.extend_from_slice(b",\"result\":{");
-    let mut pieces = vec![Piece::Own(head)];
+    let mut line = LineParts::default();
+    line.push_own(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    line.push_own(&serde_json::to_vec(id).ok()?);
+    line.push_own(b",\"result\":{");
     let mut first = true;
-    let mut key_of = |key: &str| {
+    let mut push_key = |line: &mut LineParts, key: &str| {
         let mut bytes = Vec::with_capacity(key.len() + 4);
         if !std::mem::take(&mut first) {
             bytes.push(b',');
         }
         mcp_bridge_protocol::json_writer::write_str(&mut bytes, key);
         bytes.push(b':');
-        Piece::Own(bytes)
+        line.push_own(&bytes);
     };
     for (key, value) in &members {
         let text = value.get();
@@ -99,20 +86,31 @@ fn plan(method: &str, raw: &RawResult, origin: Origin, id: &RequestId) -> Option
             key if DROPPED_RESULT_KEYS.contains(&key) => {}
             "_meta" => {
                 if let Some(meta) = shaped_meta(value)? {
-                    pieces.extend([key_of(key), Piece::Own(meta.into_bytes())]);
+                    push_key(&mut line, key);
+                    line.push_own(meta.as_bytes());
                 }
             }
             "nextCursor" if !text.starts_with('"') => {}
-            "content" if tool_call && content.is_none() => pieces.extend([key_of(key), Piece::Own(b"[]".to_vec())]),
-            _ if text.len() < SPLICED_VALUE => pieces.extend([key_of(key), Piece::Own(text.as_bytes().to_vec())]),
-            _ => pieces.extend([key_of(key), Piece::Source(raw.span_of(text)?)]),
+            "content" if tool_call && content.is_none() => {
+                push_key(&mut line, key);
+                line.push_own(b"[]");
+            }
+            _ => {
+                push_key(&mut line, key);
+                if text.len() < SPLICED_VALUE {
+                    line.push_own(text.as_bytes());
+                } else {
+                    line.push_source(raw.span_of(text)?);
+                }
+            }
         }
     }
     if tool_call && member("content").is_none() {
-        pieces.extend([key_of("content"), Piece::Own(b"[]".to_vec())]);
+        push_key(&mut line, "content");
+        line.push_own(b"[]");
     }
-    pieces.push(Piece::Own(b"}}\n".to_vec()));
-    Some(pieces)
+    line.push_own(b"}}\n");
+    Some(line)
 }
 
 /// Whether a `content` array has a text block; `None` when a block is not
