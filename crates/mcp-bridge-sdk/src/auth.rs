@@ -33,7 +33,7 @@ pub mod store;
 mod tokens;
 mod without_user;
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use tokio::time::Instant;
 
 use reqwest::Url;
@@ -54,13 +54,20 @@ use crate::transport::http::{AuthProvider, AuthRefusal, Credentials};
 use dpop::{DpopKey, Nonces};
 use tokens::authorization_value;
 
-/// The tokens in use, and what the last sign-in asked for.
-#[derive(Default)]
-struct TokenState {
-    record: Option<TokenRecord>,
+/// The tokens in use: every request reads them without waiting, even
+/// while a sign-in is under way.
+#[derive(Clone, Default)]
+struct Held {
+    record: Option<Arc<TokenRecord>>,
     /// When `record` was obtained: a refusal of a request sent before is
     /// answered by sending it again with the newer token.
     obtained: Option<Instant>,
+}
+
+/// What only the sign-in or refresh under way touches: holding it (the
+/// `session` lock) is the turn to change the tokens.
+#[derive(Default)]
+struct TokenState {
     /// The scope set a step-up last asked for; the same set is not asked
     /// for twice in a row.
     last_step_up: Option<String>,
@@ -77,6 +84,9 @@ struct Inner {
     http: reqwest::Client,
     authorize: Authorize,
     store: Arc<dyn RecordStore>,
+    /// The tokens in use, read from the store at the start and kept in
+    /// memory; the store is read again before a refresh and after a 401.
+    held: RwLock<Held>,
     /// One sign-in or refresh at a time.
     session: tokio::sync::Mutex<TokenState>,
     problem: Mutex<Option<SignInError>>,
@@ -110,12 +120,18 @@ impl OAuthClient {
         // Redirects are not followed: a metadata or token endpoint that
         // redirects is refused, not trusted elsewhere.
         let http = crate::transport::http::build_client_with(&config.connection, reqwest::redirect::Policy::none())?;
+        let stored =
+            crate::store::load(store.as_ref(), &store::tokens_key(&discovery::canonical_resource(&server_url)))
+                .ok()
+                .flatten();
+        let held = Held { obtained: stored.as_ref().map(|_| Instant::now()), record: stored.map(Arc::new) };
         Ok(OAuthClient(Arc::new(Inner {
             config,
             server_url,
             http,
             authorize,
             store,
+            held: RwLock::new(held),
             session: tokio::sync::Mutex::new(TokenState::default()),
             problem: Mutex::new(None),
             obtained: tokio::sync::watch::channel(0).0,
@@ -289,6 +305,7 @@ impl OAuthClient {
         let inner = &self.0;
         let mut session = inner.session.lock().await;
         *session = TokenState::default();
+        *inner.held.write().unwrap_or_else(|e| e.into_inner()) = Held::default();
         *inner.dpop_key.lock().unwrap_or_else(|e| e.into_inner()) = None;
         for key in store::sign_in_keys(&inner.resource()) {
             inner.store.remove(&key).map_err(SignInError::Store)?;
@@ -310,57 +327,78 @@ impl Inner {
         discovery::canonical_resource(&self.server_url)
     }
 
-    /// The stored record of this server (another process may have written
-    /// a newer one).
-    fn stored(&self) -> Option<TokenRecord> {
-        crate::store::load(self.store.as_ref(), &store::tokens_key(&self.resource())).ok().flatten()
+    /// The tokens in use now, as read by a request.
+    fn held(&self) -> Held {
+        self.held.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    fn keep(&self, session: &mut TokenState, record: TokenRecord) -> Result<(), SignInError> {
+    /// Makes `record` the tokens in use.
+    fn hold(&self, record: TokenRecord) {
+        *self.held.write().unwrap_or_else(|e| e.into_inner()) =
+            Held { record: Some(Arc::new(record)), obtained: Some(Instant::now()) };
+    }
+
+    /// Uses the store's record when another process wrote a newer one that
+    /// does not expire soon; says whether it did.
+    fn adopt_newer_stored(&self) -> bool {
+        let stored = crate::store::load::<TokenRecord>(self.store.as_ref(), &store::tokens_key(&self.resource()));
+        let Some(stored) = stored.ok().flatten() else { return false };
+        let ours = self.held().record;
+        if ours.is_some_and(|r| r.access_token == stored.access_token)
+            || exchange::expires_soon(&stored, REFRESH_MARGIN_S)
+        {
+            return false;
+        }
+        self.hold(stored);
+        true
+    }
+
+    /// Stores `record` and uses it; `_turn` shows the caller holds the
+    /// turn to change the tokens.
+    fn keep(&self, _turn: &mut TokenState, record: TokenRecord) -> Result<(), SignInError> {
         crate::store::save(self.store.as_ref(), &store::tokens_key(&self.resource()), &record)
             .map_err(SignInError::Store)?;
-        session.record = Some(record);
-        session.obtained = Some(Instant::now());
+        self.hold(record);
         self.obtained.send_modify(|n| *n += 1);
         Ok(())
     }
 
-    /// The tokens to use now: the session's, or the store's when it holds
-    /// newer ones; refreshed when they expire soon.
-    async fn current(&self, session: &mut TokenState) -> Option<TokenRecord> {
-        if let Some(stored) = self.stored()
-            && session.record.as_ref().is_none_or(|r| r.access_token != stored.access_token)
-        {
-            session.record = Some(stored);
-            session.obtained = Some(Instant::now());
+    /// The tokens to use now; refreshed when they expire soon. A token
+    /// still valid is used as it is while another request's sign-in or
+    /// refresh is under way: a step-up waiting for the user never stalls
+    /// the requests the current token serves.
+    async fn current(&self) -> Option<Arc<TokenRecord>> {
+        let held = self.held().record;
+        if held.as_ref().is_some_and(|r| !exchange::expires_soon(r, REFRESH_MARGIN_S)) {
+            return held;
         }
-        let record = session.record.clone()?;
+        let mut session = match self.session.try_lock() {
+            Ok(session) => session,
+            Err(_) if held.as_ref().is_some_and(|r| !exchange::expires_soon(r, 0)) => return held,
+            Err(_) => self.session.lock().await,
+        };
+        // Another request may have renewed the tokens while this one waited.
+        let record = self.held().record?;
         if exchange::expires_soon(&record, REFRESH_MARGIN_S) {
             if record.refresh_token.is_some() {
-                let outcome = self.refresh(session).await;
+                let outcome = self.refresh(&mut session).await;
                 self.note(&outcome);
             } else if !self.config.grant.has_a_user() {
-                let outcome = self.sign_in(session, &Challenge::default(), &[]).await;
+                let outcome = self.sign_in(&mut session, &Challenge::default(), &[]).await;
                 self.note(&outcome);
             }
         }
-        session.record.clone()
+        self.held().record
     }
 
     /// Exchanges the refresh token, after reading the store again: a newer
     /// record there (another process refreshed) is used as it is, and is
     /// never overwritten with an older one.
     async fn refresh(&self, session: &mut TokenState) -> Result<(), SignInError> {
-        let ours = session.record.clone();
-        if let Some(stored) = self.stored()
-            && ours.as_ref().is_some_and(|r| r.access_token != stored.access_token)
-            && !exchange::expires_soon(&stored, REFRESH_MARGIN_S)
-        {
-            session.record = Some(stored);
-            session.obtained = Some(Instant::now());
+        if self.adopt_newer_stored() {
             return Ok(());
         }
-        let Some(record) = ours else { return Err(SignInError::Token("nothing to refresh".into())) };
+        let Some(record) = self.held().record else { return Err(SignInError::Token("nothing to refresh".into())) };
         let Some(refresh_token) = record.refresh_token.clone() else {
             return Err(SignInError::Token("no refresh token".into()));
         };
@@ -373,7 +411,7 @@ impl Inner {
             ("refresh_token", refresh_token),
             ("resource", record.resource.clone().unwrap_or_else(|| self.resource())),
         ];
-        let fresh = self.token_request(&metadata.token_endpoint, &client, form, Some(&record)).await?;
+        let fresh = self.token_request(&metadata.token_endpoint, &client, form, Some(&*record)).await?;
         self.keep(session, fresh)
     }
 
@@ -417,17 +455,13 @@ fn never_authorize(why: &'static str) -> Authorize {
 impl AuthProvider for OAuthClient {
     fn authorization(&self) -> BoxFuture<Result<Option<String>, crate::BoxError>> {
         let inner = self.0.clone();
-        Box::pin(async move {
-            let mut session = inner.session.lock().await;
-            Ok(inner.current(&mut session).await.as_ref().map(authorization_value))
-        })
+        Box::pin(async move { Ok(inner.current().await.as_deref().map(authorization_value)) })
     }
 
     fn credentials(&self, method: &str, url: &str) -> BoxFuture<Result<Credentials, crate::BoxError>> {
         let (inner, method, url) = (self.0.clone(), method.to_owned(), url.to_owned());
         Box::pin(async move {
-            let mut session = inner.session.lock().await;
-            match inner.current(&mut session).await {
+            match inner.current().await {
                 Some(record) => Ok(inner.credentials(&record, &method, &url)?),
                 None => Ok(Credentials::default()),
             }

@@ -381,3 +381,121 @@ async fn a_huge_challenged_scope_is_asked_for_once_per_scope() {
     let asked = asked.query_pairs().find(|(k, _)| k == "scope").unwrap().1.into_owned();
     assert_eq!(asked, distinct.join(" "), "every scope once, in order");
 }
+
+/// Tokens of the test authorization server, where the first one (`at-1`)
+/// grants `mcp` and every later one `mcp write`.
+struct StepUpTokens(Shared);
+
+impl mcp_bridge_sdk::server::protect::TokenValidator for StepUpTokens {
+    fn validate(
+        &self,
+        token: &str,
+    ) -> mcp_bridge_sdk::BoxFuture<
+        Result<mcp_bridge_sdk::server::protect::Caller, mcp_bridge_sdk::server::protect::Refusal>,
+    > {
+        use mcp_bridge_sdk::server::protect::{Caller, Refusal};
+        let known = self.0.lock().unwrap().valid.iter().any(|t| t == token);
+        let scopes = if token == "at-1" { vec!["mcp"] } else { vec!["mcp", "write"] };
+        Box::pin(async move {
+            if known {
+                Ok(Caller::new("user-1", scopes))
+            } else {
+                Err(Refusal::InvalidToken { description: "unknown" })
+            }
+        })
+    }
+}
+
+/// A store that counts its reads.
+#[derive(Debug, Default)]
+struct CountingStore {
+    records: MemoryStore,
+    loads: AtomicUsize,
+}
+
+impl RecordStore for CountingStore {
+    fn load(&self, key: &str) -> Result<Option<String>, mcp_bridge_sdk::store::StoreError> {
+        self.loads.fetch_add(1, Ordering::SeqCst);
+        self.records.load(key)
+    }
+    fn save(&self, key: &str, value: &str) -> Result<(), mcp_bridge_sdk::store::StoreError> {
+        self.records.save(key, value)
+    }
+    fn remove(&self, key: &str) -> Result<(), mcp_bridge_sdk::store::StoreError> {
+        self.records.remove(key)
+    }
+}
+
+#[tokio::test]
+async fn a_step_up_waiting_for_the_user_never_stalls_what_the_current_token_serves() {
+    use mcp_bridge_protocol::types::{CallToolResult, Implementation, Tool};
+    use mcp_bridge_sdk::Reply;
+    use mcp_bridge_sdk::server::protect::{ProtectedResource, Protection, ScopeTarget};
+    let issued: Shared = Arc::new(Mutex::new(Issued { expires_in: 3600, ..Issued::default() }));
+    let issuer = authorization_server(issued.clone(), None).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let resource = ProtectedResource::new(&url, issuer).with_scopes_supported(["mcp", "write"]);
+    let options = HttpOptions::default().with_protection(Protection::new(resource, StepUpTokens(issued.clone())));
+    let text = |t: &'static str| move |_call, _ctx| async move { Ok(Reply::Complete(CallToolResult::text(t))) };
+    let server = mcp_bridge_sdk::Server::builder(Implementation::new("step-up", "1"))
+        .tool(Tool::new("ping"), text("pong"))
+        .tool(Tool::new("erase"), text("erased"))
+        .require_scopes(ScopeTarget::tool("erase"), ["write"])
+        .build();
+    tokio::spawn(async move { server.serve_http(listener, options, std::future::pending()).await });
+
+    // The first sign-in is approved at once; the second (the step-up)
+    // waits until the test lets the user approve.
+    let (entered_tx, mut entered) = tokio::sync::mpsc::unbounded_channel();
+    let approve = Arc::new(tokio::sync::Notify::new());
+    let sign_ins = Arc::new(AtomicUsize::new(0));
+    let browser = {
+        let (approve, sign_ins) = (approve.clone(), sign_ins.clone());
+        let approving = approving(Arc::default());
+        authorize(move |request: AuthorizationRequest| {
+            let (approve, approving, entered) = (approve.clone(), approving.clone(), entered_tx.clone());
+            let n = sign_ins.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if n > 0 {
+                    let _ = entered.send(request.url.clone());
+                    approve.notified().await;
+                }
+                approving(request).await
+            }
+        })
+    };
+    let store = Arc::new(CountingStore::default());
+    let config = OAuthConfig::new(url.clone(), "http://127.0.0.1:1/callback", "oauth-test")
+        .with_connection(HttpConfig::new(&url));
+    let oauth = OAuthClient::new(config, browser, store.clone()).unwrap();
+    let client = Arc::new(Client::new(
+        ClientOptions::new("oauth-test", "1"),
+        connect(HttpConfig::new(&url).with_auth(Arc::new(oauth.clone()))).unwrap(),
+    ));
+    let o = RequestOptions::default();
+    client.call_tool("ping", json!({}), &o).await.unwrap();
+
+    // The store is read when the client starts and before a sign-in, not
+    // for each request.
+    let loads = store.loads.load(Ordering::SeqCst);
+    for _ in 0..5 {
+        client.call_tool("ping", json!({}), &o).await.unwrap();
+    }
+    assert_eq!(store.loads.load(Ordering::SeqCst), loads, "the tokens are kept in memory");
+
+    let erasing = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("erase", json!({}), &RequestOptions::default()).await }
+    });
+    let asked = entered.recv().await.unwrap();
+    assert!(asked.contains("write"), "the step-up asks for the missing scope: {asked}");
+    // While the user has not answered, the current token still serves ping.
+    let pinged = tokio::time::timeout(Duration::from_secs(20), client.call_tool("ping", json!({}), &o)).await;
+    let result = pinged.expect("ping waited for the step-up").unwrap();
+    assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "pong"));
+    approve.notify_one();
+    let result = erasing.await.unwrap().unwrap();
+    assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "erased"), "{result:?}");
+    assert_eq!(sign_ins.load(Ordering::SeqCst), 2);
+}

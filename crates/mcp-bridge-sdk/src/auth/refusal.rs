@@ -20,12 +20,13 @@ impl Inner {
             return refusal.dpop_nonce.is_some_and(|nonce| self.nonces.remember(&self.config.server_url, &nonce));
         }
         let mut session = self.session.lock().await;
+        let held = self.held();
         // Another request signed in (or refreshed) since this one was sent:
         // send it again with the new token.
-        if session.obtained.is_some_and(|obtained| obtained > refusal.sent_at) {
+        if held.obtained.is_some_and(|obtained| obtained > refusal.sent_at) {
             return true;
         }
-        let granted: Vec<String> = session
+        let granted: Vec<String> = held
             .record
             .as_ref()
             .and_then(|r| r.scope.as_deref())
@@ -37,7 +38,11 @@ impl Inner {
         let interactive = !PASSIVE_METHODS.contains(&refusal.method.as_str()) || !self.config.grant.has_a_user();
         let outcome = match refusal.status {
             401 => {
-                if session.record.as_ref().is_some_and(|r| r.refresh_token.is_some())
+                // Another process may have signed in since this one read the store.
+                if self.adopt_newer_stored() {
+                    return true;
+                }
+                if held.record.as_ref().is_some_and(|r| r.refresh_token.is_some())
                     && self.refresh(&mut session).await.is_ok()
                 {
                     return true;
