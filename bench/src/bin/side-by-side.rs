@@ -5,7 +5,7 @@
 //!
 //! ```sh
 //! side-by-side [--quick] [--benchmarks BENCHMARKS.md] [--charts DIR] [SCENARIO...]
-//! side-by-side --baseline OLD-MCP-BRIDGE ab
+//! side-by-side --baseline OLD-MCP-BRIDGE [--baseline-server OLD-MCP-EXAMPLE-SERVER] ab
 //! ```
 //! Scenarios: see `SCENARIOS`; `ab` (this build's bridge against an
 //! earlier build, for a change's note) runs only when named.
@@ -40,10 +40,19 @@ struct Options {
     scenarios: Vec<String>,
     /// An earlier build of `mcp-bridge`, for the `ab` scenario.
     baseline: Option<PathBuf>,
+    /// An earlier build of `mcp-example-server`, for the `ab` scenario.
+    baseline_server: Option<PathBuf>,
 }
 
 fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
-    let mut options = Options { quick: false, benchmarks: None, charts: None, scenarios: Vec::new(), baseline: None };
+    let mut options = Options {
+        quick: false,
+        benchmarks: None,
+        charts: None,
+        scenarios: Vec::new(),
+        baseline: None,
+        baseline_server: None,
+    };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -51,6 +60,9 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--benchmarks" => options.benchmarks = Some(args.next().ok_or("--benchmarks needs a file")?.into()),
             "--charts" => options.charts = Some(args.next().ok_or("--charts needs a directory")?.into()),
             "--baseline" => options.baseline = Some(args.next().ok_or("--baseline needs a program")?.into()),
+            "--baseline-server" => {
+                options.baseline_server = Some(args.next().ok_or("--baseline-server needs a program")?.into());
+            }
             name if SCENARIOS.contains(&name) || name == "ab" => options.scenarios.push(arg),
             other => return Err(format!("unknown argument {other}; scenarios are {}", SCENARIOS.join(", "))),
         }
@@ -132,7 +144,9 @@ async fn run(options: &Options, programs: &Programs) -> std::io::Result<Vec<Sect
         let section = match name.as_str() {
             "stdio" => scenarios::stdio_overhead(programs, &timing).await?,
             "ab" => match &options.baseline {
-                Some(baseline) => scenarios::ab(programs, &timing, baseline).await?,
+                Some(baseline) => {
+                    scenarios::ab(programs, &timing, baseline, options.baseline_server.as_deref()).await?
+                }
                 None => continue,
             },
             "startup" => scenarios::startup(programs, &timing).await?,

@@ -17,6 +17,7 @@ mod reply;
 mod router;
 mod send;
 mod server_requests;
+mod stamps;
 #[cfg(feature = "tasks")]
 mod task_store;
 #[cfg(feature = "tasks")]
@@ -104,6 +105,8 @@ struct ClientInner {
     /// The era is 2026-07-28 on the cache's word alone: a first answer of
     /// a legacy server proves the verdict wrong.
     modern_from_cache: std::sync::atomic::AtomicBool,
+    /// The identities' `_meta` entries, as JSON.
+    stamps: stamps::Stamps,
 }
 
 impl Drop for ClientInner {
@@ -165,6 +168,7 @@ impl Client {
                 legacy_subscriptions: tokio::sync::Mutex::default(),
                 address: transport.address,
                 modern_from_cache: Default::default(),
+                stamps: Default::default(),
             }),
         }
     }
@@ -245,14 +249,15 @@ impl Client {
     /// A request whose result its caller passes on: the result as it came
     /// when nothing here needs it as a tree (the caller runs the input
     /// rounds, no observer, no cache, not `server/discover`, a 2026-07-28
-    /// server), else [`Client::request_raw`]'s.
+    /// server), else [`Client::request_raw`]'s. Borrowed params are copied
+    /// only for the tree.
     ///
     /// # Errors
     /// See [`Error`].
     pub(crate) async fn relay(
         &self,
         method: &str,
-        params: Map<String, Value>,
+        params: std::borrow::Cow<'_, Map<String, Value>>,
         options: &RequestOptions,
     ) -> Result<Reply> {
         let cached = self
@@ -266,7 +271,7 @@ impl Client {
             || method == ServerDiscover::NAME
             || self.connect(options).await?.is_legacy();
         if as_tree {
-            return self.request_raw(method, params, options).await.map(Reply::Tree);
+            return self.request_raw(method, params.into_owned(), options).await.map(Reply::Tree);
         }
         // As in `request_unobserved`: the probe's result answers no other request.
         self.inner.probed.lock().unwrap_or_else(|e| e.into_inner()).take();

@@ -72,13 +72,7 @@ pub enum SkillError {
 
 /// `sha256:` and the 64 lowercase hex digits of the bytes' digest.
 pub fn digest(bytes: &[u8]) -> String {
-    let hash = Sha256::digest(bytes);
-    let mut text = String::with_capacity(71);
-    text.push_str("sha256:");
-    for b in hash {
-        text.push_str(&format!("{b:02x}"));
-    }
-    text
+    format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
 }
 
 /// Whether `name` follows the Agent Skills naming rules: 1 to 64 lowercase

@@ -130,7 +130,7 @@ fn write_replacing(path: &Path, saved: &Saved) -> std::io::Result<()> {
 }
 
 fn key(address: &str) -> String {
-    Sha256::digest(address.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(Sha256::digest(address.as_bytes()))
 }
 
 fn now() -> u64 {

@@ -102,13 +102,17 @@ impl Client {
             return Ok(meta);
         }
         let opts = &self.inner.options;
-        let (info, capabilities) = match &options.on_behalf_of {
-            Some(identity) => (&identity.info, &identity.capabilities),
-            None => (&opts.info, &opts.capabilities),
+        let (stamp, capabilities) = match &options.on_behalf_of {
+            Some(identity) => (self.inner.stamps.of(identity)?, &identity.capabilities),
+            None => (self.inner.stamps.own(&opts.info, &opts.capabilities)?, &opts.capabilities),
+        };
+        let capabilities = match declared(capabilities, options) {
+            std::borrow::Cow::Borrowed(_) => stamp.capabilities.clone(),
+            std::borrow::Cow::Owned(with_tasks) => to_json(&with_tasks)?,
         };
         meta.insert(PROTOCOL_VERSION_KEY.into(), json!(opts.protocol_version));
-        meta.insert(CLIENT_INFO_KEY.into(), to_json(info)?);
-        meta.insert(CLIENT_CAPABILITIES_KEY.into(), to_json(&declared(capabilities, options))?);
+        meta.insert(CLIENT_INFO_KEY.into(), stamp.info.clone());
+        meta.insert(CLIENT_CAPABILITIES_KEY.into(), capabilities);
         if let Some(level) = options.log_level.or(opts.log_level) {
             meta.insert(LOG_LEVEL_KEY.into(), to_json(&level)?);
         }

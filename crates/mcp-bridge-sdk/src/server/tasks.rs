@@ -159,7 +159,7 @@ fn new_task_id() -> String {
         let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default().as_nanos();
         bytes = nanos.to_le_bytes();
     }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(bytes)
 }
 
 /// A time as ISO 8601 in UTC with milliseconds, `2026-07-28T10:30:00.000Z`.

@@ -136,7 +136,7 @@ impl FileStore {
     /// The file of the record under `key`.
     pub(crate) fn path(&self, key: &str) -> PathBuf {
         let digest = Sha256::digest(key.as_bytes());
-        let name: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        let name = hex::encode(digest);
         self.dir.join(format!("{name}.record"))
     }
 }

@@ -30,7 +30,9 @@ fn sanitized(text: &str) -> String {
 /// for a second try.
 fn digest(server: &str, name: &str, extra: usize) -> String {
     let hash = Sha256::digest(format!("{server}\0{name}").as_bytes());
-    hash.iter().map(|b| format!("{b:02x}")).collect::<String>()[..DIGEST_HEX + extra].to_owned()
+    let mut hex = hex::encode(hash);
+    hex.truncate(DIGEST_HEX + extra);
+    hex
 }
 
 /// The plain name of `name` of `server`: both sanitized, joined by

@@ -78,15 +78,17 @@ impl Server {
         ctx: &RequestContext,
         run: impl FnOnce(InputResponses, Option<Value>, RequestContext) -> BoxFuture<Result<Reply<R>, HandlerError>>,
     ) -> Outcome {
-        let caller = caller_digest(ctx.caller.as_deref());
-        let binding = Binding { method, digest: &retry.digest, caller: &caller };
-        let now = crate::clock::system_now();
+        // Only a round's state is bound to its caller: the digest is made then.
+        let caller = || caller_digest(ctx.caller.as_deref());
         let state = match retry.request_state {
             None => None,
-            Some(token) => Some(self.inner.sealer.open(&token, binding, now).map_err(|e| {
-                tracing::debug!(method, "requestState refused: {e}");
-                ServerFault::InvalidRequestState { reason: e.to_string() }
-            })?),
+            Some(token) => {
+                let binding = Binding { method, digest: &retry.digest, caller: &caller() };
+                Some(self.inner.sealer.open(&token, binding, crate::clock::system_now()).map_err(|e| {
+                    tracing::debug!(method, "requestState refused: {e}");
+                    ServerFault::InvalidRequestState { reason: e.to_string() }
+                })?)
+            }
         };
         let responses = retry.input_responses.unwrap_or_default();
         let handler_ctx = RequestContext { input_responses: responses.clone(), state: state.clone(), ..ctx.clone() };
@@ -117,7 +119,8 @@ impl Server {
                 }
                 // Always seal, so the retry is bound to this request even
                 // when the handler keeps no state of its own.
-                let sealed = self.inner.sealer.seal(binding, &state.unwrap_or(Value::Null), now);
+                let binding = Binding { method, digest: &retry.digest, caller: &caller() };
+                let sealed = self.inner.sealer.seal(binding, &state.unwrap_or(Value::Null), crate::clock::system_now());
                 result[REQUEST_STATE] = json!(sealed);
                 Ok(result)
             }

@@ -20,14 +20,13 @@ impl Server {
         let digest = params_digest(&params);
         let call: CallToolRequestParams = parse(params)?;
         let (name, arguments) = (call.name, call.arguments.unwrap_or_default());
-        let handler = {
+        let (handler, arguments) = {
             let tools = read(&self.inner.tools);
             let entry = tools
                 .iter()
                 .find(|t| t.tool.name == name)
                 .ok_or_else(|| ServerFault::InvalidParams { reason: format!("unknown tool: {name}") })?;
-            entry.admit(&arguments, &ctx.client_capabilities)?;
-            entry.handler.clone()
+            (entry.handler.clone(), entry.admit(arguments, &ctx.client_capabilities)?)
         };
         let retry = Retry { digest, input_responses: call.input_responses, request_state: call.request_state };
         self.with_input(ToolsCall::NAME, retry, &ctx, move |input_responses, state, handler_ctx| {
@@ -42,15 +41,21 @@ impl ToolEntry {
     /// Refuses a call before its handler runs: a tool that needs a task,
     /// for a client without the Tasks extension (-32021), or arguments
     /// that break the tool's input schema (-32602).
+    /// Hands the arguments back when they pass.
     #[cfg_attr(not(all(feature = "validation", feature = "tasks")), allow(unused_variables))]
-    fn admit(&self, arguments: &Map<String, Value>, client: &ClientCapabilities) -> Result<(), ServerFault> {
+    fn admit(
+        &self,
+        arguments: Map<String, Value>,
+        client: &ClientCapabilities,
+    ) -> Result<Map<String, Value>, ServerFault> {
         #[cfg(feature = "tasks")]
         if self.task_support == TaskSupport::Required && !tasks::declares_tasks(client) {
             return Err(ServerFault::Handler(HandlerError::missing_capability(tasks::tasks_capability())));
         }
         #[cfg(feature = "validation")]
         if let Some(validator) = &self.input_validator {
-            let instance = Value::Object(arguments.clone());
+            // The schema reads a value: the arguments go in and come back out, uncopied.
+            let instance = Value::Object(arguments);
             if let Some(error) = validator.iter_errors(&instance).next() {
                 let at = error.instance_path().to_string();
                 let at = if at.is_empty() { String::new() } else { format!(" at {at}") };
@@ -58,7 +63,9 @@ impl ToolEntry {
                     reason: format!("arguments of {} do not match its input schema{at}: {error}", self.tool.name),
                 });
             }
+            let Value::Object(arguments) = instance else { unreachable!("made an object above") };
+            return Ok(arguments);
         }
-        Ok(())
+        Ok(arguments)
     }
 }

@@ -2,6 +2,7 @@
 //! opens (a child process, a URL), on an in-memory link to the server of
 //! the same process (the embedded bridge), or shared by many sessions.
 
+use std::borrow::Cow;
 use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
@@ -293,7 +294,7 @@ impl Upstream {
         params: serde_json::Map<String, serde_json::Value>,
         options: &RequestOptions,
     ) -> Result<serde_json::Value, Failed> {
-        let reply = self.relay(method, params, options).await?;
+        let reply = self.relay(method, Cow::Owned(params), options).await?;
         reply.into_value(method).map_err(|error| self.unreadable(error))
     }
 
@@ -307,7 +308,7 @@ impl Upstream {
     pub(crate) async fn relay(
         &self,
         method: &str,
-        params: serde_json::Map<String, serde_json::Value>,
+        params: Cow<'_, serde_json::Map<String, serde_json::Value>>,
         options: &RequestOptions,
     ) -> Result<Reply, Failed> {
         let Some(connector) = self.connector.as_ref() else { return self.send(method, params, options).await };
@@ -335,7 +336,7 @@ impl Upstream {
     async fn send(
         &self,
         method: &str,
-        params: serde_json::Map<String, serde_json::Value>,
+        params: Cow<'_, serde_json::Map<String, serde_json::Value>>,
         options: &RequestOptions,
     ) -> Result<Reply, Failed> {
         match &options.diagnostics {

@@ -84,7 +84,7 @@ fn private_dir() -> std::io::Result<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
     let mut random = [0u8; 8];
     getrandom::fill(&mut random).map_err(|e| std::io::Error::other(e.to_string()))?;
-    let name: String = random.iter().map(|b| format!("{b:02x}")).collect();
+    let name = hex::encode(random);
     let dir = std::env::temp_dir().join(format!("mcp-sdk-tunnel-{name}"));
     std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
     Ok(dir)

@@ -121,7 +121,10 @@ impl LegacySession {
             .with_cancel(token.clone())
             .with_on_log(on_log)
             .with_meta(forwarded.meta)
-            .with_allow_input_required(true);
+            .with_allow_input_required(true)
+            // The callbacks only queue (`try_send`): run on the reader, they
+            // need no queue of the request's own.
+            .with_inline_notifications(true);
         (options.on_behalf_of, options.hooks) = (identity, hooks);
         (options.log_level, options.on_progress) = (self.log_level.get(), on_progress);
         let id = request.id;
@@ -228,7 +231,8 @@ impl LegacySession {
             };
             // Boxed: the SDK's request future is large; inline, every slot task
             // would be that much larger, and moved whole when it is spawned.
-            let exchanged = Box::pin(upstream.relay(method, rounds.params().clone(), round_options)).await;
+            let exchanged =
+                Box::pin(upstream.relay(method, std::borrow::Cow::Borrowed(rounds.params()), round_options)).await;
             trace_exchange(client_id, rounds.round(), method, round_options, &exchanged, sent_at.elapsed());
             let reply = match exchanged {
                 Ok(Reply::Raw(raw)) if by_line => {

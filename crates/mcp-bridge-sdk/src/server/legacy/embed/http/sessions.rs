@@ -263,5 +263,5 @@ impl Sessions {
 fn new_session_id() -> Option<String> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).ok()?;
-    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Some(hex::encode(bytes))
 }
