@@ -139,7 +139,9 @@ async fn a_token_that_passed_is_kept_until_the_keys_change() {
     issuer.published.lock().unwrap().push(old.jwk.clone());
     let validator = JwtValidator::discover(JwtConfig::new(&issuer.url, AUDIENCE)).await.unwrap();
     let good = token(&old, &claims(&issuer.url));
-    validator.validate(&good).await.unwrap();
+    let first = validator.validate_shared(&good).await.unwrap();
+    // The kept caller is handed out itself, not a copy per request.
+    assert!(std::sync::Arc::ptr_eq(&first, &validator.validate_shared(&good).await.unwrap()));
     // The issuer drops the old key: the cached caller still stands (no
     // fetch without a reason)...
     *issuer.published.lock().unwrap() = vec![new.jwk.clone()];

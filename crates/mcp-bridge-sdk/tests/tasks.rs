@@ -491,7 +491,7 @@ async fn a_task_is_reachable_by_the_subject_that_created_it_only() {
         let mut options = ClientOptions::new("tasks-client", "1");
         options.capabilities =
             serde_json::from_value(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})).unwrap();
-        let caller = CallerSlot::new(Some(Caller::new(subject, Vec::<String>::new())));
+        let caller = CallerSlot::new(Some(std::sync::Arc::new(Caller::new(subject, Vec::<String>::new()))));
         Client::new(options, transport::memory::connect_as(&server, caller))
     };
     let (alice, bob) = (as_subject("alice"), as_subject("bob"));

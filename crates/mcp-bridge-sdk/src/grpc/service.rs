@@ -172,7 +172,7 @@ impl McpService {
         let params = Value::Object(params);
         let caller = self.authenticate(&metadata, method, &params).await?;
         let headers = metadata.into_headers();
-        let result = self.read_through(method, params, &headers, caller.as_ref()).await?;
+        let result = self.read_through(method, params, &headers, caller.as_deref()).await?;
         let response = RpcResponse::from_json(method, result).map_err(|e| refused(error_code::INTERNAL_ERROR, e.0))?;
         pick(response)
             .map(Response::new)
@@ -186,7 +186,7 @@ impl McpService {
         metadata: &tonic::metadata::MetadataMap,
         method: &str,
         params: &Value,
-    ) -> Result<Option<Caller>, Status> {
+    ) -> Result<Option<std::sync::Arc<Caller>>, Status> {
         let Some(protection) = &self.protection else { return Ok(None) };
         let values: Vec<&str> = metadata.get_all("authorization").iter().filter_map(|v| v.to_str().ok()).collect();
         let refused = |refusal: Refusal| refusal_status(protection, &refusal);

@@ -76,8 +76,8 @@ impl Connection {
     }
 
     /// The connection of a request whose token speaks for `caller`.
-    pub(crate) fn with_caller(mut self, caller: Option<super::protect::Caller>) -> Self {
-        self.handle.caller = caller.map(Arc::new);
+    pub(crate) fn with_caller(mut self, caller: Option<Arc<super::protect::Caller>>) -> Self {
+        self.handle.caller = caller;
         self
     }
 
@@ -275,7 +275,7 @@ impl Server {
         self.answer_on(request, move |connection| {
             #[cfg(any(feature = "http-server", feature = "websocket", feature = "grpc"))]
             let connection = connection.with_http_headers(headers);
-            connection.with_caller(caller).with_peer_certificates(peer_certificates)
+            connection.with_caller(caller.map(Arc::new)).with_peer_certificates(peer_certificates)
         })
         .await
     }

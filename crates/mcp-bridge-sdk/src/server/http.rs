@@ -225,7 +225,7 @@ impl Refused {
 pub(crate) async fn admit_request(
     headers: &HeaderMap,
     options: &HttpOptions,
-) -> Result<Option<crate::server::protect::Caller>, Refused> {
+) -> Result<Option<std::sync::Arc<crate::server::protect::Caller>>, Refused> {
     if let Some(refusal) = refusal_by_origin_or_host(headers, options) {
         return Err(Refused::OriginOrHost(refusal));
     }

@@ -111,13 +111,13 @@ pub struct CallerSlot(Arc<std::sync::RwLock<Option<Arc<Caller>>>>);
 
 impl CallerSlot {
     /// A slot holding `caller`.
-    pub fn new(caller: Option<Caller>) -> Self {
-        CallerSlot(Arc::new(std::sync::RwLock::new(caller.map(Arc::new))))
+    pub fn new(caller: Option<Arc<Caller>>) -> Self {
+        CallerSlot(Arc::new(std::sync::RwLock::new(caller)))
     }
 
     /// Replaces the caller: the requests that arrive from now on see it.
-    pub fn set(&self, caller: Option<Caller>) {
-        *self.0.write().unwrap_or_else(|e| e.into_inner()) = caller.map(Arc::new);
+    pub fn set(&self, caller: Option<Arc<Caller>>) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = caller;
     }
 
     /// The caller now.
@@ -133,6 +133,14 @@ pub trait TokenValidator: Send + Sync + 'static {
     /// The caller `token` speaks for, or [`Refusal::InvalidToken`] with
     /// why (never quoting the token).
     fn validate(&self, token: &str) -> BoxFuture<Result<Caller, Refusal>>;
+
+    /// [`validate`](Self::validate), the caller shared: a validator that
+    /// keeps the callers of tokens it checked before hands out the one it
+    /// keeps, without a copy per request. By default, `validate`'s caller.
+    fn validate_shared(&self, token: &str) -> BoxFuture<Result<Arc<Caller>, Refusal>> {
+        let validated = self.validate(token);
+        Box::pin(async move { validated.await.map(Arc::new) })
+    }
 }
 
 /// A protected endpoint: what it publishes, how its tokens are checked,
@@ -202,9 +210,9 @@ impl Protection {
     ///
     /// # Errors
     /// The [`Refusal`], which [`ProtectedResource::challenge`] words.
-    pub async fn authenticate(&self, authorization: &[&str]) -> Result<Caller, Refusal> {
+    pub async fn authenticate(&self, authorization: &[&str]) -> Result<Arc<Caller>, Refusal> {
         let token = bearer_token(authorization)?.ok_or(Refusal::NoToken)?;
-        let caller = self.validator.validate(token).await?;
+        let caller = self.validator.validate_shared(token).await?;
         self.admit(&caller, &[])?;
         Ok(caller)
     }

@@ -90,7 +90,7 @@ async fn accept_upgrade<S>(
     mut stream: S,
     options: &HttpOptions,
     max_message_bytes: usize,
-) -> Option<(WebSocketStream<S>, http::HeaderMap, Option<Caller>)>
+) -> Option<(WebSocketStream<S>, http::HeaderMap, Option<std::sync::Arc<Caller>>)>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {

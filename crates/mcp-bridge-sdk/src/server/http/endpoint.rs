@@ -277,7 +277,7 @@ pub(crate) async fn serve_post(server: &Server, options: &HttpOptions, post: Che
 
 /// Who sent a request, as its connection and headers say.
 struct Requester {
-    caller: Option<Caller>,
+    caller: Option<std::sync::Arc<Caller>>,
     headers: HeaderMap,
     peer: Option<crate::server::protect::PeerCertificates>,
 }

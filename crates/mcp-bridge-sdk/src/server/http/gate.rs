@@ -9,6 +9,7 @@ use axum::extract::Request;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
 
 use mcp_bridge_protocol::method::{Method, SubscriptionsListen};
 
@@ -22,7 +23,7 @@ pub(crate) struct CheckedPost {
     /// TLS certificates).
     pub(crate) parts: Parts,
     /// Whom its token speaks for, on a protected endpoint.
-    pub(crate) caller: Option<Caller>,
+    pub(crate) caller: Option<Arc<Caller>>,
     /// Its body, within the endpoint's limit.
     pub(crate) body: Bytes,
     /// Counts it among its caller's requests under way while it lives.
@@ -39,10 +40,13 @@ fn quota_key(caller: Option<&Caller>) -> &str {
 /// The caller's quotas: its rate, its requests under way.
 /// [`admit_request`], then the caller's quotas: its rate, its requests
 /// under way (the hold counts the request while it lives).
-async fn admit(headers: &HeaderMap, options: &HttpOptions) -> Result<(Option<Caller>, Option<InFlight>), Response> {
+async fn admit(
+    headers: &HeaderMap,
+    options: &HttpOptions,
+) -> Result<(Option<Arc<Caller>>, Option<InFlight>), Response> {
     let caller = admit_request(headers, options).await.map_err(|refused| refused_response(&refused))?;
     let now = std::time::Instant::now();
-    let held = options.quotas.admit(quota_key(caller.as_ref()), now).map_err(|over| over_quota(&over))?;
+    let held = options.quotas.admit(quota_key(caller.as_deref()), now).map_err(|over| over_quota(&over))?;
     Ok((caller, held))
 }
 
@@ -78,7 +82,7 @@ pub(crate) fn held_until_sent(response: Response, held: Option<InFlight>) -> Res
 ///
 /// # Errors
 /// The refusal to answer.
-pub(crate) async fn check_request(headers: &HeaderMap, options: &HttpOptions) -> Result<Option<Caller>, Response> {
+pub(crate) async fn check_request(headers: &HeaderMap, options: &HttpOptions) -> Result<Option<Arc<Caller>>, Response> {
     // Within the caller's rate; a GET's stream or a DELETE is no request under way.
     let (caller, _held) = admit(headers, options).await?;
     Ok(caller)

@@ -4,7 +4,7 @@
 //! costs one check per lifetime, not one per request.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
@@ -22,7 +22,7 @@ pub(super) fn digest(token: &str) -> TokenDigest {
 
 /// Callers by token digest, at most `max` of them.
 pub(super) struct CallerCache {
-    entries: Mutex<HashMap<TokenDigest, (Caller, Instant)>>,
+    entries: Mutex<HashMap<TokenDigest, (Arc<Caller>, Instant)>>,
     max: usize,
 }
 
@@ -32,12 +32,12 @@ impl CallerCache {
         CallerCache { entries: Mutex::default(), max }
     }
 
-    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<TokenDigest, (Caller, Instant)>> {
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<TokenDigest, (Arc<Caller>, Instant)>> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The caller of the token with `digest`, while it is kept.
-    pub(super) fn get(&self, digest: &TokenDigest) -> Option<Caller> {
+    pub(super) fn get(&self, digest: &TokenDigest) -> Option<Arc<Caller>> {
         let mut entries = self.entries();
         match entries.get(digest) {
             Some((caller, until)) if Instant::now() < *until => Some(caller.clone()),
@@ -51,7 +51,7 @@ impl CallerCache {
 
     /// Keeps `caller` for `lifetime`, and never past its token's `exp`
     /// claim. When full, the expired entries go, then all of them.
-    pub(super) fn insert(&self, digest: TokenDigest, caller: &Caller, lifetime: Duration) {
+    pub(super) fn insert(&self, digest: TokenDigest, caller: &Arc<Caller>, lifetime: Duration) {
         let exp = caller.claims.get("exp").and_then(serde_json::Value::as_u64);
         let left = exp.map(|exp| Duration::from_secs(exp.saturating_sub(crate::clock::unix_seconds())));
         let keep = left.map_or(lifetime, |left| left.min(lifetime));
@@ -79,16 +79,17 @@ impl CallerCache {
 mod tests {
     use super::*;
 
-    fn alice() -> Caller {
-        Caller::new("alice", ["read"])
+    fn alice() -> Arc<Caller> {
+        Arc::new(Caller::new("alice", ["read"]))
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_caller_is_kept_for_its_lifetime_and_never_past_its_tokens_exp() {
         let cache = CallerCache::new(10);
         cache.insert(digest("a"), &alice(), Duration::from_secs(30));
-        let mut soon = alice();
+        let mut soon = Caller::new("alice", ["read"]);
         soon.claims.insert("exp".into(), (crate::clock::unix_seconds() + 5).into());
+        let soon = Arc::new(soon);
         cache.insert(digest("b"), &soon, Duration::from_secs(30));
         assert_eq!(cache.get(&digest("a")), Some(alice()));
         tokio::time::advance(Duration::from_secs(6)).await;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use reqwest::Url;
 use serde_json::{Map, Value};
 
-use super::cache::{CallerCache, digest};
+use super::cache::{CallerCache, TokenDigest, digest};
 use super::jwt::{KeysError, caller_of, discover_issuer, endpoint_of};
 use super::{Caller, Refusal, TokenValidator};
 use crate::BoxFuture;
@@ -114,11 +114,8 @@ impl IntrospectionValidator {
         Ok(IntrospectionValidator { inner: Arc::new(Inner { config, http, endpoint, cache }) })
     }
 
-    async fn check(&self, token: &str) -> Result<Caller, Refusal> {
-        let digest = digest(token);
-        if let Some(caller) = self.inner.cache.get(&digest) {
-            return Ok(caller);
-        }
+    /// Checks a token whose caller is not kept (by its `digest`).
+    async fn check(&self, digest: TokenDigest, token: &str) -> Result<Arc<Caller>, Refusal> {
         let config = &self.inner.config;
         let unavailable = Refusal::InvalidToken { description: "the token could not be checked" };
         let response = self
@@ -138,7 +135,7 @@ impl IntrospectionValidator {
             return Err(unavailable);
         }
         let answer: Map<String, Value> = response.json().await.map_err(|_| unavailable)?;
-        let caller = judge(answer, config)?;
+        let caller = Arc::new(judge(answer, config)?);
         self.inner.cache.insert(digest, &caller, config.cache_lifetime);
         Ok(caller)
     }
@@ -170,8 +167,18 @@ fn judge(answer: Map<String, Value>, config: &IntrospectionConfig) -> Result<Cal
 
 impl TokenValidator for IntrospectionValidator {
     fn validate(&self, token: &str) -> BoxFuture<Result<Caller, Refusal>> {
+        let shared = self.validate_shared(token);
+        Box::pin(async move { shared.await.map(Arc::unwrap_or_clone) })
+    }
+
+    /// A kept caller at once; else the token is checked.
+    fn validate_shared(&self, token: &str) -> BoxFuture<Result<Arc<Caller>, Refusal>> {
+        let digest = digest(token);
+        if let Some(caller) = self.inner.cache.get(&digest) {
+            return Box::pin(std::future::ready(Ok(caller)));
+        }
         let (me, token) = (self.clone(), token.to_owned());
-        Box::pin(async move { me.check(&token).await })
+        Box::pin(async move { me.check(digest, &token).await })
     }
 }
 

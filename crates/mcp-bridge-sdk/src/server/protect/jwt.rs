@@ -16,7 +16,7 @@ use reqwest::Url;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
-use super::cache::{CallerCache, digest};
+use super::cache::{CallerCache, TokenDigest, digest};
 use super::{Caller, Refusal, TokenValidator};
 use crate::BoxFuture;
 use crate::auth::discovery::server_metadata_urls;
@@ -178,11 +178,8 @@ impl JwtValidator {
         DecodingKey::from_jwk(&jwk).map_err(|_| Refusal::InvalidToken { description: "the issuer's key is not usable" })
     }
 
-    async fn check(&self, token: &str) -> Result<Caller, Refusal> {
-        let digest = digest(token);
-        if let Some(caller) = self.inner.passed.get(&digest) {
-            return Ok(caller);
-        }
+    /// Checks a token whose caller is not kept (by its `digest`).
+    async fn check(&self, digest: TokenDigest, token: &str) -> Result<Arc<Caller>, Refusal> {
         let config = &self.inner.config;
         let malformed = Refusal::InvalidToken { description: "the token is not a JWT" };
         let header = jsonwebtoken::decode_header(token).map_err(|_| malformed)?;
@@ -205,7 +202,7 @@ impl JwtValidator {
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation)
             .map_err(|e| Refusal::InvalidToken { description: refusal_of(e.kind()) })?;
-        let caller = caller_of(data.claims);
+        let caller = Arc::new(caller_of(data.claims));
         self.inner.passed.insert(digest, &caller, config.cache_lifetime);
         Ok(caller)
     }
@@ -213,8 +210,18 @@ impl JwtValidator {
 
 impl TokenValidator for JwtValidator {
     fn validate(&self, token: &str) -> BoxFuture<Result<Caller, Refusal>> {
+        let shared = self.validate_shared(token);
+        Box::pin(async move { shared.await.map(Arc::unwrap_or_clone) })
+    }
+
+    /// A kept caller at once; else the token is checked.
+    fn validate_shared(&self, token: &str) -> BoxFuture<Result<Arc<Caller>, Refusal>> {
+        let digest = digest(token);
+        if let Some(caller) = self.inner.passed.get(&digest) {
+            return Box::pin(std::future::ready(Ok(caller)));
+        }
         let (me, token) = (self.clone(), token.to_owned());
-        Box::pin(async move { me.check(&token).await })
+        Box::pin(async move { me.check(digest, &token).await })
     }
 }
 

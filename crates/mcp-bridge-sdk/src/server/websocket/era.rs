@@ -23,7 +23,12 @@ use tokio::sync::mpsc;
 #[cfg(feature = "legacy")]
 pub(super) enum Era {
     /// No request chose yet (a `server/discover` chooses nothing).
-    Undecided { server: Server, options: EmbedOptions, caller: Option<Caller>, out: mpsc::Sender<Message> },
+    Undecided {
+        server: Server,
+        options: EmbedOptions,
+        caller: Option<std::sync::Arc<Caller>>,
+        out: mpsc::Sender<Message>,
+    },
     /// A 2025-11-25 client, served by its session.
     Legacy(LegacyLink),
     /// A 2026-07-28 client (or a server serving no other).
@@ -42,7 +47,7 @@ pub(super) enum Taken {
 
 #[cfg(feature = "legacy")]
 impl Era {
-    pub(super) fn new(server: &Server, caller: Option<Caller>, out: mpsc::Sender<Message>) -> Era {
+    pub(super) fn new(server: &Server, caller: Option<std::sync::Arc<Caller>>, out: mpsc::Sender<Message>) -> Era {
         match server.legacy_options() {
             Some(options) => Era::Undecided { server: server.clone(), options, caller, out },
             None => Era::Modern,
@@ -100,7 +105,7 @@ pub(super) struct Era;
 
 #[cfg(not(feature = "legacy"))]
 impl Era {
-    pub(super) fn new(_server: &Server, _caller: Option<Caller>, _out: mpsc::Sender<Message>) -> Era {
+    pub(super) fn new(_server: &Server, _caller: Option<std::sync::Arc<Caller>>, _out: mpsc::Sender<Message>) -> Era {
         Era
     }
 

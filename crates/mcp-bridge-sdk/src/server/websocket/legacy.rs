@@ -37,7 +37,7 @@ impl LegacyLink {
     pub(super) fn start(
         server: &Server,
         options: EmbedOptions,
-        caller: Option<Caller>,
+        caller: Option<std::sync::Arc<Caller>>,
         out: mpsc::Sender<Message>,
     ) -> Self {
         let (input, session_input) = tokio::io::duplex(PIPE_BYTES);

@@ -308,12 +308,12 @@ async fn answer_post(endpoint: &Endpoint, post: CheckedPost) -> Response {
         if let Some(refused) = refusal_by_version(&post.parts.headers) {
             return refused;
         }
-        let Some(session) = session_of(endpoint, id, post.caller.as_ref()) else {
+        let Some(session) = session_of(endpoint, id, post.caller.as_deref()) else {
             return (StatusCode::NOT_FOUND, "no such session: it ended or never was; initialize again").into_response();
         };
         session.caller.set(post.caller.clone());
         let decoded = decode_message(&post.body, max_depth);
-        return match refusal_by_scope(endpoint, post.caller.as_ref(), decoded.as_ref().ok()) {
+        return match refusal_by_scope(endpoint, post.caller.as_deref(), decoded.as_ref().ok()) {
             None => legacy_post(&session, decoded, &post.body, endpoint.http.connections.max_unsent_bytes).await,
             Some(refused) => refused,
         };
@@ -361,7 +361,7 @@ fn carries_modern_meta(request: &mcp_bridge_protocol::JsonRpcRequest) -> bool {
 async fn start_session(
     endpoint: &Endpoint,
     initialize: Message,
-    caller: Option<Caller>,
+    caller: Option<std::sync::Arc<Caller>>,
     address: Option<std::net::IpAddr>,
 ) -> Response {
     let options = endpoint.legacy.frontend.clone();
@@ -483,7 +483,7 @@ async fn session_named(endpoint: &Endpoint, headers: &HeaderMap) -> Result<(Stri
     let Some(id) = session_id(headers) else {
         return Err((StatusCode::BAD_REQUEST, "Mcp-Session-Id header is required").into_response());
     };
-    match session_of(endpoint, id, caller.as_ref()) {
+    match session_of(endpoint, id, caller.as_deref()) {
         Some(session) => Ok((id.to_owned(), session)),
         None => Err((StatusCode::NOT_FOUND, "no such session").into_response()),
     }
