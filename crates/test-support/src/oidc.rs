@@ -14,6 +14,11 @@ use tokio::process::{Child, Command};
 
 use crate::workspace_root;
 
+/// How long oidc-provider may take to print its issuer: Node loads the
+/// provider's modules first, which took over 30 s on a CI machine compiling
+/// other suites side by side.
+const START_DEADLINE: Duration = Duration::from_secs(120);
+
 /// The confidential client a protected server introspects tokens as.
 pub const INTROSPECTION_CLIENT: (&str, &str) = ("mcp-server", "mcp-server-secret");
 
@@ -152,7 +157,7 @@ impl OidcProvider {
             .spawn()
             .expect("node runs oidc-provider");
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let issuer = tokio::time::timeout(crate::LINE_DEADLINE, async {
+        let issuer = tokio::time::timeout(START_DEADLINE, async {
             while let Some(line) = lines.next_line().await.unwrap() {
                 if let Some(issuer) = line.strip_prefix("oidc-provider: issuer ") {
                     return issuer.to_owned();
