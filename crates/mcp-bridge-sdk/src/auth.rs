@@ -338,19 +338,20 @@ impl Inner {
             Held { record: Some(Arc::new(record)), obtained: Some(Instant::now()) };
     }
 
-    /// Uses the store's record when another process wrote a newer one that
-    /// does not expire soon; says whether it did.
-    fn adopt_newer_stored(&self) -> bool {
+    /// Uses the store's record when another process wrote another one (it
+    /// signed in, stepped up, or refreshed and so rotated the refresh
+    /// token), whatever its expiry: a refresh then uses its refresh token.
+    /// Says whether the tokens in use are now that record and do not expire
+    /// soon (a request can go again at once).
+    fn adopt_stored(&self) -> bool {
         let stored = crate::store::load::<TokenRecord>(self.store.as_ref(), &store::tokens_key(&self.resource()));
         let Some(stored) = stored.ok().flatten() else { return false };
-        let ours = self.held().record;
-        if ours.is_some_and(|r| r.access_token == stored.access_token)
-            || exchange::expires_soon(&stored, REFRESH_MARGIN_S)
-        {
+        if self.held().record.is_some_and(|r| r.access_token == stored.access_token) {
             return false;
         }
+        let fresh = !exchange::expires_soon(&stored, REFRESH_MARGIN_S);
         self.hold(stored);
-        true
+        fresh
     }
 
     /// Stores `record` and uses it; `_turn` shows the caller holds the
@@ -391,11 +392,12 @@ impl Inner {
         self.held().record
     }
 
-    /// Exchanges the refresh token, after reading the store again: a newer
-    /// record there (another process refreshed) is used as it is, and is
-    /// never overwritten with an older one.
+    /// Exchanges the refresh token, after reading the store again: another
+    /// record there (another process refreshed) is used as it is when it
+    /// does not expire soon, else refreshed with its own refresh token; it
+    /// is never overwritten with an older one.
     async fn refresh(&self, session: &mut TokenState) -> Result<(), SignInError> {
-        if self.adopt_newer_stored() {
+        if self.adopt_stored() {
             return Ok(());
         }
         let Some(record) = self.held().record else { return Err(SignInError::Token("nothing to refresh".into())) };

@@ -130,6 +130,29 @@ async fn a_newer_stored_record_is_used_instead_of_a_refresh() {
     assert_eq!(stored(&s).access_token, "at-other", "the newer record is not overwritten");
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_refresh_uses_the_refresh_token_another_process_rotated() {
+    let s = setup(4).await;
+    let oauth = oauth(&s);
+    let client = client(&s, &oauth);
+    let o = RequestOptions::default();
+    client.discover(&o).await.unwrap();
+    // Another process refreshed (the server rotated the refresh token) and
+    // its token expires soon too.
+    s.issued.lock().unwrap().valid.push("at-other".into());
+    let mut other = stored(&s);
+    (other.access_token, other.refresh_token) = ("at-other".into(), Some("rt-other".into()));
+    let key = mcp_bridge_sdk::auth::store::tokens_key(&s.url);
+    s.store.save(&key, &serde_json::to_string(&other).unwrap()).unwrap();
+    tokio::time::advance(std::time::Duration::from_millis(2100)).await;
+    client.discover(&o).await.unwrap();
+    let issued = s.issued.lock().unwrap();
+    assert_eq!(issued.grants, ["authorization_code", "refresh_token"]);
+    let sent = issued.forms.last().and_then(|f| f.get("refresh_token")).map(String::as_str);
+    assert_eq!(sent, Some("rt-other"), "the stored, rotated refresh token, not the one this client held");
+    assert_eq!(s.sign_ins.load(Ordering::SeqCst), 1, "no new sign-in");
+}
+
 #[tokio::test]
 async fn a_refused_token_request_is_an_error_without_secrets() {
     let s = setup(3600).await;

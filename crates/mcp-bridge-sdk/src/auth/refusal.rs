@@ -38,11 +38,12 @@ impl Inner {
         let interactive = !PASSIVE_METHODS.contains(&refusal.method.as_str()) || !self.config.grant.has_a_user();
         let outcome = match refusal.status {
             401 => {
-                // Another process may have signed in since this one read the store.
-                if self.adopt_newer_stored() {
+                // Another process may have signed in or refreshed since this
+                // one read the store.
+                if self.adopt_stored() {
                     return true;
                 }
-                if held.record.as_ref().is_some_and(|r| r.refresh_token.is_some())
+                if self.held().record.is_some_and(|r| r.refresh_token.is_some())
                     && self.refresh(&mut session).await.is_ok()
                 {
                     return true;
@@ -54,6 +55,10 @@ impl Inner {
             }
             403 if !interactive => return false,
             403 if challenge.error.as_deref() == Some("insufficient_scope") => {
+                // Another process may have stepped up already: its token goes first.
+                if self.adopt_stored() {
+                    return true;
+                }
                 let wanted = discovery::select_scope(
                     challenge.scope.as_deref(),
                     &ResourceMetadata {
