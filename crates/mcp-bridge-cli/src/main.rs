@@ -30,15 +30,8 @@ use mcp_bridge_sdk::transport::process_stdio;
 /// and exits: VS Code sends SIGTERM after 10 s, so 8 s stays ahead of it.
 const WATCHDOG: Duration = Duration::from_secs(8);
 
-/// mimalloc: at 256 calls in flight glibc's malloc and free took a third
-/// of the bridge's time (its fastbin consolidation on every larger
-/// request), and it hands freed large buffers back to the system. Built
-/// without transparent huge pages (`no_thp`): a bridge's heap is small, and
-/// each huge page touched made 2 MiB resident (idle RSS 18 MiB, not 10).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
+    return_large_buffers_to_the_system();
     mcp_bridge_sdk::server::legacy::translate::set_hints(hints::of);
     let line = std::env::args_os().collect();
     let args = match args::Args::from_command_line(line, |word| which::which(word).is_ok()) {
@@ -148,6 +141,19 @@ fn watchdog(after: Duration, upstream_group: Arc<AtomicU32>, exit: impl FnOnce()
         tracing::warn!("shutdown took longer than {} s; exiting", after.as_secs());
         exit();
     });
+}
+
+/// glibc raises its mmap threshold to the size of the largest buffer freed
+/// (up to 32 MiB); from then on the buffers of large results come from the
+/// heap and stay resident after use. A fixed threshold gives each buffer
+/// over 256 KiB back to the system when it is freed (peak RSS after 4 MiB
+/// results over HTTP: 25.4 -> 17.7 MiB).
+fn return_large_buffers_to_the_system() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt changes an allocator parameter; no other thread runs yet.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 * 1024);
+    }
 }
 
 /// Runs the bridge; `log_level` changes the stderr log's level when the
