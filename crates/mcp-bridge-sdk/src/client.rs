@@ -105,8 +105,8 @@ struct ClientInner {
     /// The era is 2026-07-28 on the cache's word alone: a first answer of
     /// a legacy server proves the verdict wrong.
     modern_from_cache: std::sync::atomic::AtomicBool,
-    /// The identities' `_meta` entries, as JSON.
-    stamps: stamps::Stamps,
+    /// The client's own `_meta` entries, as JSON.
+    stamp: stamps::StampCell,
 }
 
 impl Drop for ClientInner {
@@ -168,7 +168,7 @@ impl Client {
                 legacy_subscriptions: tokio::sync::Mutex::default(),
                 address: transport.address,
                 modern_from_cache: Default::default(),
-                stamps: Default::default(),
+                stamp: Default::default(),
             }),
         }
     }

@@ -28,7 +28,7 @@ impl Client {
         let legacy = self.spoken().is_some_and(super::Spoken::is_legacy);
         let opts = &self.inner.options;
         let version = if legacy { &opts.legacy_protocol_version } else { &opts.protocol_version };
-        let client = options.on_behalf_of.as_ref().map_or(&opts.info, |identity| &identity.info);
+        let client = options.on_behalf_of.as_ref().map_or(&opts.info, |identity| identity.info());
         let operation = Operation {
             side: Side::Client,
             method: method.to_owned(),

@@ -443,20 +443,40 @@ crate::setters::with_setters! {
     }
 }
 
-/// The client info and capabilities a request is stamped with.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
+/// The client info and capabilities a request is stamped with. It does not
+/// change once made: its JSON is made once, at its first request.
+#[derive(Debug, Clone)]
 pub struct ClientIdentity {
-    /// Name and version.
-    pub info: Implementation,
-    /// What that client can do.
-    pub capabilities: ClientCapabilities,
+    info: Implementation,
+    capabilities: ClientCapabilities,
+    stamp: super::stamps::StampCell,
 }
 
 impl ClientIdentity {
     /// The identity of a client with this info and these capabilities.
     pub fn new(info: Implementation, capabilities: ClientCapabilities) -> Self {
-        ClientIdentity { info, capabilities }
+        ClientIdentity { info, capabilities, stamp: Default::default() }
+    }
+
+    /// Name and version.
+    pub fn info(&self) -> &Implementation {
+        &self.info
+    }
+
+    /// What that client can do.
+    pub fn capabilities(&self) -> &ClientCapabilities {
+        &self.capabilities
+    }
+
+    /// Its `_meta` entries as JSON.
+    pub(crate) fn stamp(&self) -> crate::Result<&super::stamps::Stamp> {
+        self.stamp.get(&self.info, &self.capabilities)
+    }
+}
+
+impl PartialEq for ClientIdentity {
+    fn eq(&self, other: &Self) -> bool {
+        self.info == other.info && self.capabilities == other.capabilities
     }
 }
 

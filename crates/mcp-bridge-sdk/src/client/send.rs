@@ -41,7 +41,7 @@ impl Client {
             return Ok((value, 0));
         }
         let max_rounds = self.inner.options.max_input_rounds;
-        let capabilities = options.on_behalf_of.as_ref().map_or(&self.inner.options.capabilities, |o| &o.capabilities);
+        let capabilities = options.on_behalf_of.as_ref().map_or(&self.inner.options.capabilities, |o| o.capabilities());
         let mut rounds = Rounds::new(params, max_rounds);
         loop {
             let value = self.send_once(method, rounds.params(), options, limit, legacy).await?.into_value(method)?;
@@ -103,8 +103,8 @@ impl Client {
         }
         let opts = &self.inner.options;
         let (stamp, capabilities) = match &options.on_behalf_of {
-            Some(identity) => (self.inner.stamps.of(identity)?, &identity.capabilities),
-            None => (self.inner.stamps.own(&opts.info, &opts.capabilities)?, &opts.capabilities),
+            Some(identity) => (identity.stamp()?, identity.capabilities()),
+            None => (self.inner.stamp.get(&opts.info, &opts.capabilities)?, &opts.capabilities),
         };
         let capabilities = match declared(capabilities, options) {
             std::borrow::Cow::Borrowed(_) => stamp.capabilities.clone(),
@@ -194,7 +194,7 @@ impl Client {
     pub(super) fn asker(&self, options: &RequestOptions) -> Option<server_requests::Asker> {
         let hooks = options.hooks.clone()?;
         let capabilities = match &options.on_behalf_of {
-            Some(identity) => Arc::new(identity.capabilities.clone()),
+            Some(identity) => Arc::new(identity.capabilities().clone()),
             None => Arc::new(self.inner.options.capabilities.clone()),
         };
         Some(Arc::new(server_requests::Answerer { capabilities, hooks }))

@@ -185,7 +185,7 @@ impl LegacySession {
         let span = crate::telemetry::Span::child_of(TraceContext::from_meta(meta).as_ref());
         span.context().write_to(meta);
         let params = request.params.as_ref().and_then(Value::as_object);
-        let client = self.state().identity.as_ref().map(|identity| identity.info.name.clone());
+        let client = self.state().identity.as_ref().map(|identity| identity.info().name.clone());
         let operation = crate::telemetry::Operation {
             side: crate::telemetry::Side::Server,
             method: request.method.clone(),
