@@ -8,13 +8,13 @@ use std::io;
 use std::path::Path;
 
 use super::{IN_FLIGHT, Route, big, bridge_route, by_p50, by_rate, close_all, closed_loop, direct_route, echo_small};
-use super::{SERVER_CONCURRENCY, add, in_turns, ratio, sequential, start_all};
+use super::{SERVER_CONCURRENCY, add, in_turns, medians_over_http, ratio, sequential, start_all};
 use crate::chart::{Chart, Group};
 use crate::http_load;
 use crate::programs::{Programs, Timing};
 use crate::report::{Section, Table};
+use crate::stats::Run;
 use crate::stats::ms;
-use crate::stats::{Run, median_by};
 use crate::stdio_peer::Dialect;
 
 /// The result size of the large figure.
@@ -74,8 +74,8 @@ pub async fn ab(p: &Programs, t: &Timing, baseline: &Path, baseline_server: Opti
 }
 
 /// This build's `mcp-example-server` against `baseline`: a 2026-07-28
-/// client calling `add`, on stdio at 1 and 64 in flight, and on HTTP with 1
-/// and 64 clients, in turns.
+/// client calling `add` on stdio at 1 and 64 in flight, and `echo` (100 B)
+/// on HTTP with 1 and 64 clients, in turns.
 async fn servers_ab(p: &Programs, t: &Timing, baseline: &Path) -> io::Result<Table> {
     let stdio = |name: &str, program: &Path| Route {
         name: name.into(),
@@ -106,25 +106,11 @@ async fn servers_ab(p: &Programs, t: &Timing, baseline: &Path) -> io::Result<Tab
         served.push(http_load::serve(program, &args, &[], port)?);
         urls.push(format!("http://127.0.0.1:{port}/mcp"));
     }
+    let endpoints: Vec<http_load::Endpoint> =
+        urls.iter().map(|url| http_load::Endpoint::new(url.as_str(), Dialect::Modern)).collect();
+    let targets = [("baseline server", &endpoints[0], "echo"), ("this server", &endpoints[1], "echo")];
     for clients in SERVER_CONCURRENCY {
-        let mut runs: [Vec<Run>; 2] = Default::default();
-        for _ in 0..t.runs {
-            for (url, runs) in urls.iter().zip(&mut runs) {
-                let endpoint = http_load::Endpoint::new(url.as_str(), Dialect::Modern);
-                let run = http_load::measure(
-                    &endpoint,
-                    "add",
-                    serde_json::json!({"a": 1, "b": 2}),
-                    clients,
-                    t.warm_up,
-                    t.window,
-                )
-                .await
-                .map_err(|e| io::Error::other(format!("{url}: {e}")))?;
-                runs.push(run);
-            }
-        }
-        let medians = runs.map(|runs| median_by(runs, by_rate).unwrap_or_default());
+        let medians = medians_over_http(&targets, clients, t).await?;
         let unit = if clients == 1 { "client" } else { "clients" };
         row(format!("HTTP calls/s, {clients} {unit}"), &medians);
     }

@@ -110,6 +110,18 @@ async fn a_token_that_expires_soon_is_refreshed_without_a_new_sign_in() {
     assert_eq!(stored(&s).access_token, "at-2");
 }
 
+/// What another process does after its refresh: the server accepts its
+/// access token `at-other`, and its record (the stored one, changed by
+/// `change`) replaces this client's in the store.
+fn stored_by_another_process(s: &Setup, change: impl FnOnce(&mut TokenRecord)) {
+    s.issued.lock().unwrap().valid.push("at-other".into());
+    let mut other = stored(s);
+    other.access_token = "at-other".into();
+    change(&mut other);
+    let key = mcp_bridge_sdk::auth::store::tokens_key(&s.url);
+    s.store.save(&key, &serde_json::to_string(&other).unwrap()).unwrap();
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_newer_stored_record_is_used_instead_of_a_refresh() {
     let s = setup(4).await;
@@ -118,12 +130,7 @@ async fn a_newer_stored_record_is_used_instead_of_a_refresh() {
     let o = RequestOptions::default();
     client.discover(&o).await.unwrap();
     // Another process refreshed meanwhile and wrote a long-lived token.
-    s.issued.lock().unwrap().valid.push("at-other".into());
-    let mut newer = stored(&s);
-    newer.access_token = "at-other".into();
-    newer.expires_at = Some(u64::MAX / 2);
-    let key = mcp_bridge_sdk::auth::store::tokens_key(&s.url);
-    s.store.save(&key, &serde_json::to_string(&newer).unwrap()).unwrap();
+    stored_by_another_process(&s, |newer| newer.expires_at = Some(u64::MAX / 2));
     tokio::time::advance(std::time::Duration::from_millis(2100)).await;
     client.discover(&o).await.unwrap();
     assert_eq!(s.issued.lock().unwrap().grants, ["authorization_code"], "no refresh over the newer record");
@@ -139,11 +146,7 @@ async fn a_refresh_uses_the_refresh_token_another_process_rotated() {
     client.discover(&o).await.unwrap();
     // Another process refreshed (the server rotated the refresh token) and
     // its token expires soon too.
-    s.issued.lock().unwrap().valid.push("at-other".into());
-    let mut other = stored(&s);
-    (other.access_token, other.refresh_token) = ("at-other".into(), Some("rt-other".into()));
-    let key = mcp_bridge_sdk::auth::store::tokens_key(&s.url);
-    s.store.save(&key, &serde_json::to_string(&other).unwrap()).unwrap();
+    stored_by_another_process(&s, |other| other.refresh_token = Some("rt-other".into()));
     tokio::time::advance(std::time::Duration::from_millis(2100)).await;
     client.discover(&o).await.unwrap();
     let issued = s.issued.lock().unwrap();
