@@ -171,8 +171,9 @@ async fn a_refused_token_request_is_an_error_without_secrets() {
     }
 }
 
-/// Tokens the test authorization server issued and has not revoked.
-struct IssuedTokens(Shared);
+/// Tokens the test authorization server issued and has not revoked, each
+/// granting the scopes its function gives.
+struct IssuedTokens(Shared, fn(&str) -> Vec<&'static str>);
 
 impl mcp_bridge_sdk::server::protect::TokenValidator for IssuedTokens {
     fn validate(
@@ -183,9 +184,10 @@ impl mcp_bridge_sdk::server::protect::TokenValidator for IssuedTokens {
     > {
         use mcp_bridge_sdk::server::protect::{Caller, Refusal};
         let known = self.0.lock().unwrap().valid.iter().any(|t| t == token);
+        let scopes = (self.1)(token);
         Box::pin(async move {
             if known {
-                Ok(Caller::new("user-1", ["mcp"]))
+                Ok(Caller::new("user-1", scopes))
             } else {
                 Err(Refusal::InvalidToken { description: "unknown" })
             }
@@ -201,7 +203,8 @@ async fn the_oauth_client_signs_in_to_an_endpoint_the_sdk_protects() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let resource = ProtectedResource::new(&url, issuer).with_scopes_supported(["mcp"]);
-    let options = HttpOptions::default().with_protection(Protection::new(resource, IssuedTokens(issued.clone())));
+    let options = HttpOptions::default()
+        .with_protection(Protection::new(resource, IssuedTokens(issued.clone(), |_| vec!["mcp"])));
     let server = common::ping_server();
     tokio::spawn(async move { server.serve_http(listener, options, std::future::pending()).await });
     let s = Setup { issued, url, sign_ins: Arc::default(), store: Arc::default() };
@@ -408,30 +411,6 @@ async fn a_huge_challenged_scope_is_asked_for_once_per_scope() {
     assert_eq!(asked, distinct.join(" "), "every scope once, in order");
 }
 
-/// Tokens of the test authorization server, where the first one (`at-1`)
-/// grants `mcp` and every later one `mcp write`.
-struct StepUpTokens(Shared);
-
-impl mcp_bridge_sdk::server::protect::TokenValidator for StepUpTokens {
-    fn validate(
-        &self,
-        token: &str,
-    ) -> mcp_bridge_sdk::BoxFuture<
-        Result<mcp_bridge_sdk::server::protect::Caller, mcp_bridge_sdk::server::protect::Refusal>,
-    > {
-        use mcp_bridge_sdk::server::protect::{Caller, Refusal};
-        let known = self.0.lock().unwrap().valid.iter().any(|t| t == token);
-        let scopes = if token == "at-1" { vec!["mcp"] } else { vec!["mcp", "write"] };
-        Box::pin(async move {
-            if known {
-                Ok(Caller::new("user-1", scopes))
-            } else {
-                Err(Refusal::InvalidToken { description: "unknown" })
-            }
-        })
-    }
-}
-
 /// A store that counts its reads.
 #[derive(Debug, Default)]
 struct CountingStore {
@@ -452,6 +431,11 @@ impl RecordStore for CountingStore {
     }
 }
 
+/// The first token (`at-1`) grants `mcp`, every later one `mcp write`.
+fn step_up_scopes(token: &str) -> Vec<&'static str> {
+    if token == "at-1" { vec!["mcp"] } else { vec!["mcp", "write"] }
+}
+
 #[tokio::test]
 async fn a_step_up_waiting_for_the_user_never_stalls_what_the_current_token_serves() {
     use mcp_bridge_protocol::types::{CallToolResult, Implementation, Tool};
@@ -462,7 +446,8 @@ async fn a_step_up_waiting_for_the_user_never_stalls_what_the_current_token_serv
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let resource = ProtectedResource::new(&url, issuer).with_scopes_supported(["mcp", "write"]);
-    let options = HttpOptions::default().with_protection(Protection::new(resource, StepUpTokens(issued.clone())));
+    let options =
+        HttpOptions::default().with_protection(Protection::new(resource, IssuedTokens(issued.clone(), step_up_scopes)));
     let text = |t: &'static str| move |_call, _ctx| async move { Ok(Reply::Complete(CallToolResult::text(t))) };
     let server = mcp_bridge_sdk::Server::builder(Implementation::new("step-up", "1"))
         .tool(Tool::new("ping"), text("pong"))
