@@ -120,24 +120,22 @@ impl OAuthClient {
         // Redirects are not followed: a metadata or token endpoint that
         // redirects is refused, not trusted elsewhere.
         let http = crate::transport::http::build_client_with(&config.connection, reqwest::redirect::Policy::none())?;
-        let stored =
-            crate::store::load(store.as_ref(), &store::tokens_key(&discovery::canonical_resource(&server_url)))
-                .ok()
-                .flatten();
-        let held = Held { obtained: stored.as_ref().map(|_| Instant::now()), record: stored.map(Arc::new) };
-        Ok(OAuthClient(Arc::new(Inner {
+        let client = OAuthClient(Arc::new(Inner {
             config,
             server_url,
             http,
             authorize,
             store,
-            held: RwLock::new(held),
+            held: RwLock::default(),
             session: tokio::sync::Mutex::new(TokenState::default()),
             problem: Mutex::new(None),
             obtained: tokio::sync::watch::channel(0).0,
             dpop_key: Mutex::new(None),
             nonces: Nonces::default(),
-        })))
+        }));
+        // The tokens a sign-in of an earlier run (or another process) left.
+        client.0.adopt_stored();
+        Ok(client)
     }
 
     /// A client that signs in as itself (the client credentials grant) with
@@ -400,6 +398,12 @@ impl Inner {
         if self.adopt_stored() {
             return Ok(());
         }
+        self.refresh_held(session).await
+    }
+
+    /// Exchanges the refresh token of the tokens in use (the store read
+    /// already).
+    async fn refresh_held(&self, session: &mut TokenState) -> Result<(), SignInError> {
         let Some(record) = self.held().record else { return Err(SignInError::Token("nothing to refresh".into())) };
         let Some(refresh_token) = record.refresh_token.clone() else {
             return Err(SignInError::Token("no refresh token".into()));

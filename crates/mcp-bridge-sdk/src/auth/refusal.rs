@@ -44,7 +44,7 @@ impl Inner {
                     return true;
                 }
                 if self.held().record.is_some_and(|r| r.refresh_token.is_some())
-                    && self.refresh(&mut session).await.is_ok()
+                    && self.refresh_held(&mut session).await.is_ok()
                 {
                     return true;
                 }
