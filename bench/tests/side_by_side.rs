@@ -117,3 +117,15 @@ async fn every_scenario_measures_every_figure() {
     }
     let _ = std::fs::remove_dir_all(&programs.scratch);
 }
+
+/// `side-by-side --baseline … --baseline-server … ab`: this build against
+/// itself as the baseline, the bridge's table and the servers' both full.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ab_scenario_measures_the_bridge_and_the_server() {
+    let programs = programs();
+    let timing = Timing::quick();
+    let section = scenarios::ab(&programs, &timing, &programs.bridge, Some(&programs.example_server)).await.unwrap();
+    assert_eq!(section.tables.len(), 2, "the bridge's table and the servers'");
+    assert_eq!(section.tables[1].rows.len(), 4, "stdio and HTTP, each at two loads");
+    assert_measured(&section);
+}
