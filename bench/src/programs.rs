@@ -34,6 +34,16 @@ pub struct Programs {
     pub supergateway: Option<PathBuf>,
     /// The `mcp-proxy` command (Python); left out without it.
     pub mcp_proxy: Option<PathBuf>,
+    /// server-filesystem's entry script (a 2025-11-25 server, run by
+    /// `node`), one of the daemon scenario's servers; the scenario is left
+    /// out without it.
+    pub filesystem_server: Option<PathBuf>,
+    /// server-memory's entry script (a 2025-11-25 server, run by `node`),
+    /// one of the daemon scenario's servers; left out without it.
+    pub memory_server: Option<PathBuf>,
+    /// The `mcp-server-time` command (a Python server in a venv of its
+    /// own), one of the daemon scenario's servers; left out without it.
+    pub time_server: Option<PathBuf>,
     /// A preload that keeps a Node peer's servers on 127.0.0.1.
     pub node_loopback: PathBuf,
     /// The `mcp-bridge` commands installed from the packages, by how they
@@ -85,6 +95,9 @@ impl Programs {
             ),
             supergateway: optional(root.join(".peers/bench/node_modules/supergateway/dist/index.js")),
             mcp_proxy: optional(root.join(".peers/mcp-proxy/bin/mcp-proxy")),
+            filesystem_server: optional(root.join(FILESYSTEM_SERVER)),
+            memory_server: optional(root.join(MEMORY_SERVER)),
+            time_server: optional(root.join(TIME_SERVER)),
             node_loopback: root.join("bench/peers/node/loopback.cjs"),
             installed_bridges: [("pip (wheel)", "venv/bin/mcp-bridge"), ("npm (tarballs)", "npm/bin/mcp-bridge")]
                 .into_iter()
@@ -92,6 +105,11 @@ impl Programs {
                 .collect(),
             scratch: root.join("target/bench"),
         }
+    }
+
+    /// Whether the daemon scenario's third-party servers are all installed.
+    pub fn has_daemon_peers(&self) -> bool {
+        self.filesystem_server.is_some() && self.memory_server.is_some() && self.time_server.is_some()
     }
 
     /// `mcp-example-server` over HTTP, in both scenarios.
@@ -149,6 +167,14 @@ impl Programs {
         servers
     }
 }
+
+/// Where `scripts/bench` (and `scripts/test`) install server-filesystem's
+/// entry script, under the root.
+pub const FILESYSTEM_SERVER: &str = ".peers/daemon/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js";
+/// Where they install server-memory's entry script, under the root.
+pub const MEMORY_SERVER: &str = ".peers/daemon/node_modules/@modelcontextprotocol/server-memory/dist/index.js";
+/// Where they install the `mcp-server-time` command, under the root.
+pub const TIME_SERVER: &str = ".peers/time/bin/mcp-server-time";
 
 /// The version of `@modelcontextprotocol/server` the benchmarks install.
 pub const TS_SERVER_VERSION: &str = "2.4.0";

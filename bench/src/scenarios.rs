@@ -15,6 +15,7 @@ use crate::stats::{Run, median, median_by, ms};
 use crate::stdio_peer::{Dialect, StdioPeer};
 
 mod ab;
+mod daemon;
 mod gateway;
 mod gateways;
 mod input_round;
@@ -25,6 +26,7 @@ mod servers;
 mod startup;
 mod stdio;
 pub use ab::ab;
+pub use daemon::{CLIENTS, FILESYSTEM_VERSION, MEMORY_VERSION, TIME_VERSION, daemon};
 pub use gateway::gateway;
 pub use gateways::{MCP_PROXY_VERSION, SUPERGATEWAY_VERSION, gateways};
 pub use input_round::input_round;

@@ -1,10 +1,11 @@
 //! The side-by-side scenarios run end to end in their quick form against
 //! the debug builds and the installed peers (Python `mcp`, mcp-remote,
-//! oidc-provider): every figure is measured (none zero), every table is
-//! complete, every chart is written. The rmcp peer takes minutes to build, so it is left to
-//! `scripts/bench`; its server runs through the same code as Python's.
+//! oidc-provider, the daemon scenario's servers): every figure is measured
+//! (none zero), every table is complete, every chart is written. The rmcp
+//! peer takes minutes to build, so it is left to `scripts/bench`; its
+//! server runs through the same code as Python's.
 
-use mcp_bench::programs::{Programs, Timing, ts_server_under};
+use mcp_bench::programs::{FILESYSTEM_SERVER, MEMORY_SERVER, Programs, TIME_SERVER, Timing, ts_server_under};
 use mcp_bench::report::{self, Section};
 use mcp_bench::scenarios;
 use test_support::{python_peer, workspace_binary, workspace_root};
@@ -28,6 +29,9 @@ fn programs() -> Programs {
         server_everything: Some(test_support::server_everything()),
         supergateway: Some(installed(&root, ".peers/bench/node_modules/supergateway/dist/index.js")),
         mcp_proxy: Some(installed(&root, ".peers/mcp-proxy/bin/mcp-proxy")),
+        filesystem_server: Some(installed(&root, FILESYSTEM_SERVER)),
+        memory_server: Some(installed(&root, MEMORY_SERVER)),
+        time_server: Some(installed(&root, TIME_SERVER)),
         node_loopback: root.join("bench/peers/node/loopback.cjs"),
         // Built by scripts/package after the tests: scripts/bench measures them.
         installed_bridges: Vec::new(),
@@ -130,4 +134,49 @@ async fn the_ab_scenario_measures_the_bridge_and_the_server() {
     assert_eq!(section.tables.len(), 2, "the bridge's table and the servers'");
     assert_eq!(section.tables[1].rows.len(), 4, "stdio and HTTP, each at two loads");
     assert_measured(&section);
+}
+
+/// The figure of the row `label` in `section`'s first table, column
+/// `column` (1: the stdio form, 2: attach), as a count.
+fn count(section: &Section, label: &str, column: usize) -> usize {
+    let row = section.tables[0].rows.iter().find(|row| row[0] == label);
+    let row = row.unwrap_or_else(|| panic!("no row {label}: {:?}", section.tables[0].rows));
+    row[column].parse().unwrap_or_else(|_| panic!("{label}: {row:?}"))
+}
+
+/// The daemon scenario (alone: `cargo test -p mcp-bench --test
+/// side_by_side daemon`): four clients of five servers run 20 bridges and
+/// 20 servers in the stdio form, and 4 shims, one daemon and one process
+/// per server with `attach`; every figure measured, the daemon stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_daemon_scenario_shares_one_process_per_server() {
+    // A scratch folder of its own: the other tests of this process share theirs.
+    let scratch = std::env::temp_dir().join(format!("mcp-bench-daemon-test-{}", std::process::id()));
+    let programs = Programs { scratch, ..programs() };
+    let section = scenarios::daemon(&programs, &Timing::quick()).await.unwrap();
+    assert_measured(&section);
+    let clients = scenarios::CLIENTS;
+    assert_eq!(clients, 4);
+    assert_eq!(count(&section, "of them servers", 1), clients * 5, "a server per client and server");
+    assert_eq!(count(&section, "of them relays (bridges; shims and the daemon)", 1), clients * 5);
+    assert_eq!(count(&section, "processes", 1), clients * 5 * 2, "nothing else below the bridges");
+    assert_eq!(count(&section, "of them servers", 2), 5, "one process per server, shared");
+    assert_eq!(count(&section, "of them relays (bridges; shims and the daemon)", 2), clients + 1);
+    assert_eq!(count(&section, "processes", 2), clients + 1 + 5);
+    assert_eq!(section.tables[1].rows.len(), 2, "p50 and p99 of a call each way");
+    assert!(section.targets[0].ends_with("**met**"), "{}", section.targets[0]);
+    let config = programs.scratch.join("daemon/servers.json").display().to_string();
+    let left: Vec<u32> = mcp_bench::proc_status::parents()
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.contains(&config)))
+        .collect();
+    assert!(left.is_empty(), "the daemon of {config} is stopped: {left:?} left");
+    let runtime = std::env::temp_dir().join(format!("mcp-bench-daemon-{}", std::process::id()));
+    assert!(!runtime.exists(), "the daemon's folder is removed: {}", runtime.display());
+    let charts = programs.scratch.join("charts");
+    let text = report::write("# run", std::slice::from_ref(&section), &charts, "charts").unwrap();
+    assert!(text.contains("(charts/daemon.svg)") && text.contains("12. One daemon"), "{text}");
+    assert!(std::fs::read_to_string(charts.join("daemon.svg")).unwrap().contains("attach"));
+    let _ = std::fs::remove_dir_all(&programs.scratch);
 }

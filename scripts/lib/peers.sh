@@ -138,6 +138,16 @@ install_gateway_peers() {
   install_python_venv mcp-proxy "mcp-proxy==0.13.0"
 }
 
+# The servers of the daemon scenario (one process per server shared by
+# every client against one per client): the reference filesystem and
+# memory servers (2025-11-25, TypeScript SDK 1.x) and the reference time
+# server (2025-11-25, Python).
+install_daemon_peers() {
+  install_npm_peer daemon @modelcontextprotocol/server-filesystem 2026.8.31
+  install_npm_peer daemon @modelcontextprotocol/server-memory 2026.8.31
+  install_python_venv time "mcp-server-time==2026.10.19"
+}
+
 # The TypeScript SDK 2.x server (`createMcpHandler`, both revisions on one
 # endpoint) and its node:http adapter: the legacy HTTP benchmark's peer.
 install_ts_server_v2() {

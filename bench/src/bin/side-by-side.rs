@@ -17,7 +17,7 @@ use mcp_bench::programs::{Programs, TS_SERVER_VERSION, Timing};
 use mcp_bench::report::{self, Section};
 use mcp_bench::scenarios;
 
-const SCENARIOS: [&str; 12] = [
+const SCENARIOS: [&str; 13] = [
     "stdio",
     "startup",
     "remote",
@@ -30,6 +30,7 @@ const SCENARIOS: [&str; 12] = [
     "gateway",
     "gateways",
     "installed",
+    "daemon",
 ];
 
 /// What the command line asked for.
@@ -130,6 +131,18 @@ fn preamble(p: &Programs, quick: bool) -> String {
         )),
         _ => text.push_str("- supergateway or mcp-proxy is not installed: left out of the gateways scenario\n"),
     }
+    if p.has_daemon_peers() {
+        text.push_str(&format!(
+            "- The daemon scenario's servers: server-filesystem {} and server-memory {} (Node.js), mcp-server-time {}\n",
+            scenarios::FILESYSTEM_VERSION,
+            scenarios::MEMORY_VERSION,
+            scenarios::TIME_VERSION
+        ));
+    } else {
+        text.push_str(
+            "- server-filesystem, server-memory or mcp-server-time is not installed: the daemon scenario is left out\n",
+        );
+    }
     if p.mcp_remote.is_none() {
         text.push_str("- mcp-remote is not installed: its scenario is left out\n");
     }
@@ -162,6 +175,8 @@ async fn run(options: &Options, programs: &Programs) -> std::io::Result<Vec<Sect
             "legacy-http" => scenarios::legacy_http(programs, &timing).await?,
             "installed" if programs.installed_bridges.is_empty() => continue,
             "installed" => scenarios::installed(programs, &timing).await?,
+            "daemon" if !programs.has_daemon_peers() => continue,
+            "daemon" => scenarios::daemon(programs, &timing).await?,
             "legacy-startup" => match &programs.server_everything {
                 Some(everything) => scenarios::legacy_startup(programs, &timing, everything).await?,
                 None => continue,

@@ -18,6 +18,8 @@ Examples:
   mcp-bridge doctor https://mcp.example.com/mcp
   mcp-bridge doctor --json -- node server-everything/dist/index.js stdio
   mcp-bridge --listen 127.0.0.1:8931 -- mcp-example-server
+  mcp-bridge attach --config ~/mcp-servers.json github memory
+  mcp-bridge daemon status --config ~/mcp-servers.json
 
 In VS Code's mcp.json:
   {\"servers\": {\"example\": {\"command\": \"mcp-bridge\", \"args\": [\"--\", \"mcp-example-server\"]}}}
@@ -328,6 +330,28 @@ pub(crate) struct EnterpriseSignIn {
 /// Actions besides bridging.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Action {
+    /// Serves this client the servers of a configuration file from the
+    /// one daemon of this user and file, started when none runs: every
+    /// client on the machine shares one process per server. What a
+    /// client's configuration runs: "args": ["attach", "github"].
+    Attach {
+        /// The configuration file (default: servers.json in mcp-bridge's
+        /// configuration folder; `mcp-bridge daemon status` names it).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Every server of the file.
+        #[arg(long, conflicts_with = "servers")]
+        all: bool,
+        /// The servers, by their names in the file.
+        #[arg(value_name = "SERVER", required_unless_present = "all")]
+        servers: Vec<String>,
+    },
+    /// The daemon `attach` starts: run it, see what it runs, stop it.
+    Daemon {
+        /// What to do.
+        #[command(subcommand)]
+        action: DaemonAction,
+    },
     /// Forgets the stored sign-in of a URL, or every one with --all.
     Logout {
         /// The server URL.
@@ -353,6 +377,37 @@ pub(crate) enum Action {
         /// The server to start, after `--`: the program and its arguments.
         #[arg(last = true, value_name = "CMD")]
         command: Vec<OsString>,
+    },
+}
+
+/// What `mcp-bridge daemon` does.
+#[derive(Debug, Subcommand)]
+pub(crate) enum DaemonAction {
+    /// Runs the daemon of the file in this process (what `attach` starts
+    /// in the background).
+    Run {
+        /// The configuration file.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// The level of its log (the file daemon-*.log beside its socket).
+        #[arg(long, default_value = "info", value_name = "LEVEL")]
+        log_level: String,
+    },
+    /// Lists the attached clients and the servers, with their processes
+    /// and memory.
+    Status {
+        /// The configuration file.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Print the status as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Ends the daemon: its clients are disconnected, its servers stopped.
+    Stop {
+        /// The configuration file.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
     },
 }
 

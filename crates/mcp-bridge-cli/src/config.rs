@@ -40,6 +40,24 @@ pub(crate) enum Job {
         /// The server.
         target: crate::doctor::Target,
     },
+    /// Serve this client from the daemon of a configuration file.
+    Attach {
+        /// The configuration file.
+        config: std::path::PathBuf,
+        /// The servers' names; every one for `None`.
+        servers: Option<Vec<String>>,
+    },
+    /// Run, ask or stop the daemon of a configuration file.
+    Daemon(crate::daemon::DaemonJob),
+}
+
+/// The configuration file `--config` names, else `servers.json` in
+/// mcp-bridge's configuration folder (see [`crate::dirs::config_dir`]).
+fn daemon_config(file: Option<std::path::PathBuf>) -> Result<std::path::PathBuf, String> {
+    match file {
+        Some(file) => Ok(file),
+        None => Ok(crate::dirs::config_dir().map_err(|e| e.to_string())?.join("servers.json")),
+    }
 }
 
 /// What the bridge runs with.
@@ -276,6 +294,26 @@ impl Job {
                     }
                 };
                 return Ok(Job::Doctor { json, target });
+            }
+            Some(Action::Attach { config, all, servers }) => {
+                return Ok(Job::Attach { config: daemon_config(config)?, servers: (!all).then_some(servers) });
+            }
+            Some(Action::Daemon { action }) => {
+                use crate::args::DaemonAction;
+                use crate::daemon::DaemonJob;
+                return Ok(Job::Daemon(match action {
+                    DaemonAction::Run { config, log_level } => {
+                        if !LOG_LEVELS.contains(&log_level.as_str()) {
+                            return Err(format!(
+                                "unknown --log-level {log_level:?}; use one of {}",
+                                LOG_LEVELS.join(", ")
+                            ));
+                        }
+                        DaemonJob::Run { config: daemon_config(config)?, log_level }
+                    }
+                    DaemonAction::Status { config, json } => DaemonJob::Status { config: daemon_config(config)?, json },
+                    DaemonAction::Stop { config } => DaemonJob::Stop { config: daemon_config(config)? },
+                }));
             }
             None => {}
         }

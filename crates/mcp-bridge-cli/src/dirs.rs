@@ -3,7 +3,7 @@
 //! directories, on macOS `~/Library/Application Support`, on Windows the
 //! user's application data folders.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use directories::ProjectDirs;
 
@@ -39,4 +39,40 @@ pub(crate) struct NoUserDir;
 
 fn project_dirs() -> Result<ProjectDirs, NoUserDir> {
     ProjectDirs::from_path(PathBuf::from("mcp-bridge")).ok_or(NoUserDir)
+}
+
+/// Creates `dir` (and its parents) when missing, the last one 0700.
+pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    if dir.exists() {
+        return Ok(());
+    }
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Creates `dir` when missing, and checks that only this user may enter
+/// it: a socket in it is then this user's alone, whoever else runs on
+/// the machine.
+///
+/// # Errors
+/// Why not, naming the folder and the fix.
+#[cfg(unix)]
+pub(crate) fn private_folder(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    create_private_dir(dir).map_err(|e| format!("cannot create {} ({e})", dir.display()))?;
+    let metadata = std::fs::metadata(dir).map_err(|e| format!("{} ({e})", dir.display()))?;
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let me = unsafe { libc::getuid() };
+    let mode = metadata.permissions().mode() & 0o777;
+    if metadata.uid() != me || mode & 0o077 != 0 {
+        return Err(format!(
+            "the folder {} is open to other users (mode {mode:o}, owner {}): use a folder only you can enter (chmod 700)",
+            dir.display(),
+            metadata.uid()
+        ));
+    }
+    Ok(())
 }

@@ -9,7 +9,9 @@
 //! | 2 | invalid arguments, a missing `--header-env` variable, a CA file or token store that cannot be used, a `--listen` socket's folder open to other users |
 
 mod args;
+mod attach;
 mod config;
+mod daemon;
 mod dirs;
 mod doctor;
 mod hints;
@@ -28,7 +30,7 @@ use mcp_bridge_sdk::transport::process_stdio;
 
 /// The time after the end of stdin before the bridge stops whatever is left
 /// and exits: VS Code sends SIGTERM after 10 s, so 8 s stays ahead of it.
-const WATCHDOG: Duration = Duration::from_secs(8);
+pub(crate) const WATCHDOG: Duration = Duration::from_secs(8);
 
 fn main() -> ExitCode {
     return_large_buffers_to_the_system();
@@ -55,6 +57,8 @@ fn main() -> ExitCode {
             let _log = mcp_bridge::log::init("mcp-bridge", "error", Default::default());
             return doctor::run(target, json);
         }
+        Ok(config::Job::Attach { config, servers }) => return attach::run(&config, servers),
+        Ok(config::Job::Daemon(job)) => return daemon::run(job),
         Err(message) => {
             eprintln!("mcp-bridge: {message}");
             return ExitCode::from(2);

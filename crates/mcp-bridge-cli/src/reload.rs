@@ -61,7 +61,8 @@ pub(crate) async fn start(
             entry.name
         );
     }
-    let gateway = mcp_bridge::gateway::start(&job.server, job.config, tasks, observe).await;
+    let gateway = mcp_bridge::gateway::start(job.config, tasks, observe).await;
+    gateway.serve(&job.server, mcp_bridge::gateway::Shown::Every, tasks).await;
     match watch(&job.file) {
         Ok((watcher, changes)) => {
             tracing::info!("--config {}: watched; a saved change is applied", job.file.display());

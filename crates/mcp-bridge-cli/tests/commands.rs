@@ -34,7 +34,9 @@ fn the_books_flag_reference_is_each_commands_help() {
     let path = flags_chapter();
     let mut chapter = std::fs::read_to_string(&path).unwrap();
     let mut stale = Vec::new();
-    for command in [&[][..], &["doctor"], &["logout"]] {
+    let commands: [&[&str]; 7] =
+        [&[], &["doctor"], &["logout"], &["attach"], &["daemon", "run"], &["daemon", "status"], &["daemon", "stop"]];
+    for command in commands {
         let heading = format!("## `{}`", ["mcp-bridge"].iter().chain(command).copied().collect::<Vec<_>>().join(" "));
         let (range, documented) = block_under(&chapter, &heading);
         let current = help(command);

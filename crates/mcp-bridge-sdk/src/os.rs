@@ -54,9 +54,33 @@ impl ProcessTree {
 /// processes when closed (a job that cannot be made leaves the tree to be
 /// followed by `taskkill` instead, with a warning). The child is assigned
 /// right after it starts; what it starts after that is in the job too.
+///
+/// On Linux the child also ends when this process does, even by SIGKILL
+/// (`PR_SET_PDEATHSIG`): no server outlives a killed bridge or daemon.
+/// The kernel ties that to the thread that spawned the child; here that
+/// is a runtime's thread, which lives as long as the runtime (the SDK
+/// spawns no process from `spawn_blocking`'s threads, which come and go).
 pub(crate) fn spawn_tree(command: &mut tokio::process::Command) -> io::Result<(tokio::process::Child, ProcessTree)> {
     #[cfg(unix)]
     command.process_group(0);
+    #[cfg(target_os = "linux")]
+    {
+        let parent = std::process::id();
+        // SAFETY: the closure runs in the child between fork and exec and
+        // calls only prctl(2) and getppid(2), both async-signal-safe.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                // This process died before the line above: nobody waits for the child.
+                if u32::try_from(libc::getppid()).ok() != Some(parent) {
+                    return Err(io::Error::from_raw_os_error(libc::ESRCH));
+                }
+                Ok(())
+            });
+        }
+    }
     let child = command.spawn()?;
     let tree = ProcessTree {
         pid: child.id().unwrap_or(0),

@@ -48,7 +48,6 @@ mod websocket;
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, RwLock};
 
 use mcp_bridge_protocol::types::{
@@ -278,7 +277,6 @@ pub(crate) struct ServerInner {
     /// How 2025-11-25 clients are served; `None`: they are not.
     #[cfg(feature = "legacy")]
     legacy: Option<legacy::embed::EmbedOptions>,
-    next_connection: AtomicU64,
 }
 
 impl Drop for ServerInner {

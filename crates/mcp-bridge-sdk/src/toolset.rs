@@ -209,6 +209,8 @@ pub struct ServerState {
     pub tools: usize,
     /// Why it is not available, when it is not.
     pub problem: Option<String>,
+    /// The process id of its program, while it runs one (a stdio server).
+    pub process_id: Option<u32>,
 }
 
 struct Shared {
@@ -227,6 +229,17 @@ struct Shared {
 struct View {
     members: Vec<Arc<Member>>,
     catalog: Catalog,
+}
+
+/// The process id of `client`'s program, when it runs one.
+fn process_id(client: &Client) -> Option<u32> {
+    #[cfg(feature = "stdio")]
+    return client.process().map(|p| p.id());
+    #[cfg(not(feature = "stdio"))]
+    {
+        let _ = client;
+        None
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -289,6 +302,14 @@ impl Toolset {
         Some((view.members.get(*index)?.name.clone(), original.clone()))
     }
 
+    /// The server that gives the prompt `name` (as [`Toolset::prompts`]
+    /// names it) and the prompt's own name there, while it is available.
+    pub fn prompt_origin(&self, name: &str) -> Option<(String, String)> {
+        let view = self.shared.view();
+        let (index, original) = view.catalog.prompt_routes.get(name)?;
+        Some((view.members.get(*index)?.name.clone(), original.clone()))
+    }
+
     /// The tool and prompt names two servers show without a prefix now
     /// (see [`Prefix::Never`](exposure::Prefix::Never)): the second's entry
     /// is left out until one of them changes.
@@ -309,6 +330,7 @@ impl Toolset {
                     available: slot.client.is_some(),
                     tools: slot.lists.tools.len(),
                     problem: slot.problem.clone(),
+                    process_id: slot.client.as_ref().and_then(process_id),
                 }
             })
             .collect()

@@ -12,7 +12,7 @@ mod instances;
 
 use discovery::OWN_TOOLS;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use mcp_bridge_protocol::types::{CallToolResult, Implementation, Prompt, Resource, Tool};
@@ -27,7 +27,7 @@ use mcp_bridge_sdk::toolset::exposure::Globs;
 use mcp_bridge_sdk::toolset::{Reconfigured, Toolset};
 use mcp_bridge_sdk::{HandlerError, RequestOptions, Server};
 use serde_json::{Map, Value, json};
-use tokio::sync::Notify;
+use tokio::sync::watch;
 
 use crate::relay::{self, Failure, Relays, Round, handler_error};
 
@@ -44,22 +44,17 @@ pub fn server() -> Server {
 }
 
 /// Starts the servers of `config` as one toolset (in parallel; returns
-/// once each answered or failed its first attempt), gives `server` what
-/// they offer, and keeps it in step on `tasks` until they stop. `observe`
-/// makes the observer of each server's requests.
-pub async fn start(
-    server: &Server,
-    config: ConfigFile,
-    tasks: &TaskGroup,
-    observe: Option<UpstreamObserver>,
-) -> Gateway {
+/// once each answered or failed its first attempt), ending what runs for
+/// them with `tasks`; [`Gateway::serve`] then gives a [`server`] what they
+/// offer. `observe` makes the observer of each server's requests.
+pub async fn start(config: ConfigFile, tasks: &TaskGroup, observe: Option<UpstreamObserver>) -> Gateway {
     let relays = Relays::new();
     let rules = Arc::new(Rules::default());
     rules.set(&config);
     let servers = config.servers;
     let options_for = |name: &str| client_options(&relays, observe.as_ref(), name);
     let toolset = Toolset::builder().configured_each(servers, options_for).start().await;
-    let resync = Arc::new(Notify::new());
+    let resync = Arc::new(watch::Sender::new(0));
     let host = Arc::new(InstanceHost { relays: relays.clone(), observe: observe.clone() });
     let instances = Arc::new(instances::Instances::new(host));
     let reaped = instances.clone();
@@ -70,21 +65,27 @@ pub async fn start(
             reaped.reap();
         }
     });
-    let gateway = Gateway { toolset, relays, rules, resync, observe, instances };
-    let mut mirror = Mirror::default();
-    mirror.sync(server, &gateway).await;
-    let (server, mirrored) = (server.clone(), gateway.clone());
-    tasks.spawn(async move {
-        let mut changes = mirrored.toolset.changes();
-        loop {
-            tokio::select! {
-                changed = changes.changed() => if changed.is_err() { break },
-                () = mirrored.resync.notified() => {}
-            }
-            mirror.sync(&server, &mirrored).await;
+    Gateway { toolset, relays, rules, resync, observe, instances }
+}
+
+/// Which of the gateway's servers a [`Gateway::serve`]d server shows.
+#[derive(Debug, Clone, Default)]
+pub enum Shown {
+    /// Every one.
+    #[default]
+    Every,
+    /// Those of these names (a daemon's client's choice).
+    Only(Arc<BTreeSet<String>>),
+}
+
+impl Shown {
+    /// Whether what the server `name` offers is shown.
+    fn includes(&self, name: &str) -> bool {
+        match self {
+            Shown::Every => true,
+            Shown::Only(names) => names.contains(name),
         }
-    });
-    gateway
+    }
 }
 
 /// Makes the clients of the per-session servers' instances: each with
@@ -128,9 +129,9 @@ pub struct Gateway {
     toolset: Toolset,
     relays: Arc<Relays<CallToolResult>>,
     rules: Arc<Rules>,
-    /// Asks for the server's tools to be made the toolset's again (the
-    /// rules changed, not the toolset).
-    resync: Arc<Notify>,
+    /// Counts the times the served servers' tools must be made the
+    /// toolset's again (the rules changed, not the toolset).
+    resync: Arc<watch::Sender<u64>>,
     observe: Option<UpstreamObserver>,
     /// The instances of the per-session servers.
     instances: Arc<instances::Instances>,
@@ -199,6 +200,13 @@ impl std::fmt::Debug for Gateway {
 }
 
 impl Gateway {
+    /// The server of the tool `name`, when it is `shown` and `caller` may
+    /// use it by the rules now.
+    fn may_call(&self, shown: &Shown, caller: Option<&Caller>, name: &str) -> Option<String> {
+        let server = self.toolset.server_of(name)?;
+        (shown.includes(&server) && self.rules.grants(&self.toolset, caller, name)).then_some(server)
+    }
+
     /// Makes the servers those of `config`, a new version of the
     /// configuration file: the servers added, removed or changed start
     /// and stop, the others' sessions go on, and the clients hear
@@ -217,8 +225,34 @@ impl Gateway {
             .toolset
             .reconfigure(config.servers, |name| client_options(&self.relays, self.observe.as_ref(), name))
             .await;
-        self.resync.notify_one();
+        self.resync.send_modify(|n| *n += 1);
         changed
+    }
+
+    /// Makes `server` offer the tools, prompts and resources of the
+    /// servers `shown`, and keeps it in step on `tasks` until they stop
+    /// (a server's list change, a server lost or back, a reload: its
+    /// clients hear `list_changed`). Returns once it offers them.
+    pub async fn serve(&self, server: &Server, shown: Shown, tasks: &TaskGroup) {
+        let mut mirror = Mirror { shown, ..Mirror::default() };
+        mirror.sync(server, self).await;
+        let (server, mirrored) = (server.clone(), self.clone());
+        tasks.spawn(async move {
+            let (mut changes, mut resync) = (mirrored.toolset.changes(), mirrored.resync.subscribe());
+            loop {
+                tokio::select! {
+                    changed = changes.changed() => if changed.is_err() { break },
+                    changed = resync.changed() => if changed.is_err() { break },
+                }
+                mirror.sync(&server, &mirrored).await;
+            }
+        });
+    }
+
+    /// Each running server's state (a per-session server's: its shared
+    /// instance's).
+    pub fn servers(&self) -> Vec<mcp_bridge_sdk::toolset::ServerState> {
+        self.toolset.servers()
     }
 
     /// Whether the servers are connected (`/readyz`): ready when every one
@@ -258,6 +292,8 @@ struct Mirror {
     resources: HashMap<String, Resource>,
     /// Whether the gateway's own tools (progressive discovery) are offered.
     own_tools: bool,
+    /// Whose entries are offered.
+    shown: Shown,
 }
 
 impl Mirror {
@@ -275,7 +311,9 @@ impl Mirror {
             self.sync_tools(server, gateway).await;
         }
         let toolset = &gateway.toolset;
-        let (gone, new) = diff(&mut self.prompts, toolset.prompts(), |p| &p.name);
+        let shown = |origin: Option<(String, String)>| origin.is_some_and(|(server, _)| self.shown.includes(&server));
+        let prompts = toolset.prompts().into_iter().filter(|p| shown(toolset.prompt_origin(&p.name))).collect();
+        let (gone, new) = diff(&mut self.prompts, prompts, |p| &p.name);
         for name in gone {
             server.remove_prompt(&name).await;
         }
@@ -292,7 +330,8 @@ impl Mirror {
             server.add_prompt(prompt, handler).await;
         }
 
-        let resources = toolset.resources().into_iter().map(|(_, resource)| resource).collect();
+        let resources = toolset.resources().into_iter().filter(|(server, _)| self.shown.includes(server));
+        let resources = resources.map(|(_, resource)| resource).collect();
         let (gone, new) = diff(&mut self.resources, resources, |r| &r.uri);
         for uri in gone {
             server.remove_resource(&uri).await;
@@ -320,6 +359,9 @@ impl Mirror {
         let (toolset, rules) = (&gateway.toolset, &gateway.rules);
         let progressive = rules.progressive();
         let tools = toolset.tools().into_iter().filter_map(|tool| {
+            if !toolset.server_of(&tool.name).is_some_and(|server| self.shown.includes(&server)) {
+                return None;
+            }
             if progressive && OWN_TOOLS.contains(&tool.name.as_str()) {
                 tracing::warn!("the tool {:?} is left out: the gateway's own has its name", tool.name);
                 return None;
@@ -337,10 +379,10 @@ impl Mirror {
             // Before the tool is added: nobody sees it without them.
             server.set_required_scopes(ScopeTarget::tool(&tool.name), scopes);
             server.set_tool_listed(&tool.name, listed).await;
-            let (called, name) = (gateway.clone(), tool.name.clone());
+            let (called, name, shown) = (gateway.clone(), tool.name.clone(), self.shown.clone());
             let handler = move |call: ToolCall, ctx: RequestContext| {
-                let (gateway, name) = (called.clone(), name.clone());
-                async move { call_tool(&gateway, name, call, &ctx).await }
+                let (gateway, name, shown) = (called.clone(), name.clone(), shown.clone());
+                async move { call_tool(&gateway, &shown, name, call, &ctx).await }
             };
             server.add_tool(tool, handler).await;
         }
@@ -360,25 +402,26 @@ impl Mirror {
             server.remove_tool(&call.name).await;
             return;
         }
-        let searched = gateway.clone();
+        let (searched, shown) = (gateway.clone(), self.shown.clone());
         let search_handler = move |call: ToolCall, ctx: RequestContext| {
-            let found = search_tools(&searched, &call, &ctx);
+            let found = search_tools(&searched, &shown, &call, &ctx);
             async move { found }
         };
         server.add_tool(search, search_handler).await;
-        let called = gateway.clone();
+        let (called, shown) = (gateway.clone(), self.shown.clone());
         let call_handler = move |call: ToolCall, ctx: RequestContext| {
-            let gateway = called.clone();
-            async move { call_by_name(&gateway, call, &ctx).await }
+            let (gateway, shown) = (called.clone(), shown.clone());
+            async move { call_by_name(&gateway, &shown, call, &ctx).await }
         };
         server.add_tool(call, call_handler).await;
     }
 }
 
-/// `search_tools`: the tools the caller of `ctx` may use that match the
-/// query best.
+/// `search_tools`: the tools shown that the caller of `ctx` may use that
+/// match the query best.
 fn search_tools(
     gateway: &Gateway,
+    shown: &Shown,
     call: &ToolCall,
     ctx: &RequestContext,
 ) -> Result<Reply<CallToolResult>, HandlerError> {
@@ -389,7 +432,7 @@ fn search_tools(
     let usable: Vec<Tool> = toolset
         .tools()
         .into_iter()
-        .filter(|t| !OWN_TOOLS.contains(&t.name.as_str()) && gateway.rules.grants(toolset, caller, &t.name))
+        .filter(|t| !OWN_TOOLS.contains(&t.name.as_str()) && gateway.may_call(shown, caller, &t.name).is_some())
         .collect();
     let found: Vec<Value> = discovery::search(&usable, query, limit).into_iter().map(discovery::found).collect();
     Ok(Reply::Complete(CallToolResult::structured(json!({"tools": found}))))
@@ -399,6 +442,7 @@ fn search_tools(
 /// a tool the caller may not use is as unknown as one that does not exist.
 async fn call_by_name(
     gateway: &Gateway,
+    shown: &Shown,
     mut call: ToolCall,
     ctx: &RequestContext,
 ) -> Result<Reply<CallToolResult>, HandlerError> {
@@ -410,7 +454,7 @@ async fn call_by_name(
         Some(_) => return Err(HandlerError::invalid_params("call_tool's \"arguments\" must be an object")),
     };
     call.name = name.clone();
-    call_tool(gateway, name, call, ctx).await
+    call_tool(gateway, shown, name, call, ctx).await
 }
 
 /// Makes `served` the `wanted` entries (`key` names each); the keys gone
@@ -431,15 +475,15 @@ fn diff<T: Clone + PartialEq>(
 /// the tool's server.
 async fn call_tool(
     gateway: &Gateway,
+    shown: &Shown,
     name: String,
     call: ToolCall,
     ctx: &RequestContext,
 ) -> Result<Reply<CallToolResult>, HandlerError> {
     let (toolset, relays) = (gateway.toolset.clone(), &gateway.relays);
     // A tool the caller may not use is as unknown as one that does not exist.
-    let server = toolset
-        .server_of(&name)
-        .filter(|_| gateway.rules.grants(&toolset, ctx.caller.as_deref(), &name))
+    let server = gateway
+        .may_call(shown, ctx.caller.as_deref(), &name)
         .ok_or_else(|| HandlerError::invalid_params(format!("Unknown tool: {name}")))?;
     // A per-session server's call goes to the caller's instance, whose
     // input requests the relays know under a name of its own.

@@ -139,7 +139,7 @@ pub(crate) fn token_file(state_dir: &Path, addr: &SocketAddr) -> PathBuf {
 /// The I/O error, for the caller to name the file.
 pub(crate) fn write_private(file: &Path, secret: &str) -> std::io::Result<()> {
     let dir = file.parent().unwrap_or(Path::new("."));
-    create_private_dir(dir)?;
+    crate::dirs::create_private_dir(dir)?;
     let temporary = dir.join(format!(".{}.tmp", std::process::id()));
     // A leftover keeps its old mode: the new one is created.
     let _ = std::fs::remove_file(&temporary);
@@ -151,18 +151,6 @@ pub(crate) fn write_private(file: &Path, secret: &str) -> std::io::Result<()> {
     std::fs::rename(&temporary, file)
 }
 
-/// Creates `dir` (and its parents) when missing, the last one 0700.
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    if dir.exists() {
-        return Ok(());
-    }
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
-}
-
 /// Why a socket at `path` would admit others, or `None`: its folder must
 /// be this user's and closed to group and others. A missing folder is
 /// created so.
@@ -171,27 +159,11 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 /// A message for the user naming the folder and the fix.
 #[cfg(unix)]
 pub(crate) fn prepare_socket_folder(path: &Path) -> Result<(), String> {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
-    create_private_dir(dir)
-        .map_err(|e| format!("--listen unix:{}: cannot create {} ({e})", path.display(), dir.display()))?;
-    let metadata =
-        std::fs::metadata(dir).map_err(|e| format!("--listen unix:{}: {} ({e})", path.display(), dir.display()))?;
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let me = unsafe { libc::getuid() };
-    let mode = metadata.permissions().mode() & 0o777;
-    if metadata.uid() != me || mode & 0o077 != 0 {
-        return Err(format!(
-            "--listen unix:{}: the folder {} is open to other users (mode {mode:o}, owner {}): \
-             use a folder only you can enter (chmod 700)",
-            path.display(),
-            dir.display(),
-            metadata.uid()
-        ));
-    }
+    crate::dirs::private_folder(dir).map_err(|why| format!("--listen unix:{}: {why}", path.display()))?;
     remove_stale_socket(path)
 }
 

@@ -272,7 +272,9 @@ impl Client {
             inner.router.forget(&id);
             return Err(Error::Closed);
         }
+        let mut abandoned = CancelWhenAbandoned { client: self, id: Some(id.clone()) };
         let outcome = self.await_reply(method, reply_rx, events, &callbacks, options, limit).await;
+        abandoned.id = None;
         if matches!(outcome, Err(Error::Cancelled { .. } | Error::Timeout { .. })) && inner.router.forget(&id) {
             let cancelled = options.cancel.as_ref().is_some_and(tokio_util::sync::CancellationToken::is_cancelled);
             let reason = if cancelled { "cancelled by the client" } else { "timed out" };
@@ -354,4 +356,34 @@ fn declared<'a>(
     #[cfg(not(feature = "tasks"))]
     let _ = options;
     std::borrow::Cow::Borrowed(capabilities)
+}
+
+/// A request on the wire whose caller may stop waiting (its future
+/// dropped: a gateway's client gone, a `select!` that took another
+/// branch): then the server is told with `notifications/cancelled`, as for
+/// a cancel, so that it stops the work nobody waits for.
+struct CancelWhenAbandoned<'a> {
+    client: &'a Client,
+    /// The request, until its reply came (or its cancel was sent).
+    id: Option<RequestId>,
+}
+
+impl Drop for CancelWhenAbandoned<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let inner = &self.client.inner;
+        if !inner.router.forget(&id) {
+            return;
+        }
+        let cancelled = Message::Notification(cancelled_notification(&id, "the caller stopped waiting"));
+        // Drop cannot wait: a full queue hands the notification to a task.
+        if let Err(mpsc::error::TrySendError::Full(cancelled)) = inner.out.try_send(cancelled)
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let out = inner.out.clone();
+            runtime.spawn(async move {
+                let _ = out.send(cancelled).await;
+            });
+        }
+    }
 }

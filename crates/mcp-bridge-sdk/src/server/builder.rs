@@ -4,7 +4,6 @@
 //! replicas, cache hints, page size, limits).
 
 use std::future::Future;
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -455,7 +454,6 @@ impl ServerBuilder {
                 unlisted: RwLock::default(),
                 #[cfg(feature = "legacy")]
                 legacy: self.legacy,
-                next_connection: AtomicU64::new(1),
             }),
         })
     }

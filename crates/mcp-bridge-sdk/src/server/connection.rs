@@ -2,7 +2,7 @@
 //! in-flight bound, cancellation by `notifications/cancelled`, and the
 //! orderly end. Transports feed it decoded messages and own its writer.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mcp_bridge_protocol::meta::RequestMeta;
@@ -54,9 +54,14 @@ pub(crate) struct Connection {
     cancel: CancellationToken,
 }
 
+/// The next connection's id: unique in the process, not only in its
+/// server, so that a gateway serving several servers (a daemon's views)
+/// keeps each connection's per-session instances apart.
+static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
+
 impl Connection {
     pub(crate) fn new(server: Server, out: mpsc::Sender<Message>) -> Self {
-        let id = server.inner.next_connection.fetch_add(1, Ordering::Relaxed);
+        let id = NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed);
         let limit = server.inner.limits.max_in_flight;
         Connection {
             server,

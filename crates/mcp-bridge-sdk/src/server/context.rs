@@ -52,7 +52,7 @@ fn number(value: f64) -> Value {
 impl RequestContext {
     /// The connection the request came on, when it is one that carries
     /// many (stdio, a socket, a WebSocket, an in-process link such as a
-    /// 2025-11-25 session's): an id unique in this server. `None` for a
+    /// 2025-11-25 session's): an id unique in this process. `None` for a
     /// request that is its own exchange (2026-07-28 over HTTP, gRPC).
     pub fn connection_id(&self) -> Option<u64> {
         self.connection

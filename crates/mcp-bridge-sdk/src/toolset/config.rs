@@ -35,6 +35,10 @@ pub struct ServerEntry {
     pub pinned: Globs,
     /// Whether a gateway's clients share it (`"sharing"`).
     pub sharing: Sharing,
+    /// How long a daemon keeps it running once no client uses it
+    /// (`"idle"`: `"30s"`, `"10m"`, `"1h"`); `None` leaves it to the
+    /// daemon's default.
+    pub idle: Option<std::time::Duration>,
 }
 
 /// Whether a gateway's clients share a server (`"sharing"` beside the
@@ -221,6 +225,14 @@ pub enum ConfigError {
         /// The glob and what is wrong with it.
         error: BadGlob,
     },
+    /// An `idle` that is not a duration.
+    #[error("server {server:?}: \"idle\": {value:?} is not a duration (such as \"30s\", \"10m\", \"1h\")")]
+    BadIdle {
+        /// The server.
+        server: String,
+        /// What the file says.
+        value: String,
+    },
     /// `${env:NAME}` of a variable that is not set.
     #[error("server {server:?}: {field} needs the environment variable {variable}, which is not set")]
     MissingVariable {
@@ -268,6 +280,8 @@ struct Written {
     pinned: Vec<String>,
     #[serde(default)]
     sharing: Sharing,
+    #[serde(default)]
+    idle: Option<String>,
     // Members of other clients' files with no meaning here.
     #[serde(default, rename = "envFile")]
     _env_file: Option<Value>,
@@ -379,7 +393,13 @@ fn entry(name: String, written: Written, env: &impl Fn(&str) -> Option<String>) 
         field: "pinned".into(),
         error,
     })?;
-    Ok(ServerEntry { name, kind, exposure, authorize, pinned, sharing: written.sharing })
+    let idle = written
+        .idle
+        .map(|value| {
+            humantime::parse_duration(&value).map_err(|_| ConfigError::BadIdle { server: name.clone(), value })
+        })
+        .transpose()?;
+    Ok(ServerEntry { name, kind, exposure, authorize, pinned, sharing: written.sharing, idle })
 }
 
 /// `value` with each `${env:NAME}` replaced by the variable.

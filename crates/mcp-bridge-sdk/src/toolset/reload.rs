@@ -120,6 +120,7 @@ mod tests {
             authorize: Default::default(),
             pinned: Default::default(),
             sharing: Default::default(),
+            idle: None,
         }
     }
 

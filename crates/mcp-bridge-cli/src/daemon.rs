@@ -1,0 +1,199 @@
+//! `mcp-bridge daemon run|status|stop`: the per-user daemon that
+//! `mcp-bridge attach` starts and connects to ([`mcp_bridge::daemon`]
+//! serves; [`rendezvous`] says where it is and starts exactly one).
+//! Unix only for now: on Windows each command says so and exits 2.
+
+#[cfg(unix)]
+pub(crate) mod rendezvous;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// What `mcp-bridge daemon` was asked.
+#[derive(Debug)]
+// Read on Unix only: elsewhere every job is refused.
+#[cfg_attr(not(unix), allow(dead_code))]
+pub(crate) enum DaemonJob {
+    /// Run the daemon of the file here.
+    Run {
+        /// The configuration file.
+        config: PathBuf,
+        /// Its log's level.
+        log_level: String,
+    },
+    /// Print what it runs.
+    Status {
+        /// The configuration file.
+        config: PathBuf,
+        /// As JSON.
+        json: bool,
+    },
+    /// End it.
+    Stop {
+        /// The configuration file.
+        config: PathBuf,
+    },
+}
+
+/// Does `job`.
+pub(crate) fn run(job: DaemonJob) -> ExitCode {
+    #[cfg(unix)]
+    {
+        let outcome = match job {
+            DaemonJob::Run { config, log_level } => unix::run(&config, &log_level),
+            DaemonJob::Status { config, json } => unix::status(&config, json),
+            DaemonJob::Stop { config } => unix::stop(&config),
+        };
+        outcome.unwrap_or_else(|message| {
+            eprintln!("mcp-bridge: {message}");
+            ExitCode::from(1)
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = job;
+        eprintln!("mcp-bridge: the daemon runs on Linux and macOS only for now");
+        ExitCode::from(2)
+    }
+}
+
+#[cfg(unix)]
+mod unix {
+    use std::path::Path;
+    use std::process::ExitCode;
+    use std::time::Duration;
+
+    use mcp_bridge::daemon::wire::{Answer, Hello, Status};
+    use mcp_bridge::daemon::{self, DaemonOptions};
+    use tokio_util::sync::CancellationToken;
+
+    use super::rendezvous::{self, Rendezvous};
+
+    /// How long `stop` waits for the daemon to end.
+    const STOP_TIMEOUT: Duration = Duration::from_secs(30);
+
+    pub(super) fn run(config: &Path, log_level: &str) -> Result<ExitCode, String> {
+        let rendezvous = Rendezvous::of(config)?;
+        let _held = match rendezvous::hold_pid_file(&rendezvous.pid_file, || rendezvous.connect().is_some()) {
+            Ok(file) => file,
+            Err(None) => {
+                eprintln!("mcp-bridge: a daemon already serves {}", rendezvous.config.display());
+                return Ok(ExitCode::from(rendezvous::ALREADY_RUNNING));
+            }
+            Err(Some(why)) => return Err(why),
+        };
+        // The daemon now: the log is this one's from here on.
+        if let Ok(log) = std::fs::OpenOptions::new().write(true).open(&rendezvous.log) {
+            let _ = log.set_len(0);
+        }
+        let servers = crate::reload::read(&rendezvous.config)?;
+        let _log = mcp_bridge::log::init("mcp-bridge daemon", log_level, Default::default());
+        // Holding the pid file: nothing else listens there, whatever is left.
+        let _ = std::fs::remove_file(&rendezvous.socket);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("no runtime: {e}"))?;
+        let outcome = runtime.block_on(async {
+            let listener = tokio::net::UnixListener::bind(&rendezvous.socket)
+                .map_err(|e| format!("{}: {e}", rendezvous.socket.display()))?;
+            // The one line on stdout: `attach` waits for it.
+            println!("{}", rendezvous::READY);
+            let stop = CancellationToken::new();
+            let stopped = stop.clone();
+            let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .map_err(|e| format!("no signal handler: {e}"))?;
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = terminate.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+                stopped.cancel();
+            });
+            tracing::info!(
+                pid = std::process::id(),
+                "serving {} on {}",
+                rendezvous.config.display(),
+                rendezvous.socket.display()
+            );
+            let _ = std::fs::remove_file(&rendezvous.stopped);
+            let mut options = DaemonOptions::new(rendezvous.config.clone());
+            options.stopped_marker = Some(rendezvous.stopped.clone());
+            daemon::serve(listener, servers, options, stop).await.map_err(|e| e.to_string())
+        });
+        runtime.shutdown_timeout(Duration::from_secs(1));
+        outcome.map(|()| ExitCode::SUCCESS)
+    }
+
+    pub(super) fn status(config: &Path, json: bool) -> Result<ExitCode, String> {
+        let rendezvous = Rendezvous::of(config)?;
+        let Some(mut stream) = rendezvous.connect() else {
+            eprintln!("mcp-bridge: no daemon serves {}", rendezvous.config.display());
+            return Ok(ExitCode::from(1));
+        };
+        match rendezvous::ask(&mut stream, &Hello::Status)? {
+            Answer::Status(status) if json => {
+                println!("{}", serde_json::to_string_pretty(&status).unwrap_or_default());
+            }
+            Answer::Status(status) => print!("{}", describe(&status, &rendezvous)),
+            other => return Err(format!("the daemon answered {other:?}")),
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+
+    pub(super) fn stop(config: &Path) -> Result<ExitCode, String> {
+        let rendezvous = Rendezvous::of(config)?;
+        let Some(mut stream) = rendezvous.connect() else {
+            eprintln!("mcp-bridge: no daemon serves {}", rendezvous.config.display());
+            return Ok(ExitCode::SUCCESS);
+        };
+        let pid = rendezvous.living_daemon();
+        match rendezvous::ask(&mut stream, &Hello::Stop)? {
+            Answer::Stopping => {}
+            other => return Err(format!("the daemon answered {other:?}")),
+        }
+        let deadline = std::time::Instant::now() + STOP_TIMEOUT;
+        while rendezvous.living_daemon().is_some() {
+            if std::time::Instant::now() > deadline {
+                return Err(format!("the daemon (pid {pid:?}) did not end within {} s", STOP_TIMEOUT.as_secs()));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        eprintln!("mcp-bridge: the daemon of {} ended", rendezvous.config.display());
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// The status as a person reads it.
+    fn describe(status: &Status, rendezvous: &Rendezvous) -> String {
+        let mib = |bytes: Option<u64>| bytes.map_or("-".to_owned(), |b| format!("{:.1} MiB", b as f64 / 1048576.0));
+        let mut text = format!(
+            "daemon pid {} ({}), serving {}\nsocket {}\nlog {}\n\nclients: {}\n",
+            status.pid,
+            mib(status.resident_bytes),
+            status.config,
+            rendezvous.socket.display(),
+            rendezvous.log.display(),
+            status.clients.len()
+        );
+        for client in &status.clients {
+            let pid = client.pid.map_or("-".to_owned(), |p| p.to_string());
+            text += &format!("  pid {pid}: {} (for {} s)\n", client.servers.join(", "), client.attached_seconds);
+        }
+        text += "\nservers:\n";
+        for server in &status.servers {
+            let state = match (server.running, server.available) {
+                (false, _) => "stopped".to_owned(),
+                (true, true) => "running".to_owned(),
+                (true, false) => format!("not answering ({})", server.problem.as_deref().unwrap_or("starting")),
+            };
+            let pid = server.pid.map_or("-".to_owned(), |p| p.to_string());
+            text += &format!(
+                "  {}: {state}, pid {pid}, {}, {} client(s)\n",
+                server.name,
+                mib(server.resident_bytes),
+                server.clients
+            );
+        }
+        text
+    }
+}
