@@ -14,8 +14,8 @@
 //! | exit code | when |
 //! |---|---|
 //! | 0 | the client closed stdin (or stopped reading); the daemon was stopped (`mcp-bridge daemon stop`) |
-//! | 1 | the daemon could not be reached, refused, or went away twice |
-//! | 2 | no configuration file; not supported on this system |
+//! | 1 | the daemon could not be reached or started, refused, or went away twice |
+//! | 2 | no configuration file, no usable socket folder; not supported on this system |
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -87,12 +87,12 @@ mod unix {
         code
     }
 
-    /// A connection to the daemon, attached.
-    fn attach(rendezvous: &Rendezvous, hello: &Hello) -> Result<std::os::unix::net::UnixStream, String> {
+    /// A connection to the daemon, attached, and the daemon's process id.
+    fn attach(rendezvous: &Rendezvous, hello: &Hello) -> Result<(std::os::unix::net::UnixStream, u32), String> {
         let attempt = || -> Result<_, Result<String, String>> {
             let mut stream = rendezvous.connect_or_start().map_err(Err)?;
             match rendezvous::ask(&mut stream, hello) {
-                Ok(Answer::Attached { .. }) => Ok(stream),
+                Ok(Answer::Attached { pid, .. }) => Ok((stream, pid)),
                 Ok(Answer::Refused { reason }) => Err(Err(reason)),
                 Ok(other) => Err(Err(format!("the daemon answered {other:?}"))),
                 // A daemon that was ending as this one connected: once more.
@@ -116,11 +116,11 @@ mod unix {
 
     /// Copies between the client and the daemon, connecting once more
     /// when the daemon goes away; the exit code.
-    async fn relay(first: std::os::unix::net::UnixStream, rendezvous: &Rendezvous, hello: &Hello) -> ExitCode {
+    async fn relay(first: (std::os::unix::net::UnixStream, u32), rendezvous: &Rendezvous, hello: &Hello) -> ExitCode {
         let mut client_in = BufReader::with_capacity(BUFFER, process_stdio::stdin());
         let mut client_out = process_stdio::stdout();
         let mut handshake = Handshake::default();
-        let mut stream = first;
+        let (mut stream, mut daemon) = first;
         let mut reconnected = false;
         loop {
             let connected = stream.set_nonblocking(true).and_then(|()| UnixStream::from_std(stream));
@@ -143,7 +143,7 @@ mod unix {
             };
             let cause = match ended {
                 Ended::ClientDone => return ExitCode::SUCCESS,
-                Ended::DaemonLost(_) if rendezvous.was_stopped() => {
+                Ended::DaemonLost(_) if rendezvous.was_stopped(daemon) => {
                     eprintln!("mcp-bridge: the daemon of {} was stopped", rendezvous.config.display());
                     return ExitCode::SUCCESS;
                 }
@@ -158,8 +158,8 @@ mod unix {
             };
             eprintln!("mcp-bridge: the daemon went away ({cause}); connecting again");
             reconnected = true;
-            stream = match attach(rendezvous, hello) {
-                Ok(stream) => stream,
+            (stream, daemon) = match attach(rendezvous, hello) {
+                Ok(attached) => attached,
                 Err(why) => {
                     eprintln!("mcp-bridge: the daemon went away ({cause}) and cannot be reached again: {why}");
                     return ExitCode::from(1);
@@ -178,11 +178,14 @@ mod unix {
     ) -> Ended {
         let upward = async {
             while handshake.recording() {
-                let mut line = Vec::new();
-                match (&mut *client_in).take(MAX_HANDSHAKE_LINE).read_until(b'\n', &mut line).await {
+                // Into the handshake's own buffer: a line cut by the loss
+                // of the daemon is finished on the next connection.
+                let limit = MAX_HANDSHAKE_LINE.saturating_sub(handshake.partial.len() as u64);
+                match (&mut *client_in).take(limit).read_until(b'\n', &mut handshake.partial).await {
                     Ok(0) | Err(_) => return Ok(()),
                     Ok(_) => {}
                 }
+                let line = std::mem::take(&mut handshake.partial);
                 handshake.record(&line);
                 to_daemon.write_all(&line).await.map_err(|e| e.to_string())?;
             }
@@ -257,7 +260,12 @@ mod unix {
     struct Handshake {
         lines: Vec<Vec<u8>>,
         initialize_id: Option<Value>,
+        /// The client sent `notifications/initialized`, so it had the
+        /// answer to its `initialize`.
+        initialized: bool,
         done: bool,
+        /// The start of a line still being read.
+        partial: Vec<u8>,
     }
 
     impl Handshake {
@@ -280,15 +288,16 @@ mod unix {
                 (true, _) => self.done = true,
                 (false, Some(Initialized::NAME)) => {
                     self.lines.push(line.to_vec());
+                    self.initialized = true;
                     self.done = true;
                 }
                 (false, _) => {}
             }
         }
 
-        /// Sends the handshake to a new daemon and keeps its answer to
-        /// `initialize` from the client; other lines pass. Then tells a
-        /// 2025-11-25 client the lists may have changed.
+        /// Sends the handshake to a new daemon. A client that had the
+        /// answer to its `initialize` does not get it again, and is told
+        /// the lists may have changed; one still waiting gets it.
         async fn replay(
             &self,
             to_daemon: &mut OwnedWriteHalf,
@@ -298,7 +307,7 @@ mod unix {
             for line in &self.lines {
                 to_daemon.write_all(line).await.map_err(|e| e.to_string())?;
             }
-            let Some(id) = &self.initialize_id else { return Ok(()) };
+            let Some(id) = self.initialize_id.as_ref().filter(|_| self.initialized) else { return Ok(()) };
             loop {
                 let mut line = Vec::new();
                 match from_daemon.take(MAX_HANDSHAKE_LINE).read_until(b'\n', &mut line).await {
@@ -332,7 +341,7 @@ mod unix {
             assert!(legacy.recording());
             legacy.record(br#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#);
             legacy.record(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-            assert!(!legacy.recording());
+            assert!(!legacy.recording() && legacy.initialized);
             assert_eq!(legacy.lines.len(), 2);
             assert_eq!(legacy.initialize_id, Some(serde_json::json!(7)));
 

@@ -83,7 +83,9 @@ mod unix {
             Err(Some(why)) => return Err(why),
         };
         // The daemon now: the log is this one's from here on.
-        if let Ok(log) = std::fs::OpenOptions::new().write(true).open(&rendezvous.log) {
+        use std::os::unix::fs::OpenOptionsExt;
+        let log = std::fs::OpenOptions::new().write(true).custom_flags(libc::O_NOFOLLOW).open(&rendezvous.log);
+        if let Ok(log) = log {
             let _ = log.set_len(0);
         }
         let servers = crate::reload::read(&rendezvous.config)?;
@@ -116,7 +118,6 @@ mod unix {
                 rendezvous.config.display(),
                 rendezvous.socket.display()
             );
-            let _ = std::fs::remove_file(&rendezvous.stopped);
             let mut options = DaemonOptions::new(rendezvous.config.clone());
             options.stopped_marker = Some(rendezvous.stopped.clone());
             daemon::serve(listener, servers, options, stop).await.map_err(|e| e.to_string())
@@ -153,7 +154,8 @@ mod unix {
             other => return Err(format!("the daemon answered {other:?}")),
         }
         let deadline = std::time::Instant::now() + STOP_TIMEOUT;
-        while rendezvous.living_daemon().is_some() {
+        // That one: a daemon a client starts meanwhile is another.
+        while pid.is_some() && rendezvous.living_daemon() == pid {
             if std::time::Instant::now() > deadline {
                 return Err(format!("the daemon (pid {pid:?}) did not end within {} s", STOP_TIMEOUT.as_secs()));
             }

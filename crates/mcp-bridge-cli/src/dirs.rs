@@ -63,7 +63,11 @@ pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 pub(crate) fn private_folder(dir: &Path) -> Result<(), String> {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     create_private_dir(dir).map_err(|e| format!("cannot create {} ({e})", dir.display()))?;
-    let metadata = std::fs::metadata(dir).map_err(|e| format!("{} ({e})", dir.display()))?;
+    // Not followed: a link (in /tmp, say) could point elsewhere later.
+    let metadata = std::fs::symlink_metadata(dir).map_err(|e| format!("{} ({e})", dir.display()))?;
+    if !metadata.is_dir() {
+        return Err(format!("{} is not a folder (a link, say): remove it, or use another folder", dir.display()));
+    }
     // SAFETY: getuid has no preconditions and cannot fail.
     let me = unsafe { libc::getuid() };
     let mode = metadata.permissions().mode() & 0o777;

@@ -60,9 +60,10 @@ pub struct DaemonOptions {
     pub config_file: PathBuf,
     /// How long a server without `"idle"` runs on unused.
     pub default_idle: Duration,
-    /// A file the daemon writes when it ends on purpose (asked to stop,
-    /// `stop` cancelled, nothing left), before its clients' connections
-    /// close: their `attach` then end instead of starting another daemon.
+    /// A file the daemon writes its process id in when it ends on purpose
+    /// (asked to stop, `stop` cancelled, nothing left), before its
+    /// clients' connections close: their `attach` (told the daemon's id
+    /// in [`Answer::Attached`]) then end instead of starting another.
     pub stopped_marker: Option<PathBuf>,
 }
 
@@ -125,7 +126,7 @@ pub async fn serve(
         }
     }
     if let Some(marker) = &daemon.options.stopped_marker
-        && let Err(error) = std::fs::write(marker, b"")
+        && let Err(error) = std::fs::write(marker, std::process::id().to_string())
     {
         tracing::warn!("{}: {error}", marker.display());
     }
@@ -137,7 +138,11 @@ pub async fn serve(
     // its connection closes.
     daemon.closing.cancel();
     connections.stop(CLOSE_GRACE).await;
+    // Under the lock, which `apply` checks `stop` under: no server starts after.
+    let mut running = daemon.applying.lock().await;
     daemon.gateway.reload(none).await;
+    running.clear();
+    drop(running);
     tasks.cancel();
     Ok(())
 }
@@ -269,7 +274,7 @@ impl Daemon {
         self.apply().await;
         let view = self.view(&names).await;
         tracing::info!(client = id, pid, "attached with {}", names.iter().cloned().collect::<Vec<_>>().join(", "));
-        let attached = Answer::Attached { servers: names.iter().cloned().collect() };
+        let attached = Answer::Attached { servers: names.iter().cloned().collect(), pid: std::process::id() };
         if write.write_all(&wire::line(&attached)).await.is_ok() {
             let served =
                 serve_stream_auto(&view.server, reader, write, EmbedOptions::default(), self.closing.child_token());
@@ -306,6 +311,9 @@ impl Daemon {
     /// time (starting or stopping the others).
     async fn apply(&self) {
         let mut running = self.applying.lock().await;
+        if self.stop.is_cancelled() {
+            return;
+        }
         let wanted = self.lock_usage().wanted(Instant::now());
         if *running == wanted {
             return;

@@ -234,11 +234,12 @@ impl Gateway {
     /// (a server's list change, a server lost or back, a reload: its
     /// clients hear `list_changed`). Returns once it offers them.
     pub async fn serve(&self, server: &Server, shown: Shown, tasks: &TaskGroup) {
+        // Before the first sync: a change during it is seen after it.
+        let (mut changes, mut resync) = (self.toolset.changes(), self.resync.subscribe());
         let mut mirror = Mirror { shown, ..Mirror::default() };
         mirror.sync(server, self).await;
         let (server, mirrored) = (server.clone(), self.clone());
         tasks.spawn(async move {
-            let (mut changes, mut resync) = (mirrored.toolset.changes(), mirrored.resync.subscribe());
             loop {
                 tokio::select! {
                     changed = changes.changed() => if changed.is_err() { break },

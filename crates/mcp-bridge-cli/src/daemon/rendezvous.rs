@@ -25,8 +25,9 @@ use sha2::{Digest, Sha256};
 /// What a started daemon writes on its stdout once it listens.
 pub(crate) const READY: &str = "ready";
 
-/// How long a starting daemon has to listen.
-const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a starting daemon has to listen (waiting for one that is
+/// ending first, [`ENDING_TIMEOUT`]).
+const START_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How long the daemon has to answer a first line (it starts the servers
 /// asked for before it answers `attach`).
@@ -34,7 +35,7 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// How long a new daemon waits for one that is ending (stopping its
 /// servers) to let go of the pid file.
-const ENDING_TIMEOUT: Duration = Duration::from_secs(20);
+pub(crate) const ENDING_TIMEOUT: Duration = Duration::from_secs(45);
 
 /// The daemon's exit code when another daemon serves the file already.
 pub(crate) const ALREADY_RUNNING: u8 = 3;
@@ -115,6 +116,7 @@ impl Rendezvous {
             .create(true)
             .append(true)
             .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&self.log)
             .map_err(|e| format!("{}: {e}", self.log.display()))?;
         let mut command = Command::new(program);
@@ -138,18 +140,22 @@ impl Rendezvous {
         let mut daemon = command.spawn().map_err(|e| format!("the daemon could not be started: {e}"))?;
         let stdout = daemon.stdout.take().ok_or("the daemon has no stdout")?;
         let (said, heard) = std::sync::mpsc::channel();
+        // Reads its one line, then waits for its end: no zombie is left
+        // for as long as this attach lives.
         std::thread::spawn(move || {
             let mut line = String::new();
             let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = said.send(line);
+            let ready = line.trim() == READY;
+            let _ = said.send(if ready { Ok(()) } else { Err(daemon.wait().ok().and_then(|s| s.code())) });
+            if ready {
+                let _ = daemon.wait();
+            }
         });
         match heard.recv_timeout(START_TIMEOUT) {
-            Ok(line) if line.trim() == READY => Ok(()),
-            Ok(_) => match daemon.wait() {
-                // Another daemon of the file started meanwhile (by hand).
-                Ok(status) if status.code() == Some(i32::from(ALREADY_RUNNING)) => Ok(()),
-                _ => Err(format!("the daemon could not start: {}", self.log_tail())),
-            },
+            Ok(Ok(())) => Ok(()),
+            // Another daemon of the file started meanwhile (by hand).
+            Ok(Err(Some(code))) if code == i32::from(ALREADY_RUNNING) => Ok(()),
+            Ok(Err(_)) => Err(format!("the daemon could not start: {}", self.log_tail())),
             Err(_) => Err(format!(
                 "the daemon did not listen within {} s; its log: {}",
                 START_TIMEOUT.as_secs(),
@@ -158,12 +164,10 @@ impl Rendezvous {
         }
     }
 
-    /// Whether the last daemon ended on purpose (asked to stop, say): an
-    /// `attach` that lost it then ends instead of starting another. A
-    /// daemon removes the mark as it starts, so a mark found is of the
-    /// daemon that was lost or of a later one.
-    pub(crate) fn was_stopped(&self) -> bool {
-        self.stopped.exists()
+    /// Whether the daemon `pid` ended on purpose (asked to stop, say): an
+    /// `attach` that lost it then ends instead of starting another.
+    pub(crate) fn was_stopped(&self, pid: u32) -> bool {
+        std::fs::read_to_string(&self.stopped).is_ok_and(|marked| marked.trim() == pid.to_string())
     }
 
     /// The last lines of the daemon's log, to say why it failed.
@@ -220,14 +224,7 @@ pub(crate) fn ask(stream: &mut UnixStream, hello: &Hello) -> Result<Answer, Stri
 /// `Err(None)`: another daemon holds it; `Err(Some(why))`: it cannot be
 /// used.
 pub(crate) fn hold_pid_file(path: &Path, listens: impl Fn() -> bool) -> Result<File, Option<String>> {
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| Some(format!("{}: {e}", path.display())))?;
+    let mut file = private_file(path).map_err(|e| Some(format!("{}: {e}", path.display())))?;
     match file.try_lock() {
         Ok(()) => {}
         Err(TryLockError::WouldBlock) if listens() => return Err(None),
@@ -238,7 +235,12 @@ pub(crate) fn hold_pid_file(path: &Path, listens: impl Fn() -> bool) -> Result<F
             match heard.recv_timeout(ENDING_TIMEOUT) {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => return Err(Some(format!("{}: {e}", path.display()))),
-                Err(_) => return Err(None),
+                Err(_) => {
+                    return Err(Some(format!(
+                        "the daemon before this one still ends after {} s (see `mcp-bridge daemon status`)",
+                        ENDING_TIMEOUT.as_secs()
+                    )));
+                }
             }
         }
         Err(TryLockError::Error(e)) => return Err(Some(format!("{}: {e}", path.display()))),
@@ -247,9 +249,17 @@ pub(crate) fn hold_pid_file(path: &Path, listens: impl Fn() -> bool) -> Result<F
     Ok(file)
 }
 
-/// A file only this user may read, created when missing.
+/// A file only this user may read, created when missing; never through
+/// a symbolic link.
 fn private_file(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new().read(true).write(true).create(true).truncate(false).mode(0o600).open(path)
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
 }
 
 /// This user's folder for the daemons' sockets: `$XDG_RUNTIME_DIR`, else

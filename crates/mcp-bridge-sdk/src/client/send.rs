@@ -9,7 +9,7 @@ use mcp_bridge_protocol::meta::{
     CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROGRESS_TOKEN_KEY, PROTOCOL_VERSION_KEY,
     is_sdk_owned_request_key, validate_key,
 };
-use mcp_bridge_protocol::method::{Method, ToolsCall};
+use mcp_bridge_protocol::method::{Initialize, Method, ToolsCall};
 use mcp_bridge_protocol::rounds::{RoundError, Rounds, Step};
 use mcp_bridge_protocol::{JsonRpcRequest, Message, RequestId, error_code};
 use serde_json::{Map, Value, json};
@@ -272,7 +272,12 @@ impl Client {
             inner.router.forget(&id);
             return Err(Error::Closed);
         }
-        let mut abandoned = CancelWhenAbandoned { client: self, id: Some(id.clone()) };
+        let mut abandoned = CancelWhenAbandoned {
+            client: self,
+            id: Some(id.clone()),
+            // `initialize` is never cancelled (the specification's rule).
+            tell_server: method != Initialize::NAME,
+        };
         let outcome = self.await_reply(method, reply_rx, events, &callbacks, options, limit).await;
         abandoned.id = None;
         if matches!(outcome, Err(Error::Cancelled { .. } | Error::Timeout { .. })) && inner.router.forget(&id) {
@@ -366,13 +371,15 @@ struct CancelWhenAbandoned<'a> {
     client: &'a Client,
     /// The request, until its reply came (or its cancel was sent).
     id: Option<RequestId>,
+    /// Whether the server hears of it (else it is only forgotten here).
+    tell_server: bool,
 }
 
 impl Drop for CancelWhenAbandoned<'_> {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
         let inner = &self.client.inner;
-        if !inner.router.forget(&id) {
+        if !inner.router.forget(&id) || !self.tell_server {
             return;
         }
         let cancelled = Message::Notification(cancelled_notification(&id, "the caller stopped waiting"));

@@ -252,6 +252,11 @@ impl Drop for ChildProcess {
 
 /// Starts the server process and connects a transport to it.
 ///
+/// On Linux the process ends when this one does, even when this one is
+/// killed (`PR_SET_PDEATHSIG`); the kernel ties that to the thread that
+/// spawns it, so call this from a thread that lives as long as the server
+/// should: a runtime's (not `spawn_blocking`'s, whose threads come and go).
+///
 /// # Errors
 /// [`Error::Spawn`] when the program cannot be started.
 pub fn spawn(command: StdioCommand) -> Result<Transport, Error> {

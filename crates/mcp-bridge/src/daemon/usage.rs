@@ -57,9 +57,10 @@ impl Usage {
         self.servers.keys().cloned().collect()
     }
 
-    /// When the next unused server's idle time runs out.
+    /// When the next unused server's idle time runs out (an idle time
+    /// beyond the clock's range never does).
     pub(super) fn next_expiry(&self) -> Option<Instant> {
-        self.servers.values().filter_map(|used| Some(used.left? + used.idle)).min()
+        self.servers.values().filter_map(|used| used.left?.checked_add(used.idle)).min()
     }
 }
 
@@ -94,5 +95,15 @@ mod tests {
         usage.detach(&names(&["slow"]), start + Duration::from_secs(3));
         assert!(usage.wanted(start + Duration::from_secs(603)).is_empty());
         assert_eq!(usage.next_expiry(), None);
+    }
+
+    #[test]
+    fn an_idle_time_beyond_the_clock_never_runs_out() {
+        let start = Instant::now();
+        let mut usage = Usage::default();
+        usage.attach(&names(&["forever"]), |_| Duration::MAX);
+        usage.detach(&names(&["forever"]), start);
+        assert_eq!(usage.next_expiry(), None);
+        assert_eq!(usage.wanted(start + Duration::from_secs(1 << 40)).len(), 1);
     }
 }

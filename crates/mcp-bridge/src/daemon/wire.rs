@@ -33,6 +33,8 @@ pub enum Answer {
     Attached {
         /// The servers the connection is served.
         servers: Vec<String>,
+        /// The daemon's process id.
+        pid: u32,
     },
     /// Who is attached and what runs.
     Status(Status),
