@@ -72,6 +72,9 @@ mod unix {
     /// How long `stop` waits for the daemon to end.
     const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 
+    /// How often the daemon looks at its log's size.
+    const LOG_CHECK: Duration = Duration::from_secs(30);
+
     pub(super) fn run(config: &Path, log_level: &str) -> Result<ExitCode, String> {
         let rendezvous = Rendezvous::of(config)?;
         let _held = match rendezvous::hold_pid_file(&rendezvous.pid_file, || rendezvous.connect().is_some()) {
@@ -111,6 +114,16 @@ mod unix {
                     _ = tokio::signal::ctrl_c() => {}
                 }
                 stopped.cancel();
+            });
+            let log = rendezvous.log.clone();
+            tokio::spawn(async move {
+                let mut every = tokio::time::interval(LOG_CHECK);
+                loop {
+                    every.tick().await;
+                    if let Err(error) = rendezvous::trim_log(&log, rendezvous::LOG_LIMIT, rendezvous::LOG_KEPT) {
+                        tracing::debug!("{}: {error}", log.display());
+                    }
+                }
             });
             tracing::info!(
                 pid = std::process::id(),

@@ -249,6 +249,38 @@ pub(crate) fn hold_pid_file(path: &Path, listens: impl Fn() -> bool) -> Result<F
     Ok(file)
 }
 
+/// The daemon's log past this size is cut to its last [`LOG_KEPT`] bytes:
+/// it holds the servers' stderr and lives in a memory-backed folder.
+pub(crate) const LOG_LIMIT: u64 = 16 * 1024 * 1024;
+
+/// What of a log cut at [`LOG_LIMIT`] is kept: its end.
+pub(crate) const LOG_KEPT: u64 = 1024 * 1024;
+
+/// Cuts the log at `path` to its last `kept` bytes (from a line's start)
+/// when it is over `limit`; whether it did. Its writers append (the
+/// daemon and its servers share the open file), so they write on after
+/// the kept part; a line written during the cut may be lost.
+///
+/// # Errors
+/// The log cannot be read or written.
+pub(crate) fn trim_log(path: &Path, limit: u64, kept: u64) -> std::io::Result<bool> {
+    use std::io::{Seek, SeekFrom};
+    let mut log = OpenOptions::new().read(true).write(true).custom_flags(libc::O_NOFOLLOW).open(path)?;
+    let length = log.metadata()?.len();
+    if length <= limit {
+        return Ok(false);
+    }
+    log.seek(SeekFrom::Start(length.saturating_sub(kept)))?;
+    let mut tail = Vec::new();
+    log.read_to_end(&mut tail)?;
+    let start = tail.iter().position(|&b| b == b'\n').map_or(0, |newline| newline + 1);
+    log.set_len(0)?;
+    log.seek(SeekFrom::Start(0))?;
+    writeln!(log, "mcp-bridge daemon: the log passed {} MiB: its start was cut", limit / (1024 * 1024))?;
+    log.write_all(&tail[start..])?;
+    Ok(true)
+}
+
 /// A file only this user may read, created when missing; never through
 /// a symbolic link.
 fn private_file(path: &Path) -> std::io::Result<File> {
@@ -277,4 +309,25 @@ fn folder() -> PathBuf {
         return run_user.join("mcp-bridge");
     }
     PathBuf::from(format!("/tmp/mcp-bridge-{uid}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_past_its_limit_keeps_its_last_whole_lines() {
+        let dir = std::env::temp_dir().join(format!("mcp-bridge-trim-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("daemon.log");
+        let lines: String = (0..100).map(|i| format!("line {i:03}\n")).collect();
+        std::fs::write(&path, &lines).unwrap();
+        assert!(!trim_log(&path, 1000, 30).unwrap(), "800 bytes: under the limit");
+        assert!(trim_log(&path, 500, 30).unwrap());
+        let trimmed = std::fs::read_to_string(&path).unwrap();
+        let kept: Vec<&str> = trimmed.lines().skip(1).collect();
+        assert!(trimmed.starts_with("mcp-bridge daemon: the log passed"), "{trimmed}");
+        assert_eq!(kept, ["line 097", "line 098", "line 099"], "whole lines from the last 30 bytes");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
