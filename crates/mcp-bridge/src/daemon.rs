@@ -342,19 +342,26 @@ impl Daemon {
     /// Who is attached and what runs.
     fn status(&self) -> Status {
         let states = self.gateway.servers();
-        let servers = self.config.servers.iter().map(|entry| {
-            let state = states.iter().find(|s| s.name == entry.name);
-            let pid = state.and_then(|s| s.process_id);
-            ServerStatus {
-                name: entry.name.clone(),
-                running: state.is_some(),
-                available: state.is_some_and(|s| s.available),
-                pid,
-                resident_bytes: pid.and_then(resident_bytes),
-                clients: self.lock_usage().clients_of(&entry.name),
-                problem: state.and_then(|s| s.problem.clone()),
-            }
-        });
+        let usage = self.lock_usage();
+        let servers: Vec<ServerStatus> = self
+            .config
+            .servers
+            .iter()
+            .map(|entry| {
+                let state = states.iter().find(|s| s.name == entry.name);
+                let pid = state.and_then(|s| s.process_id);
+                ServerStatus {
+                    name: entry.name.clone(),
+                    running: state.is_some(),
+                    available: state.is_some_and(|s| s.available),
+                    pid,
+                    resident_bytes: pid.and_then(resident_bytes),
+                    clients: usage.clients_of(&entry.name),
+                    problem: state.and_then(|s| s.problem.clone()),
+                }
+            })
+            .collect();
+        drop(usage);
         let clients = self
             .lock_clients()
             .values()
@@ -370,7 +377,7 @@ impl Daemon {
             resident_bytes: resident_bytes(pid),
             config: self.options.config_file.display().to_string(),
             clients,
-            servers: servers.collect(),
+            servers,
         }
     }
 }
