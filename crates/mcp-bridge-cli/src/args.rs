@@ -392,6 +392,17 @@ pub(crate) enum DaemonAction {
         /// The level of its log (the file daemon-*.log beside its socket).
         #[arg(long, default_value = "info", value_name = "LEVEL")]
         log_level: String,
+        /// The port of the sign-in redirect on 127.0.0.1 (servers at a URL
+        /// take turns at it).
+        #[arg(long, default_value_t = mcp_bridge::signin::DEFAULT_REDIRECT_PORT, value_name = "PORT")]
+        redirect_port: u16,
+        /// Seconds a sign-in may take.
+        #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+        sign_in_timeout: u64,
+        /// Never open a browser: a sign-in no client can show is done with
+        /// the link in the log.
+        #[arg(long)]
+        no_browser: bool,
     },
     /// Lists the attached clients and the servers, with their processes
     /// and memory.

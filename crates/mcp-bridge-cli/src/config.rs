@@ -302,14 +302,22 @@ impl Job {
                 use crate::args::DaemonAction;
                 use crate::daemon::DaemonJob;
                 return Ok(Job::Daemon(match action {
-                    DaemonAction::Run { config, log_level } => {
+                    DaemonAction::Run { config, log_level, redirect_port, sign_in_timeout, no_browser } => {
                         if !LOG_LEVELS.contains(&log_level.as_str()) {
                             return Err(format!(
                                 "unknown --log-level {log_level:?}; use one of {}",
                                 LOG_LEVELS.join(", ")
                             ));
                         }
-                        DaemonJob::Run { config: daemon_config(config)?, log_level }
+                        if sign_in_timeout == 0 {
+                            return Err("--sign-in-timeout must be at least 1 second".into());
+                        }
+                        let sign_in = crate::daemon::SignInChoices {
+                            redirect_port,
+                            timeout: Duration::from_secs(sign_in_timeout),
+                            no_browser,
+                        };
+                        DaemonJob::Run { config: daemon_config(config)?, log_level, sign_in }
                     }
                     DaemonAction::Status { config, json } => DaemonJob::Status { config: daemon_config(config)?, json },
                     DaemonAction::Stop { config } => DaemonJob::Stop { config: daemon_config(config)? },
@@ -349,10 +357,18 @@ impl Job {
         let mut gateway = None;
         let (upstream, gate) = match (&args.url, args.command.is_empty(), &args.config) {
             (None, true, Some(file)) => {
-                let config = crate::reload::read(file)?;
+                if args.sign_in_timeout == 0 {
+                    return Err("--sign-in-timeout must be at least 1 second".into());
+                }
+                // Behind --listen the clients are not the user at this computer.
+                let sign_ins = args.listen.is_none().then(|| {
+                    let timeout = Duration::from_secs(args.sign_in_timeout);
+                    crate::sign_ins::SignIns::new(args.redirect_port, timeout, args.no_browser)
+                });
+                let config = crate::reload::read(file, sign_ins.as_ref())?;
                 let server = mcp_bridge::gateway::server();
                 let upstream = UpstreamConfig::memory(&server);
-                gateway = Some(crate::reload::GatewayJob { server, config, file: file.clone() });
+                gateway = Some(crate::reload::GatewayJob { server, config, file: file.clone(), sign_ins });
                 (upstream, None)
             }
             (Some(_), false, _) => return Err("give a URL or a command after --, not both".into()),

@@ -20,6 +20,8 @@ pub(crate) enum DaemonJob {
         config: PathBuf,
         /// Its log's level.
         log_level: String,
+        /// How its servers at a URL are signed in to.
+        sign_in: SignInChoices,
     },
     /// Print what it runs.
     Status {
@@ -35,12 +37,25 @@ pub(crate) enum DaemonJob {
     },
 }
 
+/// How a daemon signs in to its servers at a URL (`daemon run`'s flags).
+#[derive(Debug)]
+// Read on Unix only.
+#[cfg_attr(not(unix), allow(dead_code))]
+pub(crate) struct SignInChoices {
+    /// `--redirect-port`.
+    pub(crate) redirect_port: u16,
+    /// `--sign-in-timeout`.
+    pub(crate) timeout: std::time::Duration,
+    /// `--no-browser`.
+    pub(crate) no_browser: bool,
+}
+
 /// Does `job`.
 pub(crate) fn run(job: DaemonJob) -> ExitCode {
     #[cfg(unix)]
     {
         let outcome = match job {
-            DaemonJob::Run { config, log_level } => unix::run(&config, &log_level),
+            DaemonJob::Run { config, log_level, sign_in } => unix::run(&config, &log_level, &sign_in),
             DaemonJob::Status { config, json } => unix::status(&config, json),
             DaemonJob::Stop { config } => unix::stop(&config),
         };
@@ -75,7 +90,7 @@ mod unix {
     /// How often the daemon looks at its log's size.
     const LOG_CHECK: Duration = Duration::from_secs(30);
 
-    pub(super) fn run(config: &Path, log_level: &str) -> Result<ExitCode, String> {
+    pub(super) fn run(config: &Path, log_level: &str, sign_in: &super::SignInChoices) -> Result<ExitCode, String> {
         let rendezvous = Rendezvous::of(config)?;
         let _held = match rendezvous::hold_pid_file(&rendezvous.pid_file, || rendezvous.connect().is_some()) {
             Ok(file) => file,
@@ -91,7 +106,8 @@ mod unix {
         if let Ok(log) = log {
             let _ = log.set_len(0);
         }
-        let servers = crate::reload::read(&rendezvous.config)?;
+        let sign_ins = crate::sign_ins::SignIns::new(sign_in.redirect_port, sign_in.timeout, sign_in.no_browser);
+        let servers = crate::reload::read(&rendezvous.config, Some(&sign_ins))?;
         let _log = mcp_bridge::log::init("mcp-bridge daemon", log_level, Default::default());
         // Holding the pid file: nothing else listens there, whatever is left.
         let _ = std::fs::remove_file(&rendezvous.socket);

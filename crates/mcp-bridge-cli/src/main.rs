@@ -17,6 +17,7 @@ mod doctor;
 mod hints;
 mod listen;
 mod reload;
+mod sign_ins;
 mod telemetry;
 mod token_store;
 

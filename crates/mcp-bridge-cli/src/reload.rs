@@ -32,16 +32,25 @@ pub(crate) struct GatewayJob {
     pub(crate) config: ConfigFile,
     /// The file, followed for changes.
     pub(crate) file: PathBuf,
+    /// The sign-ins of its servers at a URL (none behind `--listen`: its
+    /// clients are not the user at this computer).
+    pub(crate) sign_ins: Option<crate::sign_ins::SignIns>,
 }
 
-/// Reads and checks the configuration file.
+/// Reads and checks the configuration file; its servers at a URL get the
+/// sign-ins of `sign_ins`, when given.
 ///
 /// # Errors
 /// Why it cannot be used, naming the file.
-pub(crate) fn read(file: &Path) -> Result<ConfigFile, String> {
+pub(crate) fn read(file: &Path, sign_ins: Option<&crate::sign_ins::SignIns>) -> Result<ConfigFile, String> {
     let text =
         std::fs::read_to_string(file).map_err(|e| format!("--config {}: cannot be read ({e})", file.display()))?;
-    config::parse_file(&text, |name| std::env::var(name).ok()).map_err(|e| format!("--config {}: {e}", file.display()))
+    let mut config = config::parse_file(&text, |name| std::env::var(name).ok())
+        .map_err(|e| format!("--config {}: {e}", file.display()))?;
+    if let Some(sign_ins) = sign_ins {
+        sign_ins.give(&mut config).map_err(|e| format!("--config {}: {e}", file.display()))?;
+    }
+    Ok(config)
 }
 
 /// Starts the gateway's servers (returns once each answered or failed its
@@ -70,7 +79,7 @@ pub(crate) async fn start(
             tasks.spawn(async move {
                 // Watching for as long as the task lives.
                 let _watcher = watcher;
-                follow(&job.file, &followed, changes).await;
+                follow(&job.file, job.sign_ins.as_ref(), &followed, changes).await;
             });
         }
         Err(error) => tracing::warn!(
@@ -106,7 +115,12 @@ fn watch(file: &Path) -> notify::Result<(notify::RecommendedWatcher, mpsc::Recei
 }
 
 /// Applies each settled change of `file` to `gateway`, until the watch ends.
-async fn follow(file: &Path, gateway: &Gateway, mut changes: mpsc::Receiver<()>) {
+async fn follow(
+    file: &Path,
+    sign_ins: Option<&crate::sign_ins::SignIns>,
+    gateway: &Gateway,
+    mut changes: mpsc::Receiver<()>,
+) {
     while changes.recv().await.is_some() {
         // Until the file has been left alone for SETTLE.
         while let Ok(Some(())) = tokio::time::timeout(SETTLE, changes.recv()).await {}
@@ -114,7 +128,7 @@ async fn follow(file: &Path, gateway: &Gateway, mut changes: mpsc::Receiver<()>)
             // Removed, or between an editor's delete and its new file.
             continue;
         }
-        match read(file) {
+        match read(file, sign_ins) {
             Ok(config) => {
                 let changed = gateway.reload(config).await;
                 if changed.is_empty() {

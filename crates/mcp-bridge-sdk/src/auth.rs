@@ -50,6 +50,7 @@ pub use store::{ClientRecord, TokenRecord};
 
 use crate::BoxFuture;
 use crate::store::RecordStore;
+pub use crate::transport::http::AskUser;
 use crate::transport::http::{AuthProvider, AuthRefusal, Credentials};
 use dpop::{DpopKey, Nonces};
 use tokens::authorization_value;
@@ -290,7 +291,7 @@ impl OAuthClient {
     pub async fn sign_in_now(&self) -> Result<(), SignInError> {
         let inner = &self.0;
         let mut session = inner.session.lock().await;
-        let outcome = inner.sign_in(&mut session, &Challenge::default(), &[]).await;
+        let outcome = inner.sign_in(&mut session, &Challenge::default(), &[], None).await;
         inner.note(&outcome);
         outcome
     }
@@ -383,7 +384,7 @@ impl Inner {
                 let outcome = self.refresh(&mut session).await;
                 self.note(&outcome);
             } else if !self.config.grant.has_a_user() {
-                let outcome = self.sign_in(&mut session, &Challenge::default(), &[]).await;
+                let outcome = self.sign_in(&mut session, &Challenge::default(), &[], None).await;
                 self.note(&outcome);
             }
         }
@@ -437,15 +438,17 @@ impl Inner {
         self.keep(session, record)
     }
 
-    /// The whole sign-in of the configured grant.
+    /// The whole sign-in of the configured grant; `ask_user` asks the user
+    /// of the request that needed it (see [`AuthorizationRequest::ask_user`]).
     async fn sign_in(
         &self,
         session: &mut TokenState,
         challenge: &Challenge,
         previous: &[String],
+        ask_user: Option<AskUser>,
     ) -> Result<(), SignInError> {
         match &self.config.grant {
-            Grant::AuthorizationCode => self.sign_in_user(session, challenge, previous).await,
+            Grant::AuthorizationCode => self.sign_in_user(session, challenge, previous, ask_user).await,
             Grant::DeviceCode(prompt) => self.sign_in_device(session, challenge, previous, prompt).await,
             _ => self.sign_in_without_user(session, challenge, previous).await,
         }

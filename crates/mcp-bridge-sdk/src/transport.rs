@@ -77,6 +77,15 @@ pub(crate) enum Incoming {
     /// A server's request on the response stream of request `id` (a
     /// 2025-11-25 server over HTTP): asked for that request's sake.
     RequestOnStream { id: RequestId, request: mcp_bridge_protocol::JsonRpcRequest },
+    /// The transport asks the user for request `id`'s sake (a sign-in's
+    /// consent): answered by whoever answers that request's server
+    /// requests.
+    #[cfg(any(feature = "http-client", feature = "websocket"))]
+    AskUser {
+        id: RequestId,
+        request: Box<mcp_bridge_protocol::types::InputRequest>,
+        answer: tokio::sync::oneshot::Sender<crate::Result<mcp_bridge_protocol::types::InputResponse>>,
+    },
 }
 
 #[cfg(feature = "client")]

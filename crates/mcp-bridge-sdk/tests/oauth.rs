@@ -1,8 +1,9 @@
 //! The OAuth client against a small authorization server and a protected
 //! MCP server on loopback: sign-in on the first refusal, the refresh of a
 //! token that expires soon, a newer stored record used instead of a
-//! refresh, sign-out, a workload's token exchanged (JWT-bearer grant), and
-//! no token, code or secret in any error.
+//! refresh, sign-out, a workload's token exchanged (JWT-bearer grant), a
+//! sign-in asking the user of the request that needed it, and no token,
+//! code or secret in any error.
 //! (The official conformance suite's `auth/*` scenarios run in
 //! `scripts/conformance`.)
 
@@ -12,11 +13,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_bridge_protocol::types::ContentBlock;
+use mcp_bridge_protocol::types::{ClientCapabilities, ContentBlock, ElicitAction, ElicitResult, InputResponse};
 use mcp_bridge_sdk::auth::{
     AuthorizationRequest, AuthorizationResponse, Authorize, DeviceAuthorization, DevicePrompt, OAuthClient,
     OAuthConfig, SignInError, TokenRecord, TokenSource, authorize,
 };
+use mcp_bridge_sdk::client::InputHooks;
 use mcp_bridge_sdk::server::http::HttpOptions;
 use mcp_bridge_sdk::store::{MemoryStore, RecordStore};
 use mcp_bridge_sdk::transport::http::{HttpConfig, connect};
@@ -509,4 +511,61 @@ async fn a_step_up_waiting_for_the_user_never_stalls_what_the_current_token_serv
     let result = erasing.await.unwrap().unwrap();
     assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "erased"), "{result:?}");
     assert_eq!(sign_ins.load(Ordering::SeqCst), 2);
+}
+
+/// A browser that first asks the user of the refused request, when there
+/// is one, to open the URL (a URL elicitation); then approves.
+fn asking_first(count: Arc<AtomicUsize>) -> Authorize {
+    let approve = approving(count);
+    authorize(move |request: AuthorizationRequest| {
+        let approve = approve.clone();
+        async move {
+            let ask = request.ask_user.clone().ok_or("no request to ask through")?;
+            let prompt = mcp_bridge_sdk::server::legacy::frontend::SignInPrompt {
+                url: request.url.clone(),
+                message: "Sign in".into(),
+            };
+            match ask.ask(prompt.input_request()).await? {
+                InputResponse::Elicit(answer) if answer.action == ElicitAction::Accept => approve(request).await,
+                other => Err(format!("not accepted: {other:?}").into()),
+            }
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_sign_in_asks_the_user_through_the_hooks_of_the_request_that_needed_it() {
+    let s = setup(3600).await;
+    let config = OAuthConfig::new(s.url.clone(), "http://127.0.0.1:1/callback", "oauth-test")
+        .with_connection(HttpConfig::new(&s.url));
+    let oauth = OAuthClient::new(config, asking_first(s.sign_ins.clone()), s.store.clone()).unwrap();
+    let urls = |seen: Arc<Mutex<Vec<String>>>| {
+        InputHooks::new().on_url(move |params| {
+            seen.lock().unwrap().push(params.url);
+            async { Ok::<_, std::convert::Infallible>(ElicitResult::accept(Default::default())) }
+        })
+    };
+    let client_asked: Arc<Mutex<Vec<String>>> = Arc::default();
+    let request_asked: Arc<Mutex<Vec<String>>> = Arc::default();
+    let mut options = ClientOptions::new("oauth-test", "1");
+    options.capabilities = ClientCapabilities::builder().url_elicitation().build();
+    options.hooks = urls(client_asked.clone());
+    let http = HttpConfig::new(&s.url).with_auth(Arc::new(oauth.clone()));
+    let client = Client::new(options, connect(http).unwrap());
+
+    // A request with hooks of its own (a gateway's, for one of its users).
+    let own = RequestOptions::default().with_hooks(urls(request_asked.clone()));
+    client.call_tool("ping", json!({}), &own).await.unwrap();
+    let asked = request_asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(asked[0].contains("/authorize?"), "{asked:?}");
+    assert!(client_asked.lock().unwrap().is_empty(), "the client's own hooks are not asked");
+
+    // Without hooks of its own, the request's user is the client's.
+    oauth.sign_out().await.unwrap();
+    s.issued.lock().unwrap().valid.clear();
+    client.call_tool("ping", json!({}), &RequestOptions::default()).await.unwrap();
+    assert_eq!(client_asked.lock().unwrap().len(), 1);
+    assert_eq!(request_asked.lock().unwrap().len(), 1);
+    assert_eq!(s.sign_ins.load(Ordering::SeqCst), 2);
 }

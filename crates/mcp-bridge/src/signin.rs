@@ -20,8 +20,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_bridge_protocol::types::{ElicitAction, InputResponse};
 use mcp_bridge_sdk::BoxError;
-use mcp_bridge_sdk::auth::{AuthorizationRequest, AuthorizationResponse, Authorize, DeviceAuthorization, DevicePrompt};
+use mcp_bridge_sdk::auth::{
+    AskUser, AuthorizationRequest, AuthorizationResponse, Authorize, DeviceAuthorization, DevicePrompt,
+};
 use tokio::time::Instant;
 
 pub(crate) use errors::SignInProblem;
@@ -143,14 +146,18 @@ const SIGN_IN_MESSAGE: &str = "The MCP server needs you to sign in. Open the lin
 /// Opens a URL in the user's browser.
 pub type Opener = Arc<dyn Fn(&str) -> Result<(), BoxError> + Send + Sync>;
 
-/// How a sign-in reaches the user: the browser until the client is
-/// initialized, then the client's consent; never the browser after that.
+/// How a sign-in reaches the user. A bridge's one client: the browser
+/// until the client is initialized, then the client's consent; never the
+/// browser after that. A daemon's many clients ([`Gate::per_request`]):
+/// the client whose request needed the sign-in, else the browser.
 pub struct Gate {
     initialized: AtomicBool,
     consent: Mutex<Option<Consent>>,
     opener: Option<Opener>,
     /// Until when a declined sign-in is not asked again.
     cooldown_until: Mutex<Option<Instant>>,
+    /// Asks the client of each sign-in's request instead of one client.
+    per_request: bool,
 }
 
 impl std::fmt::Debug for Gate {
@@ -178,7 +185,19 @@ impl Gate {
             consent: Mutex::new(None),
             opener,
             cooldown_until: Mutex::new(None),
+            per_request: false,
         }
+    }
+
+    /// The gate of a bridge of many clients (a daemon's): a sign-in a
+    /// client's request needed asks that client to let the user open the
+    /// URL (a URL elicitation); one that no request needed (a server's
+    /// start), or whose client cannot show a URL, opens the browser with
+    /// `opener` (`None`: the sign-in line is the way). Each of them started
+    /// the sign-in with something they asked for, so a browser is not a
+    /// surprise.
+    pub fn per_request(opener: Option<Opener>) -> Gate {
+        Gate { per_request: true, ..Gate::new(opener) }
     }
 
     /// The client sent `notifications/initialized`: from now on the client
@@ -190,40 +209,77 @@ impl Gate {
 
     /// Brings a sign-in to the user: before the client is initialized the
     /// browser at `browser_url` (none for a device sign-in, which happens
-    /// elsewhere), after it the client's consent to `prompt`.
-    async fn deliver(&self, browser_url: Option<&str>, prompt: SignInPrompt) -> Result<Delivered, Failure> {
+    /// elsewhere), after it the client's consent to `prompt`. Per request:
+    /// the consent of the client `ask_user` asks, else the browser.
+    async fn deliver(
+        &self,
+        browser_url: Option<&str>,
+        prompt: SignInPrompt,
+        ask_user: Option<&AskUser>,
+    ) -> Result<Delivered, Failure> {
+        if self.per_request {
+            if let Some(ask) = ask_user {
+                self.check_cooldown()?;
+                match ask.ask(prompt.input_request()).await {
+                    Ok(InputResponse::Elicit(answer)) if answer.action == ElicitAction::Accept => {
+                        return Ok(Delivered::Consented);
+                    }
+                    Ok(_) => return Err(self.declined()),
+                    Err(e) => {
+                        tracing::info!(target: "signin", "the client cannot be asked to sign in ({e}): the browser")
+                    }
+                }
+            }
+            return self.open(browser_url);
+        }
         if !self.initialized.load(Ordering::SeqCst) {
-            return match (&self.opener, browser_url) {
-                (Some(open), Some(url)) => open(url).map(|()| Delivered::Browser).map_err(|e| {
-                    tracing::warn!(target: "signin", "cannot open a browser: {e}");
-                    Failure::BrowserLaunchFailed
-                }),
-                _ => Ok(Delivered::LineOnly),
-            };
+            return self.open(browser_url);
         }
-        if self.cooldown_until.lock().unwrap_or_else(|e| e.into_inner()).is_some_and(|until| Instant::now() < until) {
-            return Err(Failure::Denied);
-        }
+        self.check_cooldown()?;
         let consent = self.consent.lock().unwrap_or_else(|e| e.into_inner()).clone();
         // The bridge never opens a browser once the client runs; a client
         // that cannot show a URL leaves no way to the user but a restart.
         let Some(consent) = consent else { return Err(Failure::ReauthorizationRequired) };
         match consent(prompt).await {
             Ok(true) => Ok(Delivered::Consented),
-            Ok(false) => {
-                *self.cooldown_until.lock().unwrap_or_else(|e| e.into_inner()) =
-                    Some(Instant::now() + CONSENT_COOLDOWN);
-                Err(Failure::Denied)
-            }
+            Ok(false) => Err(self.declined()),
             Err(e) => {
                 tracing::warn!(target: "signin", "the client could not be asked to sign in: {e}");
                 Ok(Delivered::LineOnly)
             }
         }
     }
+
+    /// The browser at `url` (none: the sign-in line is the way).
+    fn open(&self, url: Option<&str>) -> Result<Delivered, Failure> {
+        match (&self.opener, url) {
+            (Some(open), Some(url)) => open(url).map(|()| Delivered::Browser).map_err(|e| {
+                tracing::warn!(target: "signin", "cannot open a browser: {e}");
+                Failure::BrowserLaunchFailed
+            }),
+            _ => Ok(Delivered::LineOnly),
+        }
+    }
+
+    /// Refuses while a declined sign-in cools down.
+    fn check_cooldown(&self) -> Result<(), Failure> {
+        let until = *self.cooldown_until.lock().unwrap_or_else(|e| e.into_inner());
+        match until {
+            Some(until) if Instant::now() < until => Err(Failure::Denied),
+            _ => Ok(()),
+        }
+    }
+
+    /// The user declined: not asked again for [`CONSENT_COOLDOWN`].
+    fn declined(&self) -> Failure {
+        *self.cooldown_until.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now() + CONSENT_COOLDOWN);
+        Failure::Denied
+    }
 }
 
 /// The settings of the sign-ins of one bridge ([`SignInOptions::new`]).
+/// Its clones share the redirect port: the sign-ins of several servers
+/// (a daemon's) take turns at it.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct SignInOptions {
@@ -231,12 +287,14 @@ pub struct SignInOptions {
     pub redirect_port: u16,
     /// The time one sign-in may take.
     pub timeout: Duration,
+    /// Held while a sign-in listens on the redirect port.
+    port_turn: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl SignInOptions {
     /// Sign-ins redirected to `127.0.0.1:redirect_port`, each of at most `timeout`.
     pub fn new(redirect_port: u16, timeout: Duration) -> Self {
-        SignInOptions { redirect_port, timeout }
+        SignInOptions { redirect_port, timeout, port_turn: Arc::default() }
     }
 }
 
@@ -323,7 +381,7 @@ impl SignIn {
         let message =
             format!("The MCP server needs you to sign in: open the link on any device and enter the code {code}.");
         let prompt = SignInPrompt { url: url.to_owned(), message };
-        tokio::time::timeout(self.options.timeout, self.gate.deliver(None, prompt))
+        tokio::time::timeout(self.options.timeout, self.gate.deliver(None, prompt, None))
             .await
             .map_err(|_| Failure::Timeout)??;
         Ok(())
@@ -334,6 +392,10 @@ impl SignIn {
             tracing::warn!(target: "signin", "the authorization URL is refused: {why}");
             Failure::InvalidUrl
         })?;
+        // Another server's sign-in may hold the port: this one waits its turn.
+        let turn = self.options.port_turn.clone();
+        let _turn =
+            tokio::time::timeout(self.options.timeout, turn.lock_owned()).await.map_err(|_| Failure::Timeout)?;
         let mut receiver =
             Receiver::start(self.options.redirect_port, &request.url, &request.state).await.map_err(|e| {
                 tracing::warn!(target: "signin", "cannot listen on 127.0.0.1:{}: {e}", self.options.redirect_port);
@@ -344,7 +406,7 @@ impl SignIn {
         }
         let wait = async {
             let prompt = SignInPrompt { url: request.url.clone(), message: SIGN_IN_MESSAGE.to_owned() };
-            self.gate.deliver(Some(&receiver.start_url()), prompt).await?;
+            self.gate.deliver(Some(&receiver.start_url()), prompt, request.ask_user.as_ref()).await?;
             match receiver.wait().await {
                 Some(Delivery::Callback(response)) => Ok(response),
                 Some(Delivery::StartReused) => Err(Failure::StartReused),

@@ -1,7 +1,8 @@
 //! The sign-in of the bridge through its public pieces: the loopback
 //! receiver (one-time start URL, callback state, request limits) and the
 //! authorize hook with its gate (browser before initialized, consent after,
-//! the failures with their causes).
+//! the failures with their causes; a daemon's gate asking the client of
+//! each request), and sign-ins taking turns at the redirect port.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -9,7 +10,8 @@ use std::time::Duration;
 
 use mcp_bridge::signin::receiver::{Delivery, MAX_HEAD_BYTES, Receiver};
 use mcp_bridge::signin::{Consent, Failure, Gate, Opener, SignIn, SignInOptions};
-use mcp_bridge_sdk::auth::AuthorizationRequest;
+use mcp_bridge_protocol::types::{ElicitAction, ElicitRequestParams, ElicitResult, InputRequest, InputResponse};
+use mcp_bridge_sdk::auth::{AskUser, AuthorizationRequest};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const AUTH_URL: &str = "https://auth.example.com/authorize?client_id=c&state=st-1&redirect_uri=x";
@@ -96,11 +98,7 @@ fn approving_browser(opened: Arc<AtomicUsize>) -> Opener {
 }
 
 fn request(port: u16) -> AuthorizationRequest {
-    AuthorizationRequest {
-        url: AUTH_URL.to_owned(),
-        redirect_uri: format!("http://127.0.0.1:{port}/callback"),
-        state: "st-1".to_owned(),
-    }
+    AuthorizationRequest::new(AUTH_URL, format!("http://127.0.0.1:{port}/callback"), "st-1")
 }
 
 fn free_port() -> u16 {
@@ -222,4 +220,57 @@ async fn after_initialized_a_client_that_cannot_show_a_url_gets_reauthorization_
     assert_eq!(signin.last_failure(), Some(Failure::ReauthorizationRequired));
     assert!(err.contains("restart the server"), "{err}");
     assert_eq!(opened.load(Ordering::SeqCst), 0);
+}
+
+/// An asker whose user answers `action` to every URL elicitation (or that
+/// cannot ask at all, for `None`); it keeps the URLs.
+fn asker(action: Option<ElicitAction>, asked: Arc<Mutex<Vec<String>>>) -> AskUser {
+    AskUser::new(move |request| {
+        let asked = asked.clone();
+        Box::pin(async move {
+            let InputRequest::Elicit(call) = request else { panic!("not an elicitation: {request:?}") };
+            let ElicitRequestParams::Url(params) = call.params else { panic!("not a URL elicitation") };
+            asked.lock().unwrap().push(params.url);
+            let action = action.ok_or(mcp_bridge_sdk::Error::Closed)?;
+            Ok(InputResponse::Elicit(ElicitResult { action, ..ElicitResult::decline() }))
+        })
+    })
+}
+
+#[tokio::test]
+async fn per_request_the_client_whose_request_needed_the_sign_in_is_asked_else_the_browser_opens() {
+    let opened = Arc::new(AtomicUsize::new(0));
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let port = free_port();
+    let gate = Gate::per_request(Some(approving_browser(opened.clone())));
+    let signin = sign_in(gate, port, Duration::from_secs(10), Arc::default());
+    // No request behind the sign-in (a server's start): the browser.
+    signin.authorize()(request(port)).await.unwrap();
+    assert_eq!(opened.load(Ordering::SeqCst), 1);
+    // A client that cannot be asked: the browser too.
+    let mut cannot = request(port);
+    cannot.ask_user = Some(asker(None, asked.clone()));
+    signin.authorize()(cannot).await.unwrap();
+    assert_eq!(opened.load(Ordering::SeqCst), 2);
+    // A client that declines: no browser, and no asking again at once.
+    let mut declines = request(port);
+    declines.ask_user = Some(asker(Some(ElicitAction::Decline), asked.clone()));
+    signin.authorize()(declines.clone()).await.unwrap_err();
+    assert_eq!(signin.last_failure(), Some(Failure::Denied));
+    signin.authorize()(declines).await.unwrap_err();
+    assert_eq!(*asked.lock().unwrap(), [AUTH_URL, AUTH_URL], "the second decline was the cooldown's");
+    assert_eq!(opened.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn sign_ins_sharing_a_redirect_port_take_turns() {
+    let opened = Arc::new(AtomicUsize::new(0));
+    let port = free_port();
+    let options = SignInOptions::new(port, Duration::from_secs(10));
+    let gate = Arc::new(Gate::per_request(Some(approving_browser(opened.clone()))));
+    let quiet = Arc::new(|_: &str| {});
+    let (one, two) = (SignIn::new(options.clone(), gate.clone(), quiet.clone()), SignIn::new(options, gate, quiet));
+    let (a, b) = tokio::join!(one.authorize()(request(port)), two.authorize()(request(port)));
+    assert_eq!((a.unwrap().code, b.unwrap().code), (Some("c0de".into()), Some("c0de".into())));
+    assert_eq!(opened.load(Ordering::SeqCst), 2);
 }

@@ -70,6 +70,12 @@ pub struct Issued {
     pub device_answers: std::collections::VecDeque<&'static str>,
     /// When each device-code poll came.
     pub device_polls: Vec<std::time::Instant>,
+    /// The scope each access token was granted (the token request's
+    /// `scope`, else `mcp offline_access`).
+    pub scopes: HashMap<String, String>,
+    /// A tool and the scope its calls need: a token without it gets 403
+    /// `insufficient_scope` naming the scope (a step-up).
+    pub step_up: Option<(String, String)>,
 }
 
 /// The shared record of an authorization server.
@@ -409,6 +415,8 @@ pub async fn authorization_server(issued: Shared, pki: Option<&TestPki>) -> Stri
                 }
                 let token = format!("at-{n}");
                 issued.valid.push(token.clone());
+                let scope = form.get("scope").cloned().unwrap_or_else(|| "mcp offline_access".to_owned());
+                issued.scopes.insert(token.clone(), scope.clone());
                 let mut token_type = "Bearer";
                 if let Some(proof) = headers.get("dpop").and_then(|v| v.to_str().ok()) {
                     issued.token_proofs.push(proof.to_owned());
@@ -416,7 +424,7 @@ pub async fn authorization_server(issued: Shared, pki: Option<&TestPki>) -> Stri
                     token_type = "DPoP";
                 }
                 let mut answer = json!({"access_token": token, "token_type": token_type,
-                    "expires_in": issued.expires_in, "refresh_token": format!("rt-{n}"), "scope": "mcp offline_access"});
+                    "expires_in": issued.expires_in, "refresh_token": format!("rt-{n}"), "scope": scope});
                 if issued.without_refresh_tokens {
                     answer.as_object_mut().unwrap().remove("refresh_token");
                 }
@@ -460,7 +468,25 @@ pub async fn protected(router: axum::Router, issued: Shared, issuer: String) -> 
                 if !accepted {
                     return (StatusCode::UNAUTHORIZED, [("www-authenticate", challenge)], "").into_response();
                 }
-                next.run(request).await
+                let step_up = issued.lock().unwrap().step_up.clone();
+                let Some((tool, needed)) = step_up else { return next.run(request).await };
+                let (parts, body) = request.into_parts();
+                let body = axum::body::to_bytes(body, 16 << 20).await.unwrap_or_default();
+                let message: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+                let token = authorization.split_once(' ').map(|(_, t)| t).unwrap_or_default();
+                let granted = issued.lock().unwrap().scopes.get(token).cloned().unwrap_or_default();
+                if message["method"] == "tools/call"
+                    && message["params"]["name"] == tool.as_str()
+                    && !granted.split_whitespace().any(|s| s == needed)
+                {
+                    let (metadata, _) = challenge.split_once(", ").unwrap_or((&challenge, ""));
+                    let refusal = format!(
+                        "Bearer error=\"insufficient_scope\", scope=\"{needed}\", {}",
+                        metadata.trim_start_matches("Bearer ")
+                    );
+                    return (StatusCode::FORBIDDEN, [("www-authenticate", refusal)], "").into_response();
+                }
+                next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(body))).await
             }
         },
     ));

@@ -18,6 +18,7 @@ use test_support::oauth::{Issued, Shared, TestPki, authorization_server, protect
 use test_support::{RawPeer, legacy_initialize};
 use tokio::io::AsyncReadExt;
 
+mod daemon;
 mod grants;
 mod later_sign_ins;
 mod stored;

@@ -5,7 +5,7 @@
 use reqwest::Url;
 
 use super::challenge::Challenge;
-use super::{AuthorizationRequest, Inner, SignInError, TokenState, discovery, pkce};
+use super::{AskUser, AuthorizationRequest, Inner, SignInError, TokenState, discovery, pkce};
 
 impl Inner {
     /// The authorization code flow: discovery, client, the user's
@@ -15,6 +15,7 @@ impl Inner {
         session: &mut TokenState,
         challenge: &Challenge,
         previous: &[String],
+        ask_user: Option<AskUser>,
     ) -> Result<(), SignInError> {
         let (resource, metadata) = self.discover(challenge).await?;
         if !metadata.code_challenge_methods_supported.as_ref().is_some_and(|m| m.iter().any(|m| m == "S256")) {
@@ -40,11 +41,8 @@ impl Inner {
                 query.append_pair("scope", scope);
             }
         }
-        let request = AuthorizationRequest {
-            url: url.to_string(),
-            redirect_uri: self.config.redirect_uri.clone(),
-            state: state.clone(),
-        };
+        let mut request = AuthorizationRequest::new(url.to_string(), self.config.redirect_uri.clone(), state.clone());
+        request.ask_user = ask_user;
         let response = (self.authorize)(request).await.map_err(|e| SignInError::Authorize(e.to_string()))?;
         // RFC 9207 before anything else of the response is acted on.
         match (&response.iss, metadata.authorization_response_iss_parameter_supported) {

@@ -9,6 +9,7 @@ use reqwest::Url;
 use super::assertion::ClientKey;
 use crate::BoxFuture;
 use crate::store::StoreError;
+use crate::transport::credentials::AskUser;
 use crate::transport::http::HttpConfig;
 
 /// Why a sign-in failed. The texts never hold a token, code or secret.
@@ -110,6 +111,7 @@ pub enum SignInError {
 
 /// What the application shows the user to sign in.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct AuthorizationRequest {
     /// The authorization URL to open.
     pub url: String,
@@ -117,6 +119,19 @@ pub struct AuthorizationRequest {
     pub redirect_uri: String,
     /// The `state` the answer must carry.
     pub state: String,
+    /// Asks the user of the request the server refused, when a request's
+    /// refusal started this sign-in: its client can be asked to open the
+    /// URL (a URL elicitation) where no browser should be opened for it.
+    /// `None` for a sign-in no request started
+    /// ([`super::OAuthClient::sign_in_now`]).
+    pub ask_user: Option<AskUser>,
+}
+
+impl AuthorizationRequest {
+    /// The request to open `url`, answered at `redirect_uri` with `state`.
+    pub fn new(url: impl Into<String>, redirect_uri: impl Into<String>, state: impl Into<String>) -> Self {
+        AuthorizationRequest { url: url.into(), redirect_uri: redirect_uri.into(), state: state.into(), ask_user: None }
+    }
 }
 
 /// The parameters of the redirect back to the client.

@@ -51,7 +51,7 @@ impl Inner {
                 if !interactive {
                     return false;
                 }
-                self.sign_in(&mut session, &challenge, &[]).await
+                self.sign_in(&mut session, &challenge, &[], refusal.ask_user).await
             }
             403 if !interactive => return false,
             403 if challenge.error.as_deref() == Some("insufficient_scope") => {
@@ -75,7 +75,7 @@ impl Inner {
                     return false;
                 }
                 session.last_step_up = wanted;
-                self.sign_in(&mut session, &challenge, &granted).await
+                self.sign_in(&mut session, &challenge, &granted, refusal.ask_user).await
             }
             _ => return false,
         };

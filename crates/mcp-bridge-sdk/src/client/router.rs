@@ -148,6 +148,15 @@ impl Router {
                         tracing::warn!(target: "mcp_router", "a server request came after the client stopped answering");
                     }
                 }
+                #[cfg(any(feature = "http-client", feature = "websocket"))]
+                Incoming::AskUser { id, request, answer } => {
+                    let asker = self.lock().get(&id).and_then(|p| p.answers.clone());
+                    if let Err(mpsc::error::SendError(FromServer::Ask { answer, .. })) =
+                        server_requests.send(FromServer::Ask { request, asker, answer }).await
+                    {
+                        let _ = answer.send(Err(Error::Closed));
+                    }
+                }
                 Incoming::HttpStatus { id, status } => {
                     if let Some(diagnostics) = self.lock().get(&id).and_then(|p| p.diagnostics.clone()) {
                         diagnostics.lock().unwrap_or_else(|e| e.into_inner()).http_status = Some(status);

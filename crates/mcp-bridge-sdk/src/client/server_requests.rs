@@ -25,6 +25,11 @@ use super::options::InputHooks;
 use crate::error::Error;
 use crate::limits::MAX_SERVER_REQUESTS;
 
+/// The key a transport's question goes by in errors (it is not one of a
+/// round's).
+#[cfg(any(feature = "http-client", feature = "websocket"))]
+const ASK_KEY: &str = "ask";
+
 /// What the client's reader hands over: a server request, or the
 /// server's cancellation of one.
 #[derive(Debug)]
@@ -34,6 +39,14 @@ pub(crate) enum FromServer {
     Request(JsonRpcRequest, Option<Asker>),
     /// `notifications/cancelled` for the request with this id.
     Cancelled(RequestId),
+    /// The transport asks the user (a sign-in's consent), by the asker of
+    /// the request it is for when that is not the client.
+    #[cfg(any(feature = "http-client", feature = "websocket"))]
+    Ask {
+        request: Box<InputRequest>,
+        asker: Option<Asker>,
+        answer: tokio::sync::oneshot::Sender<Result<mcp_bridge_protocol::types::InputResponse, Error>>,
+    },
 }
 
 /// How the answers are made: the capabilities the client declared and its
@@ -78,7 +91,18 @@ impl Answerer {
                                 }
                                 () = token.cancelled() => {}
                             }
-                            id
+                            Some(id)
+                        });
+                    }
+                    #[cfg(any(feature = "http-client", feature = "websocket"))]
+                    Some(FromServer::Ask { request, asker, answer }) => {
+                        let answerer = asker.map_or_else(|| self.clone(), |a| Answerer::clone(&a));
+                        // Not a server request: no slot, and its own task so
+                        // a user taking their time holds nothing else.
+                        running.spawn(async move {
+                            let answered = answer_one(ASK_KEY, *request, &answerer.capabilities, &answerer.hooks);
+                            let _ = answer.send(answered.await);
+                            None
                         });
                     }
                     Some(FromServer::Cancelled(id)) => {
@@ -89,7 +113,7 @@ impl Answerer {
                     None => break,
                 },
                 Some(done) = running.join_next(), if !running.is_empty() => {
-                    if let Ok(id) = done {
+                    if let Ok(Some(id)) = done {
                         slots.finish(&id);
                     }
                 }

@@ -65,6 +65,56 @@ impl ServerEntry {
     pub fn client(&self, options: crate::ClientOptions) -> crate::Result<crate::Client> {
         Ok(crate::Client::new(options, connect(&self.kind)?))
     }
+
+    /// The URL of a server reached over HTTP whose headers give no
+    /// `Authorization` and that has no [`UrlAuth`] yet: one an application
+    /// may sign in to ([`Self::set_auth`]).
+    #[cfg(feature = "http-client")]
+    pub fn url_to_sign_in(&self) -> Option<&str> {
+        match &self.kind {
+            ServerKind::Url { url, headers, auth: None }
+                if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("authorization")) =>
+            {
+                Some(url)
+            }
+            _ => None,
+        }
+    }
+
+    /// Gives every request to this server (a URL's) the credentials of
+    /// `auth`; nothing for a command.
+    #[cfg(feature = "http-client")]
+    pub fn set_auth(&mut self, provider: Arc<dyn crate::transport::http::AuthProvider>) {
+        if let ServerKind::Url { auth, .. } = &mut self.kind {
+            *auth = Some(UrlAuth(provider));
+        }
+    }
+}
+
+/// The credentials of a URL server's requests beyond its headers: an OAuth
+/// client that signs in, say, shared by every connection to the server.
+/// Never read from a file (the application gives it, see
+/// [`ServerEntry::set_auth`]); equal only to itself, so a file read again
+/// keeps the connection of a server given the same one.
+#[cfg(feature = "http-client")]
+#[derive(Clone)]
+pub struct UrlAuth(pub Arc<dyn crate::transport::http::AuthProvider>);
+
+#[cfg(feature = "http-client")]
+impl PartialEq for UrlAuth {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::addr_eq(Arc::as_ptr(&self.0), Arc::as_ptr(&other.0))
+    }
+}
+
+#[cfg(feature = "http-client")]
+impl Eq for UrlAuth {}
+
+#[cfg(feature = "http-client")]
+impl std::fmt::Debug for UrlAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("UrlAuth")
+    }
 }
 
 /// How a gateway lists its servers' tools (`"discovery"` at the top of
@@ -110,6 +160,9 @@ pub enum ServerKind {
         url: String,
         /// Headers for every request.
         headers: Vec<(String, String)>,
+        /// Credentials beyond the headers (an application's sign-in).
+        #[cfg(feature = "http-client")]
+        auth: Option<UrlAuth>,
     },
 }
 
@@ -124,8 +177,8 @@ impl std::fmt::Debug for ServerKind {
                 .field("args", args)
                 .field("env", &names(env))
                 .finish(),
-            ServerKind::Url { url, headers } => {
-                f.debug_struct("Url").field("url", url).field("headers", &names(headers)).finish()
+            ServerKind::Url { url, headers, .. } => {
+                f.debug_struct("Url").field("url", url).field("headers", &names(headers)).finish_non_exhaustive()
             }
         }
     }
@@ -179,9 +232,10 @@ fn connect(kind: &ServerKind) -> crate::Result<crate::transport::Transport> {
             crate::transport::stdio::spawn(stdio)
         }
         #[cfg(feature = "http-client")]
-        ServerKind::Url { url, headers } => {
+        ServerKind::Url { url, headers, auth } => {
             let mut config = crate::transport::http::HttpConfig::new(url);
             config.headers = headers.clone();
+            config.auth = auth.as_ref().map(|auth| auth.0.clone());
             crate::transport::http::connect(config)
         }
         #[allow(unreachable_patterns)]
@@ -370,6 +424,8 @@ fn entry(name: String, written: Written, env: &impl Fn(&str) -> Option<String>) 
                 .iter()
                 .map(|(k, v)| Ok((k.clone(), expand(format!("headers.{k}"), v)?)))
                 .collect::<Result<_, _>>()?,
+            #[cfg(feature = "http-client")]
+            auth: None,
         },
         (Some(kind), _, _) if !["stdio", "http", "streamableHttp", "streamable-http"].contains(&kind) => {
             return Err(ConfigError::UnknownType { server: name, kind: kind.to_owned() });

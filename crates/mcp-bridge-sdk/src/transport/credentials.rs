@@ -1,6 +1,10 @@
 //! What a network transport sends as credentials, and how it hears that
 //! the server refused them: shared by HTTP and WebSocket.
 
+use std::sync::Arc;
+
+use mcp_bridge_protocol::types::{InputRequest, InputResponse};
+
 use crate::{BoxError, BoxFuture};
 
 /// The largest JSON body or SSE event accepted by default.
@@ -15,6 +19,42 @@ pub(crate) fn without_credentials(url: &str) -> String {
         None => url.to_owned(),
     }
 }
+
+/// Asks the user for the sake of one request: an input request (a
+/// sign-in's URL elicitation, say) answered as the server's own requests
+/// on that request's stream are, by its input hooks
+/// ([`crate::RequestOptions::hooks`]) or else the client's.
+#[derive(Clone)]
+pub struct AskUser(Arc<dyn Fn(InputRequest) -> BoxFuture<crate::Result<InputResponse>> + Send + Sync>);
+
+impl AskUser {
+    /// The asker that answers with `ask`.
+    pub fn new(ask: impl Fn(InputRequest) -> BoxFuture<crate::Result<InputResponse>> + Send + Sync + 'static) -> Self {
+        AskUser(Arc::new(ask))
+    }
+
+    /// The user's answer to `request`, checked as any input request's
+    /// answer is; an error when the request's client did not declare
+    /// its kind, has no hook for it, or is gone.
+    pub async fn ask(&self, request: InputRequest) -> crate::Result<InputResponse> {
+        (self.0)(request).await
+    }
+}
+
+impl std::fmt::Debug for AskUser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AskUser")
+    }
+}
+
+impl PartialEq for AskUser {
+    /// The same asker.
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for AskUser {}
 
 /// What a server said when it refused a request's credentials.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +73,9 @@ pub struct AuthRefusal {
     /// The `DPoP-Nonce` header: the nonce a server that wants one gave
     /// (RFC 9449 section 9).
     pub dpop_nonce: Option<String>,
+    /// Asks the user of the refused request, when the transport can (a
+    /// sign-in's consent goes to whoever sent it).
+    pub ask_user: Option<AskUser>,
 }
 
 /// The credential headers of one request.

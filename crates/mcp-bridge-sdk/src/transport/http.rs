@@ -43,7 +43,9 @@ use super::credentials::without_credentials;
 use answer::read_answer;
 use legacy::{SessionSlot, SettledSession};
 
-pub use super::credentials::{AuthProvider, AuthRefusal, BearerToken, Credentials, DEFAULT_MAX_RESPONSE_BYTES};
+pub use super::credentials::{
+    AskUser, AuthProvider, AuthRefusal, BearerToken, Credentials, DEFAULT_MAX_RESPONSE_BYTES,
+};
 pub use super::tool_headers::RejectedToolHook;
 pub(crate) use config::build_client_with;
 pub use config::{HttpConfig, ProxyConfig};

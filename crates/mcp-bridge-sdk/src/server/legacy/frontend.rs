@@ -153,6 +153,22 @@ pub struct SignInPrompt {
     pub message: String,
 }
 
+impl SignInPrompt {
+    /// The URL elicitation that asks a client to let the user sign in: the
+    /// page to open and what the user is told.
+    pub fn input_request(&self) -> mcp_bridge_protocol::types::InputRequest {
+        use mcp_bridge_protocol::method::MethodCall;
+        use mcp_bridge_protocol::types::{ElicitRequestParams, ElicitRequestUrlParams, InputRequest};
+        InputRequest::Elicit(MethodCall::new(ElicitRequestParams::Url(ElicitRequestUrlParams {
+            mode: Default::default(),
+            message: self.message.clone(),
+            url: self.url.clone(),
+            elicitation_id: Some(format!("sign-in-{}", std::process::id())),
+            extra: Default::default(),
+        })))
+    }
+}
+
 /// Asks the client to let the user sign in (a URL elicitation with the
 /// [`SignInPrompt`]): `Ok(true)` when the user accepted.
 pub type Consent = Arc<dyn Fn(SignInPrompt) -> crate::BoxFuture<Result<bool, crate::BoxError>> + Send + Sync>;

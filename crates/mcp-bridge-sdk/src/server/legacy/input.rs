@@ -5,7 +5,6 @@
 //! checked, and the requests it builds of its own.
 
 use mcp_bridge_protocol::ErrorObject;
-use mcp_bridge_protocol::method::{ElicitationCreate, Method};
 use mcp_bridge_protocol::rounds::{AnswerError, RoundRefusal, parse_answer};
 use mcp_bridge_protocol::types::{ClientCapabilities, InputRequest, InputResponse};
 use serde_json::{Value, json};
@@ -39,22 +38,6 @@ pub(crate) fn round_refused(refusal: &RoundRefusal) -> ErrorObject {
         other => (Cause::InvalidInputRequest, json!({ "key": other.key(), "reason": other.to_string() })),
     };
     error_for(cause, Some(detail))
-}
-
-/// The URL elicitation that asks the client to let the user sign in: the
-/// sign-in's URL and what the user is told.
-///
-/// # Errors
-/// The request cannot be built (it always can for a checked URL).
-pub(crate) fn url_consent_request(
-    prompt: &crate::server::legacy::frontend::SignInPrompt,
-) -> Result<InputRequest, serde_json::Error> {
-    serde_json::from_value(serde_json::json!({"method": ElicitationCreate::NAME, "params": {
-        "mode": "url",
-        "message": prompt.message,
-        "url": prompt.url,
-        "elicitationId": format!("sign-in-{}", std::process::id()),
-    }}))
 }
 
 /// The method and params of an input request, as the client's request.

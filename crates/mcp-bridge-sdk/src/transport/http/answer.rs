@@ -10,6 +10,22 @@ use super::{AuthRefusal, Failure, Shared, http_sse, learn_tools, legacy, lost, m
 use crate::transport::Incoming;
 use crate::transport::sse::SseParser;
 
+/// Asks the user through whoever answers request `id`'s server requests.
+fn ask_for(shared: &Shared, id: &mcp_bridge_protocol::RequestId) -> crate::transport::credentials::AskUser {
+    let (to_client, id) = (shared.to_client.clone(), id.clone());
+    crate::transport::credentials::AskUser::new(move |request| {
+        let (to_client, id) = (to_client.clone(), id.clone());
+        Box::pin(async move {
+            let (answer, answered) = tokio::sync::oneshot::channel();
+            to_client
+                .send(Incoming::AskUser { id, request: Box::new(request), answer })
+                .await
+                .map_err(|_| crate::Error::Closed)?;
+            answered.await.map_err(|_| crate::Error::Closed)?
+        })
+    })
+}
+
 /// `Ok(true)` when the response reached the client, `Ok(false)` when the
 /// stream ended before it, `Err` with the reason the answer is not valid.
 pub(super) async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Result<bool, Failure> {
@@ -31,6 +47,7 @@ pub(super) async fn read_answer(shared: &Shared, request: &JsonRpcRequest) -> Re
             status: response.status().as_u16(),
             www_authenticate: header(reqwest::header::WWW_AUTHENTICATE.as_str()),
             dpop_nonce: header("dpop-nonce"),
+            ask_user: Some(ask_for(shared, &request.id)),
         };
         if auth.refused(refusal).await {
             response = send(shared, session.as_ref(), request, &extra, body.clone()).await?;

@@ -187,6 +187,8 @@ async fn open(config: &WebSocketConfig) -> Result<WebSocketStream<Box<dyn Socket
                 sent_at,
                 method: "websocket/upgrade".into(),
                 dpop_nonce: None,
+                // The upgrade is the connection's, not one request's.
+                ask_user: None,
             };
             if auth.refused(refusal).await {
                 continue;

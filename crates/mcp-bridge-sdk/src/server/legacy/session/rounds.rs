@@ -64,7 +64,7 @@ impl LegacySession {
             let frontend = frontend.clone();
             Box::pin(async move {
                 let frontend = frontend.upgrade().ok_or("the client is gone")?;
-                let request = input::url_consent_request(&prompt).map_err(|e| e.to_string())?;
+                let request = prompt.input_request();
                 let token = frontend.stop_slots.child_token();
                 let answers = frontend
                     .run_round(InputRequests::from([("sign_in".to_owned(), request)]), &token, None)
