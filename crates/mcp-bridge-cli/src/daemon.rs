@@ -80,6 +80,7 @@ mod unix {
 
     use mcp_bridge::daemon::wire::{Answer, Hello, Status};
     use mcp_bridge::daemon::{self, DaemonOptions};
+    use mcp_bridge_sdk::task_group::TaskGroup;
     use tokio_util::sync::CancellationToken;
 
     use super::rendezvous::{self, Rendezvous};
@@ -108,6 +109,7 @@ mod unix {
         }
         let sign_ins = crate::sign_ins::SignIns::new(sign_in.redirect_port, sign_in.timeout, sign_in.no_browser);
         let servers = crate::reload::read(&rendezvous.config, Some(&sign_ins))?;
+        let (file_changed, servers) = tokio::sync::watch::channel(servers);
         let _log = mcp_bridge::log::init("mcp-bridge daemon", log_level, Default::default());
         // Holding the pid file: nothing else listens there, whatever is left.
         let _ = std::fs::remove_file(&rendezvous.socket);
@@ -147,6 +149,11 @@ mod unix {
                 rendezvous.config.display(),
                 rendezvous.socket.display()
             );
+            let followed = TaskGroup::default();
+            crate::reload::follow(rendezvous.config.clone(), Some(sign_ins), &followed, move |config| {
+                file_changed.send_replace(config);
+                std::future::ready("given to the daemon".to_owned())
+            });
             let mut options = DaemonOptions::new(rendezvous.config.clone());
             options.stopped_marker = Some(rendezvous.stopped.clone());
             daemon::serve(listener, servers, options, stop).await.map_err(|e| e.to_string())

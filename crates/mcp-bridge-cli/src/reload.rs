@@ -1,6 +1,7 @@
 //! `--config FILE` followed while the bridge runs: the gateway started
 //! from the file, then each new version of the file read and applied
-//! ([`mcp_bridge::gateway::Gateway::reload`]). A file that cannot be used
+//! ([`mcp_bridge::gateway::Gateway::reload`]); the daemon's file too
+//! ([`follow`]). A file that cannot be used
 //! is refused with why in the log, and the running servers stay as they
 //! are until a good version comes.
 //!
@@ -16,6 +17,8 @@ use mcp_bridge_sdk::task_group::TaskGroup;
 use mcp_bridge_sdk::toolset::config::{self, ConfigFile};
 use notify::Watcher;
 use tokio::sync::mpsc;
+
+use crate::sign_ins::SignIns;
 
 /// How long the file must be left alone before it is read: a save is
 /// often several writes, and a half-written file would be refused for
@@ -34,7 +37,7 @@ pub(crate) struct GatewayJob {
     pub(crate) file: PathBuf,
     /// The sign-ins of its servers at a URL (none behind `--listen`: its
     /// clients are not the user at this computer).
-    pub(crate) sign_ins: Option<crate::sign_ins::SignIns>,
+    pub(crate) sign_ins: Option<SignIns>,
 }
 
 /// Reads and checks the configuration file; its servers at a URL get the
@@ -42,7 +45,7 @@ pub(crate) struct GatewayJob {
 ///
 /// # Errors
 /// Why it cannot be used, naming the file.
-pub(crate) fn read(file: &Path, sign_ins: Option<&crate::sign_ins::SignIns>) -> Result<ConfigFile, String> {
+pub(crate) fn read(file: &Path, sign_ins: Option<&SignIns>) -> Result<ConfigFile, String> {
     let text =
         std::fs::read_to_string(file).map_err(|e| format!("--config {}: cannot be read ({e})", file.display()))?;
     let mut config = config::parse_file(&text, |name| std::env::var(name).ok())
@@ -72,22 +75,53 @@ pub(crate) async fn start(
     }
     let gateway = mcp_bridge::gateway::start(job.config, tasks, observe).await;
     gateway.serve(&job.server, mcp_bridge::gateway::Shown::Every, tasks).await;
-    match watch(&job.file) {
-        Ok((watcher, changes)) => {
-            tracing::info!("--config {}: watched; a saved change is applied", job.file.display());
-            let followed = gateway.clone();
-            tasks.spawn(async move {
-                // Watching for as long as the task lives.
-                let _watcher = watcher;
-                follow(&job.file, job.sign_ins.as_ref(), &followed, changes).await;
-            });
+    let followed = gateway.clone();
+    follow(job.file, job.sign_ins, tasks, move |config| {
+        let gateway = followed.clone();
+        async move {
+            let changed = gateway.reload(config).await;
+            if changed.is_empty() { "saved without a change".to_owned() } else { format!("applied: {changed}") }
         }
-        Err(error) => tracing::warn!(
-            "--config {}: not watched ({error}); restart mcp-bridge to apply a change",
-            job.file.display()
-        ),
-    }
+    });
     gateway
+}
+
+/// Follows `file` on `tasks`: each settled version that can be used (its
+/// servers at a URL given `sign_ins`) goes to `apply`, whose answer the log
+/// says; one that cannot is refused with why in the log. When the file
+/// cannot be watched, the log says so.
+pub(crate) fn follow<F, Fut>(file: PathBuf, sign_ins: Option<SignIns>, tasks: &TaskGroup, mut apply: F)
+where
+    F: FnMut(ConfigFile) -> Fut + Send + 'static,
+    Fut: Future<Output = String> + Send,
+{
+    let (watcher, mut changes) = match watch(&file) {
+        Ok(watched) => watched,
+        Err(error) => {
+            tracing::warn!("--config {}: not watched ({error}); restart mcp-bridge to apply a change", file.display());
+            return;
+        }
+    };
+    tracing::info!("--config {}: watched; a saved change is applied", file.display());
+    tasks.spawn(async move {
+        // Watching for as long as the task lives.
+        let _watcher = watcher;
+        while changes.recv().await.is_some() {
+            // Until the file has been left alone for SETTLE.
+            while let Ok(Some(())) = tokio::time::timeout(SETTLE, changes.recv()).await {}
+            if !file.exists() {
+                // Removed, or between an editor's delete and its new file.
+                continue;
+            }
+            match read(&file, sign_ins.as_ref()) {
+                Ok(config) => {
+                    let outcome = apply(config).await;
+                    tracing::info!("--config {}: {outcome}", file.display());
+                }
+                Err(why) => tracing::error!("{why}; not applied, the servers stay as they were"),
+            }
+        }
+    });
 }
 
 /// A watch on the folder of `file`, and the channel that says the file
@@ -112,32 +146,4 @@ fn watch(file: &Path) -> notify::Result<(notify::RecommendedWatcher, mpsc::Recei
     })?;
     watcher.watch(&folder, notify::RecursiveMode::NonRecursive)?;
     Ok((watcher, changes))
-}
-
-/// Applies each settled change of `file` to `gateway`, until the watch ends.
-async fn follow(
-    file: &Path,
-    sign_ins: Option<&crate::sign_ins::SignIns>,
-    gateway: &Gateway,
-    mut changes: mpsc::Receiver<()>,
-) {
-    while changes.recv().await.is_some() {
-        // Until the file has been left alone for SETTLE.
-        while let Ok(Some(())) = tokio::time::timeout(SETTLE, changes.recv()).await {}
-        if !file.exists() {
-            // Removed, or between an editor's delete and its new file.
-            continue;
-        }
-        match read(file, sign_ins) {
-            Ok(config) => {
-                let changed = gateway.reload(config).await;
-                if changed.is_empty() {
-                    tracing::debug!("--config {}: saved without a change", file.display());
-                } else {
-                    tracing::info!("--config {}: applied: {changed}", file.display());
-                }
-            }
-            Err(why) => tracing::error!("{why}; not applied, the servers stay as they were"),
-        }
-    }
 }

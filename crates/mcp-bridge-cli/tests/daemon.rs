@@ -5,7 +5,8 @@
 //! client; a list change reaches all of them; a client killed mid-call
 //! has its call cancelled at the server; a server killed comes back and
 //! the clients hear of it; the daemon killed leaves no server behind and
-//! the clients' `attach` start a new one; `daemon stop` ends it all.
+//! the clients' `attach` start a new one; `daemon stop` ends it all. A
+//! saved change of the file applies to the running daemon.
 
 #![cfg(target_os = "linux")]
 
@@ -479,4 +480,30 @@ async fn the_daemon_ends_when_its_last_client_left_and_its_servers_idled() {
         .collect();
     assert!(socket_files.is_empty(), "the socket is removed: {socket_files:?}");
     let _ = Path::new("");
+}
+
+/// A saved change of the file applies to the running daemon: a server
+/// added can be attached to at once, without a new daemon.
+#[tokio::test]
+async fn a_saved_change_of_the_file_applies_to_the_running_daemon() {
+    let setup = Setup::new();
+    let first = Ours::start(&setup, "first", Era::Legacy).await;
+    let daemon = setup.daemons();
+    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(&setup.config).unwrap()).unwrap();
+    file["mcpServers"]["extra"] = file["mcpServers"]["example"].clone();
+    std::fs::write(&setup.config, file.to_string()).unwrap();
+    let deadline = Deadline::new("the daemon knew the server added");
+    while !setup.status().await["servers"].as_array().unwrap().iter().any(|s| s["name"] == "extra") {
+        deadline.pause().await;
+    }
+    let command = StdioCommand::new(BRIDGE)
+        .args(["attach", "--config", setup.config.to_str().unwrap(), "extra"])
+        .env("XDG_RUNTIME_DIR", &setup.runtime);
+    let second = Client::new(ClientOptions::new("second", "1"), spawn(command).unwrap());
+    let sum = second.call_tool("extra__add", json!({"a": 2, "b": 3}), &RequestOptions::default()).await.unwrap();
+    assert!(matches!(sum.content.first(), Some(ContentBlock::Text(t)) if t.text == "5"), "{sum:?}");
+    assert_eq!(first.call("example__add", json!({"a": 1, "b": 1})).await, "2", "the first client went on");
+    assert_eq!(setup.daemons(), daemon, "the same daemon");
+    let (code, text) = setup.daemon(&["stop"]).await;
+    assert_eq!(code, Some(0), "{text}");
 }

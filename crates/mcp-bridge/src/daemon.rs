@@ -11,6 +11,8 @@
 //! could be meant), a `"sharing": "per-session"` server runs once per
 //! connection, list changes reach every client shown the server.
 
+pub mod hand_over;
+mod handshake;
 mod usage;
 pub mod wire;
 
@@ -24,15 +26,15 @@ use std::time::{Duration, Instant};
 use mcp_bridge_sdk::Server;
 use mcp_bridge_sdk::server::legacy::embed::{EmbedOptions, serve_stream_auto};
 use mcp_bridge_sdk::task_group::TaskGroup;
-use mcp_bridge_sdk::toolset::config::ConfigFile;
+use mcp_bridge_sdk::toolset::config::{ConfigFile, ServerEntry};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::gateway::{self, Gateway, Shown};
 use usage::Usage;
-use wire::{Answer, ClientStatus, Hello, ServerStatus, Status};
+use wire::{Answer, ClientStatus, Hello, Report, ServerStatus, Status};
 
 /// How long a server runs on after its last client left, unless its
 /// entry says (`"idle"`): a client restarted (an editor's reload) finds
@@ -75,7 +77,8 @@ impl DaemonOptions {
 }
 
 /// Serves the clients that connect to `listener` with the servers of
-/// `config` until a client asks it to stop, `stop` is cancelled, or no
+/// `config` (a new version applied as it comes: a server changed starts
+/// again, one gone stops, one added starts when a client names it) until a client asks it to stop, `stop` is cancelled, or no
 /// client and no server is left; then removes the listener's socket file
 /// (a client that comes now starts another daemon) and stops its servers.
 /// Only connections of this process's user are served.
@@ -84,13 +87,13 @@ impl DaemonOptions {
 /// The listener's socket cannot be read.
 pub async fn serve(
     listener: UnixListener,
-    config: ConfigFile,
+    config: watch::Receiver<ConfigFile>,
     options: DaemonOptions,
     stop: CancellationToken,
 ) -> io::Result<()> {
     let socket_file = listener.local_addr()?.as_pathname().map(std::path::Path::to_path_buf);
     let tasks = TaskGroup::default();
-    let mut none = config.clone();
+    let mut none = config.borrow().clone();
     none.servers.clear();
     let gateway = gateway::start(none.clone(), &tasks, None).await;
     let daemon = Arc::new(Daemon {
@@ -149,14 +152,14 @@ pub async fn serve(
 
 /// A daemon's state, shared by its connections.
 struct Daemon {
-    /// Every server of the file.
-    config: ConfigFile,
+    /// Every server of the file, as it is now.
+    config: watch::Receiver<ConfigFile>,
     options: DaemonOptions,
     gateway: Gateway,
     usage: Mutex<Usage>,
     /// The servers the gateway was last told to run; held while it
     /// changes them, so that one change follows the other.
-    applying: tokio::sync::Mutex<BTreeSet<String>>,
+    applying: tokio::sync::Mutex<Vec<ServerEntry>>,
     /// The served servers, by the names they show; shared by the clients
     /// that chose the same.
     views: tokio::sync::Mutex<HashMap<BTreeSet<String>, Weak<View>>>,
@@ -195,12 +198,14 @@ impl Daemon {
     /// [`EMPTY_GRACE`].
     async fn keep(self: Arc<Self>) {
         let mut empty_since = Some(Instant::now());
+        let mut file = self.config.clone();
         loop {
             let expiry = self.lock_usage().next_expiry();
             let ending = empty_since.map(|since| since + EMPTY_GRACE);
             let deadline = [expiry, ending].into_iter().flatten().min();
             tokio::select! {
                 () = self.changed.notified() => {}
+                Ok(()) = file.changed() => tracing::info!("the configuration file changed: applied"),
                 () = sleep_until(deadline) => {}
                 () = self.stop.cancelled() => return,
             }
@@ -244,7 +249,7 @@ impl Daemon {
             }
             Err(_) => return,
         };
-        let names = match hello {
+        let (names, hand_over, resume) = match hello {
             Hello::Status => {
                 let _ = write.write_all(&wire::line(&Answer::Status(self.status()))).await;
                 return;
@@ -255,8 +260,8 @@ impl Daemon {
                 self.stop.cancel();
                 return;
             }
-            Hello::Attach { servers } => match self.resolve(servers) {
-                Ok(names) => Arc::new(names),
+            Hello::Attach { servers, hand_over, resume } => match self.resolve(servers) {
+                Ok(names) => (Arc::new(names), hand_over, resume),
                 Err(reason) => {
                     let _ = write.write_all(&wire::line(&Answer::Refused { reason })).await;
                     return;
@@ -266,19 +271,29 @@ impl Daemon {
         let id = self.next_client.fetch_add(1, Ordering::Relaxed);
         self.lock_clients().insert(id, Client { pid, servers: names.clone(), since: Instant::now() });
         let default_idle = self.options.default_idle;
-        let idle_of = |name: &str| {
-            let entry = self.config.servers.iter().find(|e| e.name == name);
-            entry.and_then(|e| e.idle).unwrap_or(default_idle)
-        };
-        self.lock_usage().attach(names.iter(), idle_of);
+        {
+            let config = self.config.borrow();
+            let idle_of = |name: &str| {
+                let entry = config.servers.iter().find(|e| e.name == name);
+                entry.and_then(|e| e.idle).unwrap_or(default_idle)
+            };
+            self.lock_usage().attach(names.iter(), idle_of);
+        }
         self.apply().await;
         let view = self.view(&names).await;
         tracing::info!(client = id, pid, "attached with {}", names.iter().cloned().collect::<Vec<_>>().join(", "));
         let attached = Answer::Attached { servers: names.iter().cloned().collect(), pid: std::process::id() };
         if write.write_all(&wire::line(&attached)).await.is_ok() {
-            let served =
-                serve_stream_auto(&view.server, reader, write, EmbedOptions::default(), self.closing.child_token());
-            if let Err(error) = served.await {
+            let served = if hand_over {
+                // Nothing was read past the first line: `attach` passes its
+                // stdio only once it has the answer.
+                self.serve_handed_over(&view, reader.into_inner(), write, resume).await
+            } else {
+                serve_stream_auto(&view.server, reader, write, EmbedOptions::default(), self.closing.child_token())
+                    .await
+                    .map(|_| ())
+            };
+            if let Err(error) = served {
                 tracing::debug!(client = id, "the connection ended: {error}");
             }
         }
@@ -288,9 +303,61 @@ impl Daemon {
         self.changed.notify_one();
     }
 
+    /// Serves the client whose stdin and stdout its `attach` passes on
+    /// `socket` next, resuming its handshake with another daemon; reports
+    /// the handshake on `control` until the session ends: the client's
+    /// input ended (then [`Report::Ended`]), `attach` went away, or the
+    /// daemon ends.
+    async fn serve_handed_over(
+        &self,
+        view: &View,
+        mut socket: tokio::net::unix::OwnedReadHalf,
+        mut control: tokio::net::unix::OwnedWriteHalf,
+        resume: Option<wire::Resume>,
+    ) -> io::Result<()> {
+        use mcp_bridge_sdk::transport::process_stdio;
+        let (input, output) = hand_over::receive(socket.as_ref()).await?;
+        let (Some(input), Some(output)) = (process_stdio::reader_of(input), process_stdio::writer_of(output)) else {
+            return Err(io::Error::new(io::ErrorKind::Unsupported, "the client's stdio is not a pipe or a socket"));
+        };
+        let (reports, mut heard) = tokio::sync::mpsc::unbounded_channel();
+        let replayed = std::io::Cursor::new(hand_over::replayed_input(resume.as_ref()));
+        let input = hand_over::InputTap::new(replayed.chain(input), resume.is_some(), reports.clone());
+        let output = hand_over::OutputTap::new(output, resume.as_ref(), reports);
+        let stop = self.closing.child_token();
+        let served = serve_stream_auto(&view.server, input, output, EmbedOptions::default(), stop.clone());
+        // `attach` sends nothing more: a read that returns is its end.
+        let mut byte = [0u8; 1];
+        let attach_gone = async {
+            loop {
+                tokio::select! {
+                    Some(report) = heard.recv() => {
+                        let _ = control.write_all(&wire::line(&report)).await;
+                    }
+                    _ = socket.read(&mut byte) => return,
+                }
+            }
+        };
+        tokio::pin!(served);
+        let ended = tokio::select! {
+            ended = &mut served => ended,
+            () = attach_gone => {
+                stop.cancel();
+                return served.await.map(|_| ());
+            }
+        };
+        if !stop.is_cancelled() {
+            while let Ok(report) = heard.try_recv() {
+                let _ = control.write_all(&wire::line(&report)).await;
+            }
+            control.write_all(&wire::line(&Report::Ended)).await?;
+        }
+        ended.map(|_| ())
+    }
+
     /// The servers a client asked for, every one for `None`.
     fn resolve(&self, asked: Option<Vec<String>>) -> Result<BTreeSet<String>, String> {
-        let known: BTreeSet<String> = self.config.servers.iter().map(|e| e.name.clone()).collect();
+        let known: BTreeSet<String> = self.config.borrow().servers.iter().map(|e| e.name.clone()).collect();
         let Some(asked) = asked else { return Ok(known) };
         let unknown: Vec<&String> = asked.iter().filter(|name| !known.contains(*name)).collect();
         if !unknown.is_empty() {
@@ -315,14 +382,15 @@ impl Daemon {
             return;
         }
         let wanted = self.lock_usage().wanted(Instant::now());
-        if *running == wanted {
+        let mut config = self.config.borrow().clone();
+        config.servers.retain(|entry| wanted.contains(&entry.name));
+        if *running == config.servers {
             return;
         }
-        let mut config = self.config.clone();
-        config.servers.retain(|entry| wanted.contains(&entry.name));
+        let entries = config.servers.clone();
         let changed = self.gateway.reload(config).await;
         tracing::info!("servers: {changed}");
-        *running = wanted;
+        *running = entries;
     }
 
     /// The server showing `names`, made when no client shows them now.
@@ -342,9 +410,9 @@ impl Daemon {
     /// Who is attached and what runs.
     fn status(&self) -> Status {
         let states = self.gateway.servers();
+        let config = self.config.borrow().clone();
         let usage = self.lock_usage();
-        let servers: Vec<ServerStatus> = self
-            .config
+        let servers: Vec<ServerStatus> = config
             .servers
             .iter()
             .map(|entry| {

@@ -39,6 +39,21 @@ pub fn stdout() -> Output {
     Box::pin(tokio::io::stdout())
 }
 
+/// A descriptor of another process's stdio (passed over a Unix socket) as
+/// an async reader, when it is a pipe or a socket (the event loop reads it);
+/// `None` for anything else.
+#[cfg(unix)]
+pub fn reader_of(fd: std::os::fd::OwnedFd) -> Option<Input> {
+    event_loop::reader(fd)
+}
+
+/// A descriptor of another process's stdio as an async writer, when it is
+/// a pipe or a socket; `None` for anything else.
+#[cfg(unix)]
+pub fn writer_of(fd: std::os::fd::OwnedFd) -> Option<Output> {
+    event_loop::writer(fd)
+}
+
 #[cfg(unix)]
 mod event_loop {
     use std::os::fd::{AsFd, OwnedFd};

@@ -1,8 +1,10 @@
-//! What travels on a connection to the daemon before MCP does: the first
-//! line a connection sends ([`Hello`]) and the daemon's one-line answer
+//! What travels on a connection to the daemon besides MCP: the first line
+//! a connection sends ([`Hello`]) and the daemon's one-line answer
 //! ([`Answer`]), each a JSON object. After [`Answer::Attached`] the
 //! connection carries the client's MCP messages, line by line, as stdio
-//! does.
+//! does; or, when `attach` hands its stdin and stdout over
+//! ([`Hello::Attach::hand_over`]), the daemon's [`Report`]s of the
+//! client's handshake, which `attach` keeps to resume with ([`Resume`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -18,11 +20,49 @@ pub enum Hello {
     Attach {
         /// The servers' names in the configuration file.
         servers: Option<Vec<String>>,
+        /// The client's stdin and stdout follow the answer (passed over
+        /// the socket): the daemon reads and writes them itself, and the
+        /// connection carries [`Report`]s. Without it, MCP follows on the
+        /// connection.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        hand_over: bool,
+        /// The handshake the client made with a daemon that went away.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resume: Option<Resume>,
     },
     /// Tell who is attached and what runs ([`Answer::Status`]).
     Status,
     /// End the daemon: its clients' connections close, its servers stop.
     Stop,
+}
+
+/// A 2025-11-25 client's handshake with a daemon that went away: the new
+/// daemon reads it first, as if the client had sent it again, and the
+/// client gets no second answer to its `initialize` once it had one.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Resume {
+    /// The client's `initialize` request, its line without the newline.
+    pub initialize: String,
+    /// The answer to it was written to the client.
+    pub answered: bool,
+    /// The client sent `notifications/initialized`.
+    pub initialized: bool,
+}
+
+/// What the daemon tells an `attach` that handed its stdin and stdout
+/// over: the client's handshake as it happens, and the session's end.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Report {
+    /// The client's first line is this `initialize` request.
+    Initialize(String),
+    /// The answer to it was written.
+    Answered,
+    /// The client sent `notifications/initialized`.
+    Initialized,
+    /// The client closed its input: the session is over (the daemon
+    /// closes the connection next, and `attach` exits).
+    Ended,
 }
 
 /// The daemon's answer to a [`Hello`].
@@ -107,9 +147,10 @@ mod tests {
 
     #[test]
     fn a_hello_reads_back_as_it_was_written() {
+        let resume = Resume { initialize: r#"{"id":1}"#.into(), answered: true, initialized: false };
         for hello in [
-            Hello::Attach { servers: Some(vec!["github".into()]) },
-            Hello::Attach { servers: None },
+            Hello::Attach { servers: Some(vec!["github".into()]), hand_over: false, resume: None },
+            Hello::Attach { servers: None, hand_over: true, resume: Some(resume) },
             Hello::Status,
             Hello::Stop,
         ] {
@@ -118,7 +159,13 @@ mod tests {
             assert_eq!(serde_json::from_slice::<Hello>(&written).unwrap(), hello);
         }
         let attach: Hello = serde_json::from_str(r#"{"attach":{"servers":["a","b"]}}"#).unwrap();
-        assert_eq!(attach, Hello::Attach { servers: Some(vec!["a".into(), "b".into()]) });
+        assert_eq!(
+            attach,
+            Hello::Attach { servers: Some(vec!["a".into(), "b".into()]), hand_over: false, resume: None }
+        );
+        for report in [Report::Initialize("{}".into()), Report::Answered, Report::Initialized, Report::Ended] {
+            assert_eq!(serde_json::from_slice::<Report>(&line(&report)).unwrap(), report);
+        }
         assert_eq!(serde_json::from_str::<Hello>(r#""status""#).unwrap(), Hello::Status);
     }
 }
