@@ -76,7 +76,7 @@ mod unix {
     /// Hands the client's stdio to the daemon, again once when it goes
     /// away; the exit code.
     async fn serve(rendezvous: &Rendezvous, servers: Option<Vec<String>>) -> ExitCode {
-        let (input, output) = match stdio() {
+        let Stdio { input, output, copied_out } = match stdio() {
             Ok(stdio) => stdio,
             Err(e) => {
                 eprintln!("mcp-bridge: stdin and stdout cannot be handed to the daemon: {e}");
@@ -103,7 +103,15 @@ mod unix {
                 return ExitCode::from(1);
             }
             let cause = match follow(stream, &mut handshake).await {
-                Ok(()) => return ExitCode::SUCCESS,
+                Ok(()) => {
+                    // A terminal's or a file's copy: what the daemon wrote is
+                    // written out before the end.
+                    drop((input, output));
+                    if let Some(copy) = copied_out {
+                        let _ = tokio::time::timeout(crate::WATCHDOG, copy).await;
+                    }
+                    return ExitCode::SUCCESS;
+                }
                 Err(_) if rendezvous.was_stopped(daemon) => {
                     eprintln!("mcp-bridge: the daemon of {} was stopped", rendezvous.config.display());
                     return ExitCode::SUCCESS;
@@ -127,7 +135,12 @@ mod unix {
         let attempt = || -> Result<_, Result<String, String>> {
             let mut stream = rendezvous.connect_or_start().map_err(Err)?;
             match rendezvous::ask(&mut stream, hello) {
-                Ok(Answer::Attached { pid, .. }) => Ok((stream, pid)),
+                Ok(Answer::Attached { pid, hand_over: true, .. }) => Ok((stream, pid)),
+                Ok(Answer::Attached { .. }) => Err(Err(format!(
+                    "the daemon of {} is older than this mcp-bridge; run `mcp-bridge daemon stop --config {}` and start the client again",
+                    rendezvous.config.display(),
+                    rendezvous.config.display()
+                ))),
                 Ok(Answer::Refused { reason }) => Err(Err(reason)),
                 Ok(other) => Err(Err(format!("the daemon answered {other:?}"))),
                 // A daemon that was ending as this one connected: once more.
@@ -163,7 +176,6 @@ mod unix {
     #[derive(Default)]
     struct Handshake {
         initialize: Option<String>,
-        answered: bool,
         initialized: bool,
     }
 
@@ -171,7 +183,6 @@ mod unix {
         fn note(&mut self, report: Report) {
             match report {
                 Report::Initialize(line) => self.initialize = Some(line),
-                Report::Answered => self.answered = true,
                 Report::Initialized => self.initialized = true,
                 Report::Ended => {}
             }
@@ -180,29 +191,39 @@ mod unix {
         /// What a new daemon resumes, for a client that began a handshake.
         fn resume(&self) -> Option<Resume> {
             let initialize = self.initialize.clone()?;
-            Some(Resume { initialize, answered: self.answered, initialized: self.initialized })
+            Some(Resume { initialize, initialized: self.initialized })
         }
     }
 
-    /// What is handed over as the client's input and output: duplicates
-    /// of stdin and stdout when they are pipes or sockets (the daemon's
-    /// event loop reads those); else one end of a socket pair, the other
-    /// copied to and from stdin and stdout here.
-    fn stdio() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    /// What is handed over as the client's input and output.
+    struct Stdio {
+        input: OwnedFd,
+        output: OwnedFd,
+        /// The copy to stdout, when stdout is not handed over itself.
+        copied_out: Option<tokio::task::JoinHandle<()>>,
+    }
+
+    /// Duplicates of stdin and stdout when they are pipes or sockets (the
+    /// daemon's event loop reads those); else one end of a socket pair,
+    /// the other copied to and from stdin and stdout here.
+    fn stdio() -> std::io::Result<Stdio> {
         let (stdin, stdout) = (std::io::stdin(), std::io::stdout());
         if passable(stdin.as_fd()) && passable(stdout.as_fd()) {
-            return Ok((stdin.as_fd().try_clone_to_owned()?, stdout.as_fd().try_clone_to_owned()?));
+            let (input, output) = (stdin.as_fd().try_clone_to_owned()?, stdout.as_fd().try_clone_to_owned()?);
+            return Ok(Stdio { input, output, copied_out: None });
         }
         let (ours, theirs) = tokio::net::UnixStream::pair()?;
         let (mut from_daemon, mut to_daemon) = ours.into_split();
         tokio::spawn(async move {
             let _ = tokio::io::copy(&mut tokio::io::stdin(), &mut to_daemon).await;
         });
-        tokio::spawn(async move {
-            let _ = tokio::io::copy(&mut from_daemon, &mut tokio::io::stdout()).await;
+        let copied_out = tokio::spawn(async move {
+            let mut stdout = tokio::io::stdout();
+            let _ = tokio::io::copy(&mut from_daemon, &mut stdout).await;
+            let _ = tokio::io::AsyncWriteExt::flush(&mut stdout).await;
         });
         let theirs = OwnedFd::from(theirs.into_std()?);
-        Ok((theirs.try_clone()?, theirs))
+        Ok(Stdio { input: theirs.try_clone()?, output: theirs, copied_out: Some(copied_out) })
     }
 
     /// Whether `fd` is a pipe or a socket.
@@ -220,9 +241,7 @@ mod unix {
             let mut handshake = Handshake::default();
             assert_eq!(handshake.resume(), None, "a 2026-07-28 client: nothing to resume");
             handshake.note(Report::Initialize("{}".into()));
-            handshake.note(Report::Answered);
-            let resume = handshake.resume().unwrap();
-            assert!(resume.answered && !resume.initialized);
+            assert!(!handshake.resume().unwrap().initialized);
             handshake.note(Report::Initialized);
             assert!(handshake.resume().unwrap().initialized);
         }

@@ -10,23 +10,28 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_bridge::signin::{Gate, SignIn, SignInOptions};
+use mcp_bridge::signin::{Gate, Opener, SignIn, SignInOptions};
 use mcp_bridge_sdk::auth::{OAuthClient, OAuthConfig};
 use mcp_bridge_sdk::store::RecordStore;
 use mcp_bridge_sdk::toolset::config::ConfigFile;
-use mcp_bridge_sdk::transport::http::HttpConfig;
+use mcp_bridge_sdk::transport::http::{AuthProvider, HttpConfig};
 
 /// The OAuth clients of one process, by URL, and how they reach the user.
 pub(crate) struct SignIns {
     options: SignInOptions,
-    gate: Arc<Gate>,
+    /// Opens the token store, when a server first needs it.
+    open_store: fn() -> Result<Arc<dyn RecordStore>, String>,
+    /// Opens the browser; `None` with `--no-browser`.
+    opener: Option<Opener>,
     made: Mutex<Made>,
 }
 
 /// The OAuth clients made so far, and the token store once one needed it.
 #[derive(Default)]
 struct Made {
-    clients: HashMap<String, OAuthClient>,
+    /// The same `Arc` for a URL each time: a file read again keeps its
+    /// servers' connections (their entries compare equal).
+    clients: HashMap<String, Arc<dyn AuthProvider>>,
     store: Option<Arc<dyn RecordStore>>,
 }
 
@@ -46,7 +51,8 @@ impl SignIns {
         let opener = (!no_browser).then(|| mcp_bridge::signin::system_opener(browser, Vec::new()));
         SignIns {
             options: SignInOptions::new(redirect_port, timeout),
-            gate: Arc::new(Gate::per_request(opener)),
+            open_store: || Ok(Arc::new(crate::token_store::open()?)),
+            opener,
             made: Mutex::default(),
         }
     }
@@ -60,27 +66,60 @@ impl SignIns {
         for entry in &mut config.servers {
             let Some(url) = entry.url_to_sign_in().map(str::to_owned) else { continue };
             let client = self.client(&url).map_err(|e| format!("server {:?}: {e}", entry.name))?;
-            entry.set_auth(Arc::new(client));
+            entry.set_auth(client);
         }
         Ok(())
     }
 
     /// The OAuth client of `url`, made at its first use.
-    fn client(&self, url: &str) -> Result<OAuthClient, String> {
+    fn client(&self, url: &str) -> Result<Arc<dyn AuthProvider>, String> {
         let mut made = self.made.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(client) = made.clients.get(url) {
             return Ok(client.clone());
         }
         let store = match &made.store {
             Some(store) => store.clone(),
-            None => made.store.insert(Arc::new(crate::token_store::open()?)).clone(),
+            None => made.store.insert((self.open_store)()?).clone(),
         };
         // Written whatever the log level: it is how the user signs in.
         let announce = Arc::new(|url: &str| eprintln!("mcp-bridge: sign in at {url}"));
-        let sign_in = SignIn::new(self.options.clone(), self.gate.clone(), announce);
+        // A gate of its own: a sign-in declined at one server does not
+        // hold back the others'.
+        let gate = Arc::new(Gate::per_request(self.opener.clone()));
+        let sign_in = SignIn::new(self.options.clone(), gate, announce);
         let config = OAuthConfig::new(url, sign_in.redirect_uri(), "mcp-bridge").with_connection(HttpConfig::new(url));
-        let client = OAuthClient::new(config, sign_in.authorize(), store).map_err(|e| e.to_string())?;
+        let client: Arc<dyn AuthProvider> =
+            Arc::new(OAuthClient::new(config, sign_in.authorize(), store).map_err(|e| e.to_string())?);
         made.clients.insert(url.to_owned(), client.clone());
         Ok(client)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_read_again_gives_its_servers_the_same_sign_in() {
+        let mut sign_ins = SignIns::new(33418, Duration::from_secs(1), true);
+        sign_ins.open_store = || Ok(Arc::new(mcp_bridge_sdk::store::MemoryStore::default()));
+        let text = r#"{"mcpServers": {
+            "signed": {"url": "https://mcp.example.com/mcp"},
+            "given": {"url": "https://other.example.com/mcp", "headers": {"Authorization": "Bearer x"}},
+            "local": {"command": "server"}}}"#;
+        let read = || {
+            let mut config = mcp_bridge_sdk::toolset::config::parse_file(text, |_| None).unwrap();
+            sign_ins.give(&mut config).unwrap();
+            config
+        };
+        let (first, again) = (read(), read());
+        assert_eq!(first, again, "equal entries: a reload keeps the connections");
+        let signed = |config: &ConfigFile, name: &str| {
+            let entry = config.servers.iter().find(|e| e.name == name).unwrap();
+            entry.url_to_sign_in().is_none() && format!("{:?}", entry.kind).contains("Url")
+        };
+        assert!(signed(&first, "signed"), "the URL without credentials got a sign-in");
+        let given = first.servers.iter().find(|e| e.name == "given").unwrap();
+        assert_ne!(given.kind, first.servers.iter().find(|e| e.name == "signed").unwrap().kind);
     }
 }

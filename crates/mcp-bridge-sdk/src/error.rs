@@ -100,6 +100,11 @@ pub enum Error {
         /// What went wrong.
         reason: String,
     },
+    /// A transport asked the user of a request sent for no user of its
+    /// own (no [`crate::RequestOptions::hooks`]): see
+    /// [`crate::transport::http::AskUser`].
+    #[error("the request was sent for no user of its own to ask")]
+    NoUserToAsk,
     /// Too many requests in flight on this connection.
     #[error("too many requests in flight (limit {limit})")]
     Busy {

@@ -282,7 +282,8 @@ impl Daemon {
         self.apply().await;
         let view = self.view(&names).await;
         tracing::info!(client = id, pid, "attached with {}", names.iter().cloned().collect::<Vec<_>>().join(", "));
-        let attached = Answer::Attached { servers: names.iter().cloned().collect(), pid: std::process::id() };
+        let attached =
+            Answer::Attached { servers: names.iter().cloned().collect(), pid: std::process::id(), hand_over };
         if write.write_all(&wire::line(&attached)).await.is_ok() {
             let served = if hand_over {
                 // Nothing was read past the first line: `attach` passes its
@@ -321,9 +322,15 @@ impl Daemon {
             return Err(io::Error::new(io::ErrorKind::Unsupported, "the client's stdio is not a pipe or a socket"));
         };
         let (reports, mut heard) = tokio::sync::mpsc::unbounded_channel();
-        let replayed = std::io::Cursor::new(hand_over::replayed_input(resume.as_ref()));
-        let input = hand_over::InputTap::new(replayed.chain(input), resume.is_some(), reports.clone());
-        let output = hand_over::OutputTap::new(output, resume.as_ref(), reports);
+        let resumed = match &resume {
+            Some(resume) => hand_over::resumed(resume, input, output),
+            None => Err((input, output)),
+        };
+        let (input, output): (process_stdio::Input, process_stdio::Output) = match resumed {
+            Ok((input, output)) => (Box::pin(input), Box::pin(output)),
+            // Not a resumed handshake: the client's own is watched.
+            Err((input, output)) => (Box::pin(hand_over::InputTap::new(input, reports)), output),
+        };
         let stop = self.closing.child_token();
         let served = serve_stream_auto(&view.server, input, output, EmbedOptions::default(), stop.clone());
         // `attach` sends nothing more: a read that returns is its end.

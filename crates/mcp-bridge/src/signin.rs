@@ -225,8 +225,17 @@ impl Gate {
                         return Ok(Delivered::Consented);
                     }
                     Ok(_) => return Err(self.declined()),
+                    // Nobody's request, or a client that cannot show a URL:
+                    // the browser instead.
+                    Err(
+                        e @ (mcp_bridge_sdk::Error::NoUserToAsk | mcp_bridge_sdk::Error::UndeclaredInputRequest { .. }),
+                    ) => {
+                        tracing::info!(target: "signin", "the client cannot be asked to sign in ({e}): the browser");
+                    }
+                    // Its call ended, or the client is gone: nobody to sign in for.
                     Err(e) => {
-                        tracing::info!(target: "signin", "the client cannot be asked to sign in ({e}): the browser")
+                        tracing::info!(target: "signin", "the sign-in was not answered: {e}");
+                        return Err(Failure::Denied);
                     }
                 }
             }
@@ -392,10 +401,11 @@ impl SignIn {
             tracing::warn!(target: "signin", "the authorization URL is refused: {why}");
             Failure::InvalidUrl
         })?;
-        // Another server's sign-in may hold the port: this one waits its turn.
+        // Another server's sign-in may hold the port: this one waits its
+        // turn, within its own time.
+        let deadline = tokio::time::Instant::now() + self.options.timeout;
         let turn = self.options.port_turn.clone();
-        let _turn =
-            tokio::time::timeout(self.options.timeout, turn.lock_owned()).await.map_err(|_| Failure::Timeout)?;
+        let _turn = tokio::time::timeout_at(deadline, turn.lock_owned()).await.map_err(|_| Failure::Timeout)?;
         let mut receiver =
             Receiver::start(self.options.redirect_port, &request.url, &request.state).await.map_err(|e| {
                 tracing::warn!(target: "signin", "cannot listen on 127.0.0.1:{}: {e}", self.options.redirect_port);
@@ -413,7 +423,7 @@ impl SignIn {
                 None => Err(Failure::Timeout),
             }
         };
-        let response = tokio::time::timeout(self.options.timeout, wait).await.map_err(|_| Failure::Timeout)??;
+        let response = tokio::time::timeout_at(deadline, wait).await.map_err(|_| Failure::Timeout)??;
         if response.error.as_deref() == Some("access_denied") {
             return Err(Failure::Denied);
         }

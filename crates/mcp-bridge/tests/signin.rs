@@ -231,7 +231,10 @@ fn asker(action: Option<ElicitAction>, asked: Arc<Mutex<Vec<String>>>) -> AskUse
             let InputRequest::Elicit(call) = request else { panic!("not an elicitation: {request:?}") };
             let ElicitRequestParams::Url(params) = call.params else { panic!("not a URL elicitation") };
             asked.lock().unwrap().push(params.url);
-            let action = action.ok_or(mcp_bridge_sdk::Error::Closed)?;
+            let action = action.ok_or_else(|| mcp_bridge_sdk::Error::UndeclaredInputRequest {
+                key: "ask".into(),
+                capability: "elicitation.url",
+            })?;
             Ok(InputResponse::Elicit(ElicitResult { action, ..ElicitResult::decline() }))
         })
     })
@@ -252,6 +255,11 @@ async fn per_request_the_client_whose_request_needed_the_sign_in_is_asked_else_t
     cannot.ask_user = Some(asker(None, asked.clone()));
     signin.authorize()(cannot).await.unwrap();
     assert_eq!(opened.load(Ordering::SeqCst), 2);
+    // A call that ended before its client answered: nobody to sign in for.
+    let mut gone = request(port);
+    gone.ask_user = Some(AskUser::new(|_| Box::pin(async { Err(mcp_bridge_sdk::Error::Closed) })));
+    signin.authorize()(gone).await.unwrap_err();
+    assert_eq!(opened.load(Ordering::SeqCst), 2, "no browser for a call gone");
     // A client that declines: no browser, and no asking again at once.
     let mut declines = request(port);
     declines.ask_user = Some(asker(Some(ElicitAction::Decline), asked.clone()));

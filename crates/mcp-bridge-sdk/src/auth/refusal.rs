@@ -75,7 +75,13 @@ impl Inner {
                     return false;
                 }
                 session.last_step_up = wanted;
-                self.sign_in(&mut session, &challenge, &granted, refusal.ask_user).await
+                let outcome = self.sign_in(&mut session, &challenge, &granted, refusal.ask_user).await;
+                if outcome.is_err() {
+                    // Not done (declined, timed out, its call gone): the
+                    // next request that needs the scopes may ask again.
+                    session.last_step_up = None;
+                }
+                outcome
             }
             _ => return false,
         };

@@ -150,7 +150,10 @@ impl Router {
                 }
                 #[cfg(any(feature = "http-client", feature = "websocket"))]
                 Incoming::AskUser { id, request, answer } => {
-                    let asker = self.lock().get(&id).and_then(|p| p.answers.clone());
+                    let Some(asker) = self.lock().get(&id).and_then(|p| p.answers.clone()) else {
+                        let _ = answer.send(Err(Error::NoUserToAsk));
+                        continue;
+                    };
                     if let Err(mpsc::error::SendError(FromServer::Ask { answer, .. })) =
                         server_requests.send(FromServer::Ask { request, asker, answer }).await
                     {

@@ -39,12 +39,12 @@ pub(crate) enum FromServer {
     Request(JsonRpcRequest, Option<Asker>),
     /// `notifications/cancelled` for the request with this id.
     Cancelled(RequestId),
-    /// The transport asks the user (a sign-in's consent), by the asker of
-    /// the request it is for when that is not the client.
+    /// The transport asks the user (a sign-in's consent) of a request
+    /// sent for someone, through that request's asker.
     #[cfg(any(feature = "http-client", feature = "websocket"))]
     Ask {
         request: Box<InputRequest>,
-        asker: Option<Asker>,
+        asker: Asker,
         answer: tokio::sync::oneshot::Sender<Result<mcp_bridge_protocol::types::InputResponse, Error>>,
     },
 }
@@ -95,8 +95,7 @@ impl Answerer {
                         });
                     }
                     #[cfg(any(feature = "http-client", feature = "websocket"))]
-                    Some(FromServer::Ask { request, asker, answer }) => {
-                        let answerer = asker.map_or_else(|| self.clone(), |a| Answerer::clone(&a));
+                    Some(FromServer::Ask { request, asker: answerer, answer }) => {
                         // Not a server request: no slot, and its own task so
                         // a user taking their time holds nothing else.
                         running.spawn(async move {

@@ -20,10 +20,12 @@ pub(crate) fn without_credentials(url: &str) -> String {
     }
 }
 
-/// Asks the user for the sake of one request: an input request (a
-/// sign-in's URL elicitation, say) answered as the server's own requests
-/// on that request's stream are, by its input hooks
-/// ([`crate::RequestOptions::hooks`]) or else the client's.
+/// Asks the user one request was sent for: an input request (a sign-in's
+/// URL elicitation, say) answered as the server's own requests on that
+/// request's stream are, by the input hooks it was sent with
+/// ([`crate::RequestOptions::hooks`]: a gateway's request for one of its
+/// clients). A request sent with none has no user of its own:
+/// [`crate::Error::NoUserToAsk`].
 #[derive(Clone)]
 pub struct AskUser(Arc<dyn Fn(InputRequest) -> BoxFuture<crate::Result<InputResponse>> + Send + Sync>);
 

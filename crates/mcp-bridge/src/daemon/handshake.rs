@@ -11,7 +11,7 @@ use super::wire::Report;
 
 /// The longest line watched: a handshake line longer than this ends the
 /// watch (the client is served as ever; a new daemon would not resume it).
-pub(crate) const MAX_LINE: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_LINE: usize = 1024 * 1024;
 
 /// What a JSON-RPC line is, as far as the handshake cares.
 #[derive(Deserialize)]

@@ -8,8 +8,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The longest first line the daemon reads: a list of server names.
-pub const MAX_HELLO_BYTES: usize = 64 * 1024;
+/// The longest first line the daemon reads: a list of server names, and
+/// a client's `initialize` to resume (at most 1 MiB is watched).
+pub const MAX_HELLO_BYTES: usize = 2 * 1024 * 1024;
 
 /// The first line of a connection: what it is for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,14 +38,13 @@ pub enum Hello {
 }
 
 /// A 2025-11-25 client's handshake with a daemon that went away: the new
-/// daemon reads it first, as if the client had sent it again, and the
-/// client gets no second answer to its `initialize` once it had one.
+/// daemon reads it first, as if the client had sent it again; a client
+/// that had sent `notifications/initialized` had the answer to its
+/// `initialize`, and gets no second one.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Resume {
     /// The client's `initialize` request, its line without the newline.
     pub initialize: String,
-    /// The answer to it was written to the client.
-    pub answered: bool,
     /// The client sent `notifications/initialized`.
     pub initialized: bool,
 }
@@ -56,8 +56,6 @@ pub struct Resume {
 pub enum Report {
     /// The client's first line is this `initialize` request.
     Initialize(String),
-    /// The answer to it was written.
-    Answered,
     /// The client sent `notifications/initialized`.
     Initialized,
     /// The client closed its input: the session is over (the daemon
@@ -75,6 +73,10 @@ pub enum Answer {
         servers: Vec<String>,
         /// The daemon's process id.
         pid: u32,
+        /// The daemon takes the client's stdio next, as asked (a daemon
+        /// older than the hand-over does not say so).
+        #[serde(default)]
+        hand_over: bool,
     },
     /// Who is attached and what runs.
     Status(Status),
@@ -147,7 +149,7 @@ mod tests {
 
     #[test]
     fn a_hello_reads_back_as_it_was_written() {
-        let resume = Resume { initialize: r#"{"id":1}"#.into(), answered: true, initialized: false };
+        let resume = Resume { initialize: r#"{"id":1}"#.into(), initialized: false };
         for hello in [
             Hello::Attach { servers: Some(vec!["github".into()]), hand_over: false, resume: None },
             Hello::Attach { servers: None, hand_over: true, resume: Some(resume) },
@@ -163,7 +165,7 @@ mod tests {
             attach,
             Hello::Attach { servers: Some(vec!["a".into(), "b".into()]), hand_over: false, resume: None }
         );
-        for report in [Report::Initialize("{}".into()), Report::Answered, Report::Initialized, Report::Ended] {
+        for report in [Report::Initialize("{}".into()), Report::Initialized, Report::Ended] {
             assert_eq!(serde_json::from_slice::<Report>(&line(&report)).unwrap(), report);
         }
         assert_eq!(serde_json::from_str::<Hello>(r#""status""#).unwrap(), Hello::Status);

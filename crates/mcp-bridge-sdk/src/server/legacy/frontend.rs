@@ -153,6 +153,12 @@ pub struct SignInPrompt {
     pub message: String,
 }
 
+/// A number of its own for each sign-in prompt of the process.
+fn next_sign_in() -> u64 {
+    static LAST: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    LAST.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+}
+
 impl SignInPrompt {
     /// The URL elicitation that asks a client to let the user sign in: the
     /// page to open and what the user is told.
@@ -163,7 +169,7 @@ impl SignInPrompt {
             mode: Default::default(),
             message: self.message.clone(),
             url: self.url.clone(),
-            elicitation_id: Some(format!("sign-in-{}", std::process::id())),
+            elicitation_id: Some(format!("sign-in-{}-{}", std::process::id(), next_sign_in())),
             extra: Default::default(),
         })))
     }
