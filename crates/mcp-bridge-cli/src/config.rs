@@ -247,8 +247,7 @@ fn http_upstream(args: &Args, url: &str) -> Result<(UpstreamConfig, Option<Arc<G
     // browser's environment, whatever its name.
     variables.extend(args.static_client.client_secret_env.iter().cloned());
     variables.extend(args.enterprise.idp_client_secret_env.iter().cloned());
-    let browser = std::env::var_os("BROWSER").filter(|b| !b.to_string_lossy().trim().is_empty());
-    let opener = (!args.no_browser).then(|| mcp_bridge::signin::system_opener(browser, variables));
+    let opener = crate::sign_ins::browser_opener(args.no_browser, variables);
     let gate = Arc::new(Gate::new(opener));
     let options = SignInOptions::new(args.redirect_port, Duration::from_secs(args.sign_in_timeout));
     // Written whatever the log level: it is how the user signs in.

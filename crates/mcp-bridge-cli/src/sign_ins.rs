@@ -41,14 +41,21 @@ impl std::fmt::Debug for SignIns {
     }
 }
 
+/// The opener of `$BROWSER`, else of the system's browser; `None` with
+/// `no_browser`. The variables named in `secrets` stay out of its
+/// environment, besides those whose names say they hold one.
+pub(crate) fn browser_opener(no_browser: bool, secrets: Vec<String>) -> Option<Opener> {
+    let browser = std::env::var_os("BROWSER").filter(|b| !b.to_string_lossy().trim().is_empty());
+    (!no_browser).then(|| mcp_bridge::signin::system_opener(browser, secrets))
+}
+
 impl SignIns {
     /// Sign-ins redirected to `redirect_port` (taking turns at it), each of
     /// at most `timeout`, opening `$BROWSER` or the system's browser unless
     /// `no_browser`; the tokens in the store the environment picks, opened
     /// when a server first needs it.
     pub(crate) fn new(redirect_port: u16, timeout: Duration, no_browser: bool) -> SignIns {
-        let browser = std::env::var_os("BROWSER").filter(|b| !b.to_string_lossy().trim().is_empty());
-        let opener = (!no_browser).then(|| mcp_bridge::signin::system_opener(browser, Vec::new()));
+        let opener = browser_opener(no_browser, Vec::new());
         SignIns {
             options: SignInOptions::new(redirect_port, timeout),
             open_store: || Ok(Arc::new(crate::token_store::open()?)),

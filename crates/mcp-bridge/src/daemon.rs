@@ -78,8 +78,9 @@ impl DaemonOptions {
 
 /// Serves the clients that connect to `listener` with the servers of
 /// `config` (a new version applied as it comes: a server changed starts
-/// again, one gone stops, one added starts when a client names it) until a client asks it to stop, `stop` is cancelled, or no
-/// client and no server is left; then removes the listener's socket file
+/// again, one gone stops, one added starts when a client names it) until
+/// a client asks it to stop, `stop` is cancelled, or no client and no
+/// server is left; then removes the listener's socket file
 /// (a client that comes now starts another daemon) and stops its servers.
 /// Only connections of this process's user are served.
 ///
@@ -290,6 +291,8 @@ impl Daemon {
                 // stdio only once it has the answer.
                 self.serve_handed_over(&view, reader.into_inner(), write, resume).await
             } else {
+                // An `attach` from before the hand-over (still running
+                // after an upgrade, it started this daemon): MCP on the socket.
                 serve_stream_auto(&view.server, reader, write, EmbedOptions::default(), self.closing.child_token())
                     .await
                     .map(|_| ())

@@ -17,7 +17,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::oneshot;
 
-use super::handshake::{Handshake, MAX_LINE};
+use super::handshake::{Envelope, Handshake, MAX_LINE};
 use super::wire::{Report, Resume};
 
 /// Passes `input` and `output` over `socket`: one byte, with the two
@@ -130,15 +130,6 @@ impl<R: AsyncRead + Unpin> AsyncRead for InputTap<R> {
         }
         Poll::Ready(Ok(()))
     }
-}
-
-/// What a JSON-RPC line is, as far as a resume cares.
-#[derive(serde::Deserialize)]
-struct Envelope {
-    #[serde(default)]
-    id: Option<serde_json::Value>,
-    #[serde(default)]
-    method: Option<String>,
 }
 
 /// The input and output of a session that resumes `resume` on the

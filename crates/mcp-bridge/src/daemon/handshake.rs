@@ -13,11 +13,15 @@ use super::wire::Report;
 /// watch (the client is served as ever; a new daemon would not resume it).
 pub(crate) const MAX_LINE: usize = 1024 * 1024;
 
-/// What a JSON-RPC line is, as far as the handshake cares.
+/// What a JSON-RPC line is, as far as the handshake (and its resume) cares.
 #[derive(Deserialize)]
-struct Envelope {
+pub(crate) struct Envelope {
+    /// Its id: a request's or a response's.
     #[serde(default)]
-    method: Option<String>,
+    pub(crate) id: Option<serde_json::Value>,
+    /// Its method: a request's or a notification's.
+    #[serde(default)]
+    pub(crate) method: Option<String>,
 }
 
 /// Where a client's handshake stands.
