@@ -1,6 +1,7 @@
 //! One bridge per user and configuration file, shared by every MCP client
 //! of the desktop (`mcp-bridge attach`): each client's connection (a Unix
-//! socket the executable binds in the user's own folder) is served the
+//! socket in the user's own folder, a named pipe of the user's on
+//! Windows; [`DaemonListener`]) is served the
 //! servers it names, in its own revision, by one gateway whose servers
 //! run once for all of them. A server starts when the first client asks
 //! for it and stops when no client has used it for its idle time; the
@@ -11,10 +12,18 @@
 //! could be meant), a `"sharing": "per-session"` server runs once per
 //! connection, list changes reach every client shown the server.
 
+#[cfg(unix)]
 pub mod hand_over;
 mod handshake;
+mod listener;
+mod memory;
+pub mod resume;
 mod usage;
 pub mod wire;
+
+pub use listener::DaemonListener;
+#[cfg(windows)]
+pub use listener::served_by_this_user;
 
 use std::collections::{BTreeSet, HashMap};
 use std::io;
@@ -27,14 +36,18 @@ use mcp_bridge_sdk::Server;
 use mcp_bridge_sdk::server::legacy::embed::{EmbedOptions, serve_stream_auto};
 use mcp_bridge_sdk::task_group::TaskGroup;
 use mcp_bridge_sdk::toolset::config::{ConfigFile, ServerEntry};
+use mcp_bridge_sdk::transport::process_stdio;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::gateway::{self, Gateway, Shown};
+use listener::{Accepted, ReadHalf, WriteHalf};
+use memory::resident_bytes;
 use usage::Usage;
-use wire::{Answer, ClientStatus, Hello, Report, ServerStatus, Status};
+#[cfg(unix)]
+use wire::Report;
+use wire::{Answer, ClientStatus, Hello, ServerStatus, Status};
 
 /// How long a server runs on after its last client left, unless its
 /// entry says (`"idle"`): a client restarted (an editor's reload) finds
@@ -80,19 +93,18 @@ impl DaemonOptions {
 /// `config` (a new version applied as it comes: a server changed starts
 /// again, one gone stops, one added starts when a client names it) until
 /// a client asks it to stop, `stop` is cancelled, or no client and no
-/// server is left; then removes the listener's socket file
-/// (a client that comes now starts another daemon) and stops its servers.
+/// server is left; then drops the listener (a client that comes now
+/// starts another daemon) and stops its servers.
 /// Only connections of this process's user are served.
 ///
 /// # Errors
-/// The listener's socket cannot be read.
+/// None yet: a connection that cannot be taken is waited out.
 pub async fn serve(
-    listener: UnixListener,
+    mut listener: DaemonListener,
     config: watch::Receiver<ConfigFile>,
     options: DaemonOptions,
     stop: CancellationToken,
 ) -> io::Result<()> {
-    let socket_file = listener.local_addr()?.as_pathname().map(std::path::Path::to_path_buf);
     let tasks = TaskGroup::default();
     let mut none = config.borrow().clone();
     none.servers.clear();
@@ -115,10 +127,11 @@ pub async fn serve(
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
+                Ok(Some(Accepted { stream, pid })) => {
                     let daemon = daemon.clone();
-                    connections.spawn_to_finish(CLOSE_GRACE, async move { daemon.connection(stream).await });
+                    connections.spawn_to_finish(CLOSE_GRACE, async move { daemon.connection(stream, pid).await });
                 }
+                Ok(None) => {}
                 Err(error) => {
                     // Out of descriptors, say: the connections that hold
                     // them end in time, so the daemon waits, not exits.
@@ -135,9 +148,6 @@ pub async fn serve(
         tracing::warn!("{}: {error}", marker.display());
     }
     drop(listener);
-    if let Some(file) = socket_file {
-        let _ = std::fs::remove_file(file);
-    }
     // Only now, with the mark written: a client's attach reads it when
     // its connection closes.
     daemon.closing.cancel();
@@ -230,17 +240,8 @@ impl Daemon {
     }
 
     /// Serves one connection: its first line says what for.
-    async fn connection(self: Arc<Self>, stream: UnixStream) {
-        let Ok(peer) = stream.peer_cred() else { return };
-        // The socket's folder keeps others out; this keeps out whoever
-        // could enter it anyway (root's processes, say).
-        // SAFETY: getuid has no preconditions and cannot fail.
-        if peer.uid() != unsafe { libc::getuid() } {
-            tracing::warn!(uid = peer.uid(), "a connection of another user refused");
-            return;
-        }
-        let pid = peer.pid().and_then(|pid| u32::try_from(pid).ok());
-        let (read, mut write) = stream.into_split();
+    async fn connection(self: Arc<Self>, stream: listener::Stream, pid: Option<u32>) {
+        let (read, mut write) = listener::split(stream);
         let mut reader = BufReader::new(read);
         let hello = match tokio::time::timeout(HELLO_TIMEOUT, read_hello(&mut reader)).await {
             Ok(Ok(hello)) => hello,
@@ -262,7 +263,7 @@ impl Daemon {
                 return;
             }
             Hello::Attach { servers, hand_over, resume } => match self.resolve(servers) {
-                Ok(names) => (Arc::new(names), hand_over, resume),
+                Ok(names) => (Arc::new(names), hand_over && wire::HANDS_OVER, resume),
                 Err(reason) => {
                     let _ = write.write_all(&wire::line(&Answer::Refused { reason })).await;
                     return;
@@ -286,16 +287,12 @@ impl Daemon {
         let attached =
             Answer::Attached { servers: names.iter().cloned().collect(), pid: std::process::id(), hand_over };
         if write.write_all(&wire::line(&attached)).await.is_ok() {
-            let served = if hand_over {
+            let served = match hand_over {
                 // Nothing was read past the first line: `attach` passes its
                 // stdio only once it has the answer.
-                self.serve_handed_over(&view, reader.into_inner(), write, resume).await
-            } else {
-                // An `attach` from before the hand-over (still running
-                // after an upgrade, it started this daemon): MCP on the socket.
-                serve_stream_auto(&view.server, reader, write, EmbedOptions::default(), self.closing.child_token())
-                    .await
-                    .map(|_| ())
+                #[cfg(unix)]
+                true => self.serve_handed_over(&view, reader.into_inner(), write, resume).await,
+                _ => self.serve_copied(&view, reader, write, resume).await,
             };
             if let Err(error) = served {
                 tracing::debug!(client = id, "the connection ended: {error}");
@@ -307,11 +304,35 @@ impl Daemon {
         self.changed.notify_one();
     }
 
+    /// Serves MCP on the connection itself, the client's bytes copied by
+    /// `attach` (on Windows; on Unix an `attach` from before the
+    /// hand-over, still running after an upgrade), `resume`d first.
+    async fn serve_copied(
+        &self,
+        view: &View,
+        reader: BufReader<ReadHalf>,
+        write: WriteHalf,
+        resume: Option<wire::Resume>,
+    ) -> io::Result<()> {
+        let resumed = match &resume {
+            Some(resume) => resume::resumed(resume, reader, write),
+            None => Err((reader, write)),
+        };
+        let (input, output): (process_stdio::Input, process_stdio::Output) = match resumed {
+            Ok((input, output)) => (Box::pin(input), Box::pin(output)),
+            Err((input, output)) => (Box::pin(input), Box::pin(output)),
+        };
+        serve_stream_auto(&view.server, input, output, EmbedOptions::default(), self.closing.child_token())
+            .await
+            .map(|_| ())
+    }
+
     /// Serves the client whose stdin and stdout its `attach` passes on
     /// `socket` next, resuming its handshake with another daemon; reports
     /// the handshake on `control` until the session ends: the client's
     /// input ended (then [`Report::Ended`]), `attach` went away, or the
     /// daemon ends.
+    #[cfg(unix)]
     async fn serve_handed_over(
         &self,
         view: &View,
@@ -319,20 +340,19 @@ impl Daemon {
         mut control: tokio::net::unix::OwnedWriteHalf,
         resume: Option<wire::Resume>,
     ) -> io::Result<()> {
-        use mcp_bridge_sdk::transport::process_stdio;
         let (input, output) = hand_over::receive(socket.as_ref()).await?;
         let (Some(input), Some(output)) = (process_stdio::reader_of(input), process_stdio::writer_of(output)) else {
             return Err(io::Error::new(io::ErrorKind::Unsupported, "the client's stdio is not a pipe or a socket"));
         };
         let (reports, mut heard) = tokio::sync::mpsc::unbounded_channel();
         let resumed = match &resume {
-            Some(resume) => hand_over::resumed(resume, input, output),
+            Some(resume) => resume::resumed(resume, input, output),
             None => Err((input, output)),
         };
         let (input, output): (process_stdio::Input, process_stdio::Output) = match resumed {
             Ok((input, output)) => (Box::pin(input), Box::pin(output)),
             // Not a resumed handshake: the client's own is watched.
-            Err((input, output)) => (Box::pin(hand_over::InputTap::new(input, reports)), output),
+            Err((input, output)) => (Box::pin(resume::InputTap::new(input, reports)), output),
         };
         let stop = self.closing.child_token();
         let served = serve_stream_auto(&view.server, input, output, EmbedOptions::default(), stop.clone());
@@ -469,7 +489,7 @@ async fn sleep_until(deadline: Option<Instant>) {
 }
 
 /// Reads a connection's first line.
-async fn read_hello(reader: &mut BufReader<tokio::net::unix::OwnedReadHalf>) -> Result<Hello, String> {
+async fn read_hello(reader: &mut BufReader<ReadHalf>) -> Result<Hello, String> {
     let mut line = Vec::new();
     let mut limited = (&mut *reader).take(wire::MAX_HELLO_BYTES as u64 + 1);
     limited.read_until(b'\n', &mut line).await.map_err(|e| format!("the first line could not be read: {e}"))?;
@@ -477,20 +497,4 @@ async fn read_hello(reader: &mut BufReader<tokio::net::unix::OwnedReadHalf>) -> 
         return Err(format!("the first line must be a request of at most {} bytes", wire::MAX_HELLO_BYTES));
     }
     serde_json::from_slice(&line).map_err(|e| format!("the first line is not a request to the daemon: {e}"))
-}
-
-/// The resident memory of the process `pid`, in bytes (Linux: `VmRSS`).
-fn resident_bytes(pid: u32) -> Option<u64> {
-    #[cfg(target_os = "linux")]
-    {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-        let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
-        let kib: u64 = line.trim_start_matches("VmRSS:").trim().trim_end_matches("kB").trim().parse().ok()?;
-        Some(kib * 1024)
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = pid;
-        None
-    }
 }

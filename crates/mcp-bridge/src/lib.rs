@@ -8,8 +8,8 @@
 //! - [`signin`]: the sign-in at an HTTP upstream (the OAuth client's
 //!   authorize hook: URL check, loopback receiver, browser or consent).
 //! - [`gateway`]: many servers as one (`--config`).
-//! - `daemon` (Unix): one gateway per user and configuration file,
-//!   shared by every client of the desktop (`mcp-bridge attach`).
+//! - `daemon` (Unix and Windows): one gateway per user and configuration
+//!   file, shared by every client of the desktop (`mcp-bridge attach`).
 //! - [`log`]: the stderr line format of the executables.
 //!
 //! The 2025-11-25 server itself (sessions, translation, serving both
@@ -18,7 +18,7 @@
 #![cfg_attr(not(test), warn(clippy::print_stdout, clippy::unwrap_used))]
 
 pub mod connectors;
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 pub mod daemon;
 pub mod front;
 pub mod gateway;

@@ -2,7 +2,11 @@
 //! is started: its socket, its locks and its log sit in this user's own
 //! folder (`$XDG_RUNTIME_DIR/mcp-bridge`, else `mcp-bridge-UID` in the
 //! temporary folder; mode 0700, checked), named by a digest of the file's
-//! full path.
+//! full path. On Windows the folder is `%LOCALAPPDATA%\mcp-bridge\data\daemons`
+//! and the daemon listens on a named pipe whose name has a random part,
+//! written in the folder's `*.pipe` file; `attach` uses a pipe of that name
+//! only when a process of this user made it (another user who saw the
+//! name could make it once the daemon is gone).
 //!
 //! Two locks: `attach` holds `*.start.lock` while it checks for a daemon
 //! and starts one, so four clients starting at once start one daemon; the
@@ -12,15 +16,21 @@
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
-use std::os::unix::net::UnixStream;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use mcp_bridge::daemon::wire::{self, Answer, Hello};
 use sha2::{Digest, Sha256};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// A connection to the daemon.
+#[cfg(unix)]
+pub(crate) type Connection = tokio::net::UnixStream;
+
+/// A connection to the daemon.
+#[cfg(windows)]
+pub(crate) type Connection = tokio::net::windows::named_pipe::NamedPipeClient;
 
 /// What a started daemon writes on its stdout once it listens.
 pub(crate) const READY: &str = "ready";
@@ -45,7 +55,8 @@ pub(crate) const ALREADY_RUNNING: u8 = 3;
 pub(crate) struct Rendezvous {
     /// The configuration file, its full path.
     pub(crate) config: PathBuf,
-    /// The socket the daemon listens on.
+    /// The socket the daemon listens on; on Windows the file that names
+    /// its pipe.
     pub(crate) socket: PathBuf,
     /// Held by whoever checks for the daemon and starts it.
     start_lock: PathBuf,
@@ -60,19 +71,21 @@ pub(crate) struct Rendezvous {
 
 impl Rendezvous {
     /// The places of the daemon of `config`, in this user's folder
-    /// (created, and checked to be closed to others).
+    /// (created, and on Unix checked to be closed to others).
     ///
     /// # Errors
-    /// The file does not exist, or the folder cannot be made private.
+    /// The file does not exist, or the folder cannot be made (or is open
+    /// to others).
     pub(crate) fn of(config: &Path) -> Result<Rendezvous, String> {
-        let config = config.canonicalize().map_err(|e| format!("the configuration file {}: {e}", config.display()))?;
-        let folder = folder();
-        crate::dirs::private_folder(&folder)?;
+        let config =
+            dunce::canonicalize(config).map_err(|e| format!("the configuration file {}: {e}", config.display()))?;
+        let folder = folder()?;
+        private_folder(&folder)?;
         let digest = hex::encode(Sha256::digest(config.as_os_str().as_encoded_bytes()));
         let stem = folder.join(format!("daemon-{}", &digest[..16]));
         let with = |extension: &str| stem.with_extension(extension);
         Ok(Rendezvous {
-            socket: with("sock"),
+            socket: with(if cfg!(windows) { "pipe" } else { "sock" }),
             start_lock: with("start.lock"),
             pid_file: with("pid"),
             log: with("log"),
@@ -82,8 +95,59 @@ impl Rendezvous {
     }
 
     /// A connection to the daemon, when one listens.
-    pub(crate) fn connect(&self) -> Option<UnixStream> {
-        UnixStream::connect(&self.socket).ok()
+    #[cfg(unix)]
+    pub(crate) async fn connect(&self) -> Option<Connection> {
+        tokio::net::UnixStream::connect(&self.socket).await.ok()
+    }
+
+    /// A connection to the daemon, when one listens.
+    #[cfg(windows)]
+    pub(crate) async fn connect(&self) -> Option<Connection> {
+        let name = self.pipe_name()?;
+        open_pipe(&name, |name| tokio::net::windows::named_pipe::ClientOptions::new().open(name))
+    }
+
+    /// The name of the daemon's pipe, as the daemon wrote it.
+    #[cfg(windows)]
+    fn pipe_name(&self) -> Option<String> {
+        let name = std::fs::read_to_string(&self.socket).ok()?;
+        name.starts_with(PIPE_PREFIX).then_some(name)
+    }
+
+    /// Where the daemon should listen: on Windows a new pipe name, with a
+    /// random part nobody else can know, written for `attach` to read
+    /// once the daemon listens ([`Rendezvous::publish`]).
+    #[cfg(windows)]
+    pub(crate) fn new_pipe_name(&self) -> Result<String, String> {
+        let mut random = [0u8; 16];
+        getrandom::fill(&mut random).map_err(|e| format!("no random name for the pipe: {e}"))?;
+        let stem = self.socket.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        Ok(format!("{PIPE_PREFIX}{stem}-{}", hex::encode(random)))
+    }
+
+    /// Tells `attach` where the daemon listens: the pipe's name, in the
+    /// file it reads.
+    #[cfg(windows)]
+    pub(crate) fn publish(&self, pipe: &str) -> Result<(), String> {
+        std::fs::write(&self.socket, pipe).map_err(|e| format!("{}: {e}", self.socket.display()))
+    }
+
+    /// Whether a daemon takes connections now (not waiting for one).
+    pub(crate) fn listens(&self) -> bool {
+        #[cfg(unix)]
+        return std::os::unix::net::UnixStream::connect(&self.socket).is_ok();
+        #[cfg(windows)]
+        return self
+            .pipe_name()
+            .and_then(|name| open_pipe(&name, |name| OpenOptions::new().read(true).write(true).open(name)))
+            .is_some();
+    }
+
+    /// Forgets where the daemon listened (Windows: the file naming its
+    /// pipe), once it ended.
+    pub(crate) fn unpublish(&self) {
+        #[cfg(windows)]
+        let _ = std::fs::remove_file(&self.socket);
     }
 
     /// A connection to the daemon, started first when none listens (one
@@ -91,18 +155,21 @@ impl Rendezvous {
     ///
     /// # Errors
     /// Why no daemon could be reached, for the user.
-    pub(crate) fn connect_or_start(&self) -> Result<UnixStream, String> {
-        if let Some(stream) = self.connect() {
+    pub(crate) async fn connect_or_start(&self) -> Result<Connection, String> {
+        if let Some(stream) = self.connect().await {
             return Ok(stream);
         }
+        // Blocking calls from here on (the lock, the start): nothing else
+        // of `attach` runs before it is attached.
         let lock = private_file(&self.start_lock).map_err(|e| format!("{}: {e}", self.start_lock.display()))?;
         lock.lock().map_err(|e| format!("{}: {e}", self.start_lock.display()))?;
         // Another attach may have started it while this one waited.
-        if let Some(stream) = self.connect() {
+        if let Some(stream) = self.connect().await {
             return Ok(stream);
         }
         self.start()?;
-        self.connect().ok_or_else(|| format!("the daemon started but {} takes no connection", self.socket.display()))
+        let stream = self.connect().await;
+        stream.ok_or_else(|| format!("the daemon started but {} takes no connection", self.socket.display()))
     }
 
     /// Starts the daemon in a session of its own (a client's end, or a
@@ -112,11 +179,7 @@ impl Rendezvous {
         let program = std::env::current_exe().map_err(|e| format!("mcp-bridge cannot find itself: {e}"))?;
         // Appended to: a daemon still ending writes there too; the new one
         // empties it once it is the daemon (see `daemon run`).
-        let log = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
+        let log = private_options(OpenOptions::new().create(true).append(true))
             .open(&self.log)
             .map_err(|e| format!("{}: {e}", self.log.display()))?;
         let mut command = Command::new(program);
@@ -127,17 +190,7 @@ impl Rendezvous {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log);
-        // SAFETY: setsid(2) is async-signal-safe and touches no memory of
-        // the parent.
-        unsafe {
-            command.pre_exec(|| {
-                if libc::setsid() < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let mut daemon = command.spawn().map_err(|e| format!("the daemon could not be started: {e}"))?;
+        let mut daemon = spawn_apart(command).map_err(|e| format!("the daemon could not be started: {e}"))?;
         let stdout = daemon.stdout.take().ok_or("the daemon has no stdout")?;
         let (said, heard) = std::sync::mpsc::channel();
         // Reads its one line, then waits for its end: no zombie is left
@@ -177,18 +230,23 @@ impl Rendezvous {
         if lines.is_empty() { format!("see {}", self.log.display()) } else { lines.join(" / ") }
     }
 
-    /// The process id of the daemon that lives now, if one does.
-    pub(crate) fn living_daemon(&self) -> Option<u32> {
-        let mut file = File::open(&self.pid_file).ok()?;
+    /// Whether the daemon `pid` still lives: the pid file is held, and
+    /// not by another daemon (one a client started meanwhile; on Windows,
+    /// where a held file cannot be read, the process `pid` still runs).
+    pub(crate) fn lives(&self, pid: u32) -> bool {
+        let Ok(mut file) = File::open(&self.pid_file) else { return false };
         match file.try_lock_shared() {
             // Free: nobody holds it, so no daemon lives.
-            Ok(()) => None,
+            Ok(()) => false,
             Err(TryLockError::WouldBlock) => {
                 let mut text = String::new();
-                file.read_to_string(&mut text).ok()?;
-                text.trim().parse().ok()
+                match file.read_to_string(&mut text) {
+                    Ok(_) => text.trim().parse() == Ok(pid),
+                    // Windows: a held file cannot be read.
+                    Err(_) => process_runs(pid),
+                }
             }
-            Err(TryLockError::Error(_)) => None,
+            Err(TryLockError::Error(_)) => false,
         }
     }
 }
@@ -197,22 +255,27 @@ impl Rendezvous {
 ///
 /// # Errors
 /// The connection failed or the answer is not one.
-pub(crate) fn ask(stream: &mut UnixStream, hello: &Hello) -> Result<Answer, String> {
-    stream.set_read_timeout(Some(ANSWER_TIMEOUT)).map_err(|e| e.to_string())?;
-    stream.write_all(&wire::line(hello)).map_err(|e| format!("the daemon closed the connection: {e}"))?;
+pub(crate) async fn ask(stream: &mut Connection, hello: &Hello) -> Result<Answer, String> {
+    stream.write_all(&wire::line(hello)).await.map_err(|e| format!("the daemon closed the connection: {e}"))?;
     let mut line = Vec::new();
-    let mut byte = [0u8; 1];
     // Byte by byte: what follows the answer is the MCP stream, not ours to read.
-    loop {
-        match stream.read(&mut byte) {
-            Ok(0) => return Err("the daemon closed the connection before it answered".into()),
-            Ok(_) if byte[0] == b'\n' => break,
-            Ok(_) if line.len() < wire::MAX_HELLO_BYTES => line.push(byte[0]),
-            Ok(_) => return Err("the daemon's answer is too long".into()),
-            Err(e) => return Err(format!("the daemon did not answer: {e}")),
+    let read = async {
+        loop {
+            match stream.read_u8().await {
+                Ok(b'\n') => return Ok(()),
+                Ok(byte) if line.len() < wire::MAX_HELLO_BYTES => line.push(byte),
+                Ok(_) => return Err("the daemon's answer is too long".to_owned()),
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                    return Err("the daemon closed the connection before it answered".to_owned());
+                }
+                Err(e) => return Err(format!("the daemon did not answer: {e}")),
+            }
         }
+    };
+    match tokio::time::timeout(ANSWER_TIMEOUT, read).await {
+        Ok(read) => read?,
+        Err(_) => return Err(format!("the daemon did not answer within {} s", ANSWER_TIMEOUT.as_secs())),
     }
-    stream.set_read_timeout(None).map_err(|e| e.to_string())?;
     serde_json::from_slice(&line).map_err(|e| format!("the daemon's answer is not one: {e}"))
 }
 
@@ -250,7 +313,8 @@ pub(crate) fn hold_pid_file(path: &Path, listens: impl Fn() -> bool) -> Result<F
 }
 
 /// The daemon's log past this size is cut to its last [`LOG_KEPT`] bytes:
-/// it holds the servers' stderr and lives in a memory-backed folder.
+/// it holds the servers' stderr and, on Linux, lives in a memory-backed
+/// folder.
 pub(crate) const LOG_LIMIT: u64 = 16 * 1024 * 1024;
 
 /// What of a log cut at [`LOG_LIMIT`] is kept: its end.
@@ -265,7 +329,7 @@ pub(crate) const LOG_KEPT: u64 = 1024 * 1024;
 /// The log cannot be read or written.
 pub(crate) fn trim_log(path: &Path, limit: u64, kept: u64) -> std::io::Result<bool> {
     use std::io::{Seek, SeekFrom};
-    let mut log = OpenOptions::new().read(true).write(true).custom_flags(libc::O_NOFOLLOW).open(path)?;
+    let mut log = private_options(OpenOptions::new().read(true).write(true)).open(path)?;
     let length = log.metadata()?.len();
     if length <= limit {
         return Ok(false);
@@ -284,32 +348,169 @@ pub(crate) fn trim_log(path: &Path, limit: u64, kept: u64) -> std::io::Result<bo
 /// A file only this user may read, created when missing; never through
 /// a symbolic link.
 fn private_file(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
+    private_options(OpenOptions::new().read(true).write(true).create(true).truncate(false)).open(path)
+}
+
+/// `options`, for a file only this user may read (created 0600 on Unix;
+/// on Windows the folder's access list is inherited), never opened
+/// through a symbolic link.
+pub(crate) fn private_options(options: &mut OpenOptions) -> &mut OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW)
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::OpenOptionsExt;
+        /// Opens a link itself, not what it points to.
+        const FILE_FLAG_OPEN_REPARSE_POINT: u32 = 0x0020_0000;
+        options.custom_flags(FILE_FLAG_OPEN_REPARSE_POINT)
+    }
+}
+
+/// Starts `command` apart from this process: in a session of its own on
+/// Unix (a client's end, or a signal to its process group, leaves it
+/// running); on Windows in a process group of its own, without a console,
+/// and out of this process's job when the job allows it (a client that
+/// kills its job's processes at its end leaves it running).
+fn spawn_apart(mut command: Command) -> std::io::Result<std::process::Child> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setsid(2) is async-signal-safe and touches no memory of
+        // the parent.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        command.spawn()
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::process::CommandExt;
+        use windows_sys::Win32::System::Threading::{
+            CREATE_BREAKAWAY_FROM_JOB, CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW,
+        };
+        std_handles_not_inherited();
+        let apart = CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW;
+        match command.creation_flags(apart | CREATE_BREAKAWAY_FROM_JOB).spawn() {
+            // A job that allows no breakaway: in it, then.
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => command.creation_flags(apart).spawn(),
+            spawned => spawned,
+        }
+    }
+}
+
+/// Keeps this process's standard handles from the processes it starts
+/// (Windows gives a child every inheritable handle): the daemon must not
+/// hold a client's pipes open once its `attach` ended (the client would
+/// never see their end), nor a server the daemon's. What a child is given
+/// as its stdio is passed anyway (Rust's `Command` duplicates it).
+#[cfg(windows)]
+pub(crate) fn std_handles_not_inherited() {
+    use windows_sys::Win32::Foundation::{HANDLE_FLAG_INHERIT, SetHandleInformation};
+    use windows_sys::Win32::System::Console::{GetStdHandle, STD_ERROR_HANDLE, STD_INPUT_HANDLE, STD_OUTPUT_HANDLE};
+    for which in [STD_INPUT_HANDLE, STD_OUTPUT_HANDLE, STD_ERROR_HANDLE] {
+        // SAFETY: a handle of this process or null/invalid, which the call refuses.
+        unsafe { SetHandleInformation(GetStdHandle(which), HANDLE_FLAG_INHERIT, 0) };
+    }
+}
+
+/// Opens the daemon's pipe `name` with `open`, waiting a little while
+/// every instance is taken (the daemon is making the next; blocking: it
+/// comes before anything else of `attach` runs); only a pipe that a
+/// process of this user made.
+#[cfg(windows)]
+fn open_pipe<P: std::os::windows::io::AsRawHandle>(name: &str, open: impl Fn(&str) -> std::io::Result<P>) -> Option<P> {
+    use windows_sys::Win32::Foundation::ERROR_PIPE_BUSY;
+    for _ in 0..40 {
+        match open(name) {
+            Ok(pipe) => match mcp_bridge::daemon::served_by_this_user(&pipe) {
+                Ok(true) => return Some(pipe),
+                Ok(false) => {
+                    eprintln!("mcp-bridge: the pipe {name} was made by another user: not used");
+                    return None;
+                }
+                Err(_) => return None,
+            },
+            Err(e) if e.raw_os_error() == Some(ERROR_PIPE_BUSY as i32) => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
+/// Whether the process `pid` runs (Windows).
+#[cfg(windows)]
+fn process_runs(pid: u32) -> bool {
+    use windows_sys::Win32::Foundation::{CloseHandle, STILL_ACTIVE};
+    use windows_sys::Win32::System::Threading::{GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION};
+    // SAFETY: no pointer is passed; a null handle is checked.
+    let process = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
+    if process.is_null() {
+        return false;
+    }
+    let mut code = 0u32;
+    // SAFETY: an open handle; `code` is written on success.
+    let read = unsafe { GetExitCodeProcess(process, &mut code) } != 0;
+    // SAFETY: opened above, closed once.
+    unsafe { CloseHandle(process) };
+    read && code == STILL_ACTIVE as u32
+}
+
+/// Unix reads the pid file: never asked.
+#[cfg(unix)]
+fn process_runs(_: u32) -> bool {
+    false
+}
+
+/// Creates this user's folder for the daemons, and checks that only this
+/// user may enter it (Unix; on Windows the user's own application data
+/// folder is).
+fn private_folder(folder: &Path) -> Result<(), String> {
+    #[cfg(unix)]
+    return crate::dirs::private_folder(folder);
+    #[cfg(windows)]
+    return crate::dirs::create_private_dir(folder).map_err(|e| format!("cannot create {} ({e})", folder.display()));
 }
 
 /// This user's folder for the daemons' sockets: `$XDG_RUNTIME_DIR`, else
 /// the folder systemd gives it as (`/run/user/UID`), else one in `/tmp`.
 /// Not `$TMPDIR`: clients start `attach` with a reduced environment, and
 /// every `attach` of a user must find the same folder.
-fn folder() -> PathBuf {
+#[cfg(unix)]
+fn folder() -> Result<PathBuf, String> {
     if let Some(runtime) = directories::BaseDirs::new().and_then(|dirs| dirs.runtime_dir().map(Path::to_path_buf)) {
-        return runtime.join("mcp-bridge");
+        return Ok(runtime.join("mcp-bridge"));
     }
     // SAFETY: getuid has no preconditions and cannot fail.
     let uid = unsafe { libc::getuid() };
     let run_user = PathBuf::from(format!("/run/user/{uid}"));
     if run_user.is_dir() {
-        return run_user.join("mcp-bridge");
+        return Ok(run_user.join("mcp-bridge"));
     }
-    PathBuf::from(format!("/tmp/mcp-bridge-{uid}"))
+    Ok(PathBuf::from(format!("/tmp/mcp-bridge-{uid}")))
 }
+
+/// This user's folder for the daemons' files: `daemons` in mcp-bridge's
+/// local application data (`%LOCALAPPDATA%\mcp-bridge\data`), closed to
+/// other users by the profile's access list. Never a shared temporary
+/// folder.
+#[cfg(windows)]
+fn folder() -> Result<PathBuf, String> {
+    Ok(crate::dirs::state_dir().map_err(|e| e.to_string())?.join("daemons"))
+}
+
+/// How every daemon pipe's name begins.
+#[cfg(windows)]
+const PIPE_PREFIX: &str = r"\\.\pipe\mcp-bridge-";
 
 #[cfg(test)]
 mod tests {

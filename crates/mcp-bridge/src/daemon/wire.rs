@@ -12,6 +12,11 @@ use serde::{Deserialize, Serialize};
 /// a client's `initialize` to resume (at most 1 MiB is watched).
 pub const MAX_HELLO_BYTES: usize = 2 * 1024 * 1024;
 
+/// Whether this system passes the client's stdin and stdout over the
+/// connection ([`Hello::Attach::hand_over`]): Unix does (`SCM_RIGHTS`);
+/// on Windows `attach` copies the bytes on the connection.
+pub const HANDS_OVER: bool = cfg!(unix);
+
 /// The first line of a connection: what it is for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
