@@ -97,7 +97,20 @@ fn json_rpc_classification() {
         if let Ok(raw) = mcp_bridge_protocol::RawResult::parse(input.to_vec(), 64) {
             match mcp_bridge_protocol::decode_message(input, 64) {
                 Ok(mcp_bridge_protocol::Message::Result(r))
-                    if &r.id == raw.id() && raw.to_value().ok().as_ref() == Some(&r.result) => {}
+                    if &r.id == raw.id() && raw.to_value().ok().as_ref() == Some(&r.result) =>
+                {
+                    // The members found by structure are the tree's.
+                    if let Some(tree) = r.result.as_object() {
+                        let members = raw.members().ok_or("an object without members")?;
+                        let same = members.len() == tree.len()
+                            && members.iter().all(|(key, text)| {
+                                serde_json::from_str::<serde_json::Value>(text).ok().as_ref() == tree.get(key)
+                            });
+                        if !same {
+                            return Err(format!("members {members:?} are not the tree's {tree:?}"));
+                        }
+                    }
+                }
                 Err(_) if raw.to_value().is_err() => {}
                 other => return Err(format!("read as a raw result, decoded as {other:?}")),
             }

@@ -7,7 +7,6 @@
 //! as it came, and [`RawResult::to_value`] says it cannot be read.
 
 use serde::Deserialize;
-use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -99,17 +98,20 @@ impl RawResult {
 
     /// The text of the member `name` of the result object, as it came
     /// (its last value when it came twice).
-    pub fn member(&self, name: &str) -> Option<&RawValue> {
+    pub fn member(&self, name: &str) -> Option<&str> {
         self.members()?.into_iter().find(|(key, _)| key == name).map(|(_, value)| value)
     }
 
     /// The members of the result object in the order they came, each value
     /// as its JSON text; `None` when the result is not an object. A key
     /// that came twice is kept once, with its last value, as in a tree.
-    pub fn members(&self) -> Option<Vec<(String, &RawValue)>> {
-        let mut de = serde_json::Deserializer::from_str(self.result());
-        de.disable_recursion_limit();
-        let Members(mut members) = Members::deserialize(&mut de).ok()?;
+    ///
+    /// The result was checked against JSON's grammar when it was read, so
+    /// its members are found by its structure alone (strings skipped with
+    /// `memchr`, brackets counted), not parsed a second time: a large
+    /// member costs a scan, not a parse.
+    pub fn members(&self) -> Option<Vec<(String, &str)>> {
+        let mut members = object_members(self.result())?;
         let mut seen = std::collections::HashSet::new();
         // The last of a repeated key wins: walk back, keep the first seen.
         members.reverse();
@@ -211,26 +213,90 @@ impl SplicedLine {
     }
 }
 
-/// An object's members with their values left as text.
-struct Members<'a>(Vec<(String, &'a RawValue)>);
+/// The members of the object `text` (JSON, already checked) with their
+/// values as text, in the order they came; `None` when it is not an object.
+fn object_members(text: &str) -> Option<Vec<(String, &str)>> {
+    let bytes = text.as_bytes();
+    let mut at = skip_space(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return None;
+    }
+    let mut members = Vec::new();
+    at = skip_space(bytes, at + 1);
+    if bytes.get(at) == Some(&b'}') {
+        return Some(members);
+    }
+    loop {
+        let key_end = string_end(bytes, at)?;
+        // Keys are short; one with escapes is read as JSON.
+        let key: String = serde_json::from_str(&text[at..key_end]).ok()?;
+        at = skip_space(bytes, key_end);
+        if bytes.get(at) != Some(&b':') {
+            return None;
+        }
+        let start = skip_space(bytes, at + 1);
+        let end = value_end(bytes, start)?;
+        members.push((key, &text[start..end]));
+        at = skip_space(bytes, end);
+        match bytes.get(at)? {
+            b',' => at = skip_space(bytes, at + 1),
+            b'}' => return Some(members),
+            _ => return None,
+        }
+    }
+}
 
-impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct MembersVisitor<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for MembersVisitor<'a> {
-            type Value = Members<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Members<'a>, M::Error> {
-                let mut members = Vec::new();
-                while let Some(entry) = map.next_entry::<String, &'de RawValue>()? {
-                    members.push(entry);
+/// The first byte at or after `at` that is not JSON's white space.
+fn skip_space(bytes: &[u8], at: usize) -> usize {
+    at + bytes.get(at..).map_or(0, |rest| rest.iter().take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')).count())
+}
+
+/// Just past the string whose quote is at `at`.
+fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
+    if bytes.get(at) != Some(&b'"') {
+        return None;
+    }
+    let mut at = at + 1;
+    loop {
+        let found = at + memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?;
+        if bytes[found] == b'"' {
+            return Some(found + 1);
+        }
+        at = found + 2;
+    }
+}
+
+/// Just past the value that starts at `at`.
+fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
+    match bytes.get(at)? {
+        b'"' => string_end(bytes, at),
+        b'{' | b'[' => {
+            let (mut at, mut depth) = (at, 0usize);
+            loop {
+                match bytes.get(at)? {
+                    b'"' => {
+                        at = string_end(bytes, at)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth = depth.checked_sub(1)?;
+                        if depth == 0 {
+                            return Some(at + 1);
+                        }
+                    }
+                    _ => {}
                 }
-                Ok(Members(members))
+                at += 1;
             }
         }
-        deserializer.deserialize_map(MembersVisitor(std::marker::PhantomData))
+        // A number, true, false or null: up to what ends it.
+        _ => Some(
+            at + bytes[at..]
+                .iter()
+                .take_while(|b| !matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
+                .count(),
+        ),
     }
 }
 
@@ -254,7 +320,7 @@ mod tests {
         let members = raw.members().expect("an object");
         let keys: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["content", "x"]);
-        assert_eq!(members[1].1.get(), "1");
+        assert_eq!(members[1].1, "1");
     }
 
     #[test]
@@ -283,7 +349,7 @@ mod tests {
         let raw = RawResult::parse(br#"{"jsonrpc":"2.0","id":1,"result":{"a":"long text","b":2}}"#.to_vec(), 64)
             .expect("a result");
         let members = raw.members().expect("an object");
-        let spans: Vec<_> = members.iter().map(|(_, v)| raw.span_of(v.get()).expect("in the line")).collect();
+        let spans: Vec<_> = members.iter().map(|(_, v)| raw.span_of(v).expect("in the line")).collect();
         assert!(raw.span_of("elsewhere").is_none());
         let mut outside = LineParts::default();
         outside.push_source(0..10_000);
@@ -319,10 +385,10 @@ mod tests {
         let raw = RawResult::parse(br#"{"jsonrpc":"2.0","id":1,"result":{"a":1,"b":2,"a":3}}"#.to_vec(), 64)
             .expect("a result");
         let members: Vec<(String, String)> =
-            raw.members().expect("object").into_iter().map(|(k, v)| (k, v.get().to_owned())).collect();
+            raw.members().expect("object").into_iter().map(|(k, v)| (k, v.to_owned())).collect();
         assert_eq!(members, [("b".to_owned(), "2".to_owned()), ("a".to_owned(), "3".to_owned())]);
         assert_eq!(raw.to_value().ok(), Some(json!({"a": 3, "b": 2})));
-        assert_eq!(raw.member("a").map(RawValue::get), Some("3"));
+        assert_eq!(raw.member("a"), Some("3"));
     }
 
     fn json_value() -> impl Strategy<Value = Value> {
@@ -352,6 +418,33 @@ mod tests {
             };
             prop_assert_eq!(raw.id(), &decoded.id);
             prop_assert_eq!(raw.to_value().ok(), Some(decoded.result));
+        }
+
+        /// The members found by structure are the tree's, each value's
+        /// text reading back as its value, with and without white space.
+        #[test]
+        fn the_members_found_by_structure_are_the_trees(
+            members in prop::collection::vec(("[a-c\\\\\"]{0,3}", json_value()), 0..6),
+            pretty in any::<bool>(),
+        ) {
+            // Built as text: a key may come twice (the last one counts).
+            let mut text = String::from("{");
+            for (n, (key, value)) in members.iter().enumerate() {
+                let value = if pretty { serde_json::to_string_pretty(value).unwrap() } else { value.to_string() };
+                let separator = if n == 0 { "" } else if pretty { " ,\n " } else { "," };
+                text += &format!("{separator}{} : {value}", Value::from(key.as_str()));
+            }
+            text += if pretty { "\n}" } else { "}" };
+            let line = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{text}}}"#);
+            let raw = RawResult::parse(line.into_bytes(), 64).expect("a result response");
+            let tree = raw.to_value().expect("a tree");
+            let found = raw.members().expect("an object");
+            let tree = tree.as_object().expect("an object");
+            prop_assert_eq!(found.len(), tree.len());
+            for (key, value) in found {
+                prop_assert_eq!(Some(&serde_json::from_str::<Value>(value).expect("JSON")), tree.get(&key));
+            }
+            prop_assert_eq!(raw.member("none"), None);
         }
 
         /// Any bytes at all: the raw reading never panics, and what it

@@ -320,7 +320,7 @@ fn trace_exchange(
         Ok(Reply::Tree(value)) => value.get("resultType").and_then(Value::as_str).unwrap_or("complete").to_owned(),
         Ok(Reply::Raw(raw)) => raw
             .member("resultType")
-            .and_then(|kind| serde_json::from_str(kind.get()).ok())
+            .and_then(|kind| serde_json::from_str(kind).ok())
             .unwrap_or_else(|| "complete".to_owned()),
         Err(failed) => format!("failed: {}", failed.error),
     };

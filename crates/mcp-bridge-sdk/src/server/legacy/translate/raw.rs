@@ -55,13 +55,13 @@ fn parts(method: &str, raw: &RawResult, origin: Origin, id: &RequestId) -> Optio
     let members = raw.members()?;
     let member = |name: &str| members.iter().find(|(key, _)| key == name).map(|(_, value)| *value);
     if let Some(kind) = member("resultType") {
-        let kind: Cow<'_, str> = serde_json::from_str(kind.get()).ok()?;
+        let kind: Cow<'_, str> = serde_json::from_str(kind).ok()?;
         if kind == ResultType::InputRequired.as_str() {
             return None;
         }
     }
     let tool_call = method == ToolsCall::NAME;
-    let content = member("content").filter(|c| c.get().starts_with('['));
+    let content = member("content").filter(|c| c.starts_with('['));
     if tool_call && member("structuredContent").is_some() && !has_text(content)? {
         return None;
     }
@@ -80,12 +80,11 @@ fn parts(method: &str, raw: &RawResult, origin: Origin, id: &RequestId) -> Optio
         bytes.push(b':');
         line.push_own(&bytes);
     };
-    for (key, value) in &members {
-        let text = value.get();
+    for &(ref key, text) in &members {
         match key.as_str() {
             key if DROPPED_RESULT_KEYS.contains(&key) => {}
             "_meta" => {
-                if let Some(meta) = shaped_meta(value)? {
+                if let Some(meta) = shaped_meta(text)? {
                     push_key(&mut line, key);
                     line.push_own(meta.as_bytes());
                 }
@@ -115,9 +114,9 @@ fn parts(method: &str, raw: &RawResult, origin: Origin, id: &RequestId) -> Optio
 
 /// Whether a `content` array has a text block; `None` when a block is not
 /// an object (the tree decides).
-fn has_text(content: Option<&RawValue>) -> Option<bool> {
+fn has_text(content: Option<&str>) -> Option<bool> {
     let Some(content) = content else { return Some(false) };
-    let blocks: Vec<&RawValue> = serde_json::from_str(content.get()).ok()?;
+    let blocks: Vec<&RawValue> = serde_json::from_str(content).ok()?;
     let mut any = false;
     for block in blocks {
         // A struct also reads from an array: only an object is a block here.
@@ -132,8 +131,8 @@ fn has_text(content: Option<&RawValue>) -> Option<bool> {
 
 /// `_meta` without the server info: its text, or `None` (the member goes)
 /// when nothing is left; the outer `None` when it could not be read.
-fn shaped_meta(meta: &RawValue) -> Option<Option<String>> {
-    let mut meta: Value = serde_json::from_str(meta.get()).ok()?;
+fn shaped_meta(meta: &str) -> Option<Option<String>> {
+    let mut meta: Value = serde_json::from_str(meta).ok()?;
     let Some(entries) = meta.as_object_mut() else { return Some(Some(meta.to_string())) };
     entries.remove(SERVER_INFO_KEY);
     Some((!entries.is_empty()).then(|| meta.to_string()))
