@@ -314,14 +314,11 @@ impl Daemon {
         write: WriteHalf,
         resume: Option<wire::Resume>,
     ) -> io::Result<()> {
-        let resumed = match &resume {
-            Some(resume) => resume::resumed(resume, reader, write),
-            None => Err((reader, write)),
-        };
-        let (input, output): (process_stdio::Input, process_stdio::Output) = match resumed {
-            Ok((input, output)) => (Box::pin(input), Box::pin(output)),
-            Err((input, output)) => (Box::pin(input), Box::pin(output)),
-        };
+        let (input, output): (process_stdio::Input, process_stdio::Output) =
+            match resume::resumed(resume.as_ref(), reader, write) {
+                Ok((input, output)) => (Box::pin(input), Box::pin(output)),
+                Err((input, output)) => (Box::pin(input), Box::pin(output)),
+            };
         serve_stream_auto(&view.server, input, output, EmbedOptions::default(), self.closing.child_token())
             .await
             .map(|_| ())
@@ -345,15 +342,12 @@ impl Daemon {
             return Err(io::Error::new(io::ErrorKind::Unsupported, "the client's stdio is not a pipe or a socket"));
         };
         let (reports, mut heard) = tokio::sync::mpsc::unbounded_channel();
-        let resumed = match &resume {
-            Some(resume) => resume::resumed(resume, input, output),
-            None => Err((input, output)),
-        };
-        let (input, output): (process_stdio::Input, process_stdio::Output) = match resumed {
-            Ok((input, output)) => (Box::pin(input), Box::pin(output)),
-            // Not a resumed handshake: the client's own is watched.
-            Err((input, output)) => (Box::pin(resume::InputTap::new(input, reports)), output),
-        };
+        let (input, output): (process_stdio::Input, process_stdio::Output) =
+            match resume::resumed(resume.as_ref(), input, output) {
+                Ok((input, output)) => (Box::pin(input), Box::pin(output)),
+                // Not a resumed handshake: the client's own is watched.
+                Err((input, output)) => (Box::pin(resume::InputTap::new(input, reports)), output),
+            };
         let stop = self.closing.child_token();
         let served = serve_stream_auto(&view.server, input, output, EmbedOptions::default(), stop.clone());
         // `attach` sends nothing more: a read that returns is its end.

@@ -132,13 +132,15 @@ impl<R: AsyncRead + Unpin> AsyncRead for InputTap<R> {
 /// not initialized); then `notifications/initialized` when the client had
 /// sent it, then the client's own lines. A client that had sent it had the
 /// answer: it gets no second one, and is told the lists may have changed.
-/// `input` and `output` back when the `initialize` has no id.
+/// `input` and `output` back when there is nothing to resume, or the
+/// `initialize` has no id.
 #[allow(clippy::type_complexity)]
 pub(crate) fn resumed<R, W>(
-    resume: &Resume,
+    resume: Option<&Resume>,
     input: R,
     output: W,
 ) -> Result<(ResumedInput<R>, ResumedOutput<W>), (R, W)> {
+    let Some(resume) = resume else { return Err((input, output)) };
     let id = serde_json::from_str::<Envelope>(&resume.initialize).ok().and_then(|e| e.id);
     let Some(id) = id else { return Err((input, output)) };
     let (answered, heard) = oneshot::channel();
@@ -389,7 +391,7 @@ mod tests {
         let resume = Resume { initialize: initialize.into(), initialized: true };
         let client = steps(b"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/list\"}\n", 64);
         let mut written = Vec::new();
-        let Ok((mut input, mut output)) = resumed(&resume, client, &mut written) else { panic!("no id") };
+        let Ok((mut input, mut output)) = resumed(Some(&resume), client, &mut written) else { panic!("no id") };
         let mut line = vec![0u8; 256];
         let n = input.read(&mut line).await.unwrap();
         assert_eq!(&line[..n], format!("{initialize}\n").as_bytes(), "the initialize first");
@@ -416,13 +418,13 @@ mod tests {
     async fn a_client_still_waiting_gets_the_answer_of_the_new_daemon() {
         let resume = Resume { initialize: r#"{"id":"a","method":"initialize"}"#.into(), initialized: false };
         let mut written = Vec::new();
-        let Ok((_, mut output)) = resumed(&resume, steps(b"", 1), &mut written) else { panic!("no id") };
+        let Ok((_, mut output)) = resumed(Some(&resume), steps(b"", 1), &mut written) else { panic!("no id") };
         output.write_all(b"{\"id\":\"a\",\"result\":{}}\n").await.unwrap();
         output.flush().await.unwrap();
         drop(output);
         assert_eq!(written, b"{\"id\":\"a\",\"result\":{}}\n");
         let no_id = Resume { initialize: r#"{"method":"initialize"}"#.into(), initialized: true };
-        assert!(resumed(&no_id, steps(b"", 1), Vec::<u8>::new()).is_err());
+        assert!(resumed(Some(&no_id), steps(b"", 1), Vec::<u8>::new()).is_err());
     }
 
     /// A reader that gives `bytes` at most `step` at a time.
