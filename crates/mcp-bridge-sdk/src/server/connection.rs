@@ -160,14 +160,11 @@ impl Connection {
         let in_flight = self.in_flight.clone();
         self.tasks.spawn(async move {
             let id = request.id.clone();
-            // Boxed: a dispatch is about 10 KiB of state, which tokio would
-            // otherwise copy at every move of the task and when it ends.
-            let dispatch = Box::pin(server.dispatch(request, meta, &handle, token.clone()));
             // The handler is polled first, so one that watches its token
             // sees the cancellation; one that ignores it is dropped.
             let outcome = tokio::select! {
                 biased;
-                outcome = dispatch => outcome,
+                outcome = server.dispatch(request, meta, &handle, token.clone()) => outcome,
                 _ = token.cancelled() => None,
             };
             // The table's finish excludes its cancel; the token also says
