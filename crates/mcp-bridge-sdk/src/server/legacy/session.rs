@@ -466,9 +466,7 @@ impl LegacySession {
         let admitted = self.state().slots.admit(id.clone(), Kind::Request, token.clone());
         let refused = match admitted {
             Ok(()) => {
-                // Boxed: a forwarded request's state is several KiB, which
-                // tokio would otherwise copy at every move of the task.
-                self.tasks.spawn(Box::pin(work(self.clone(), request, token)));
+                self.tasks.spawn(work(self.clone(), request, token));
                 None
             }
             Err(SlotRefusal::TooMany { limit }) => Some((Cause::TooManyRequests, Some(json!(limit)))),
