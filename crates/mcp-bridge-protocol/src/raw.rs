@@ -147,6 +147,12 @@ enum Part {
 }
 
 impl LineParts {
+    /// Parts whose own bytes fit in `own` without growing: a line made
+    /// from a result's members takes one allocation, not one per doubling.
+    pub fn with_capacity(own: usize) -> Self {
+        LineParts { own: Vec::with_capacity(own), parts: Vec::with_capacity(8) }
+    }
+
     /// Appends bytes of its own.
     pub fn push_own(&mut self, bytes: &[u8]) {
         let start = self.own.len();

@@ -89,8 +89,11 @@ pub struct ForwardParams {
 /// The params of a forwarded request: missing params become `{}`; `task`
 /// and `_meta` are removed, keeping the profile's `_meta` keys and the
 /// client's progress token aside.
-pub fn forward_params(profile: &Profile, params: Option<&Value>) -> ForwardParams {
-    let mut params = params.and_then(Value::as_object).cloned().unwrap_or_default();
+pub fn forward_params(profile: &Profile, params: Option<Value>) -> ForwardParams {
+    let mut params = match params {
+        Some(Value::Object(params)) => params,
+        _ => Map::new(),
+    };
     params.remove("task");
     let client_meta = params.remove("_meta").and_then(|m| if let Value::Object(m) = m { Some(m) } else { None });
     let mut meta = Map::new();
@@ -227,7 +230,7 @@ mod tests {
     fn forwarded_params_lose_task_and_meta_but_keep_trace_and_progress_token() {
         let p = forward_params(
             &VSCODE,
-            Some(&json!({"name": "t", "task": {"ttl": 5}, "_meta": {"progressToken": "p1", "traceparent": "00-x",
+            Some(json!({"name": "t", "task": {"ttl": 5}, "_meta": {"progressToken": "p1", "traceparent": "00-x",
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28", "com.example/x": 1}})),
         );
         assert_eq!(Value::Object(p.params), json!({"name": "t"}));

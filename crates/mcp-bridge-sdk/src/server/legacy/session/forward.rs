@@ -80,12 +80,12 @@ impl LegacySession {
     pub(super) async fn forward(
         self: Arc<Self>,
         upstream: Upstream,
-        request: JsonRpcRequest,
+        mut request: JsonRpcRequest,
         token: CancellationToken,
     ) {
         let method = request.method.clone();
-        let mut forwarded = translate::forward_params(self.options.profile, request.params.as_ref());
-        let in_flight = self.observe(&request, &mut forwarded.meta);
+        let mut forwarded = translate::forward_params(self.options.profile, request.params.take());
+        let in_flight = self.observe(&request, &forwarded.params, &mut forwarded.meta);
         let limit = self.options.timeouts.for_method(&method);
         let related = request.id.clone();
         let on_progress = forwarded.progress_token.clone().map(|client_token| {
@@ -175,6 +175,7 @@ impl LegacySession {
     fn observe(
         &self,
         request: &JsonRpcRequest,
+        params: &serde_json::Map<String, Value>,
         meta: &mut serde_json::Map<String, Value>,
     ) -> Option<crate::telemetry::InFlight> {
         // An in-process server observes its own requests.
@@ -184,12 +185,11 @@ impl LegacySession {
         let observer = self.options.observer.clone()?;
         let span = crate::telemetry::Span::child_of(TraceContext::from_meta(meta).as_ref());
         span.context().write_to(meta);
-        let params = request.params.as_ref().and_then(Value::as_object);
         let client = self.state().identity.as_ref().map(|identity| identity.info().name.clone());
         let operation = crate::telemetry::Operation {
             side: crate::telemetry::Side::Server,
             method: request.method.clone(),
-            target: crate::telemetry::target_of(&request.method, params),
+            target: crate::telemetry::target_of(&request.method, Some(params)),
             request_id: Some(crate::telemetry::id_text(&request.id)),
             protocol_version: Some(mcp_bridge_protocol::legacy::PROTOCOL_VERSION.to_owned()),
             principal: None,

@@ -47,6 +47,10 @@ pub(crate) fn response_line(
 /// many pieces to write.
 const SPLICED_VALUE: usize = 4 * 1024;
 
+/// Room for the response's envelope around the result: its `jsonrpc`,
+/// `id` and `result` keys with an id of ordinary length.
+const ENVELOPE: usize = 64;
+
 /// The parts of [`response_line`], or `None` for the tree.
 fn parts(method: &str, raw: &RawResult, origin: Origin, id: &RequestId) -> Option<LineParts> {
     if origin == Origin::Remote {
@@ -66,7 +70,9 @@ fn parts(method: &str, raw: &RawResult, origin: Origin, id: &RequestId) -> Optio
         return None;
     }
 
-    let mut line = LineParts::default();
+    // The own bytes are the result's, less the members written from the
+    // source, and the envelope.
+    let mut line = LineParts::with_capacity(raw.result().len().min(SPLICED_VALUE) + ENVELOPE);
     line.push_own(b"{\"jsonrpc\":\"2.0\",\"id\":");
     line.push_own(&serde_json::to_vec(id).ok()?);
     line.push_own(b",\"result\":{");
