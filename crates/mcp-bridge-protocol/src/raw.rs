@@ -131,6 +131,10 @@ pub struct SplicedLine {
     parts: LineParts,
 }
 
+/// Parts of an ordinary line: own bytes around a few members written from
+/// the source (each spliced member is a part, and the own bytes between).
+const PARTS_EXPECTED: usize = 8;
+
 /// The parts of a [`SplicedLine`] before it has its source: bytes of its
 /// own and spans of the source's line (from [`RawResult::span_of`]).
 #[derive(Debug, Default)]
@@ -150,7 +154,7 @@ impl LineParts {
     /// Parts whose own bytes fit in `own` without growing: a line made
     /// from a result's members takes one allocation, not one per doubling.
     pub fn with_capacity(own: usize) -> Self {
-        LineParts { own: Vec::with_capacity(own), parts: Vec::with_capacity(8) }
+        LineParts { own: Vec::with_capacity(own), parts: Vec::with_capacity(PARTS_EXPECTED) }
     }
 
     /// Appends bytes of its own.
