@@ -157,6 +157,24 @@ impl LineFramer {
         }
     }
 
+    /// Continues the unfinished line in `buffer` when it has more room
+    /// than the line's own: a reader that keeps a long line's buffer after
+    /// the line was used fills it again, where a fresh one would have its
+    /// every page faulted in and zeroed by the kernel (a 16 MiB line: 4,096
+    /// faults, a quarter of the bridge's time relaying it). The line's
+    /// bytes so far are copied over; `buffer`'s own bytes are dropped.
+    /// Gives `buffer` back when it is not taken: it has no more room, or
+    /// the line is already over the limit.
+    pub fn adopt(&mut self, mut buffer: Vec<u8>) -> Option<Vec<u8>> {
+        if self.overlong.is_some() || buffer.capacity() <= self.current.capacity() {
+            return Some(buffer);
+        }
+        buffer.clear();
+        buffer.extend_from_slice(&self.current);
+        self.current = buffer;
+        None
+    }
+
     fn extend_current(&mut self, piece: &[u8]) {
         if let Some(line) = &mut self.overlong {
             line.extend(piece);
@@ -248,6 +266,38 @@ mod tests {
         assert_eq!(l.len, 2000);
         assert_eq!(l.head, line[..KEPT_EDGE_BYTES]);
         assert_eq!(l.tail, line[2000 - KEPT_EDGE_BYTES..]);
+    }
+
+    #[test]
+    fn an_adopted_buffer_continues_the_line() {
+        let mut f = LineFramer::new(100);
+        f.push(b"one\ntw");
+        let mut roomy = Vec::with_capacity(64);
+        roomy.extend_from_slice(b"stale bytes of an earlier line");
+        let at = roomy.as_ptr();
+        assert_eq!(f.adopt(roomy), None);
+        f.push(b"o\nthree\n");
+        let frames = frames_of(&mut f);
+        assert_eq!(
+            frames,
+            vec![Frame::Line(b"one".to_vec()), Frame::Line(b"two".to_vec()), Frame::Line(b"three".to_vec())]
+        );
+        assert!(
+            matches!(&frames[1], Frame::Line(line) if line.as_ptr() == at),
+            "the line is read into the buffer given"
+        );
+    }
+
+    #[test]
+    fn a_buffer_without_more_room_or_for_an_overlong_line_is_given_back() {
+        let mut f = LineFramer::new(8);
+        f.push(b"abcd");
+        let given = f.adopt(Vec::with_capacity(2)).expect("no more room than the line's");
+        assert_eq!(given.capacity(), 2);
+        f.push(b"efghij");
+        assert!(f.adopt(Vec::with_capacity(64)).is_some(), "an overlong line keeps only its edges");
+        f.push(b"\n");
+        assert!(matches!(f.next_frame(), Some(Frame::TooLong(line)) if line.len == 10));
     }
 
     #[derive(Debug, Clone)]

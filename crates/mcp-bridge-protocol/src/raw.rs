@@ -214,6 +214,14 @@ impl SplicedLine {
         self.len() == 0
     }
 
+    /// The buffer its source line was read into, emptied, for a reader to
+    /// fill again (see [`LineFramer::adopt`](crate::LineFramer::adopt)).
+    pub fn into_buffer(self) -> Vec<u8> {
+        let mut buffer = self.source.line.into_bytes();
+        buffer.clear();
+        buffer
+    }
+
     /// Appends the whole line to `out`.
     pub fn append_to(&self, out: &mut Vec<u8>) {
         out.reserve(self.len());
@@ -377,6 +385,11 @@ mod tests {
         line.append_to(&mut out);
         assert_eq!(out, br#"{"x":"long text","y":2}"#);
         assert_eq!(line.len(), out.len());
+        let source_at = line.slices()[1].as_ptr() as usize;
+        let buffer = line.into_buffer();
+        assert!(buffer.is_empty());
+        let start = buffer.as_ptr() as usize;
+        assert!((start..start + buffer.capacity()).contains(&source_at), "its source's buffer, for the next line");
     }
 
     #[test]

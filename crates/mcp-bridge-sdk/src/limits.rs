@@ -64,6 +64,17 @@ pub(crate) const REQUEST_EVENT_QUEUE: usize = 1024;
 /// which is the back-pressure of a slow peer.
 pub(crate) const OUTGOING_QUEUE: usize = 256;
 
+/// A line read from a stream is long from this size on, and its buffer is
+/// kept after use for the next long line: glibc serves a buffer this large
+/// from fresh pages (the binaries set `M_MMAP_THRESHOLD` here so that it is
+/// given back when freed), and every fresh page costs a fault and a zeroing.
+pub(crate) const LONG_LINE: usize = 256 * 1024;
+
+/// How long a long line's buffer is kept for the next one: long enough for
+/// a client's next call in a series of large results, short enough that a
+/// process goes back to its idle memory soon after the last.
+pub(crate) const LONG_LINE_BUFFER_KEPT: Duration = Duration::from_secs(2);
+
 /// Limits of one server connection.
 #[derive(Debug, Clone)]
 #[non_exhaustive]

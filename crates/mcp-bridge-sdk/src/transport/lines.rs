@@ -2,10 +2,15 @@
 //! shared by the stdio server, the child-process client and the Unix
 //! socket client.
 
+mod spare;
+
 use mcp_bridge_protocol::{Frame, LineFramer, Message, append_message_line, decode_message};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+use crate::limits::{LONG_LINE, LONG_LINE_BUFFER_KEPT};
 
 /// Size of one read from the stream.
 const READ_CHUNK: usize = 64 * 1024;
@@ -56,6 +61,12 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 self.eof = true;
                 self.framer.finish();
             } else {
+                if self.framer.buffered_bytes() + n > LONG_LINE
+                    && let Some(buffer) = spare::take()
+                {
+                    // Not taken (no more room than the line's), it is of no use.
+                    drop(self.framer.adopt(buffer));
+                }
                 self.framer.push(&self.buf[..n]);
             }
         }
@@ -116,6 +127,15 @@ pub trait Outbound: Send {
     fn as_slices(&self) -> Option<(Vec<&[u8]>, usize)> {
         None
     }
+
+    /// The buffer its line was read into, once the line is written: a
+    /// long one is kept for the next long line read.
+    fn into_buffer(self) -> Option<Vec<u8>>
+    where
+        Self: Sized,
+    {
+        None
+    }
 }
 
 impl Outbound for Message {
@@ -136,21 +156,38 @@ pub async fn write_lines<W: AsyncWrite + Unpin, T: Outbound>(
     stop: CancellationToken,
 ) -> std::io::Result<()> {
     let mut batch = Vec::new();
+    // The buffer this writer kept for the next long line, let go of when
+    // no long line took it in time.
+    let mut kept: Option<(u64, Instant)> = None;
     loop {
+        let let_go = async {
+            match kept {
+                Some((_, at)) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
         let message = tokio::select! {
             biased;
             m = messages.recv() => match m { Some(m) => m, None => break },
             _ = stop.cancelled() => break,
+            () = let_go => {
+                if let Some((number, _)) = kept.take() {
+                    spare::let_go(number);
+                }
+                continue;
+            }
         };
         let vectored = writer.is_write_vectored();
         if let Some((slices, _)) = message.as_slices().filter(|(_, len)| vectored && *len >= WRITE_BATCH) {
             write_all_slices(&mut writer, &slices).await?;
             writer.flush().await?;
+            drop(slices);
+            kept = keep_buffer(message).or(kept);
             continue;
         }
         message.append_line(&mut batch);
         // Encoded: a large message's tree is freed before the write waits.
-        drop(message);
+        kept = keep_buffer(message).or(kept);
         while batch.len() < WRITE_BATCH {
             let Ok(message) = messages.try_recv() else { break };
             message.append_line(&mut batch);
@@ -164,6 +201,13 @@ pub async fn write_lines<W: AsyncWrite + Unpin, T: Outbound>(
         }
     }
     writer.shutdown().await
+}
+
+/// Keeps the buffer `message`'s line was read into for the next long line
+/// read; the number it is kept as and when to let go of it.
+fn keep_buffer<T: Outbound>(message: T) -> Option<(u64, Instant)> {
+    let number = message.into_buffer().and_then(spare::keep)?;
+    Some((number, Instant::now() + LONG_LINE_BUFFER_KEPT))
 }
 
 /// Writes every byte of `slices`, in as few writes as the stream takes.
@@ -211,4 +255,94 @@ pub async fn finish_writer(
         }
     };
     joined.unwrap_or_else(|e| Err(std::io::Error::other(e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The spare buffer is one per process: its tests take turns.
+    static SPARE_TESTS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+    /// A line already made, as the bridge's session hands one over.
+    struct Made(Vec<u8>);
+
+    impl Outbound for Made {
+        fn append_line(&self, out: &mut Vec<u8>) {
+            out.extend_from_slice(&self.0);
+        }
+
+        fn as_slices(&self) -> Option<(Vec<&[u8]>, usize)> {
+            Some((vec![&self.0[..]], self.0.len()))
+        }
+
+        fn into_buffer(self) -> Option<Vec<u8>> {
+            Some(self.0)
+        }
+    }
+
+    /// A line of `len` bytes of `byte` and its newline.
+    fn line_of(byte: u8, len: usize) -> Vec<u8> {
+        let mut line = vec![byte; len];
+        line.push(b'\n');
+        line
+    }
+
+    /// Writes `line` through [`write_lines`] to a pipe-like stream and
+    /// returns what came out and the pointer of the buffer written.
+    async fn written(line: Vec<u8>) -> (Vec<u8>, usize) {
+        let (ours, mut theirs) = tokio::io::duplex(64 * 1024);
+        let (tx, mut rx) = mpsc::channel(1);
+        let at = line.as_ptr() as usize;
+        tx.send(Made(line)).await.expect("the writer listens");
+        drop(tx);
+        let writer = tokio::spawn(async move { write_lines(ours, &mut rx, CancellationToken::new()).await });
+        let mut out = Vec::new();
+        theirs.read_to_end(&mut out).await.expect("the stream ends");
+        writer.await.expect("the writer ends").expect("it wrote");
+        (out, at)
+    }
+
+    #[tokio::test]
+    async fn a_long_line_written_lends_its_buffer_to_the_next_long_line_read() {
+        let _turn = SPARE_TESTS.lock().await;
+        let (out, at) = written(line_of(b'a', 2 * LONG_LINE)).await;
+        assert_eq!(out, line_of(b'a', 2 * LONG_LINE));
+
+        let next = line_of(b'b', LONG_LINE + 10);
+        let mut reader = FrameReader::new(&next[..], 4 * LONG_LINE);
+        let Some(Frame::Line(line)) = reader.next().await.expect("read") else { panic!("a line") };
+        assert_eq!(line, &next[..next.len() - 1], "only its own bytes");
+        assert_eq!(line.as_ptr() as usize, at, "read into the buffer written before");
+        assert!(spare::take().is_none(), "lent, not shared");
+    }
+
+    #[tokio::test]
+    async fn a_short_line_borrows_nothing_and_a_kept_buffer_is_let_go_in_time() {
+        let _turn = SPARE_TESTS.lock().await;
+        let number = spare::keep(Vec::with_capacity(LONG_LINE)).expect("long enough to keep");
+        let short = line_of(b's', 100);
+        let mut reader = FrameReader::new(&short[..], 4 * LONG_LINE);
+        assert!(matches!(reader.next().await, Ok(Some(Frame::Line(line))) if line.len() == 100));
+        spare::let_go(number.wrapping_add(1));
+        assert!(spare::take().is_some(), "still kept: a short line took nothing, another number let go of nothing");
+        assert_eq!(spare::keep(Vec::with_capacity(LONG_LINE - 1)), None, "too short to be worth keeping");
+
+        // The writer lets go of what it kept once no long line took it in time.
+        tokio::time::pause();
+        let (ours, mut theirs) = tokio::io::duplex(64 * 1024);
+        let (tx, mut rx) = mpsc::channel(1);
+        let writer = tokio::spawn(async move { write_lines(ours, &mut rx, CancellationToken::new()).await });
+        tx.send(Made(line_of(b'k', 2 * LONG_LINE))).await.expect("the writer listens");
+        let mut out = vec![0; 2 * LONG_LINE + 1];
+        theirs.read_exact(&mut out).await.expect("the line");
+        tokio::time::sleep(LONG_LINE_BUFFER_KEPT / 2).await;
+        assert!(spare::take().is_some_and(|kept| kept.capacity() > 2 * LONG_LINE), "kept for a while");
+        tx.send(Made(line_of(b'k', 2 * LONG_LINE))).await.expect("the writer listens");
+        theirs.read_exact(&mut out).await.expect("the line");
+        tokio::time::sleep(LONG_LINE_BUFFER_KEPT * 2).await;
+        assert!(spare::take().is_none(), "let go of after its time");
+        drop(tx);
+        writer.await.expect("the writer ends").expect("it wrote");
+    }
 }

@@ -179,6 +179,13 @@ impl crate::transport::lines::Outbound for Outgoing {
             Payload::Message(_) => None,
         }
     }
+
+    fn into_buffer(self) -> Option<Vec<u8>> {
+        match self.payload {
+            Payload::Line(line) => Some(line.into_buffer()),
+            Payload::Message(_) => None,
+        }
+    }
 }
 
 /// One legacy client's session in front of one upstream.

@@ -1,0 +1,54 @@
+//! The buffer of the last long line written, kept a short while for the
+//! next long line read: relaying large results one after another then
+//! reuses one buffer's pages instead of faulting in fresh ones for each
+//! (see [`LONG_LINE`]). One buffer for the whole process, whichever stream
+//! wrote the line and whichever reads the next: it is a cache of memory,
+//! not a part of any stream's state.
+
+use std::sync::{Mutex, MutexGuard};
+
+use crate::limits::LONG_LINE;
+
+/// The kept buffer with the number of its keeping, so that a writer lets
+/// go of the buffer it kept only, not of one kept after it.
+struct Spare {
+    kept: Option<(u64, Vec<u8>)>,
+    keepings: u64,
+}
+
+static SPARE: Mutex<Spare> = Mutex::new(Spare { kept: None, keepings: 0 });
+
+fn spare() -> MutexGuard<'static, Spare> {
+    // The data is a buffer: a panic while it was held left nothing to repair.
+    SPARE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Keeps `buffer` (emptied) for the next long line when it is large enough
+/// to be worth it, in place of any kept before; returns the number to
+/// [`let_go`] of it by.
+pub(crate) fn keep(mut buffer: Vec<u8>) -> Option<u64> {
+    if buffer.capacity() < LONG_LINE {
+        return None;
+    }
+    buffer.clear();
+    let mut spare = spare();
+    spare.keepings = spare.keepings.wrapping_add(1);
+    let number = spare.keepings;
+    let replaced = spare.kept.replace((number, buffer));
+    drop(spare);
+    drop(replaced);
+    Some(number)
+}
+
+/// The kept buffer, if there is one.
+pub(crate) fn take() -> Option<Vec<u8>> {
+    spare().kept.take().map(|(_, buffer)| buffer)
+}
+
+/// Frees the buffer kept as `number`, if it is still kept.
+pub(crate) fn let_go(number: u64) {
+    let mut spare = spare();
+    let freed = spare.kept.take_if(|(kept, _)| *kept == number);
+    drop(spare);
+    drop(freed);
+}
