@@ -157,6 +157,7 @@ fn return_large_buffers_to_the_system() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt changes an allocator parameter; no other thread runs yet.
     unsafe {
+        // The SDK's long lines (`limits::LONG_LINE`) start at the same size.
         libc::mallopt(libc::M_MMAP_THRESHOLD, 256 * 1024);
     }
 }

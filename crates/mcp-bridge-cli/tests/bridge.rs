@@ -133,23 +133,26 @@ async fn a_large_result_reaches_the_client_whole_without_its_2026_members() {
     assert_eq!(peer.finish().await, Some(0));
 }
 
-/// Long lines one after another, of other sizes and texts: the buffer of
-/// one long line written is read into again for the next (the SDK's
-/// `transport::lines`), and no line carries bytes of an earlier one.
+/// Long results one after another, each shorter or longer than the last:
+/// the buffer of one long line written is read into again for the next
+/// (the SDK's `transport::lines`), and each result comes whole with its
+/// own length; a long echo of its own letter after them comes with only
+/// its own bytes.
 #[tokio::test]
 async fn long_results_one_after_another_each_reach_the_client_whole() {
     let mut peer = bridge_to_example(&[]);
     ready(&mut peer).await;
-    let letters = ["a", "b", "c", "d"];
-    for (id, (letter, len)) in letters.iter().zip([600_000, 270_000, 700_000, 5]).enumerate() {
-        let text = letter.repeat(len);
-        let params = json!({"name": "echo", "arguments": {"text": text}});
-        peer.send(&request(json!(id), "tools/call", params)).await;
+    for (id, bytes) in [700_000, 300_000, 900_000, 5].into_iter().enumerate() {
+        peer.send(&request(json!(id), "tools/call", json!({"name": "big", "arguments": {"bytes": bytes}}))).await;
         let reply = peer.recv().await;
         assert_eq!(reply["id"], id);
-        assert_eq!(reply["result"]["content"][0]["text"].as_str().map(str::len), Some(len), "{letter}");
-        assert!(reply["result"]["content"][0]["text"] == text.as_str(), "{letter}: only its own bytes");
+        let text = reply["result"]["content"][0]["text"].as_str().expect("a text block");
+        assert!(text.len() == bytes && text.bytes().all(|b| b == b'x'), "{bytes}: {}", text.len());
     }
+    let text = "b".repeat(400_000);
+    peer.send(&request(json!("echo"), "tools/call", json!({"name": "echo", "arguments": {"text": text}}))).await;
+    let reply = peer.recv().await;
+    assert!(reply["result"]["content"][0]["text"] == text.as_str(), "only its own bytes");
     assert_eq!(peer.finish().await, Some(0));
 }
 

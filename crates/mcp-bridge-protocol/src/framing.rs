@@ -163,16 +163,19 @@ impl LineFramer {
     /// every page faulted in and zeroed by the kernel (a 16 MiB line: 4,096
     /// faults, a quarter of the bridge's time relaying it). The line's
     /// bytes so far are copied over; `buffer`'s own bytes are dropped.
-    /// Gives `buffer` back when it is not taken: it has no more room, or
-    /// the line is already over the limit.
-    pub fn adopt(&mut self, mut buffer: Vec<u8>) -> Option<Vec<u8>> {
-        if self.overlong.is_some() || buffer.capacity() <= self.current.capacity() {
-            return Some(buffer);
+    ///
+    /// # Errors
+    /// `buffer` back when it is not taken: it has no more room than the
+    /// line's, more than the limit, or the line is already over the limit.
+    pub fn adopt(&mut self, mut buffer: Vec<u8>) -> Result<(), Vec<u8>> {
+        let room = buffer.capacity();
+        if self.overlong.is_some() || room <= self.current.capacity() || room > self.max_line_bytes {
+            return Err(buffer);
         }
         buffer.clear();
         buffer.extend_from_slice(&self.current);
         self.current = buffer;
-        None
+        Ok(())
     }
 
     fn extend_current(&mut self, piece: &[u8]) {
@@ -275,7 +278,7 @@ mod tests {
         let mut roomy = Vec::with_capacity(64);
         roomy.extend_from_slice(b"stale bytes of an earlier line");
         let at = roomy.as_ptr();
-        assert_eq!(f.adopt(roomy), None);
+        assert_eq!(f.adopt(roomy), Ok(()));
         f.push(b"o\nthree\n");
         let frames = frames_of(&mut f);
         assert_eq!(
@@ -292,10 +295,11 @@ mod tests {
     fn a_buffer_without_more_room_or_for_an_overlong_line_is_given_back() {
         let mut f = LineFramer::new(8);
         f.push(b"abcd");
-        let given = f.adopt(Vec::with_capacity(2)).expect("no more room than the line's");
+        let given = f.adopt(Vec::with_capacity(2)).expect_err("no more room than the line's");
         assert_eq!(given.capacity(), 2);
+        assert!(f.adopt(Vec::with_capacity(9)).is_err(), "more room than the limit");
         f.push(b"efghij");
-        assert!(f.adopt(Vec::with_capacity(64)).is_some(), "an overlong line keeps only its edges");
+        assert!(f.adopt(Vec::with_capacity(8)).is_err(), "an overlong line keeps only its edges");
         f.push(b"\n");
         assert!(matches!(f.next_frame(), Some(Frame::TooLong(line)) if line.len == 10));
     }
@@ -329,6 +333,7 @@ mod tests {
             bytes in stream(),
             cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..12),
             limit in 1usize..80,
+            lent in prop::collection::vec(prop::option::of(0usize..120), 12),
         ) {
             let mut whole = LineFramer::new(limit);
             whole.push(&bytes);
@@ -340,7 +345,14 @@ mod tests {
             let mut split = LineFramer::new(limit);
             let mut got = Vec::new();
             let mut from = 0;
-            for p in points.into_iter().chain([bytes.len()]) {
+            for (p, lent) in points.into_iter().chain([bytes.len()]).zip(lent.into_iter().chain([None])) {
+                // A buffer lent between reads, full of another line's bytes,
+                // changes no frame whether it is taken or not.
+                if let Some(room) = lent {
+                    let mut buffer = Vec::with_capacity(room);
+                    buffer.resize(room, b'#');
+                    let _ = split.adopt(buffer);
+                }
                 split.push(&bytes[from..p]);
                 got.extend(frames_of(&mut split));
                 from = p;

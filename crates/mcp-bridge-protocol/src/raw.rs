@@ -215,9 +215,13 @@ impl SplicedLine {
     }
 
     /// The buffer its source line was read into, emptied, for a reader to
-    /// fill again (see [`LineFramer::adopt`](crate::LineFramer::adopt)).
+    /// fill again (see [`LineFramer::adopt`](crate::LineFramer::adopt));
+    /// with no more room than its line took, rounded up to a power of two,
+    /// so that a buffer once grown for a huge line is not lent on at that
+    /// size to every long line after it.
     pub fn into_buffer(self) -> Vec<u8> {
         let mut buffer = self.source.line.into_bytes();
+        buffer.shrink_to(buffer.len().checked_next_power_of_two().unwrap_or(usize::MAX));
         buffer.clear();
         buffer
     }
@@ -387,9 +391,21 @@ mod tests {
         assert_eq!(line.len(), out.len());
         let source_at = line.slices()[1].as_ptr() as usize;
         let buffer = line.into_buffer();
-        assert!(buffer.is_empty());
+        assert!(buffer.is_empty() && buffer.capacity() < 128, "no more room than its line took: {}", buffer.capacity());
         let start = buffer.as_ptr() as usize;
         assert!((start..start + buffer.capacity()).contains(&source_at), "its source's buffer, for the next line");
+    }
+
+    #[test]
+    fn a_spliced_lines_buffer_comes_back_with_the_room_its_line_took() {
+        let mut line = Vec::with_capacity(1 << 20);
+        line.extend_from_slice(br#"{"jsonrpc":"2.0","id":1,"result":{"a":"text"}}"#);
+        let raw = RawResult::parse(line, 64).expect("a result");
+        let mut parts = LineParts::default();
+        parts.push_own(b"{}");
+        let buffer = parts.finish(raw).expect("no spans").into_buffer();
+        assert!(buffer.is_empty());
+        assert_eq!(buffer.capacity(), 64, "the line's 47 bytes, rounded up to a power of two");
     }
 
     #[test]

@@ -72,7 +72,9 @@ pub(crate) const LONG_LINE: usize = 256 * 1024;
 
 /// How long a long line's buffer is kept for the next one: long enough for
 /// a client's next call in a series of large results, short enough that a
-/// process goes back to its idle memory soon after the last.
+/// process goes back to its idle memory soon after the last. The writer
+/// that kept it lets go of it, so a writer still busy with a slow reader
+/// lets go once that write is done.
 pub(crate) const LONG_LINE_BUFFER_KEPT: Duration = Duration::from_secs(2);
 
 /// Limits of one server connection.

@@ -7,10 +7,9 @@ mod spare;
 use mcp_bridge_protocol::{Frame, LineFramer, Message, append_message_line, decode_message};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::limits::{LONG_LINE, LONG_LINE_BUFFER_KEPT};
+use crate::limits::LONG_LINE;
 
 /// Size of one read from the stream.
 const READ_CHUNK: usize = 64 * 1024;
@@ -61,11 +60,13 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 self.eof = true;
                 self.framer.finish();
             } else {
-                if self.framer.buffered_bytes() + n > LONG_LINE
+                let buffered = self.framer.buffered_bytes();
+                if buffered <= LONG_LINE
+                    && buffered + n > LONG_LINE
                     && let Some(buffer) = spare::take()
                 {
-                    // Not taken (no more room than the line's), it is of no use.
-                    drop(self.framer.adopt(buffer));
+                    // Refused (no more room than the line's), it is of no use.
+                    let _ = self.framer.adopt(buffer);
                 }
                 self.framer.push(&self.buf[..n]);
             }
@@ -156,13 +157,14 @@ pub async fn write_lines<W: AsyncWrite + Unpin, T: Outbound>(
     stop: CancellationToken,
 ) -> std::io::Result<()> {
     let mut batch = Vec::new();
-    // The buffer this writer kept for the next long line, let go of when
-    // no long line took it in time.
-    let mut kept: Option<(u64, Instant)> = None;
+    // The buffer this writer kept for the next long line: let go of when
+    // no long line took it in time, or when the writer ends.
+    let mut kept: Option<spare::Kept> = None;
     loop {
-        let let_go = async {
-            match kept {
-                Some((_, at)) => tokio::time::sleep_until(at).await,
+        let until = kept.as_ref().map(spare::Kept::until);
+        let let_go = async move {
+            match until {
+                Some(until) => tokio::time::sleep_until(until).await,
                 None => std::future::pending().await,
             }
         };
@@ -171,9 +173,7 @@ pub async fn write_lines<W: AsyncWrite + Unpin, T: Outbound>(
             m = messages.recv() => match m { Some(m) => m, None => break },
             _ = stop.cancelled() => break,
             () = let_go => {
-                if let Some((number, _)) = kept.take() {
-                    spare::let_go(number);
-                }
+                kept = None;
                 continue;
             }
         };
@@ -204,10 +204,9 @@ pub async fn write_lines<W: AsyncWrite + Unpin, T: Outbound>(
 }
 
 /// Keeps the buffer `message`'s line was read into for the next long line
-/// read; the number it is kept as and when to let go of it.
-fn keep_buffer<T: Outbound>(message: T) -> Option<(u64, Instant)> {
-    let number = message.into_buffer().and_then(spare::keep)?;
-    Some((number, Instant::now() + LONG_LINE_BUFFER_KEPT))
+/// read.
+fn keep_buffer<T: Outbound>(message: T) -> Option<spare::Kept> {
+    message.into_buffer().and_then(spare::keep)
 }
 
 /// Writes every byte of `slices`, in as few writes as the stream takes.
@@ -260,8 +259,11 @@ pub async fn finish_writer(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::LONG_LINE_BUFFER_KEPT;
 
-    /// The spare buffer is one per process: its tests take turns.
+    /// The spare buffer is one per process: its tests take turns. Any unit
+    /// test of this crate that reads or writes a line over `LONG_LINE`
+    /// must take this too.
     static SPARE_TESTS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
     /// A line already made, as the bridge's session hands one over.
@@ -288,26 +290,43 @@ mod tests {
         line
     }
 
-    /// Writes `line` through [`write_lines`] to a pipe-like stream and
-    /// returns what came out and the pointer of the buffer written.
-    async fn written(line: Vec<u8>) -> (Vec<u8>, usize) {
-        let (ours, mut theirs) = tokio::io::duplex(64 * 1024);
-        let (tx, mut rx) = mpsc::channel(1);
-        let at = line.as_ptr() as usize;
-        tx.send(Made(line)).await.expect("the writer listens");
-        drop(tx);
-        let writer = tokio::spawn(async move { write_lines(ours, &mut rx, CancellationToken::new()).await });
-        let mut out = Vec::new();
-        theirs.read_to_end(&mut out).await.expect("the stream ends");
-        writer.await.expect("the writer ends").expect("it wrote");
-        (out, at)
+    /// A running [`write_lines`]: its queue, the other end of its stream,
+    /// and its task.
+    struct Writer {
+        queue: mpsc::Sender<Made>,
+        theirs: tokio::io::DuplexStream,
+        task: tokio::task::JoinHandle<std::io::Result<()>>,
+    }
+
+    impl Writer {
+        fn start() -> Self {
+            let (ours, theirs) = tokio::io::duplex(64 * 1024);
+            let (queue, mut rx) = mpsc::channel(1);
+            let task = tokio::spawn(async move { write_lines(ours, &mut rx, CancellationToken::new()).await });
+            Writer { queue, theirs, task }
+        }
+
+        /// Writes `line` and reads it back from the stream.
+        async fn write(&mut self, line: Vec<u8>) -> Vec<u8> {
+            let mut out = vec![0; line.len()];
+            self.queue.send(Made(line)).await.expect("the writer listens");
+            self.theirs.read_exact(&mut out).await.expect("the line");
+            out
+        }
+
+        async fn end(self) {
+            drop(self.queue);
+            self.task.await.expect("the writer ends").expect("it wrote");
+        }
     }
 
     #[tokio::test]
     async fn a_long_line_written_lends_its_buffer_to_the_next_long_line_read() {
         let _turn = SPARE_TESTS.lock().await;
-        let (out, at) = written(line_of(b'a', 2 * LONG_LINE)).await;
-        assert_eq!(out, line_of(b'a', 2 * LONG_LINE));
+        let mut writer = Writer::start();
+        let line = line_of(b'a', 2 * LONG_LINE);
+        let at = line.as_ptr() as usize;
+        assert_eq!(writer.write(line).await, line_of(b'a', 2 * LONG_LINE));
 
         let next = line_of(b'b', LONG_LINE + 10);
         let mut reader = FrameReader::new(&next[..], 4 * LONG_LINE);
@@ -315,34 +334,33 @@ mod tests {
         assert_eq!(line, &next[..next.len() - 1], "only its own bytes");
         assert_eq!(line.as_ptr() as usize, at, "read into the buffer written before");
         assert!(spare::take().is_none(), "lent, not shared");
+        writer.end().await;
     }
 
-    #[tokio::test]
-    async fn a_short_line_borrows_nothing_and_a_kept_buffer_is_let_go_in_time() {
+    #[tokio::test(start_paused = true)]
+    async fn a_kept_buffer_is_let_go_in_time_or_when_its_writer_ends_and_a_short_line_takes_none() {
         let _turn = SPARE_TESTS.lock().await;
-        let number = spare::keep(Vec::with_capacity(LONG_LINE)).expect("long enough to keep");
+        let mut writer = Writer::start();
+        writer.write(line_of(b'k', 2 * LONG_LINE)).await;
         let short = line_of(b's', 100);
         let mut reader = FrameReader::new(&short[..], 4 * LONG_LINE);
         assert!(matches!(reader.next().await, Ok(Some(Frame::Line(line))) if line.len() == 100));
-        spare::let_go(number.wrapping_add(1));
-        assert!(spare::take().is_some(), "still kept: a short line took nothing, another number let go of nothing");
-        assert_eq!(spare::keep(Vec::with_capacity(LONG_LINE - 1)), None, "too short to be worth keeping");
-
-        // The writer lets go of what it kept once no long line took it in time.
-        tokio::time::pause();
-        let (ours, mut theirs) = tokio::io::duplex(64 * 1024);
-        let (tx, mut rx) = mpsc::channel(1);
-        let writer = tokio::spawn(async move { write_lines(ours, &mut rx, CancellationToken::new()).await });
-        tx.send(Made(line_of(b'k', 2 * LONG_LINE))).await.expect("the writer listens");
-        let mut out = vec![0; 2 * LONG_LINE + 1];
-        theirs.read_exact(&mut out).await.expect("the line");
         tokio::time::sleep(LONG_LINE_BUFFER_KEPT / 2).await;
-        assert!(spare::take().is_some_and(|kept| kept.capacity() > 2 * LONG_LINE), "kept for a while");
-        tx.send(Made(line_of(b'k', 2 * LONG_LINE))).await.expect("the writer listens");
-        theirs.read_exact(&mut out).await.expect("the line");
+        assert!(spare::take().is_some(), "kept for a while, and a short line took nothing");
+
+        writer.write(line_of(b'k', 2 * LONG_LINE)).await;
         tokio::time::sleep(LONG_LINE_BUFFER_KEPT * 2).await;
         assert!(spare::take().is_none(), "let go of after its time");
-        drop(tx);
-        writer.await.expect("the writer ends").expect("it wrote");
+
+        writer.write(line_of(b'k', 2 * LONG_LINE)).await;
+        writer.end().await;
+        assert!(spare::take().is_none(), "let go of when its writer ended");
+
+        assert!(spare::keep(Vec::with_capacity(LONG_LINE - 1)).is_none(), "too short to be worth keeping");
+        let first = spare::keep(Vec::with_capacity(LONG_LINE));
+        let second = spare::keep(Vec::with_capacity(LONG_LINE));
+        drop(first);
+        assert!(spare::take().is_some(), "a writer lets go of its own buffer only");
+        drop(second);
     }
 }

@@ -7,7 +7,9 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use crate::limits::LONG_LINE;
+use tokio::time::Instant;
+
+use crate::limits::{LONG_LINE, LONG_LINE_BUFFER_KEPT};
 
 /// The kept buffer with the number of its keeping, so that a writer lets
 /// go of the buffer it kept only, not of one kept after it.
@@ -23,10 +25,34 @@ fn spare() -> MutexGuard<'static, Spare> {
     SPARE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// A writer's hold on the buffer it kept: the buffer is let go of when
+/// this is dropped (the writer kept another, its time ran out, or the
+/// writer ended), unless a reader took it first.
+#[derive(Debug)]
+pub(crate) struct Kept {
+    number: u64,
+    until: Instant,
+}
+
+impl Kept {
+    /// When the writer should let go of the buffer if no reader took it.
+    pub(crate) fn until(&self) -> Instant {
+        self.until
+    }
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        let mut spare = spare();
+        let freed = spare.kept.take_if(|(kept, _)| *kept == self.number);
+        drop(spare);
+        drop(freed);
+    }
+}
+
 /// Keeps `buffer` (emptied) for the next long line when it is large enough
-/// to be worth it, in place of any kept before; returns the number to
-/// [`let_go`] of it by.
-pub(crate) fn keep(mut buffer: Vec<u8>) -> Option<u64> {
+/// to be worth it, in place of any kept before.
+pub(crate) fn keep(mut buffer: Vec<u8>) -> Option<Kept> {
     if buffer.capacity() < LONG_LINE {
         return None;
     }
@@ -37,18 +63,10 @@ pub(crate) fn keep(mut buffer: Vec<u8>) -> Option<u64> {
     let replaced = spare.kept.replace((number, buffer));
     drop(spare);
     drop(replaced);
-    Some(number)
+    Some(Kept { number, until: Instant::now() + LONG_LINE_BUFFER_KEPT })
 }
 
 /// The kept buffer, if there is one.
 pub(crate) fn take() -> Option<Vec<u8>> {
     spare().kept.take().map(|(_, buffer)| buffer)
-}
-
-/// Frees the buffer kept as `number`, if it is still kept.
-pub(crate) fn let_go(number: u64) {
-    let mut spare = spare();
-    let freed = spare.kept.take_if(|(kept, _)| *kept == number);
-    drop(spare);
-    drop(freed);
 }
