@@ -65,7 +65,8 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                     && buffered + n > LONG_LINE
                     && let Some(buffer) = spare::take()
                 {
-                    // Refused (no more room than the line's), it is of no use.
+                    // Refused (no more room than the line's, or past its
+                    // limit), it is of no use to this reader.
                     let _ = self.framer.adopt(buffer);
                 }
                 self.framer.push(&self.buf[..n]);

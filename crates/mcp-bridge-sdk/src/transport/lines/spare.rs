@@ -50,13 +50,13 @@ impl Drop for Kept {
     }
 }
 
-/// Keeps `buffer` (emptied) for the next long line when it is large enough
-/// to be worth it, in place of any kept before.
-pub(crate) fn keep(mut buffer: Vec<u8>) -> Option<Kept> {
+/// Keeps `buffer` for the next long line when it is large enough to be
+/// worth it, in place of any kept before. Its bytes do not matter: the
+/// reader's framer empties it when it adopts it.
+pub(crate) fn keep(buffer: Vec<u8>) -> Option<Kept> {
     if buffer.capacity() < LONG_LINE {
         return None;
     }
-    buffer.clear();
     let mut spare = spare();
     spare.keepings = spare.keepings.wrapping_add(1);
     let number = spare.keepings;
