@@ -16,7 +16,6 @@ mod skills;
 mod tasks;
 mod tools;
 
-use mcp_bridge_protocol::JsonRpcRequest;
 use mcp_bridge_protocol::meta::{PROTOCOL_VERSION_KEY, RequestMeta};
 use mcp_bridge_protocol::method::{
     CompletionComplete, Method, PromptsGet, PromptsList, ResourcesList, ResourcesRead, ResourcesTemplatesList,
@@ -32,6 +31,7 @@ use mcp_bridge_protocol::types::{
     CompleteRequestParams, DiscoverResult, InputResponses, ListChangedCapability, ResourcesCapability, ResultType,
     ServerCapabilities,
 };
+use mcp_bridge_protocol::{JsonRpcRequest, RequestId};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -92,59 +92,76 @@ fn check_meta(params: &Map<String, Value>) -> Result<RequestMeta, ServerFault> {
     RequestMeta::deserialize(meta).map_err(|e| ServerFault::InvalidMeta { reason: e.to_string() })
 }
 
+/// A request whose envelope passed: what its method's handling reads.
+/// Made before the request's future, so that the `_meta` it was read
+/// from is not held across that future's awaits.
+struct Admitted {
+    id: RequestId,
+    method: String,
+    params: Map<String, Value>,
+    ctx: RequestContext,
+}
+
 impl Server {
     /// Serves one request, its `_meta` read here unless `checked` has it
     /// (see [`check_envelope`]). `None` means no response (a cancelled
     /// stream). The server's observer hears of it (listen streams aside:
     /// they are streams, not operations).
-    pub(crate) async fn dispatch(
-        &self,
+    ///
+    /// The envelope is checked before the future is made: what its awaits
+    /// hold is the request's context, once (each future of a request is
+    /// copied whole when it is spawned and when it ends).
+    pub(crate) fn dispatch<'a>(
+        &'a self,
         request: JsonRpcRequest,
         checked: Option<RequestMeta>,
-        conn: &ConnectionHandle,
+        conn: &'a ConnectionHandle,
         cancel: CancellationToken,
-    ) -> Option<Outcome> {
+    ) -> impl Future<Output = Option<Outcome>> + Send + 'a {
         let observer = self.inner.observer.get().filter(|_| request.method != SubscriptionsListen::NAME);
-        let Some(observer) = observer.cloned() else {
-            return self.dispatch_in(request, checked, conn, cancel, None).await;
-        };
-        // Dropped with this future when the request is cancelled: then
+        // Dropped with the future when the request is cancelled: then
         // reported as cancelled.
-        let in_flight = observed::start(&request, conn, observer);
-        let span = in_flight.span().cloned();
-        let cancelled = cancel.clone();
-        let outcome = self.dispatch_in(request, checked, conn, cancel, span).await;
-        // A handler that saw its cancellation and failed was cancelled.
-        let error_type = match cancelled.is_cancelled() {
-            true => Some(crate::telemetry::error_type::CANCELLED.to_owned()),
-            false => observed::error_type(outcome.as_ref()),
-        };
-        in_flight.finish(error_type);
-        outcome
+        let in_flight = observer.map(|observer| observed::start(&request, conn, observer.clone()));
+        let span = in_flight.as_ref().and_then(|in_flight| in_flight.span().cloned());
+        let mut admitted = self.admit(request, checked, conn, &cancel, span);
+        async move {
+            let outcome = match admitted.as_mut() {
+                Ok(admitted) => self.serve(admitted, conn, cancel.clone()).await,
+                Err(_) => admitted.err().map(Err),
+            };
+            if let Some(in_flight) = in_flight {
+                // A handler that saw its cancellation and failed was cancelled.
+                let error_type = match cancel.is_cancelled() {
+                    true => Some(crate::telemetry::error_type::CANCELLED.to_owned()),
+                    false => observed::error_type(outcome.as_ref()),
+                };
+                in_flight.finish(error_type);
+            }
+            outcome
+        }
     }
 
-    /// [`Server::dispatch`] in `span`, when the request is observed.
-    async fn dispatch_in(
+    /// The envelope's checks (the method, the params, `_meta`), and the
+    /// handler's context made from them.
+    fn admit(
         &self,
         request: JsonRpcRequest,
         checked: Option<RequestMeta>,
         conn: &ConnectionHandle,
-        cancel: CancellationToken,
+        cancel: &CancellationToken,
         span: Option<crate::telemetry::Span>,
-    ) -> Option<Outcome> {
-        let method = request.method.as_str();
-        if !is_served_method(method) {
-            return Some(Err(ServerFault::MethodNotFound { method: method.to_owned() }));
+    ) -> Result<Admitted, ServerFault> {
+        let JsonRpcRequest { id, method, params, .. } = request;
+        if !is_served_method(&method) {
+            return Err(ServerFault::MethodNotFound { method });
         }
-        let params = match request.params {
+        let params = match params {
             Some(Value::Object(map)) => map,
             None => Map::new(),
-            Some(_) => return Some(Err(ServerFault::InvalidParams { reason: "params must be an object".into() })),
+            Some(_) => return Err(ServerFault::InvalidParams { reason: "params must be an object".into() }),
         };
-        let meta = match checked.map_or_else(|| check_meta(&params), Ok) {
-            Ok(meta) => meta,
-            Err(fault) => return Some(Err(fault)),
-        };
+        let meta = checked.map_or_else(|| check_meta(&params), Ok)?;
+        let trace = span.map(|span| span.context()).or_else(|| TraceContext::from_meta(&meta.extra));
         let ctx = RequestContext {
             client_capabilities: meta.client_capabilities,
             client_info: meta.client_info,
@@ -159,11 +176,24 @@ impl Server {
             server: self.clone(),
             input_responses: InputResponses::new(),
             state: None,
-            trace: span.map(|span| span.context()).or_else(|| TraceContext::from_meta(&meta.extra)),
+            trace,
             connection: conn.lasting.then_some(conn.id),
         };
+        Ok(Admitted { id, method, params, ctx })
+    }
+
+    /// Runs an admitted request's method. The request is borrowed, not
+    /// moved: an `async fn` keeps a moved argument twice.
+    async fn serve(
+        &self,
+        request: &mut Admitted,
+        conn: &ConnectionHandle,
+        cancel: CancellationToken,
+    ) -> Option<Outcome> {
+        let params = std::mem::take(&mut request.params);
+        let (method, ctx) = (request.method.as_str(), &request.ctx);
         if let Some(handler) = self.inner.forward.clone() {
-            return Some(self.forward(handler, request.id, method, params, ctx, conn).await);
+            return Some(self.forward(handler, &request.id, method, params, ctx, conn).await);
         }
         if !self.serves(method) {
             return Some(Err(ServerFault::MethodNotFound { method: method.to_owned() }));
@@ -180,10 +210,14 @@ impl Server {
             CompletionComplete::NAME => self.complete(params, ctx).await,
             SubscriptionsListen::NAME => {
                 let subject = ctx.caller.as_ref().map(|c| c.principal());
-                return self.listen(request.id, params, &ctx.client_capabilities, subject, conn, cancel).await;
+                let id = request.id.clone();
+                return self.listen(id, params, &ctx.client_capabilities, subject, conn, cancel).await;
             }
             #[cfg(feature = "tasks")]
-            TasksGet::NAME | TasksUpdate::NAME | TasksCancel::NAME => self.task_method(method, params, &ctx).await,
+            TasksGet::NAME | TasksUpdate::NAME | TasksCancel::NAME => {
+                // Boxed: inline, the tasks methods' future would size every request's.
+                Box::pin(self.task_method(method, params, ctx)).await
+            }
             #[cfg(feature = "skills")]
             SkillsList::NAME | SkillsGet::NAME | ResourcesDirectoryRead::NAME => self.skill_method(method, params),
             _ => Err(ServerFault::MethodNotFound { method: method.to_owned() }),
@@ -275,14 +309,14 @@ impl Server {
         }
     }
 
-    async fn complete(&self, params: Map<String, Value>, ctx: RequestContext) -> Outcome {
+    async fn complete(&self, params: Map<String, Value>, ctx: &RequestContext) -> Outcome {
         let request: CompleteRequestParams = parse(params)?;
         let handler = self
             .inner
             .completion
             .clone()
             .ok_or(ServerFault::MethodNotFound { method: CompletionComplete::NAME.into() })?;
-        let mut completion = handler(request, ctx).await.map_err(ServerFault::Handler)?;
+        let mut completion = handler(request, ctx.clone()).await.map_err(ServerFault::Handler)?;
         // The specification caps a completion at 100 values.
         if completion.values.len() > 100 {
             completion.total.get_or_insert(completion.values.len() as u64);

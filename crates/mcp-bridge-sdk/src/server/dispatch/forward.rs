@@ -24,10 +24,10 @@ impl Server {
     pub(super) async fn forward(
         &self,
         handler: Handler<Forwarded, Reply<Value>>,
-        id: RequestId,
+        id: &RequestId,
         method: &str,
         mut params: Map<String, Value>,
-        ctx: RequestContext,
+        ctx: &RequestContext,
         conn: &ConnectionHandle,
     ) -> Outcome {
         let digest = params_digest(&params);
@@ -58,20 +58,20 @@ impl Server {
             // Held in the hub with no events of its own, so that the
             // server's shutdown ends it as it ends its own streams.
             let end = self.inner.hub.open(conn.id, id.clone(), SubscriptionFilter::default(), conn.out.clone());
-            let _registered = subscriptions::Registration { hub: &self.inner.hub, connection: conn.id, id: &id };
+            let _registered = subscriptions::Registration { hub: &self.inner.hub, connection: conn.id, id };
             return tokio::select! {
-                answer = handler(request, ctx) => match answer.map_err(ServerFault::Handler)? {
+                answer = handler(request, ctx.clone()) => match answer.map_err(ServerFault::Handler)? {
                     Reply::Complete(result) => Ok(stream.name_result(result)),
                     _ => Err(ServerFault::Handler(HandlerError::internal("a listen stream cannot ask for input"))),
                 },
-                () = end.graceful.cancelled() => Ok(subscriptions::completion(&id)),
+                () = end.graceful.cancelled() => Ok(subscriptions::completion(id)),
                 () = end.events_lost.cancelled() => Err(ServerFault::EventsLost),
             };
         }
         let retry = Retry { digest, input_responses, request_state };
         let request = move |responses, state| forwarded(responses, state, None);
         let result = self
-            .with_input(method, retry, &ctx, move |responses, state, ctx| handler(request(responses, state), ctx))
+            .with_input(method, retry, ctx, move |responses, state, ctx| handler(request(responses, state), ctx))
             .await;
         let result = result.map(|answer| self.as_modern_result(method, answer));
         if method == ToolsList::NAME

@@ -92,13 +92,16 @@ impl Server {
         };
         let responses = retry.input_responses.unwrap_or_default();
         let handler_ctx = RequestContext { input_responses: responses.clone(), state: state.clone(), ..ctx.clone() };
-        match run(responses, state, handler_ctx).await.map_err(ServerFault::Handler)? {
+        // Bound first: the `?`'s temporaries would otherwise live across the awaits below.
+        let reply = run(responses, state, handler_ctx).await.map_err(ServerFault::Handler)?;
+        match reply {
             Reply::Complete(result) => to_value(&result),
             #[cfg(feature = "tasks")]
             Reply::Task(work) => match &self.inner.tasks {
                 Some(registry) if method == ToolsCall::NAME && tasks::declares_tasks(&ctx.client_capabilities) => {
                     let owner = ctx.caller.as_ref().map(|c| c.principal().to_owned());
-                    to_value(&registry.create(work, ctx.client_capabilities.clone(), owner).await?)
+                    // Boxed: inline, this rare path would size every request's future.
+                    to_value(&Box::pin(registry.create(work, ctx.client_capabilities.clone(), owner)).await?)
                 }
                 // No task for this client: the work runs before the answer.
                 _ => to_value(&(work.0)(TaskContext::inline()).await.map_err(ServerFault::Handler)?),

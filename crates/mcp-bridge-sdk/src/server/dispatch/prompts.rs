@@ -12,10 +12,10 @@ use crate::server::request_state::params_digest;
 use crate::server::{PromptRequest, RequestContext, Server, read};
 
 impl Server {
-    pub(super) async fn get_prompt(&self, params: Map<String, Value>, ctx: RequestContext) -> Outcome {
+    pub(super) async fn get_prompt(&self, params: Map<String, Value>, ctx: &RequestContext) -> Outcome {
         let digest = params_digest(&params);
-        let request: GetPromptRequestParams = parse(params)?;
-        let (name, arguments) = (request.name, request.arguments.unwrap_or_default());
+        let GetPromptRequestParams { name, arguments, input_responses, request_state, .. } = parse(params)?;
+        let arguments = arguments.unwrap_or_default();
         let handler = {
             let prompts = read(&self.inner.prompts);
             let entry = prompts
@@ -31,8 +31,8 @@ impl Server {
             }
             entry.handler.clone()
         };
-        let retry = Retry { digest, input_responses: request.input_responses, request_state: request.request_state };
-        self.with_input(PromptsGet::NAME, retry, &ctx, move |input_responses, state, handler_ctx| {
+        let retry = Retry { digest, input_responses, request_state };
+        self.with_input(PromptsGet::NAME, retry, ctx, move |input_responses, state, handler_ctx| {
             handler(PromptRequest { name, arguments, input_responses, state }, handler_ctx)
         })
         .await

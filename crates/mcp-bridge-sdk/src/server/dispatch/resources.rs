@@ -15,10 +15,9 @@ use crate::server::request_state::params_digest;
 use crate::server::{RequestContext, ResourceRequest, Server, read, uri_template};
 
 impl Server {
-    pub(super) async fn read_resource(&self, params: Map<String, Value>, ctx: RequestContext) -> Outcome {
+    pub(super) async fn read_resource(&self, params: Map<String, Value>, ctx: &RequestContext) -> Outcome {
         let digest = params_digest(&params);
-        let request: ReadResourceRequestParams = parse(params)?;
-        let uri = request.uri;
+        let ReadResourceRequestParams { uri, input_responses, request_state, .. } = parse(params)?;
         let found = {
             let resources = read(&self.inner.resources);
             match resources.iter().find(|r| r.resource.uri == uri) {
@@ -30,9 +29,9 @@ impl Server {
         };
         let (handler, variables) = found.ok_or_else(|| ServerFault::Handler(HandlerError::resource_not_found(&uri)))?;
         let cache = self.inner.cache;
-        let retry = Retry { digest, input_responses: request.input_responses, request_state: request.request_state };
+        let retry = Retry { digest, input_responses, request_state };
         let result = self
-            .with_input(ResourcesRead::NAME, retry, &ctx, move |input_responses, state, handler_ctx| {
+            .with_input(ResourcesRead::NAME, retry, ctx, move |input_responses, state, handler_ctx| {
                 handler(ResourceRequest { uri, variables, input_responses, state }, handler_ctx)
             })
             .await?;

@@ -16,10 +16,11 @@ use crate::server::{RequestContext, Server, ToolCall, ToolEntry, read};
 use crate::server::{TaskSupport, tasks};
 
 impl Server {
-    pub(super) async fn call_tool(&self, params: Map<String, Value>, ctx: RequestContext) -> Outcome {
+    pub(super) async fn call_tool(&self, params: Map<String, Value>, ctx: &RequestContext) -> Outcome {
         let digest = params_digest(&params);
-        let call: CallToolRequestParams = parse(params)?;
-        let (name, arguments) = (call.name, call.arguments.unwrap_or_default());
+        // Taken apart here: what is left of the params is not held across the call.
+        let CallToolRequestParams { name, arguments, input_responses, request_state, .. } = parse(params)?;
+        let arguments = arguments.unwrap_or_default();
         let (handler, arguments) = {
             let tools = read(&self.inner.tools);
             let entry = tools
@@ -28,8 +29,8 @@ impl Server {
                 .ok_or_else(|| ServerFault::InvalidParams { reason: format!("unknown tool: {name}") })?;
             (entry.handler.clone(), entry.admit(arguments, &ctx.client_capabilities)?)
         };
-        let retry = Retry { digest, input_responses: call.input_responses, request_state: call.request_state };
-        self.with_input(ToolsCall::NAME, retry, &ctx, move |input_responses, state, handler_ctx| {
+        let retry = Retry { digest, input_responses, request_state };
+        self.with_input(ToolsCall::NAME, retry, ctx, move |input_responses, state, handler_ctx| {
             handler(ToolCall { name, arguments, input_responses, state }, handler_ctx)
         })
         .await
