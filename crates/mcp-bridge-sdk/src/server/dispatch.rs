@@ -93,9 +93,9 @@ fn check_meta(params: &Map<String, Value>) -> Result<RequestMeta, ServerFault> {
 }
 
 /// A request whose envelope passed: what its method's handling reads.
-/// Made before the request's future, so that the `_meta` it was read
-/// from is not held across that future's awaits.
-struct Admitted {
+/// Made before the request's future, so that the `RequestMeta` read from
+/// its `_meta` is not held across that future's awaits.
+struct CheckedRequest {
     id: RequestId,
     method: String,
     params: Map<String, Value>,
@@ -119,15 +119,16 @@ impl Server {
         cancel: CancellationToken,
     ) -> impl Future<Output = Option<Outcome>> + Send + 'a {
         let observer = self.inner.observer.get().filter(|_| request.method != SubscriptionsListen::NAME);
-        // Dropped with the future when the request is cancelled: then
-        // reported as cancelled.
+        // Started here, before the future; moved into it and dropped with
+        // it when the request is cancelled: then reported as cancelled.
         let in_flight = observer.map(|observer| observed::start(&request, conn, observer.clone()));
         let span = in_flight.as_ref().and_then(|in_flight| in_flight.span().cloned());
-        let mut admitted = self.admit(request, checked, conn, &cancel, span);
+        // Borrowed by `serve` in the future, not moved: see its doc.
+        let mut request = self.check_request(request, checked, conn, &cancel, span);
         async move {
-            let outcome = match admitted.as_mut() {
-                Ok(admitted) => self.serve(admitted, conn, cancel.clone()).await,
-                Err(_) => admitted.err().map(Err),
+            let outcome = match request.as_mut() {
+                Ok(request) => self.serve(request, conn, cancel.clone()).await,
+                Err(_) => request.err().map(Err),
             };
             if let Some(in_flight) = in_flight {
                 // A handler that saw its cancellation and failed was cancelled.
@@ -143,14 +144,14 @@ impl Server {
 
     /// The envelope's checks (the method, the params, `_meta`), and the
     /// handler's context made from them.
-    fn admit(
+    fn check_request(
         &self,
         request: JsonRpcRequest,
         checked: Option<RequestMeta>,
         conn: &ConnectionHandle,
         cancel: &CancellationToken,
         span: Option<crate::telemetry::Span>,
-    ) -> Result<Admitted, ServerFault> {
+    ) -> Result<CheckedRequest, ServerFault> {
         let JsonRpcRequest { id, method, params, .. } = request;
         if !is_served_method(&method) {
             return Err(ServerFault::MethodNotFound { method });
@@ -179,14 +180,14 @@ impl Server {
             trace,
             connection: conn.lasting.then_some(conn.id),
         };
-        Ok(Admitted { id, method, params, ctx })
+        Ok(CheckedRequest { id, method, params, ctx })
     }
 
-    /// Runs an admitted request's method. The request is borrowed, not
+    /// Runs a checked request's method. The request is borrowed, not
     /// moved: an `async fn` keeps a moved argument twice.
     async fn serve(
         &self,
-        request: &mut Admitted,
+        request: &mut CheckedRequest,
         conn: &ConnectionHandle,
         cancel: CancellationToken,
     ) -> Option<Outcome> {
