@@ -3,6 +3,7 @@
 //! reading the log sees what the client is waiting for.
 
 use std::fmt::Display;
+use std::pin::Pin;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -29,16 +30,17 @@ impl Display for Forwarded<'_> {
 }
 
 /// Runs `work`, writing an info line about `what` while it waits.
+/// `work` is pinned by the caller: an `async fn` keeps an argument it
+/// owns twice, and a request's work is its largest part.
 ///
 /// # Cancel safety
 /// As cancel safe as `work`: dropping this drops `work`.
-pub(crate) async fn watched<F: Future>(what: impl Display, work: F) -> F::Output {
-    tokio::pin!(work);
+pub(crate) async fn watched<F: Future>(what: impl Display, mut work: Pin<&mut F>) -> F::Output {
     let started = Instant::now();
     let mut next_note = started + FIRST_NOTE;
     loop {
         tokio::select! {
-            output = &mut work => return output,
+            output = work.as_mut() => return output,
             () = tokio::time::sleep_until(next_note) => {
                 tracing::info!("{what}: still waiting after {} s", started.elapsed().as_secs());
                 next_note += NOTE_EVERY;
@@ -55,11 +57,11 @@ mod tests {
     async fn a_long_wait_is_noted_after_10_s_then_every_30_s_and_the_work_is_untouched() {
         let (lines, _guard) = test_support::LogCapture::start();
         let started = Instant::now();
-        let output = watched("request 1 tools/call", async {
+        let work = std::pin::pin!(async {
             tokio::time::sleep(Duration::from_secs(75)).await;
             7
-        })
-        .await;
+        });
+        let output = watched("request 1 tools/call", work).await;
         assert_eq!(output, 7);
         assert_eq!(started.elapsed().as_secs(), 75);
         let text = lines.text();

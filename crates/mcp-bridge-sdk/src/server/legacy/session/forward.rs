@@ -138,13 +138,13 @@ impl LegacySession {
                 () = token.cancelled() => {}
             }
         }
-        let work = self.run_rounds(&upstream, &id, &method, forwarded.params, &options, &token);
-        match crate::server::legacy::watch::watched(
-            crate::server::legacy::watch::Forwarded { id: &id, method: &method },
-            work,
-        )
-        .await
-        {
+        let outcome = {
+            // Pinned here, not moved into `watched`: see its doc.
+            let work = std::pin::pin!(self.run_rounds(&upstream, &id, &method, forwarded.params, &options, &token));
+            let what = crate::server::legacy::watch::Forwarded { id: &id, method: &method };
+            crate::server::legacy::watch::watched(what, work).await
+        };
+        match outcome {
             Some(Ok(Answer::Line(line))) => {
                 // Only an unobserved session makes lines (see `run_rounds`).
                 debug_assert!(in_flight.is_none(), "an observed request's result goes as a tree");
