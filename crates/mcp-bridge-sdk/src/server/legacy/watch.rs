@@ -34,7 +34,7 @@ impl Display for Forwarded<'_> {
 /// owns twice, and a request's work is its largest part.
 ///
 /// # Cancel safety
-/// As cancel safe as `work`: dropping this drops `work`.
+/// Cancel safe: dropping this leaves `work`, untouched, with its caller.
 pub(crate) async fn watched<F: Future>(what: impl Display, mut work: Pin<&mut F>) -> F::Output {
     let started = Instant::now();
     let mut next_note = started + FIRST_NOTE;
