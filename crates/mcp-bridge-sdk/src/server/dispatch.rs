@@ -127,7 +127,7 @@ impl Server {
         let mut request = self.check_request(request, checked, conn, &cancel, span);
         async move {
             let outcome = match request.as_mut() {
-                Ok(request) => self.serve(request, conn, cancel.clone()).await,
+                Ok(request) => self.serve(request, conn).await,
                 Err(_) => request.err().map(Err),
             };
             if let Some(in_flight) = in_flight {
@@ -185,12 +185,7 @@ impl Server {
 
     /// Runs a checked request's method. The request is borrowed, not
     /// moved: an `async fn` keeps a moved argument twice.
-    async fn serve(
-        &self,
-        request: &mut CheckedRequest,
-        conn: &ConnectionHandle,
-        cancel: CancellationToken,
-    ) -> Option<Outcome> {
+    async fn serve(&self, request: &mut CheckedRequest, conn: &ConnectionHandle) -> Option<Outcome> {
         let params = std::mem::take(&mut request.params);
         let (method, ctx) = (request.method.as_str(), &request.ctx);
         if let Some(handler) = self.inner.forward.clone() {
@@ -211,7 +206,7 @@ impl Server {
             CompletionComplete::NAME => self.complete(params, ctx).await,
             SubscriptionsListen::NAME => {
                 let subject = ctx.caller.as_ref().map(|c| c.principal());
-                let id = request.id.clone();
+                let (id, cancel) = (request.id.clone(), ctx.cancel.clone());
                 return self.listen(id, params, &ctx.client_capabilities, subject, conn, cancel).await;
             }
             #[cfg(feature = "tasks")]
