@@ -35,10 +35,12 @@ stop_early() {
 
 # Runs the shell functions given side by side, then waits for them and for
 # the checks start_early started; returns non-zero when any of them failed,
-# after all ended.
+# after all ended. The checks that failed are named again at the end, each
+# with its log's last lines: a reader of only the output's tail (CI's
+# record) sees what failed, not the last log printed.
 side_by_side() {
   local logs=target/test-logs failed=0 name index
-  local -a pids=("${early_pids[@]}") names=("${early_names[@]}")
+  local -a pids=("${early_pids[@]}") names=("${early_names[@]}") failures=()
   mkdir -p "$logs"
   for name in "$@"; do
     (
@@ -56,9 +58,17 @@ side_by_side() {
     else
       echo "scripts/test: $name: FAILED" >&2
       failed=1
+      failures+=("$name")
     fi
     cat "$logs/$name.log" >&2
   done
+  for name in "${failures[@]}"; do
+    echo "scripts/test: $name FAILED; the last 60 lines of $logs/$name.log:" >&2
+    tail -n 60 "$logs/$name.log" >&2
+  done
+  if [ "$failed" -ne 0 ]; then
+    echo "scripts/test: failed: ${failures[*]}" >&2
+  fi
   early_pids=()
   early_names=()
   return "$failed"
