@@ -39,7 +39,7 @@ stop_early() {
 # with its log's last lines: a reader of only the output's tail (CI's
 # record) sees what failed, not the last log printed.
 side_by_side() {
-  local logs=target/test-logs failed=0 name index
+  local logs=target/test-logs name index
   local -a pids=("${early_pids[@]}") names=("${early_names[@]}") failures=()
   mkdir -p "$logs"
   for name in "$@"; do
@@ -57,7 +57,6 @@ side_by_side() {
       echo "scripts/test: $name: passed" >&2
     else
       echo "scripts/test: $name: FAILED" >&2
-      failed=1
       failures+=("$name")
     fi
     cat "$logs/$name.log" >&2
@@ -66,10 +65,10 @@ side_by_side() {
     echo "scripts/test: $name FAILED; the last 60 lines of $logs/$name.log:" >&2
     tail -n 60 "$logs/$name.log" >&2
   done
-  if [ "$failed" -ne 0 ]; then
-    echo "scripts/test: failed: ${failures[*]}" >&2
-  fi
   early_pids=()
   early_names=()
-  return "$failed"
+  [ "${#failures[@]}" -eq 0 ] || {
+    echo "scripts/test: failed: ${failures[*]}" >&2
+    return 1
+  }
 }
